@@ -1,0 +1,35 @@
+/*
+ * remotecall -- procedure descriptors.
+ *
+ * An rc_procinfo describes one remote procedure: its numbers, its name and how to code its
+ * argument and result. idlc emits one per procedure (NAME_xdr.c, declared in NAME.h as
+ * `extern const rc_procinfo proc_V_info;`); the generic non-blocking and multi-destination
+ * calls take one instead of a list of routines, and the server's dispatch table points at them.
+ */
+#ifndef REMOTECALL_PROC_H
+#define REMOTECALL_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <remotecall/xdr.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rc_procinfo {
+	uint32_t prog;      /* program number */
+	uint32_t vers;      /* version number */
+	uint32_t proc;      /* procedure number */
+	const char *name;   /* procedure name as written in the .x file, e.g. "BENCH_ECHO" */
+	rc_xdrproc xargs;   /* argument routine; rc_xdr_void when the argument is void */
+	size_t args_size;   /* sizeof the argument type; 0 when void */
+	rc_xdrproc xres;    /* result routine; rc_xdr_void when the result is void */
+	size_t res_size;    /* sizeof the result type; 0 when void */
+} rc_procinfo;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,73 @@
+/*
+ * remotecall -- status codes.
+ *
+ * Every call in remotecall returns an rc_status. RC_OK is 0; every other value says what went
+ * wrong. The members mirror Sun RPC's enum clnt_stat (RPC_TIMEDOUT -> RC_TIMEDOUT, ...) plus
+ * what the newer call modes need (RC_CANCELLED, RC_MSGTOOLARGE, ...).
+ *
+ * The list below is the single source of truth: the enum, rc_strerror() and rc_status_name()
+ * are all built from it. Append new members at the end so that numeric values stay stable.
+ */
+#ifndef REMOTECALL_STATUS_H
+#define REMOTECALL_STATUS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RC_STATUS_LIST(X)                                                                     \
+	X(OK,                 "success")                                                         \
+	X(CANTENCODEARGS,     "can't encode arguments")                                          \
+	X(CANTDECODERES,      "can't decode result")                                             \
+	X(CANTSEND,           "can't send request")                                              \
+	X(CANTRECV,           "can't receive reply")                                             \
+	X(TIMEDOUT,           "timed out waiting for a reply")                                   \
+	X(VERSMISMATCH,       "RPC version mismatch: server does not speak ONC RPC version 2")   \
+	X(AUTHERROR,          "authentication error")                                            \
+	X(PROGUNAVAIL,        "program unavailable on the server")                               \
+	X(PROGVERSMISMATCH,   "program version mismatch")                                        \
+	X(PROCUNAVAIL,        "procedure unavailable in this program version")                   \
+	X(CANTDECODEARGS,     "server can't decode arguments (garbage arguments)")               \
+	X(SYSTEMERROR,        "remote system error")                                             \
+	X(UNKNOWNHOST,        "unknown host")                                                    \
+	X(UNKNOWNPROTO,       "unknown protocol or URI scheme")                                  \
+	X(UNKNOWNADDR,        "remote address unknown or malformed")                             \
+	X(PMAPFAILURE,        "port mapper (rpcbind) failure")                                   \
+	X(PROGNOTREGISTERED,  "program not registered with rpcbind")                             \
+	X(FAILED,             "unspecified failure")                                             \
+	X(CANCELLED,          "call cancelled")                                                  \
+	X(MSGTOOLARGE,        "message too large for the transport or over the configured cap")  \
+	X(NOMEM,              "out of memory")                                                   \
+	X(INVAL,              "invalid argument")                                                \
+	X(AGAIN,              "would block; try again when the descriptor is ready")             \
+	X(INPROGRESS,         "call still in progress")                                          \
+	X(CLOSED,             "connection closed by peer")                                       \
+	X(BADREPLY,           "malformed or unexpected reply message")                           \
+	X(LOCALERROR,         "local system error (see errno detail)")                           \
+	X(TOOMANY,            "limit reached (connections, calls in flight or descriptors)")     \
+	X(NOTSUPP,            "operation not supported by this transport")
+
+typedef enum rc_status {
+#define RC__STATUS_ENUM(name, text) RC_##name,
+	RC_STATUS_LIST(RC__STATUS_ENUM)
+#undef RC__STATUS_ENUM
+	RC__STATUS_COUNT
+} rc_status;
+
+/*
+ * rc_strerror -- a sentence saying what the status means, in words ("timed out waiting for a
+ * reply"). Never NULL: an out-of-range value gives "unknown status". The string is static;
+ * the caller does not free it.
+ */
+const char *rc_strerror(rc_status st);
+
+/*
+ * rc_status_name -- the symbolic name of a status ("RC_TIMEDOUT"), for logs. Never NULL
+ * ("RC_?" for an out-of-range value); static storage.
+ */
+const char *rc_status_name(rc_status st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs, through the system package manager, the Debian packages remotecall's build, tests
+# and benchmarks need -- only those that are missing. Safe to run again: it does nothing when
+# everything is present.
+set -euo pipefail
+
+pkgs=(cmake make gcc flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
+      valgrind iproute2 util-linux procps gnuplot-nox)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: missing packages (${missing[*]}) and no apt-get; install them by hand" >&2
+	exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 && sudo="sudo" || {
+		echo "install-deps: need root to install: ${missing[*]}" >&2; exit 1; }
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
