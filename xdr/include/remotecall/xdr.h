@@ -58,6 +58,12 @@ typedef bool (*rc_xdrproc)(rc_xdr *xdrs, void *objp);
 #define RC_XDRREC_LAST_FRAG 0x80000000u
 #define RC_XDRREC_MAX_FRAG 0x7fffffffu
 
+/*
+ * Write callback of an encoding record stream: send len bytes (a fragment header and its
+ * payload) and return true, or false on failure (the encode then fails).
+ */
+typedef bool (*rc_xdrrec_writefn)(void *ctx, const void *buf, size_t len);
+
 struct rc_xdr {
 	/* public */
 	rc_xdr_op x_op;
@@ -70,7 +76,7 @@ struct rc_xdr {
 	/* called when the window is full (encode); NULL: a memory stream, full is an error */
 	bool (*x_more)(rc_xdr *xdrs, size_t need);
 	void *x_ctx;           /* record stream: write callback context */
-	void *x_fn;            /* record stream: write callback (rc_xdrrec_writefn) */
+	rc_xdrrec_writefn x_write; /* record stream: write callback */
 	size_t x_budget;       /* decode: bytes it may still allocate */
 	uint32_t x_depth;      /* current nesting of optional data */
 	uint32_t x_maxdepth;   /* its cap */
@@ -122,12 +128,6 @@ void rc_xdr_free(rc_xdrproc proc, void *objp);
 /* ---------------------------------------------------------------------------------------- */
 /* Record marking (RFC 5531 section 11)                                                     */
 /* ---------------------------------------------------------------------------------------- */
-
-/*
- * Write callback of an encoding record stream: send len bytes (a fragment header and its
- * payload) and return true, or false on failure (the encode then fails).
- */
-typedef bool (*rc_xdrrec_writefn)(void *ctx, const void *buf, size_t len);
 
 /*
  * rc_xdrrec_create -- set up an encoding stream that writes one record at a time through
@@ -227,8 +227,10 @@ bool rc_xdr_u_short(rc_xdr *xdrs, uint16_t *sp);
 /* Quadruple precision (RFC 4506 section 4.8): IEEE binary128, 16 bytes. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__FLT128_MAX__)
 typedef _Float128 rc_quadruple;
+#define RC_QUADRUPLE_IS_FLOAT 1
 #elif defined(__clang__) && defined(__FLOAT128__)
 typedef __float128 rc_quadruple;
+#define RC_QUADRUPLE_IS_FLOAT 1
 #else
 typedef struct rc_quadruple { unsigned char bytes[16]; } rc_quadruple; /* big-endian bytes */
 #endif

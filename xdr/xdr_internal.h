@@ -1,0 +1,102 @@
+/*
+ * Internal to the XDR layer: byte-order helpers, the space check every primitive makes, and
+ * the bulk routines of xdr_bulk.c.
+ */
+#ifndef RC_XDR_INTERNAL_H
+#define RC_XDR_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <remotecall/xdr.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define RC__BIG_ENDIAN 1
+#define rc__be32(v) (v)
+#define rc__be64(v) (v)
+#else
+#define RC__BIG_ENDIAN 0
+#define rc__be32(v) __builtin_bswap32(v)
+#define rc__be64(v) __builtin_bswap64(v)
+#endif
+
+static inline void rc__put32(unsigned char *p, uint32_t v)
+{
+	v = rc__be32(v);
+	memcpy(p, &v, 4);
+}
+
+static inline uint32_t rc__get32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return rc__be32(v);
+}
+
+static inline void rc__put64(unsigned char *p, uint64_t v)
+{
+	v = rc__be64(v);
+	memcpy(p, &v, 8);
+}
+
+static inline uint64_t rc__get64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return rc__be64(v);
+}
+
+/* Bytes n rounded up to the XDR unit (4). n is at most 2^32, so no overflow in size_t. */
+static inline size_t rc__rndup(size_t n)
+{
+	return (n + 3) & ~(size_t)3;
+}
+
+static inline size_t rc__avail(const rc_xdr *x)
+{
+	return (size_t)(x->x_end - x->x_pos);
+}
+
+/*
+ * Make n contiguous bytes available at x_pos: true if they are there, or an encoding record
+ * stream could hand on its full fragment to make room.
+ */
+static inline bool rc__need(rc_xdr *x, size_t n)
+{
+	if (rc__avail(x) >= n)
+		return true;
+	return x->x_more != NULL && x->x_more(x, n);
+}
+
+/* Charge n bytes of allocation to a decode's budget; false if that would exceed it. */
+static inline bool rc__charge(rc_xdr *x, size_t n)
+{
+	if (n > x->x_budget)
+		return false;
+	x->x_budget -= n;
+	return true;
+}
+
+/* Copy n bytes into an encoding stream, across fragments if need be. */
+bool rc__putbytes(rc_xdr *x, const void *src, size_t n);
+
+/* Write the zero padding after n bytes of opaque data. */
+bool rc__putpad(rc_xdr *x, size_t n);
+
+/*
+ * Bulk scalar codecs (xdr_bulk.c). n elements; src and dst need no alignment and must not
+ * overlap.
+ */
+void rc__swap32(void *dst, const void *src, size_t n);
+void rc__swap64(void *dst, const void *src, size_t n);
+
+/*
+ * The bulk kind of an element routine: 4 or 8 for 4/8-byte scalars whose wire form is a
+ * byte-swapped copy, 1 for bool (one byte in C, 4 on the wire), 0 for anything else.
+ */
+int rc__bulk_kind(rc_xdrproc proc, uint32_t elsize);
+
+/* Encode/decode n elements of the given bulk kind at base. */
+bool rc__bulk(rc_xdr *x, void *base, size_t n, int kind);
+
+#endif
