@@ -357,8 +357,12 @@ bool rc_xdr_array(rc_xdr *xdrs, void *addrp, uint32_t *sizep, uint32_t maxsize,
 			return false;
 		return rc_xdr_u_int(xdrs, &n) && rc__xdr_elements(xdrs, base, n, elsize, elproc);
 	case RC_XDR_DECODE:
-		/* Every XDR element takes at least 4 bytes on the wire. */
-		if (!rc__xdr_getlen(xdrs, &n, maxsize, 4))
+		/*
+		 * Every XDR element takes at least 4 bytes on the wire, a hyper or a double 8:
+		 * a count the remaining bytes cannot hold fails before anything is allocated.
+		 */
+		if (!rc__xdr_getlen(xdrs, &n, maxsize,
+		                    rc__bulk_kind(elproc, elsize) == 8 ? 8 : 4))
 			return false;
 		if (n == 0) {
 			*sizep = 0;
