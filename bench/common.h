@@ -1,0 +1,145 @@
+/*
+ * bench/common.h -- what the benchmark programs share: option parsing of the client side,
+ * URI parsing, timing, statistics and the output line (JSON or readable).
+ *
+ * Nothing here depends on remotecall or libtirpc, so the remotecall programs, the libtirpc
+ * peer and the raw-socket baseline all print the same keys computed the same way.
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define BENCH_MAX_URIS 64
+#define BENCH_MAX_LISTEN 16
+
+/* The procedures of bench.x, in procedure-number order. */
+typedef enum bench_proc {
+	BP_NULL = 0,
+	BP_INT = 1,
+	BP_SEND = 2,
+	BP_SENDR = 3,
+	BP_ECHO = 4,
+	BP_WORK = 5,
+	BP_ADD = 6,
+	BP__COUNT
+} bench_proc;
+
+/* "null", "int", ... or NULL for an out-of-range value. */
+const char *bench_proc_name(bench_proc p);
+/* The procedure named s, or -1. */
+int bench_proc_parse(const char *s);
+/* Whether p sends a bench_data argument (--size applies). */
+bool bench_proc_has_data(bench_proc p);
+
+/*
+ * A call mode. Programs declare the modes they implement in a table; the option parser looks
+ * the --mode word up there, so a new mode (async, multi, ...) is one table entry and its own
+ * options (--depth) are checked against the mode's flags.
+ */
+#define BENCH_MODE_DEPTH 0x1u /* the mode takes --depth N */
+typedef struct bench_mode {
+	const char *name;   /* the --mode word */
+	unsigned flags;     /* BENCH_MODE_* */
+	const char *help;   /* one line for the usage text */
+} bench_mode;
+
+/* Options of a benchmark client (rc-bench-client, tirpc-bench-client). */
+typedef struct bench_opts {
+	const char *uris[BENCH_MAX_URIS];
+	int nuris;
+	int proc;           /* bench_proc */
+	size_t size;        /* bytes of bench_data (send, sendr, echo) */
+	int64_t arg;        /* int, work (microseconds), add */
+	bool arg_set;
+	uint64_t calls;     /* measured calls (rounds over every URI) */
+	uint64_t warmup;    /* calls made before measuring */
+	int mode;           /* index into the program's mode table */
+	uint32_t depth;     /* modes with BENCH_MODE_DEPTH: calls in flight */
+	unsigned threads;   /* threads sharing the client(s) */
+	bool json;          /* one JSON object per line */
+	bool keep_going;    /* count failed calls instead of stopping at the first */
+	bool quiet;         /* print nothing on success */
+	uint32_t timeout_ms; /* total time one call may take (0: the library's default) */
+	/* error-path testing: override the numbers of the call */
+	int64_t prog;       /* -1: BENCH_PROG */
+	int64_t vers;       /* -1: BENCH_VERS */
+	int64_t procnum;    /* -1: the procedure of --proc; else call this number with void/void */
+} bench_opts;
+
+/*
+ * bench_parse_client -- parse argv into *o for the program prog, which implements the modes
+ * modes[0..nmodes) (modes[0] is the default). On a bad option prints the reason and the usage
+ * on stderr and exits 2; --help prints the usage on stdout and exits 0.
+ */
+void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
+                        const bench_mode *modes, int nmodes);
+
+/* ---- URIs ----------------------------------------------------------------------------------- */
+
+typedef struct bench_uri {
+	bool tcp;              /* tcp:// (else udp://) */
+	char host[256];        /* without brackets */
+	bool has_port;
+	uint16_t port;
+	struct sockaddr_storage addr; /* resolved (host and port) */
+	socklen_t addrlen;
+} bench_uri;
+
+/*
+ * bench_parse_uri -- parse udp://HOST[:PORT] or tcp://HOST[:PORT] (IPv6 as [ADDR]) and resolve
+ * HOST. Returns true, or false with a message in err[0..errlen).
+ */
+bool bench_parse_uri(const char *s, bench_uri *u, char *err, size_t errlen);
+
+/* bench_format_uri -- "udp://127.0.0.1:5000" / "tcp://[::1]:5000" for a socket address. */
+void bench_format_uri(bool tcp, const struct sockaddr *sa, char *buf, size_t len);
+
+/* ---- timing and results ------------------------------------------------------------------ */
+
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What one run measured. lat_ns holds one latency per measured call (may be NULL). */
+typedef struct bench_result {
+	const char *impl;    /* "remotecall", "tirpc", "raw" */
+	const char *mode;    /* "block", "select", "pingpong", ... */
+	const char *uri;     /* the URIs, comma-separated */
+	int dests;           /* URIs per call */
+	const char *proc;
+	size_t size;
+	uint64_t calls;      /* measured calls attempted */
+	uint64_t errors;
+	unsigned threads;
+	uint32_t depth;      /* 0: not applicable */
+	uint64_t elapsed_ns; /* wall time of the measured calls */
+	uint64_t *lat_ns;    /* calls entries, sorted in place by bench_print_result */
+	uint64_t nlat;
+} bench_result;
+
+/* bench_print_result -- one line on stdout (JSON or readable), flushed. */
+void bench_print_result(bench_result *r, bool json);
+
+/* bench_join_uris -- the URIs joined with ',' into a malloc'd string (caller frees). */
+char *bench_join_uris(const char *const *uris, int n);
+
+/* bench_fill_pattern / bench_check_pattern -- the bytes every client sends and expects back. */
+void bench_fill_pattern(unsigned char *buf, size_t n);
+bool bench_check_pattern(const unsigned char *buf, size_t n);
+
+/* bench_xmalloc -- malloc that exits with a message on failure (n may be 0). */
+void *bench_xmalloc(size_t n);
+
+/* bench_parse_u64 -- a decimal (or 0x hex) number with an optional k/m/g (x1024) suffix. */
+bool bench_parse_u64(const char *s, uint64_t *out);
+bool bench_parse_i64(const char *s, int64_t *out);
+
+#endif

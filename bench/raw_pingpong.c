@@ -1,0 +1,320 @@
+/*
+ * raw-pingpong -- the floor under every RPC number: a hand-made protocol over a plain socket,
+ * blocking send + blocking receive, no marshalling (Elliott & Nutt's "Program Three" (UDP)
+ * and "Program Four" (TCP)).
+ *
+ *   raw-pingpong --server URI
+ *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--json]
+ *
+ * UDP: the client sends a datagram of N bytes, the server sends the same datagram back.
+ * TCP: the client sends a 4-byte big-endian length and N bytes; the server answers with the
+ * same. The server prints "listening URI" (real port) and runs until SIGINT/SIGTERM. The
+ * client checks every reply's length and bytes and prints the keys the RPC clients print
+ * (impl "raw", mode "pingpong", proc "raw").
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static const char *progname = "raw-pingpong";
+static volatile sig_atomic_t g_stop;
+#define MAX_UDP 65507u
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: %s --server URI\n"
+	        "       %s --client URI [--size N] [--calls N] [--warmup N] [--json]\n"
+	        "  URI is udp://HOST:PORT or tcp://HOST:PORT (server: port 0 picks one)\n",
+	        progname, progname);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+/* Read exactly n bytes; false on EOF or error. */
+static bool read_full(int fd, void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	while (n) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR && !g_stop)
+			continue;
+		if (r <= 0)
+			return false;
+		p += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
+/* Write header (4 bytes) and n bytes of body in one writev, looping on short writes. */
+static bool write_msg(int fd, uint32_t len_be, const void *body, size_t n)
+{
+	struct iovec iov[2] = {{&len_be, 4}, {(void *)body, n}};
+	int cnt = 2;
+	struct iovec *v = iov;
+	while (cnt) {
+		ssize_t w = writev(fd, v, cnt);
+		if (w < 0 && errno == EINTR && !g_stop)
+			continue;
+		if (w <= 0)
+			return false;
+		size_t left = (size_t)w;
+		while (cnt && left >= v->iov_len) {
+			left -= v->iov_len;
+			v++;
+			cnt--;
+		}
+		if (cnt) {
+			v->iov_base = (char *)v->iov_base + left;
+			v->iov_len -= left;
+		}
+	}
+	return true;
+}
+
+static void *tcp_conn(void *p)
+{
+	int fd = (int)(intptr_t)p;
+	size_t cap = 65536;
+	unsigned char *buf = bench_xmalloc(cap);
+	for (;;) {
+		uint32_t len_be;
+		if (!read_full(fd, &len_be, 4))
+			break;
+		size_t n = ntohl(len_be);
+		if (n > cap) {
+			if (n > (64u << 20))
+				break;
+			free(buf);
+			cap = n;
+			buf = bench_xmalloc(cap);
+		}
+		if (!read_full(fd, buf, n) || !write_msg(fd, len_be, buf, n))
+			break;
+	}
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+static int run_server(const char *uri)
+{
+	bench_uri u;
+	char err[300];
+	if (!bench_parse_uri(uri, &u, err, sizeof err)) {
+		fprintf(stderr, "%s: %s\n", progname, err);
+		return 2;
+	}
+	int fd = socket(u.addr.ss_family, u.tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+	int one = 1;
+	if (fd < 0) {
+		perror("socket");
+		return 1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&u.addr, u.addrlen) < 0 ||
+	    (u.tcp && listen(fd, 64) < 0)) {
+		fprintf(stderr, "%s: %s: %s\n", progname, uri, strerror(errno));
+		return 1;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	char bound[300];
+	bench_format_uri(u.tcp, (struct sockaddr *)&ss, bound, sizeof bound);
+	printf("listening %s\n", bound);
+	fflush(stdout);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal; /* no SA_RESTART: blocking calls return EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (u.tcp) {
+		while (!g_stop) {
+			int c = accept(fd, NULL, NULL);
+			if (c < 0)
+				continue;
+			setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+			pthread_t t;
+			if (pthread_create(&t, NULL, tcp_conn, (void *)(intptr_t)c) != 0) {
+				close(c);
+				continue;
+			}
+			pthread_detach(t);
+		}
+	} else {
+		unsigned char *buf = bench_xmalloc(MAX_UDP);
+		while (!g_stop) {
+			struct sockaddr_storage from;
+			socklen_t fl = sizeof from;
+			ssize_t n = recvfrom(fd, buf, MAX_UDP, 0, (struct sockaddr *)&from, &fl);
+			if (n < 0)
+				continue;
+			sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+		}
+		free(buf);
+	}
+	close(fd);
+	return 0;
+}
+
+static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t warmup, bool json)
+{
+	bench_uri u;
+	char err[300];
+	if (!bench_parse_uri(uri, &u, err, sizeof err) || !u.has_port) {
+		fprintf(stderr, "%s: %s\n", progname, u.has_port ? err : "the URI needs a port");
+		return 2;
+	}
+	if (!u.tcp && size > MAX_UDP) {
+		fprintf(stderr, "%s: --size over %u does not fit a UDP datagram\n", progname,
+		        MAX_UDP);
+		return 2;
+	}
+	int fd = socket(u.addr.ss_family, u.tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+	int one = 1;
+	if (fd < 0 || connect(fd, (struct sockaddr *)&u.addr, u.addrlen) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", progname, uri, strerror(errno));
+		return 1;
+	}
+	if (u.tcp)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	else {
+		struct timeval tv = {5, 0}; /* a lost datagram fails the run instead of hanging */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	}
+	unsigned char *out = bench_xmalloc(size), *in = bench_xmalloc(size + 1);
+	bench_fill_pattern(out, size);
+	uint64_t *lat = bench_xmalloc(calls * sizeof *lat);
+	uint64_t total = warmup + calls, t0 = 0;
+	for (uint64_t i = 0; i < total; i++) {
+		if (i == warmup)
+			t0 = bench_now_ns();
+		uint64_t c0 = bench_now_ns();
+		bool ok;
+		errno = 0;
+		size_t got = 0;
+		if (u.tcp) {
+			uint32_t len_be = htonl((uint32_t)size), rl;
+			ok = write_msg(fd, len_be, out, size) && read_full(fd, &rl, 4) &&
+			     (got = ntohl(rl)) == size && read_full(fd, in, size);
+		} else {
+			ok = send(fd, out, size, 0) == (ssize_t)size;
+			if (ok) {
+				ssize_t n = recv(fd, in, size + 1, 0);
+				ok = n >= 0;
+				got = ok ? (size_t)n : 0;
+				ok = ok && got == size;
+			}
+		}
+		if (!ok || !bench_check_pattern(in, size)) {
+			fprintf(stderr, "%s: %s: call %llu failed: %s\n", progname, uri,
+			        (unsigned long long)i,
+			        errno ? strerror(errno) : "reply of the wrong size or content");
+			return 1;
+		}
+		if (i >= warmup)
+			lat[i - warmup] = bench_now_ns() - c0;
+	}
+	uint64_t elapsed = bench_now_ns() - t0;
+	bench_result r = {
+		.impl = "raw",
+		.mode = "pingpong",
+		.uri = uri,
+		.dests = 1,
+		.proc = "raw",
+		.size = size,
+		.calls = calls,
+		.errors = 0,
+		.threads = 1,
+		.depth = 0,
+		.elapsed_ns = elapsed,
+		.lat_ns = lat,
+		.nlat = calls,
+	};
+	bench_print_result(&r, json);
+	close(fd);
+	free(lat);
+	free(in);
+	free(out);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"server", required_argument, NULL, 's'},
+		{"client", required_argument, NULL, 'c'},
+		{"size", required_argument, NULL, 'z'},
+		{"calls", required_argument, NULL, 'n'},
+		{"warmup", required_argument, NULL, 'w'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *server = NULL, *client = NULL;
+	uint64_t size = 0, calls = 10000, warmup = 100;
+	bool json = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': server = optarg; break;
+		case 'c': client = optarg; break;
+		case 'z':
+			if (!bench_parse_u64(optarg, &size) || size > (64u << 20)) {
+				fprintf(stderr, "%s: bad --size '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'n':
+			if (!bench_parse_u64(optarg, &calls) || calls == 0) {
+				fprintf(stderr, "%s: bad --calls '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'w':
+			if (!bench_parse_u64(optarg, &warmup)) {
+				fprintf(stderr, "%s: bad --warmup '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return 0;
+		default:
+			fprintf(stderr, "%s: bad option '%s'\n", progname, argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || !!server == !!client) {
+		fprintf(stderr, "%s: give exactly one of --server and --client\n", progname);
+		usage(stderr);
+		return 2;
+	}
+	return server ? run_server(server) : run_client(client, (size_t)size, calls, warmup, json);
+}

@@ -1,0 +1,465 @@
+/*
+ * rc-bench-client -- calls the procedures of bench.x through remotecall and measures them.
+ *
+ *   rc-bench-client --uri URI [--uri URI]... --proc P [--size BYTES] [--arg N] [--calls N]
+ *                   [--warmup N] [--mode block|select] [--threads N] [--json]
+ *
+ * One measured call is one round over every --uri. Modes:
+ *   block   the generated blocking stubs (bench_echo_1(...)), one URI after another;
+ *   select  rc_call_start() on every URI, then the program's own poll() loop drives the
+ *           clients with rc_client_pollinfo() / rc_client_advance() until the round is done.
+ * --threads N: N threads share one client per URI and divide the calls among them.
+ * Replies are verified (ECHO's bytes and length, SENDR's count, WORK's value, ADD's growth);
+ * a failure prints rc_strerror()'s text and rc_error_format()'s detail and exits 1.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <remotecall/remotecall.h>
+
+#include "bench.h"
+#include "common.h"
+
+static const char *progname = "rc-bench-client";
+
+enum { MODE_BLOCK, MODE_SELECT };
+static const bench_mode modes[] = {
+	[MODE_BLOCK] = {"block", 0, "blocking generated stubs, one URI after another"},
+	[MODE_SELECT] = {"select", 0,
+	                 "rc_call_start on every URI, then poll() + rc_client_advance"},
+};
+
+/* The descriptors idlc emitted, by procedure number. */
+static const rc_procinfo *const proc_info[BP__COUNT] = {
+	&bench_null_1_info, &bench_int_1_info,  &bench_send_1_info, &bench_sendr_1_info,
+	&bench_echo_1_info, &bench_work_1_info, &bench_add_1_info,
+};
+
+/* A result object of any procedure. */
+typedef union bench_res {
+	int32_t i;
+	uint32_t u;
+	int64_t h;
+	bench_data d;
+} bench_res;
+
+/* One destination's part of a round. */
+typedef struct slot {
+	bench_res res;
+	rc_status st;
+	atomic_int done;
+	atomic_int *pending; /* the worker's count of slots not done */
+} slot;
+
+typedef struct worker {
+	const bench_opts *o;
+	rc_client **clients;
+	int n;                  /* clients (URIs) */
+	uint64_t warmup, calls; /* this thread's share */
+	uint64_t *lat;          /* calls entries */
+	uint64_t errors;
+	uint64_t done_calls;    /* measured calls made (less than calls after a fatal error) */
+	bench_data arg;         /* the bench_data argument (pattern of o->size bytes) */
+	int32_t arg_int;
+	uint32_t arg_work;
+	int64_t arg_add;
+	int64_t *last_add;      /* per URI: the last ADD total seen */
+	slot *slots;            /* per URI */
+	atomic_int pending;
+	pthread_t tid;
+	pthread_barrier_t *barrier;
+} worker;
+
+static atomic_int g_stop;       /* a call failed and --keep-going is off */
+static atomic_int g_reported;   /* failures printed so far */
+static pthread_mutex_t g_print_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t call_proc(const bench_opts *o)
+{
+	return o->procnum >= 0 ? (uint32_t)o->procnum : (uint32_t)o->proc;
+}
+
+static const char *call_name(const bench_opts *o)
+{
+	static char buf[32];
+	if (o->procnum >= 0) {
+		snprintf(buf, sizeof buf, "procedure %" PRId64, o->procnum);
+		return buf;
+	}
+	return proc_info[o->proc]->name;
+}
+
+/* Report one failed call (the first few in detail) and stop unless --keep-going. */
+static void report(worker *w, int dest, rc_status st, const char *what)
+{
+	if (!w->o->keep_going)
+		atomic_store(&g_stop, 1);
+	if (atomic_fetch_add(&g_reported, 1) >= 10)
+		return;
+	pthread_mutex_lock(&g_print_lock);
+	if (what) {
+		fprintf(stderr, "%s: %s: %s: %s\n", progname, w->o->uris[dest], call_name(w->o),
+		        what);
+	} else {
+		rc_error e;
+		char detail[256];
+		rc_client_geterr(w->clients[dest], &e);
+		if (e.status == RC_OK)
+			e.status = st; /* select mode: the async status is the call's */
+		rc_error_format(&e, detail, sizeof detail);
+		fprintf(stderr, "%s: %s: %s failed: %s [%s] (%s)\n", progname, w->o->uris[dest],
+		        call_name(w->o), rc_strerror(st), rc_status_name(st), detail);
+	}
+	pthread_mutex_unlock(&g_print_lock);
+}
+
+/*
+ * Check the result of one call that ended with st; free what its decoding allocated. Returns
+ * true if the call succeeded and its result is right.
+ */
+static bool check(worker *w, int dest, rc_status st, bench_res *res)
+{
+	const bench_opts *o = w->o;
+	char why[160];
+	bool ok = true;
+	why[0] = '\0';
+	if (st != RC_OK) {
+		report(w, dest, st, NULL);
+		ok = false;
+	} else if (o->procnum >= 0) {
+		/* nothing to check */
+	} else {
+		switch (o->proc) {
+		case BP_SENDR:
+			if (res->i != (int32_t)o->size) {
+				snprintf(why, sizeof why, "SENDR returned %" PRId32 ", expected %zu",
+				         res->i, o->size);
+				ok = false;
+			}
+			break;
+		case BP_ECHO:
+			if (res->d.bench_data_len != o->size) {
+				snprintf(why, sizeof why, "ECHO returned %u bytes, sent %zu",
+				         (unsigned)res->d.bench_data_len, o->size);
+				ok = false;
+			} else if (o->size &&
+			           (!res->d.bench_data_val ||
+			            !bench_check_pattern((const unsigned char *)res->d.bench_data_val,
+			                                 o->size))) {
+				snprintf(why, sizeof why, "ECHO returned different bytes (%zu sent)",
+				         o->size);
+				ok = false;
+			}
+			break;
+		case BP_WORK:
+			if (res->u != w->arg_work) {
+				snprintf(why, sizeof why, "WORK returned %" PRIu32 ", expected %" PRIu32,
+				         res->u, w->arg_work);
+				ok = false;
+			}
+			break;
+		case BP_ADD:
+			if (w->arg_add > 0 && res->h <= w->last_add[dest]) {
+				snprintf(why, sizeof why,
+				         "ADD total %" PRId64 " did not grow (previous %" PRId64 ")",
+				         res->h, w->last_add[dest]);
+				ok = false;
+			}
+			w->last_add[dest] = res->h;
+			break;
+		default:
+			break;
+		}
+		if (!ok)
+			report(w, dest, st, why);
+	}
+	if (o->procnum < 0 && o->proc == BP_ECHO)
+		rc_xdr_free((rc_xdrproc)xdr_bench_data, &res->d);
+	return ok;
+}
+
+/* ---- block: the generated stubs ---------------------------------------------------------- */
+
+static bool call_block(worker *w, int dest)
+{
+	rc_client *cl = w->clients[dest];
+	const bench_opts *o = w->o;
+	bench_res res;
+	rc_status st;
+	memset(&res, 0, sizeof res);
+	if (o->procnum >= 0) {
+		st = rc_call(cl, (uint32_t)o->procnum, rc_xdr_void, NULL, rc_xdr_void, NULL);
+		return check(w, dest, st, &res);
+	}
+	switch (o->proc) {
+	case BP_NULL:
+		st = bench_null_1(cl);
+		break;
+	case BP_INT:
+		st = bench_int_1(cl, &w->arg_int);
+		break;
+	case BP_SEND:
+		st = bench_send_1(cl, &w->arg);
+		break;
+	case BP_SENDR:
+		st = bench_sendr_1(cl, &w->arg, &res.i);
+		break;
+	case BP_ECHO:
+		st = bench_echo_1(cl, &w->arg, &res.d);
+		break;
+	case BP_WORK:
+		st = bench_work_1(cl, &w->arg_work, &res.u);
+		break;
+	case BP_ADD:
+		st = bench_add_1(cl, &w->arg_add, &res.h);
+		break;
+	default:
+		st = RC_INVAL;
+	}
+	return check(w, dest, st, &res);
+}
+
+static bool round_block(worker *w)
+{
+	bool ok = true;
+	for (int i = 0; i < w->n && !atomic_load(&g_stop); i++)
+		ok &= call_block(w, i);
+	return ok;
+}
+
+/* ---- select: the program's own poll() loop ---------------------------------------------- */
+
+static void on_done(rc_async *call, rc_status st, void *udata)
+{
+	(void)call;
+	slot *s = udata;
+	s->st = st;
+	atomic_store(&s->done, 1);
+	atomic_fetch_sub(s->pending, 1);
+}
+
+static bool round_select(worker *w)
+{
+	const bench_opts *o = w->o;
+	uint32_t proc = call_proc(o);
+	rc_xdrproc xargs = rc_xdr_void, xres = rc_xdr_void;
+	const void *args = NULL;
+	if (o->procnum < 0) {
+		xargs = proc_info[o->proc]->xargs;
+		xres = proc_info[o->proc]->xres;
+		switch (o->proc) {
+		case BP_INT: args = &w->arg_int; break;
+		case BP_SEND: case BP_SENDR: case BP_ECHO: args = &w->arg; break;
+		case BP_WORK: args = &w->arg_work; break;
+		case BP_ADD: args = &w->arg_add; break;
+		default: break;
+		}
+	}
+	bool ok = true;
+	atomic_store(&w->pending, 0);
+	for (int i = 0; i < w->n; i++) {
+		slot *s = &w->slots[i];
+		memset(&s->res, 0, sizeof s->res);
+		s->st = RC_INPROGRESS;
+		atomic_store(&s->done, 0);
+		atomic_fetch_add(&w->pending, 1);
+		rc_status st = rc_call_start(w->clients[i], proc, xargs, args, xres,
+		                             xres == rc_xdr_void ? NULL : &s->res, on_done, s, NULL);
+		if (st != RC_OK) {
+			atomic_fetch_sub(&w->pending, 1);
+			atomic_store(&s->done, 2); /* never started: the callback will not run */
+			s->st = st;
+		}
+	}
+
+	struct pollfd pfd[BENCH_MAX_URIS];
+	int who[BENCH_MAX_URIS];
+	while (atomic_load(&w->pending) > 0) {
+		int k = 0, tmo = -1;
+		bool now = false;
+		for (int i = 0; i < w->n; i++) {
+			if (atomic_load(&w->slots[i].done))
+				continue;
+			int fd = -1, t = -1;
+			short ev = 0;
+			rc_client_pollinfo(w->clients[i], &fd, &ev, &t);
+			if (fd >= 0) {
+				pfd[k].fd = fd;
+				pfd[k].events = ev;
+				pfd[k].revents = 0;
+				who[k++] = i;
+			} else {
+				now = true; /* nothing to wait on: let it advance at once */
+			}
+			if (t >= 0 && (tmo < 0 || t < tmo))
+				tmo = t;
+		}
+		if (now)
+			tmo = 0;
+		/* Threads share the clients: another thread's advance may read our reply. */
+		if (w->o->threads > 1 && (tmo < 0 || tmo > 1))
+			tmo = 1;
+		int r = poll(pfd, (nfds_t)k, tmo);
+		if (r < 0 && errno != EINTR) {
+			perror("poll");
+			exit(1);
+		}
+		if (r > 0) {
+			for (int j = 0; j < k; j++)
+				if (pfd[j].revents)
+					rc_client_advance(w->clients[who[j]], pfd[j].revents);
+		}
+		if (r == 0 || now) {
+			for (int i = 0; i < w->n; i++)
+				if (!atomic_load(&w->slots[i].done))
+					rc_client_advance(w->clients[i], 0);
+		}
+	}
+	for (int i = 0; i < w->n; i++)
+		ok &= check(w, i, w->slots[i].st, &w->slots[i].res);
+	return ok;
+}
+
+/* ---- the run ----------------------------------------------------------------------------- */
+
+static bool one_round(worker *w)
+{
+	return w->o->mode == MODE_SELECT ? round_select(w) : round_block(w);
+}
+
+static void *worker_main(void *p)
+{
+	worker *w = p;
+	for (uint64_t i = 0; i < w->warmup && !atomic_load(&g_stop); i++)
+		one_round(w);
+	pthread_barrier_wait(w->barrier);
+	for (uint64_t i = 0; i < w->calls; i++) {
+		if (atomic_load(&g_stop))
+			break;
+		uint64_t t0 = bench_now_ns();
+		bool ok = one_round(w);
+		w->lat[i] = bench_now_ns() - t0;
+		w->done_calls++;
+		if (!ok)
+			w->errors++;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	bench_opts o;
+	bench_parse_client(&o, argc, argv, progname, modes, (int)(sizeof modes / sizeof modes[0]));
+
+	uint32_t prog = o.prog >= 0 ? (uint32_t)o.prog : BENCH_PROG;
+	uint32_t vers = o.vers >= 0 ? (uint32_t)o.vers : BENCH_VERS;
+	rc_client *clients[BENCH_MAX_URIS];
+	for (int i = 0; i < o.nuris; i++) {
+		rc_status st = rc_client_create(&clients[i], o.uris[i], prog, vers);
+		if (st != RC_OK) {
+			fprintf(stderr, "%s: %s: %s [%s]\n", progname, o.uris[i], rc_strerror(st),
+			        rc_status_name(st));
+			return 1;
+		}
+		if (o.timeout_ms)
+			rc_client_set_timeout(clients[i], o.timeout_ms);
+	}
+
+	unsigned char *buf = bench_xmalloc(o.size);
+	bench_fill_pattern(buf, o.size);
+	uint64_t *lat = bench_xmalloc(o.calls * sizeof *lat);
+	worker *ws = calloc(o.threads, sizeof *ws);
+	slot *slots = calloc((size_t)o.threads * (size_t)o.nuris, sizeof *slots);
+	int64_t *last = calloc((size_t)o.threads * (size_t)o.nuris, sizeof *last);
+	if (!ws || !slots || !last) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return 1;
+	}
+	pthread_barrier_t barrier;
+	pthread_barrier_init(&barrier, NULL, o.threads + 1);
+
+	uint64_t off = 0;
+	for (unsigned t = 0; t < o.threads; t++) {
+		worker *w = &ws[t];
+		w->o = &o;
+		w->clients = clients;
+		w->n = o.nuris;
+		w->calls = o.calls / o.threads + (t < o.calls % o.threads);
+		w->warmup = o.warmup / o.threads + (t < o.warmup % o.threads);
+		w->lat = lat + off;
+		off += w->calls;
+		w->arg.bench_data_len = (unsigned)o.size;
+		w->arg.bench_data_val = (char *)buf;
+		w->arg_int = (int32_t)o.arg;
+		w->arg_work = (uint32_t)o.arg;
+		w->arg_add = o.arg;
+		w->last_add = last + (size_t)t * (size_t)o.nuris;
+		w->slots = slots + (size_t)t * (size_t)o.nuris;
+		for (int i = 0; i < o.nuris; i++)
+			w->slots[i].pending = &w->pending;
+		w->barrier = &barrier;
+		int e = pthread_create(&w->tid, NULL, worker_main, w);
+		if (e) {
+			fprintf(stderr, "%s: pthread_create: %s\n", progname, strerror(e));
+			return 1;
+		}
+	}
+	pthread_barrier_wait(&barrier);
+	uint64_t t0 = bench_now_ns();
+	uint64_t errors = 0, made = 0;
+	for (unsigned t = 0; t < o.threads; t++) {
+		pthread_join(ws[t].tid, NULL);
+		errors += ws[t].errors;
+		made += ws[t].done_calls;
+	}
+	uint64_t elapsed = bench_now_ns() - t0;
+
+	int rc = 0;
+	if (atomic_load(&g_stop) || errors) {
+		rc = 1;
+	}
+	if (!atomic_load(&g_stop) && !o.quiet) {
+		/* pack the latencies of the calls made */
+		uint64_t n = 0;
+		for (unsigned t = 0; t < o.threads; t++)
+			for (uint64_t i = 0; i < ws[t].done_calls; i++)
+				lat[n++] = ws[t].lat[i];
+		char *uri = bench_join_uris(o.uris, o.nuris);
+		char procbuf[32];
+		if (o.procnum >= 0)
+			snprintf(procbuf, sizeof procbuf, "%" PRId64, o.procnum);
+		bench_result r = {
+			.impl = "remotecall",
+			.mode = modes[o.mode].name,
+			.uri = uri,
+			.dests = o.nuris,
+			.proc = o.procnum >= 0 ? procbuf : bench_proc_name(o.proc),
+			.size = bench_proc_has_data(o.proc) ? o.size : 0,
+			.calls = made,
+			.errors = errors,
+			.threads = o.threads,
+			.depth = o.depth,
+			.elapsed_ns = elapsed,
+			.lat_ns = lat,
+			.nlat = n,
+		};
+		bench_print_result(&r, o.json);
+		free(uri);
+	}
+
+	for (int i = 0; i < o.nuris; i++)
+		rc_client_destroy(clients[i]);
+	pthread_barrier_destroy(&barrier);
+	free(last);
+	free(slots);
+	free(ws);
+	free(lat);
+	free(buf);
+	return rc;
+}

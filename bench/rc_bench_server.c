@@ -1,0 +1,221 @@
+/*
+ * rc-bench-server -- serves bench.x with remotecall.
+ *
+ *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--rpcbind]
+ *
+ * Prints "listening URI" (the URI actually bound, with the real port) per listener, flushes,
+ * and serves until SIGINT or SIGTERM; then exits 0. Bad options: usage on stderr, exit 2.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <remotecall/remotecall.h>
+
+#include "bench.h"
+#include "common.h"
+
+static const char *progname = "rc-bench-server";
+static rc_server *g_srv;
+static _Atomic int64_t g_total; /* ADD's server-wide counter */
+
+/* ---- the procedures ---------------------------------------------------------------------- */
+
+bool bench_null_1_svc(rc_svc_req *req)
+{
+	(void)req;
+	return true;
+}
+
+bool bench_int_1_svc(const int32_t *arg, rc_svc_req *req)
+{
+	(void)arg;
+	(void)req;
+	return true;
+}
+
+bool bench_send_1_svc(const bench_data *arg, rc_svc_req *req)
+{
+	(void)arg;
+	(void)req;
+	return true;
+}
+
+/* SENDR: the number of bytes received. */
+bool bench_sendr_1_svc(const bench_data *arg, int32_t *res, rc_svc_req *req)
+{
+	(void)req;
+	*res = (int32_t)arg->bench_data_len;
+	return true;
+}
+
+/* ECHO: the bytes received, in a buffer of our own (the server frees it after the reply). */
+bool bench_echo_1_svc(const bench_data *arg, bench_data *res, rc_svc_req *req)
+{
+	(void)req;
+	res->bench_data_len = arg->bench_data_len;
+	res->bench_data_val = NULL;
+	if (arg->bench_data_len) {
+		res->bench_data_val = malloc(arg->bench_data_len);
+		if (!res->bench_data_val)
+			return false;
+		memcpy(res->bench_data_val, arg->bench_data_val, arg->bench_data_len);
+	}
+	return true;
+}
+
+/* WORK: sleep the given microseconds, return them. */
+bool bench_work_1_svc(const uint32_t *arg, uint32_t *res, rc_svc_req *req)
+{
+	(void)req;
+	struct timespec ts = {(time_t)(*arg / 1000000u), (long)(*arg % 1000000u) * 1000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	*res = *arg;
+	return true;
+}
+
+/* ADD: add to the server-wide total, return the new total (not idempotent). */
+bool bench_add_1_svc(const int64_t *arg, int64_t *res, rc_svc_req *req)
+{
+	(void)req;
+	*res = atomic_fetch_add(&g_total, *arg) + *arg;
+	return true;
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: %s --listen URI [--listen URI]... [--threads N] [--rpcbind]\n"
+	        "  --listen URI   udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH (port 0: any);\n"
+	        "                 prints 'listening URI' with the real port for each\n"
+	        "  --threads N    worker threads [1]\n"
+	        "  --rpcbind      register with the local rpcbind (unregistered at exit)\n",
+	        progname);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (g_srv)
+		rc_server_stop(g_srv);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"threads", required_argument, NULL, 't'},
+		{"rpcbind", no_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *listen[BENCH_MAX_LISTEN];
+	int nlisten = 0;
+	uint64_t threads = 1;
+	bool rpcbind = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (nlisten == BENCH_MAX_LISTEN) {
+				fprintf(stderr, "%s: at most %d --listen\n", progname, BENCH_MAX_LISTEN);
+				usage(stderr);
+				return 2;
+			}
+			listen[nlisten++] = optarg;
+			break;
+		case 't':
+			if (!bench_parse_u64(optarg, &threads) || threads == 0 || threads > 1024) {
+				fprintf(stderr, "%s: bad --threads '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'r':
+			rpcbind = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "%s: bad option '%s'\n", progname, argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || nlisten == 0) {
+		if (optind < argc)
+			fprintf(stderr, "%s: unexpected argument '%s'\n", progname, argv[optind]);
+		else
+			fprintf(stderr, "%s: --listen is required\n", progname);
+		usage(stderr);
+		return 2;
+	}
+
+	rc_status st = rc_server_create(&g_srv);
+	if (st != RC_OK) {
+		fprintf(stderr, "%s: %s\n", progname, rc_strerror(st));
+		return 1;
+	}
+	st = bench_prog_1_register(g_srv, NULL);
+	if (st != RC_OK) {
+		fprintf(stderr, "%s: register: %s\n", progname, rc_strerror(st));
+		return 1;
+	}
+	if (threads > 1 && (st = rc_server_set_threads(g_srv, (unsigned)threads)) != RC_OK) {
+		fprintf(stderr, "%s: --threads %u: %s\n", progname, (unsigned)threads,
+		        rc_strerror(st));
+		return 1;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char bound[512];
+	for (int i = 0; i < nlisten; i++) {
+		st = rc_server_listen(g_srv, listen[i], bound, sizeof bound);
+		if (st != RC_OK) {
+			fprintf(stderr, "%s: listen %s: %s [%s]%s%s\n", progname, listen[i],
+			        rc_strerror(st), rc_status_name(st), errno ? ": " : "",
+			        errno ? strerror(errno) : "");
+			rc_server_destroy(g_srv);
+			return 1;
+		}
+		printf("listening %s\n", bound);
+	}
+	if (rpcbind && (st = rc_server_rpcbind(g_srv, true)) != RC_OK) {
+		fprintf(stderr, "%s: rpcbind: %s [%s]\n", progname, rc_strerror(st),
+		        rc_status_name(st));
+		rc_server_destroy(g_srv);
+		return 1;
+	}
+	fflush(stdout);
+
+	st = rc_server_run(g_srv);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, NULL); /* no rc_server_stop on a destroyed server */
+	rc_server_destroy(g_srv);
+	g_srv = NULL;
+	if (st != RC_OK) {
+		fprintf(stderr, "%s: %s [%s]\n", progname, rc_strerror(st), rc_status_name(st));
+		return 1;
+	}
+	return 0;
+}
