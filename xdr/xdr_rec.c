@@ -104,7 +104,8 @@ rc_status rc_recreader_space(rc_recreader *r, void **p, size_t *n)
 
 	/* The payload is capped at max_record and only a partial header stays raw, so the
 	 * buffer never needs more than max_record plus slack. */
-	limit = r->max_record + RC__REC_SLACK;
+	limit = r->max_record > SIZE_MAX - RC__REC_SLACK ? SIZE_MAX
+	                                                  : r->max_record + RC__REC_SLACK;
 	if (r->cap - r->len < 512 && r->cap < limit) {
 		size_t ncap = r->cap ? r->cap * 2 : RC__REC_MIN_BUF;
 		unsigned char *nb;
