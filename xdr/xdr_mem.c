@@ -47,8 +47,14 @@ void *rc_xdr_inline(rc_xdr *xdrs, size_t len)
 
 	if (len > SIZE_MAX - 3 || xdrs->x_op == RC_XDR_FREE)
 		return NULL;
-	if (xdrs->x_op == RC_XDR_ENCODE ? !rc__need(xdrs, n) : rc__avail(xdrs) < n)
+	if (xdrs->x_op == RC_XDR_ENCODE) {
+		/* A record stream makes room by sending what it holds, but never for a request
+		 * its whole window could not satisfy: that would send a fragment and fail. */
+		if (n > (size_t)(xdrs->x_end - xdrs->x_base) || !rc__need(xdrs, n))
+			return NULL;
+	} else if (rc__avail(xdrs) < n) {
 		return NULL;
+	}
 	p = xdrs->x_pos;
 	xdrs->x_pos += n;
 	return p;

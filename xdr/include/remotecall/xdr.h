@@ -114,8 +114,10 @@ size_t rc_xdr_remaining(const rc_xdr *xdrs);
 
 /*
  * rc_xdr_inline -- a pointer to the next len bytes of the stream's buffer, which the stream
- * skips; the caller reads or writes them directly. NULL if fewer than len bytes remain in the
- * current window (the stream is then unchanged). len is rounded up to a multiple of 4.
+ * skips; the caller reads or writes them directly. len is rounded up to a multiple of 4.
+ * NULL if fewer than len bytes remain in the current window (the stream is then unchanged).
+ * An encoding record stream first sends what it has buffered as a non-final fragment when
+ * that makes room; a len larger than its whole buffer gives NULL without sending anything.
  */
 void *rc_xdr_inline(rc_xdr *xdrs, size_t len);
 
