@@ -340,6 +340,27 @@ static bool rc__xdr_elements(rc_xdr *xdrs, unsigned char *base, uint32_t n, uint
 	return true;
 }
 
+/*
+ * The elements of a variable-length array. Elements that are not bulk scalars may contain the
+ * array's own type (struct tree { tree kids<>; }), so such an array is a nesting level, like
+ * optional data: without the count, 4 bytes of input a level could recurse the decoder off
+ * its stack.
+ */
+static bool rc__xdr_array_elements(rc_xdr *xdrs, unsigned char *base, uint32_t n,
+                                   uint32_t elsize, rc_xdrproc elproc)
+{
+	bool ok;
+
+	if (rc__bulk_kind(elproc, elsize) != 0 || xdrs->x_op == RC_XDR_FREE)
+		return rc__xdr_elements(xdrs, base, n, elsize, elproc);
+	if (xdrs->x_depth >= xdrs->x_maxdepth)
+		return false;
+	xdrs->x_depth++;
+	ok = rc__xdr_elements(xdrs, base, n, elsize, elproc);
+	xdrs->x_depth--;
+	return ok;
+}
+
 bool rc_xdr_array(rc_xdr *xdrs, void *addrp, uint32_t *sizep, uint32_t maxsize,
                   uint32_t elsize, rc_xdrproc elproc)
 {
@@ -355,7 +376,8 @@ bool rc_xdr_array(rc_xdr *xdrs, void *addrp, uint32_t *sizep, uint32_t maxsize,
 		n = *sizep;
 		if (n > maxsize || (n > 0 && base == NULL))
 			return false;
-		return rc_xdr_u_int(xdrs, &n) && rc__xdr_elements(xdrs, base, n, elsize, elproc);
+		return rc_xdr_u_int(xdrs, &n) &&
+		       rc__xdr_array_elements(xdrs, base, n, elsize, elproc);
 	case RC_XDR_DECODE:
 		/*
 		 * Every XDR element takes at least 4 bytes on the wire, a hyper or a double 8:
@@ -368,6 +390,8 @@ bool rc_xdr_array(rc_xdr *xdrs, void *addrp, uint32_t *sizep, uint32_t maxsize,
 			*sizep = 0;
 			return true;
 		}
+		if (rc__bulk_kind(elproc, elsize) == 0 && xdrs->x_depth >= xdrs->x_maxdepth)
+			return false; /* nested too deeply: refuse before allocating */
 		if (base == NULL) {
 			size_t sz = (size_t)n * elsize;
 			if (!rc__charge(xdrs, sz) || (base = calloc(n, elsize)) == NULL)
@@ -375,7 +399,7 @@ bool rc_xdr_array(rc_xdr *xdrs, void *addrp, uint32_t *sizep, uint32_t maxsize,
 			memcpy(addrp, &base, sizeof(base));
 		}
 		*sizep = n; /* before the elements: a failure leaves them freeable */
-		return rc__xdr_elements(xdrs, base, n, elsize, elproc);
+		return rc__xdr_array_elements(xdrs, base, n, elsize, elproc);
 	case RC_XDR_FREE:
 		if (base == NULL)
 			return true;

@@ -21,7 +21,8 @@
  * Safety: every length read from the wire is checked against the bytes that remain in the
  * stream and against the declared maximum before anything is allocated; a decode may allocate
  * at most its allocation budget (rc_xdr_set_limits) in total and nest at most max_depth
- * optional-data levels. Arrays of 4- and 8-byte scalars and opaque data move in bulk.
+ * levels of optional data and arrays of non-scalar elements. Arrays of 4- and 8-byte scalars
+ * and opaque data move in bulk.
  */
 #ifndef REMOTECALL_XDR_H
 #define REMOTECALL_XDR_H
@@ -52,7 +53,7 @@ typedef bool (*rc_xdrproc)(rc_xdr *xdrs, void *objp);
 
 /* Default limits of a stream (see rc_xdr_set_limits). */
 #define RC_XDR_DEFAULT_ALLOC_LIMIT ((size_t)64 << 20) /* 64 MiB a decode may allocate */
-#define RC_XDR_DEFAULT_MAX_DEPTH 1000u                /* nested optional data / unions */
+#define RC_XDR_DEFAULT_MAX_DEPTH 1000u                /* nested optional data / arrays */
 
 /* RFC 5531 record marking: the high bit of a fragment header marks the last fragment. */
 #define RC_XDRREC_LAST_FRAG 0x80000000u
@@ -95,8 +96,10 @@ void rc_xdrmem_create(rc_xdr *xdrs, void *buf, size_t size, rc_xdr_op op);
 
 /*
  * rc_xdr_set_limits -- cap what one decode may do: alloc_limit bytes of allocation in total
- * (0 keeps the current value) and max_depth levels of nested optional data or unions (0 keeps
- * the current value). A decode that would pass either fails cleanly.
+ * (0 keeps the current value) and max_depth levels of nesting (0 keeps the current value). A
+ * level is one rc_xdr_pointer / rc_xdr_reference object or one rc_xdr_array of non-scalar
+ * elements -- the two ways an XDR type can contain itself. A decode that would pass either
+ * limit fails cleanly (before allocating); an encode is held to the same depth.
  */
 void rc_xdr_set_limits(rc_xdr *xdrs, size_t alloc_limit, uint32_t max_depth);
 
