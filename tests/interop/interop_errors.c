@@ -98,8 +98,8 @@ static void kill_all(void)
 }
 
 /*
- * Start $RC_BENCH_BIN/prog with one --listen per URI given (NULL-terminated) and wait up to 5 s
- * for its "listening" lines. Returns false if it did not come up.
+ * Start $RC_BENCH_BIN/prog with one --listen per URI given (NULL-terminated; an argument
+ * starting with "--" is passed as it is) and wait up to 5 s for its "listening" lines. Returns false if it did not come up.
  */
 static bool spawn(child *c, const char *prog, ...)
 {
@@ -113,6 +113,10 @@ static bool spawn(child *c, const char *prog, ...)
 	va_start(ap, prog);
 	const char *uri;
 	while ((uri = va_arg(ap, const char *)) != NULL && nlisten < 8) {
+		if (strncmp(uri, "--", 2) == 0) { /* an option, e.g. "--threads=4" */
+			argv[argc++] = (char *)uri;
+			continue;
+		}
 		argv[argc++] = "--listen";
 		argv[argc++] = (char *)uri;
 		nlisten++;
@@ -322,6 +326,62 @@ static void test_add_exactly_once(void **state)
 	stop_child(s.pid);
 }
 
+/*
+ * At-most-once over UDP: while the server is stopped the client retransmits ADD (same xid)
+ * several times; when it resumes it finds the original and its copies queued. The duplicate
+ * request cache must run ADD once and replay the reply for the copies.
+ */
+static void at_most_once(const char *threads)
+{
+	child s;
+	assert_true(spawn(&s, "rc-bench-server", "udp://127.0.0.1:0", threads, NULL));
+	rc_client *c = NULL;
+	assert_int_equal(rc_client_create(&c, s.udp, BENCH_PROG, BENCH_VERS), RC_OK);
+	assert_int_equal(rc_client_set_timeout(c, 8000), RC_OK);
+	assert_int_equal(rc_client_set_retry(c, 100), RC_OK);
+	int64_t arg = 10, res = 0;
+	assert_int_equal(bench_add_1(c, &arg, &res), RC_OK);
+	assert_int_equal(res, 10);
+
+	/* stop the server now; resume it from a second process 1 s later */
+	assert_int_equal(kill(s.pid, SIGSTOP), 0);
+	pid_t waker = fork();
+	assert_true(waker >= 0);
+	if (waker == 0) {
+		usleep(1000000);
+		kill(s.pid, SIGCONT);
+		_exit(0);
+	}
+	arg = 1;
+	uint64_t t0 = now_ms();
+	rc_status st = bench_add_1(c, &arg, &res);
+	print_message("    ADD across a 1 s stop (retry 100 ms): %s, total %lld after %llu ms\n",
+	              rc_status_name(st), (long long)res, (unsigned long long)(now_ms() - t0));
+	waitpid(waker, NULL, 0);
+	assert_int_equal(st, RC_OK);
+	assert_int_equal(res, 11);
+	usleep(200000); /* let the server chew through the queued copies */
+	arg = 0;
+	assert_int_equal(bench_add_1(c, &arg, &res), RC_OK);
+	print_message("    total afterwards: %lld (11 if ADD ran once)\n", (long long)res);
+	assert_int_equal(res, 11);
+	rc_client_destroy(c);
+	stop_child(s.pid);
+}
+
+static void test_udp_retransmit_at_most_once(void **state)
+{
+	(void)state;
+	at_most_once(NULL);
+}
+
+/* The same with worker threads: copies of a call may be picked up while it still runs. */
+static void test_udp_retransmit_at_most_once_threads(void **state)
+{
+	(void)state;
+	at_most_once("--threads=4");
+}
+
 /* A stopped server never answers: the call times out within its deadline. */
 static void test_dead_server_stopped(void **state)
 {
@@ -439,6 +499,8 @@ int main(void)
 	};
 	const struct CMUnitTest own[] = {
 		cmocka_unit_test(test_add_exactly_once),
+		cmocka_unit_test(test_udp_retransmit_at_most_once),
+		cmocka_unit_test(test_udp_retransmit_at_most_once_threads),
 		cmocka_unit_test(test_dead_server_stopped),
 		cmocka_unit_test(test_tcp_restart),
 	};
