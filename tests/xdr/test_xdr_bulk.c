@@ -75,8 +75,11 @@ static size_t encode_each(const struct kind *k, unsigned char *base, uint32_t n,
 	rc_xdrmem_create(&x, out, cap, RC_XDR_ENCODE);
 	if (with_count)
 		assert_true(rc_xdr_u_int(&x, &n));
-	for (uint32_t i = 0; i < n; i++)
-		assert_true(k->proc(&x, base + (size_t)i * k->elsize));
+	for (uint32_t i = 0; i < n; i++) {
+		union { uint64_t u; double d; bool b; } e; /* aligned, for the scalar routine */
+		memcpy(&e, base + (size_t)i * k->elsize, k->elsize);
+		assert_true(k->proc(&x, &e));
+	}
 	return rc_xdr_getpos(&x);
 }
 
@@ -289,7 +292,7 @@ static bool xdr_pt(rc_xdr *x, struct pt *p)
 	       rc_xdr_string(x, &p->name, 16) && rc_xdr_bool(x, &p->flag);
 }
 
-static char names[64][8];
+static char names[64][16];
 
 static void fill_pts(struct pt *p, uint32_t n)
 {

@@ -809,7 +809,7 @@ static void test_string_caller_buffer(void **state)
 static void test_string_short_buffer(void **state)
 {
 	/* the length says 5 but only 4 data bytes (and no padding) follow */
-	unsigned char wire[8];
+	unsigned char wire[12];
 	size_t n = hex("00000005 61626364", wire);
 	unsigned char *g = tu_guard_dup(wire, n);
 	char *out = NULL;
