@@ -252,8 +252,9 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize);
 
 /*
  * A string of at most maxsize bytes (no NUL on the wire). On decode a NULL *cpp is allocated
- * (length + 1, NUL-terminated); a string containing a NUL byte fails. Encoding a NULL string
- * fails.
+ * (length + 1, NUL-terminated); a non-NULL one must hold maxsize + 1 bytes. A string
+ * containing a NUL byte fails to decode (an allocated *cpp is left for rc_xdr_free). Encoding
+ * a NULL string fails.
  */
 bool rc_xdr_string(rc_xdr *xdrs, char **cpp, uint32_t maxsize);
 /* rc_xdr_string with no bound, usable as an element routine (arrays of strings). */
