@@ -392,9 +392,13 @@ static void test_quadruple(void **state)
 		for (size_t n = 0; n < 16; n++) {
 			rc_xdrmem_create(&x, buf, n, RC_XDR_ENCODE);
 			assert_false(rc_xdr_quadruple(&x, &q));
+			assert_int_equal(rc_xdr_getpos(&x), 0);
 			rc_xdrmem_create(&x, buf, n, RC_XDR_DECODE);
 			assert_false(rc_xdr_quadruple(&x, &q));
 		}
+		/* the failed encodes wrote nothing */
+		for (size_t i = 0; i < sizeof(buf); i++)
+			assert_int_equal(buf[i], 0);
 	}
 }
 

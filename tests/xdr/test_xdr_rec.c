@@ -695,12 +695,17 @@ static void test_reader_buffered_and_reuse(void **state)
 	assert_memory_equal(rec, b + 4, 8);
 	assert_int_equal(rc_recreader_next(&r, &rec, &len), RC_AGAIN);
 	assert_int_equal(rc_recreader_buffered(&r), 2); /* the second record's first bytes */
-	/* commit clamps to the space handed out */
 	assert_int_equal(rc_recreader_space(&r, &p, &n), RC_OK);
 	memcpy(p, "\x09\x09", 2);
 	rc_recreader_commit(&r, 2);
 	assert_int_equal(rc_recreader_next(&r, &rec, &len), RC_OK);
 	assert_int_equal(len, 4);
+	/* commit clamps to the space handed out */
+	assert_int_equal(rc_recreader_space(&r, &p, &n), RC_OK);
+	memset(p, 0, n);
+	rc_recreader_commit(&r, n + 1000);
+	assert_int_equal(rc_recreader_buffered(&r), n);
+	assert_int_equal(rc_recreader_space(&r, &p, &len), RC_OK);
 	rc_recreader_destroy(&r);
 	assert_int_equal(tu_alloc.live, 0);
 	/* destroyed readers may be initialised again, also after a failure */
