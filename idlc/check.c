@@ -1,0 +1,1311 @@
+/*
+ * idlc -- name resolution and semantic checks, a unit (one parse) at a time.
+ *
+ * Names share one namespace, as they do in the generated C: constants, enumerators, types,
+ * program/version/procedure names (each becomes a #define or a typedef). Lookup order:
+ * this unit's definitions and %#defines, then the header pass's (the .c files include the
+ * header), then the prelude (names Sun's headers give every rpcgen user: TRUE, u_int,
+ * netobj, ...). A name found nowhere is an error -- unless a %#include line may provide it,
+ * or it is written "struct X": then idlc assumes it, as rpcgen does, with a warning.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idlc.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* The prelude                                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+static const idlc_prelude prelude[] = {
+	/* constants */
+	{ "TRUE", false, IDLC_T_VOID, 0, 1, "#ifndef TRUE\n#define TRUE 1\n#endif\n" },
+	{ "FALSE", false, IDLC_T_VOID, 0, 0, "#ifndef FALSE\n#define FALSE 0\n#endif\n" },
+	{ "MAXNETNAMELEN", false, IDLC_T_VOID, 0, 255,
+	  "#ifndef MAXNETNAMELEN\n#define MAXNETNAMELEN 255\n#endif\n" },
+	{ "MAX_NETOBJ_SZ", false, IDLC_T_VOID, 0, 1024,
+	  "#ifndef MAX_NETOBJ_SZ\n#define MAX_NETOBJ_SZ 1024\n#endif\n" },
+	/* integer type names of Sun's <rpc/types.h> and <stdint.h> */
+	{ "u_int", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "u_long", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "uint32_t", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "u_int32_t", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "u_int32", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "int32_t", true, IDLC_T_INT, 0, 0, NULL },
+	{ "int32", true, IDLC_T_INT, 0, 0, NULL },
+	{ "enum_t", true, IDLC_T_INT, 0, 0, NULL },
+	{ "bool_t", true, IDLC_T_BOOL, 0, 0, NULL },
+	{ "int64_t", true, IDLC_T_HYPER, 0, 0, NULL },
+	{ "quad_t", true, IDLC_T_HYPER, 0, 0, NULL },
+	{ "longlong_t", true, IDLC_T_HYPER, 0, 0, NULL },
+	{ "uint64_t", true, IDLC_T_UHYPER, 0, 0, NULL },
+	{ "u_int64_t", true, IDLC_T_UHYPER, 0, 0, NULL },
+	{ "u_quad_t", true, IDLC_T_UHYPER, 0, 0, NULL },
+	{ "u_longlong_t", true, IDLC_T_UHYPER, 0, 0, NULL },
+	{ "int16_t", true, IDLC_T_SHORT, 0, 0, NULL },
+	{ "uint16_t", true, IDLC_T_USHORT, 0, 0, NULL },
+	{ "u_int16_t", true, IDLC_T_USHORT, 0, 0, NULL },
+	{ "u_short", true, IDLC_T_USHORT, 0, 0, NULL },
+	{ "u_char", true, IDLC_T_UCHAR, 0, 0, NULL },
+	{ "uint8_t", true, IDLC_T_UCHAR, 0, 0, NULL },
+	{ "u_int8_t", true, IDLC_T_UCHAR, 0, 0, NULL },
+	{ "rpcprog_t", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "rpcvers_t", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "rpcproc_t", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "rpcprot_t", true, IDLC_T_UINT, 0, 0, NULL },
+	{ "rpcport_t", true, IDLC_T_UINT, 0, 0, NULL },
+	/* Sun's counted byte string and DES block */
+	{ "netobj", true, IDLC_T_NAMED, IDLC_PRE_NETOBJ, 0,
+	  "#ifndef RC_IDLC_NETOBJ\n"
+	  "#define RC_IDLC_NETOBJ\n"
+	  "/* Sun's netobj: opaque<MAX_NETOBJ_SZ> (1024 bytes) */\n"
+	  "struct netobj {\n"
+	  "\tunsigned int n_len;\n"
+	  "\tchar *n_bytes;\n"
+	  "};\n"
+	  "typedef struct netobj netobj;\n"
+	  "static inline bool\n"
+	  "xdr_netobj(rc_xdr *xdrs, netobj *objp)\n"
+	  "{\n"
+	  "\treturn rc_xdr_bytes(xdrs, &objp->n_bytes, &objp->n_len, 1024);\n"
+	  "}\n"
+	  "#endif\n" },
+	{ "des_block", true, IDLC_T_NAMED, IDLC_PRE_DES_BLOCK, 0,
+	  "#ifndef RC_IDLC_DES_BLOCK\n"
+	  "#define RC_IDLC_DES_BLOCK\n"
+	  "/* Sun's des_block: opaque[8] */\n"
+	  "union des_block {\n"
+	  "\tstruct {\n"
+	  "\t\tuint32_t high;\n"
+	  "\t\tuint32_t low;\n"
+	  "\t} key;\n"
+	  "\tchar c[8];\n"
+	  "};\n"
+	  "typedef union des_block des_block;\n"
+	  "static inline bool\n"
+	  "xdr_des_block(rc_xdr *xdrs, des_block *objp)\n"
+	  "{\n"
+	  "\treturn rc_xdr_opaque(xdrs, objp->c, 8);\n"
+	  "}\n"
+	  "#endif\n" },
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Symbol tables                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* strhash -- FNV-1a of s. */
+static size_t
+strhash(const char *s)
+{
+	size_t h = 2166136261u;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* tab_get -- the symbol `name` of t, or NULL. */
+static idlc_sym *
+tab_get(const idlc_symtab *t, const char *name)
+{
+	if (t->cap == 0)
+		return NULL;
+	size_t i = strhash(name) & (t->cap - 1);
+	while (t->slots[i] != NULL) {
+		if (strcmp(t->slots[i]->name, name) == 0)
+			return t->slots[i];
+		i = (i + 1) & (t->cap - 1);
+	}
+	return NULL;
+}
+
+/* tab_put -- add s to t, or replace the symbol of the same name. */
+static void
+tab_put(idlc_symtab *t, idlc_sym *s)
+{
+	if ((t->count + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		idlc_sym **slots = idlc_xcalloc(cap, sizeof(*slots));
+		for (size_t i = 0; i < t->cap; i++) {
+			if (t->slots[i] == NULL)
+				continue;
+			size_t j = strhash(t->slots[i]->name) & (cap - 1);
+			while (slots[j] != NULL)
+				j = (j + 1) & (cap - 1);
+			slots[j] = t->slots[i];
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->cap = cap;
+	}
+	size_t i = strhash(s->name) & (t->cap - 1);
+	while (t->slots[i] != NULL) {
+		if (strcmp(t->slots[i]->name, s->name) == 0) {
+			t->slots[i] = s;
+			return;
+		}
+		i = (i + 1) & (t->cap - 1);
+	}
+	t->slots[i] = s;
+	t->count++;
+}
+
+/* idlc_unit_init -- an empty unit (see idlc.h). */
+void
+idlc_unit_init(idlc_unit *u, idlc_pass p, idlc_diag *d, const char *input)
+{
+	memset(u, 0, sizeof(*u));
+	u->pass = p;
+	u->diag = d;
+	u->tail = &u->defs;
+	u->input = input;
+}
+
+/* idlc_unit_free -- free u's arena and symbol table. */
+void
+idlc_unit_free(idlc_unit *u)
+{
+	idlc_arena_free(&u->arena);
+	free(u->syms.slots);
+	memset(&u->syms, 0, sizeof(u->syms));
+	u->defs = NULL;
+	u->tail = &u->defs;
+}
+
+/* new_sym -- a symbol of u (arena-allocated), not yet in the table. */
+static idlc_sym *
+new_sym(idlc_unit *u, idlc_skind k, const char *name, const idlc_loc *loc, int order)
+{
+	idlc_sym *s = idlc_arena_alloc(&u->arena, sizeof(*s));
+	s->kind = k;
+	s->name = name;
+	if (loc)
+		s->loc = *loc;
+	s->order = order;
+	s->ready = order;
+	s->owner = u;
+	return s;
+}
+
+/* prelude_sym -- the symbol of prelude entry `name` in u (created on first use), or NULL. */
+static idlc_sym *
+prelude_sym(idlc_unit *u, const char *name)
+{
+	for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++) {
+		if (strcmp(prelude[i].name, name) != 0)
+			continue;
+		idlc_sym *s = new_sym(u, IDLC_S_PRELUDE, prelude[i].name, NULL, -1);
+		s->pre = &prelude[i];
+		s->is_type = prelude[i].is_type;
+		s->known = true;
+		s->value = prelude[i].value;
+		s->state = 2;
+		s->ready = -1;
+		tab_put(&u->syms, s);
+		return s;
+	}
+	return NULL;
+}
+
+/* idlc_sym_lookup -- see idlc.h. */
+idlc_sym *
+idlc_sym_lookup(idlc_unit *u, const char *name)
+{
+	idlc_sym *s = tab_get(&u->syms, name);
+	if (s != NULL)
+		return s;
+	if (u->env != NULL) {
+		s = tab_get(&u->env->syms, name);
+		if (s != NULL && !(s->kind == IDLC_S_EXTERN && s->undefined))
+			return s;
+	}
+	return prelude_sym(u, name);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Helpers                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* idlc_lower -- a lower-case copy of s in arena a. */
+char *
+idlc_lower(idlc_arena *a, const char *s)
+{
+	char *p = idlc_arena_strdup(a, s);
+	for (char *q = p; *q; q++)
+		if (*q >= 'A' && *q <= 'Z')
+			*q = (char)(*q - 'A' + 'a');
+	return p;
+}
+
+/* idlc_type_def -- the definition a named type refers to, or NULL. */
+const idlc_def *
+idlc_type_def(const idlc_type *t)
+{
+	if (t == NULL || t->kind != IDLC_T_NAMED || t->sym == NULL)
+		return NULL;
+	if (t->sym->kind != IDLC_S_TYPE)
+		return NULL;
+	return t->sym->def;
+}
+
+/* idlc_resolve_alias -- follow plain typedef aliases from t (see idlc.h). */
+const idlc_type *
+idlc_resolve_alias(const idlc_type *t, const idlc_def **out_def)
+{
+	const idlc_def *d = NULL;
+	for (int guard = 0; guard < 100000; guard++) {
+		d = idlc_type_def(t);
+		if (d == NULL || d->kind != IDLC_DEF_TYPEDEF || d->decl->kind != IDLC_D_PLAIN)
+			break;
+		t = d->decl->type;
+	}
+	if (out_def)
+		*out_def = d;
+	return t;
+}
+
+/* sym_kind_name -- what kind of name s is, for messages. */
+static const char *
+sym_kind_name(const idlc_sym *s)
+{
+	switch (s->kind) {
+	case IDLC_S_CONST: return "a constant";
+	case IDLC_S_ENUMVAL: return "an enumerator";
+	case IDLC_S_TYPE:
+		switch (s->def->kind) {
+		case IDLC_DEF_ENUM: return "an enum";
+		case IDLC_DEF_STRUCT: return "a struct";
+		case IDLC_DEF_UNION: return "a union";
+		default: return "a typedef";
+		}
+	case IDLC_S_PROG: return "a program";
+	case IDLC_S_VERS: return "a version";
+	case IDLC_S_PROC: return "a procedure";
+	case IDLC_S_PCTDEF: return "a %#define";
+	case IDLC_S_PRELUDE: return s->is_type ? "a type" : "a constant";
+	case IDLC_S_EXTERN: return s->is_type ? "a type" : "a constant";
+	}
+	return "a name";
+}
+
+static const char *
+tag_name(idlc_tag t)
+{
+	switch (t) {
+	case IDLC_TAG_STRUCT: return "struct";
+	case IDLC_TAG_UNION: return "union";
+	case IDLC_TAG_ENUM: return "enum";
+	default: return "";
+	}
+}
+
+/* note_defined -- "note: 'X' is defined here" pointing at s, when s has a location. */
+static void
+note_defined(idlc_unit *u, const idlc_sym *s, const char *what)
+{
+	if (s->loc.file != NULL)
+		idlc_note(u->diag, &s->loc, "%s '%s' is %s here", what, s->name,
+		          s->kind == IDLC_S_EXTERN ? "declared" : "defined");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Declaring names                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/*
+ * declare -- add symbol s to u; a name already defined is an error (with a note at the first
+ * definition), except that a %#define yields to a real definition (and the other way round:
+ * the %-line is the programmer's C, not idlc's business) and program, version and procedure
+ * names may repeat (their numbers are compared later). Returns false if s was not added.
+ */
+static bool
+declare(idlc_unit *u, idlc_sym *s)
+{
+	idlc_sym *old = tab_get(&u->syms, s->name);
+	if (old == NULL || old->kind == IDLC_S_PRELUDE) {
+		tab_put(&u->syms, s);
+		return true;
+	}
+	if (old->kind == IDLC_S_PCTDEF) {
+		if (s->kind != IDLC_S_PCTDEF)
+			tab_put(&u->syms, s);
+		return s->kind != IDLC_S_PCTDEF;
+	}
+	if (s->kind == IDLC_S_PCTDEF)
+		return false;
+	if ((s->kind == IDLC_S_VERS && old->kind == IDLC_S_VERS) ||
+	    (s->kind == IDLC_S_PROC && old->kind == IDLC_S_PROC))
+		return false;
+	idlc_error(u->diag, &s->loc, "redefinition of '%s'", s->name);
+	idlc_note(u->diag, &old->loc, "'%s' was defined here as %s", old->name,
+	          sym_kind_name(old));
+	return false;
+}
+
+/* declare_all -- the symbols of every definition of u, in order. */
+static void
+declare_all(idlc_unit *u)
+{
+	for (idlc_def *d = u->defs; d != NULL; d = d->next) {
+		idlc_sym *s;
+		switch (d->kind) {
+		case IDLC_DEF_CONST:
+			s = new_sym(u, IDLC_S_CONST, d->name, &d->loc, d->order);
+			s->def = d;
+			s->expr = d->value;
+			declare(u, s);
+			break;
+		case IDLC_DEF_ENUM: {
+			s = new_sym(u, IDLC_S_TYPE, d->name, &d->loc, d->order);
+			s->def = d;
+			declare(u, s);
+			int sub = 0;
+			for (idlc_enumerator *e = d->enums; e != NULL; e = e->next) {
+				s = new_sym(u, IDLC_S_ENUMVAL, e->name, &e->loc, d->order);
+				s->def = d;
+				s->en = e;
+				s->sub = sub++;
+				e->sym = s;
+				declare(u, s);
+			}
+			break;
+		}
+		case IDLC_DEF_STRUCT:
+		case IDLC_DEF_UNION:
+			s = new_sym(u, IDLC_S_TYPE, d->name, &d->loc, d->order);
+			s->def = d;
+			declare(u, s);
+			break;
+		case IDLC_DEF_TYPEDEF:
+			if (d->decl->kind == IDLC_D_VOID) {
+				idlc_error(u->diag, &d->loc, "a typedef cannot declare 'void'");
+				break;
+			}
+			/* typedef struct foo foo;  -- C's idiom; the struct already has that name */
+			if (d->decl->kind == IDLC_D_PLAIN && d->decl->type->tag != IDLC_TAG_NONE &&
+			    strcmp(d->decl->type->name, d->name) == 0) {
+				d->self_alias = true;
+				break;
+			}
+			s = new_sym(u, IDLC_S_TYPE, d->name, &d->loc, d->order);
+			s->def = d;
+			declare(u, s);
+			break;
+		case IDLC_DEF_PROGRAM:
+			s = new_sym(u, IDLC_S_PROG, d->name, &d->loc, d->order);
+			s->def = d;
+			s->expr = d->number;
+			declare(u, s);
+			for (idlc_version *v = d->versions; v != NULL; v = v->next) {
+				v->prog = d;
+				s = new_sym(u, IDLC_S_VERS, v->name, &v->loc, d->order);
+				s->def = d;
+				s->vers = v;
+				s->expr = v->number;
+				declare(u, s);
+				for (idlc_proc *p = v->procs; p != NULL; p = p->next) {
+					p->vers = v;
+					s = new_sym(u, IDLC_S_PROC, p->name, &p->loc, d->order);
+					s->def = d;
+					s->proc = p;
+					s->expr = p->number;
+					declare(u, s);
+				}
+			}
+			break;
+		case IDLC_DEF_PASSTHRU:
+			if (d->name != NULL && d->value != NULL) {
+				s = new_sym(u, IDLC_S_PCTDEF, d->name, &d->loc, d->order);
+				s->def = d;
+				s->expr = d->value;
+				declare(u, s);
+			}
+			break;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Constant expressions                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+/* How an expression is evaluated. */
+typedef struct ectx {
+	idlc_unit *u;
+	int order;               /* names must be usable before this order; -1: anywhere */
+	const idlc_def *in_enum; /* evaluating a value of this enum... */
+	int in_sub;              /* ...for its enumerator number in_sub */
+	bool quiet;              /* no diagnostics (%#define values) */
+	int ready;               /* out: the largest `ready` of the names used */
+} ectx;
+
+/* Deepest chain of constants defined in terms of constants defined later. */
+#define MAX_FORWARD 256
+static int forward_depth;
+
+static bool eval(ectx *c, idlc_expr *e);
+static bool eval_sym(idlc_unit *u, idlc_sym *s, bool quiet);
+
+/* fail -- report an error about e unless quiet. */
+static bool
+fail(ectx *c, const idlc_expr *e, const char *fmt, ...) IDLC_PRINTF(3, 4);
+
+static bool
+fail(ectx *c, const idlc_expr *e, const char *fmt, ...)
+{
+	if (c->quiet)
+		return false;
+	idlc_buf msg = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	idlc_buf_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	idlc_error(c->u->diag, &e->loc, "%s", msg.data);
+	idlc_buf_free(&msg);
+	return false;
+}
+
+/* assume_extern -- the name of e is defined nowhere idlc can see: assume it (warning) if a
+ * %#include may declare it, else report it as undefined. Either way a symbol is made so
+ * that later uses say nothing more. */
+static idlc_sym *
+assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type, idlc_tag tag,
+              bool quiet)
+{
+	const idlc_unit *inc = u->include_seen ? u : (u->env && u->env->include_seen ? u->env : NULL);
+	idlc_sym *s = new_sym(u, IDLC_S_EXTERN, name, NULL, -1);
+	s->is_type = is_type;
+	s->tag = tag;
+	s->ready = -1;
+	s->state = 2;
+	if (quiet)
+		return s; /* do not remember: a real use may still report it */
+	if (is_type && tag != IDLC_TAG_NONE) {
+		idlc_warning(u->diag, loc,
+		             "'%s %s' is not defined in this file; assuming it is declared elsewhere, "
+		             "with xdr_%s()", tag_name(tag), name, name);
+	} else if (inc != NULL) {
+		if (is_type)
+			idlc_warning(u->diag, loc,
+			             "type '%s' is not defined in this file; assuming the header a "
+			             "%%#include line includes declares it, with xdr_%s()", name, name);
+		else
+			idlc_warning(u->diag, loc,
+			             "'%s' is not defined in this file; assuming the header a %%#include "
+			             "line includes defines it", name);
+		idlc_note(u->diag, &inc->include_loc, "the %%#include line is here");
+	} else {
+		s->undefined = true;
+		if (is_type)
+			idlc_error(u->diag, loc, "undefined type '%s'", name);
+		else
+			idlc_error(u->diag, loc, "undefined constant '%s'", name);
+	}
+	s->loc = *loc;
+	tab_put(&u->syms, s);
+	return s;
+}
+
+/* check_ready -- a use of s at e must come after s is usable in C (c->order). */
+static bool
+check_ready(ectx *c, const idlc_expr *e, const idlc_sym *s)
+{
+	if (c->order < 0 || s->owner != c->u || s->ready < 0)
+		return true;
+	bool ok = s->ready < c->order;
+	if (s->kind == IDLC_S_ENUMVAL && s->def == c->in_enum)
+		ok = s->sub < c->in_sub;
+	if (ok)
+		return true;
+	if (c->quiet)
+		return false;
+	idlc_error(c->u->diag, &e->loc, "'%s' is used before it is defined", s->name);
+	idlc_note(c->u->diag, &s->loc, "'%s' is defined here", s->name);
+	return false;
+}
+
+/* eval_name -- the value of a name used in an expression. */
+static bool
+eval_name(ectx *c, idlc_expr *e)
+{
+	idlc_unit *u = c->u;
+	idlc_sym *s = idlc_sym_lookup(u, e->text);
+	if (s == NULL)
+		s = assume_extern(u, e->text, &e->loc, false, IDLC_TAG_NONE, c->quiet);
+	e->sym = s;
+	switch (s->kind) {
+	case IDLC_S_TYPE:
+		return fail(c, e, "'%s' is %s, not a constant", s->name, sym_kind_name(s));
+	case IDLC_S_PRELUDE:
+	case IDLC_S_EXTERN:
+		if (s->is_type)
+			return fail(c, e, "'%s' is a type, not a constant", s->name);
+		if (s->kind == IDLC_S_PRELUDE && !c->quiet)
+			s->used = true;
+		if (s->kind == IDLC_S_EXTERN)
+			return false; /* value unknown: fine, nothing to check */
+		break;
+	case IDLC_S_CONST:
+		if (s->def->str != NULL)
+			return fail(c, e, "'%s' is a string constant, not a number", s->name);
+		/* fall through */
+	default:
+		if (s->owner == u)
+			eval_sym(u, s, c->quiet);
+		else if (s->state != 2)
+			return false;
+		if (!check_ready(c, e, s))
+			return false;
+		break;
+	}
+	if (s->ready > c->ready)
+		c->ready = s->ready;
+	if (!s->known)
+		return false;
+	e->value = s->value;
+	return true;
+}
+
+/* mul_ok -- *r = a * b unless that overflows. */
+static bool
+mul_ok(int64_t a, int64_t b, int64_t *r)
+{
+	if (a == 0 || b == 0) {
+		*r = 0;
+		return true;
+	}
+	if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+	          : (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
+		return false;
+	*r = a * b;
+	return true;
+}
+
+/*
+ * eval -- the value of e, in 64-bit signed arithmetic with every overflow an error. Returns
+ * whether the value is known (e->known, e->value); false also after a reported error.
+ */
+static bool
+eval(ectx *c, idlc_expr *e)
+{
+	int64_t a, b, r = 0;
+	e->known = false;
+	if (e->bad)
+		return false;
+	switch (e->kind) {
+	case IDLC_EX_NUM:
+		e->value = e->num;
+		e->known = true;
+		return true;
+	case IDLC_EX_NAME:
+		e->known = eval_name(c, e);
+		return e->known;
+	case IDLC_EX_UNARY:
+		if (!eval(c, e->lhs))
+			return false;
+		a = e->lhs->value;
+		if (e->op == '-') {
+			if (a == INT64_MIN)
+				return fail(c, e, "integer overflow in constant expression");
+			r = -a;
+		} else if (e->op == '~') {
+			r = ~a;
+		} else {
+			r = a;
+		}
+		break;
+	case IDLC_EX_BINARY: {
+		bool lk = eval(c, e->lhs);
+		bool rk = eval(c, e->rhs);
+		if (!lk || !rk)
+			return false;
+		a = e->lhs->value;
+		b = e->rhs->value;
+		switch (e->op) {
+		case '+':
+			if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+				return fail(c, e, "integer overflow in constant expression");
+			r = a + b;
+			break;
+		case '-':
+			if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
+				return fail(c, e, "integer overflow in constant expression");
+			r = a - b;
+			break;
+		case '*':
+			if (!mul_ok(a, b, &r))
+				return fail(c, e, "integer overflow in constant expression");
+			break;
+		case '/':
+		case '%':
+			if (b == 0)
+				return fail(c, e, "division by zero in constant expression");
+			if (a == INT64_MIN && b == -1)
+				return fail(c, e, "integer overflow in constant expression");
+			r = e->op == '/' ? a / b : a % b;
+			break;
+		case '|': r = a | b; break;
+		case '&': r = a & b; break;
+		case '^': r = a ^ b; break;
+		case IDLC_OP_SHL:
+			if (b < 0 || b > 62)
+				return fail(c, e, "shift count %" PRId64 " is out of range", b);
+			if (a < 0)
+				return fail(c, e, "left shift of a negative value");
+			if (a > (INT64_MAX >> b))
+				return fail(c, e, "integer overflow in constant expression");
+			r = a << b;
+			break;
+		case IDLC_OP_SHR:
+			if (b < 0 || b > 63)
+				return fail(c, e, "shift count %" PRId64 " is out of range", b);
+			r = a >= 0 ? a >> b : ~(~a >> b);
+			break;
+		default:
+			return false;
+		}
+		break;
+	}
+	}
+	e->value = r;
+	e->known = true;
+	return true;
+}
+
+/*
+ * eval_sym -- compute the value of a constant-like symbol of u once (CONST, PCTDEF, PROG,
+ * VERS, PROC, ENUMVAL). A constant defined in terms of itself is an error. Returns whether
+ * the symbol is usable (its value may still be unknown).
+ */
+static bool
+eval_sym(idlc_unit *u, idlc_sym *s, bool quiet)
+{
+	if (s->state == 2)
+		return true;
+	if (s->kind == IDLC_S_ENUMVAL) {
+		/* enumerators are evaluated with their enum (check_enum); a forward use here
+		 * finds them not yet done */
+		return s->state == 2;
+	}
+	if (s->state == 1) {
+		if (!quiet)
+			idlc_error(u->diag, &s->loc, "'%s' is defined in terms of itself", s->name);
+		return false;
+	}
+	if (forward_depth >= MAX_FORWARD) {
+		if (!quiet)
+			idlc_error(u->diag, &s->loc,
+			           "constants defined in terms of later constants nest too deeply");
+		return false;
+	}
+	s->state = 1;
+	forward_depth++;
+	ectx c = { u, -1, NULL, 0, quiet || s->kind == IDLC_S_PCTDEF, s->order };
+	s->known = s->expr != NULL && eval(&c, s->expr);
+	if (s->known)
+		s->value = s->expr->value;
+	s->ready = c.ready;
+	forward_depth--;
+	s->state = 2;
+	return true;
+}
+
+/* eval_in -- evaluate e for a use at `order` (-1: anywhere). */
+static bool
+eval_in(idlc_unit *u, idlc_expr *e, int order)
+{
+	ectx c = { u, order, NULL, 0, false, -1 };
+	return eval(&c, e);
+}
+
+/* fits -- whether v is in [lo, hi]. */
+static bool
+fits(int64_t v, int64_t lo, int64_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Checking definitions                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+/* check_const -- a const's value must fit in 32 bits (int or unsigned int). */
+static void
+check_const(idlc_unit *u, idlc_def *d)
+{
+	if (d->str != NULL)
+		return;
+	idlc_sym *s = tab_get(&u->syms, d->name);
+	if (s == NULL || s->def != d)
+		return;
+	eval_sym(u, s, false);
+	if (s->known && !fits(s->value, INT32_MIN, UINT32_MAX))
+		idlc_error(u->diag, &d->value->loc,
+		           "value of constant '%s' (%" PRId64 ") does not fit in 32 bits", d->name,
+		           s->value);
+}
+
+/* check_enum -- enumerator values: known, within int, and no accidental duplicates (an
+ * implicit value equal to an earlier one). Explicit duplicates are aliases and allowed. */
+static void
+check_enum(idlc_unit *u, idlc_def *d)
+{
+	int64_t prev = -1;
+	bool prev_known = true;
+	int sub = 0;
+	for (idlc_enumerator *e = d->enums; e != NULL; e = e->next, sub++) {
+		if (e->value != NULL) {
+			ectx c = { u, d->order, d, sub, false, -1 };
+			e->known = eval(&c, e->value);
+			e->v = e->value->value;
+		} else {
+			e->known = prev_known;
+			e->v = prev + 1;
+		}
+		if (e->known && !fits(e->v, INT32_MIN, INT32_MAX)) {
+			idlc_error(u->diag, e->value ? &e->value->loc : &e->loc,
+			           "value of enumerator '%s' (%" PRId64 ") is outside the range of int",
+			           e->name, e->v);
+			e->known = false;
+		}
+		if (e->known && e->value == NULL) {
+			for (idlc_enumerator *o = d->enums; o != e; o = o->next) {
+				if (o->known && o->v == e->v) {
+					idlc_error(u->diag, &e->loc,
+					           "enumerator '%s' gets the value %" PRId64
+					           " implicitly, which '%s' already has",
+					           e->name, e->v, o->name);
+					idlc_note(u->diag, &o->loc, "'%s' is defined here", o->name);
+					break;
+				}
+			}
+		}
+		if (e->sym != NULL && e->sym->def == d) {
+			e->sym->known = e->known;
+			e->sym->value = e->v;
+			e->sym->state = 2;
+		}
+		prev = e->known ? e->v : prev;
+		prev_known = e->known;
+	}
+}
+
+/* Where a declaration appears. */
+typedef enum { IN_FIELD, IN_ARM, IN_TYPEDEF, IN_DISCRIM } where_t;
+
+/*
+ * resolve_type -- resolve the name of t (a use inside definition `cur`, at order `order`;
+ * -1 for procedure signatures, which the header declares after every type). `ptr`: the use
+ * is through a pointer (T *x, T x<>), where C accepts a struct that is not yet complete.
+ * Prelude aliases (u_int, ...) become their primitive.
+ */
+static void
+resolve_type(idlc_unit *u, idlc_type *t, const idlc_def *cur, int order, bool ptr)
+{
+	if (t->kind != IDLC_T_NAMED)
+		return;
+	idlc_sym *s = idlc_sym_lookup(u, t->name);
+	if (s == NULL) {
+		s = assume_extern(u, t->name, &t->loc, true, t->tag, false);
+	}
+	t->sym = s;
+	switch (s->kind) {
+	case IDLC_S_PRELUDE:
+		if (!s->is_type) {
+			idlc_error(u->diag, &t->loc, "'%s' is a constant, not a type", t->name);
+			return;
+		}
+		s->used = true;
+		if (s->pre->special == 0)
+			t->kind = s->pre->kind;
+		return;
+	case IDLC_S_EXTERN:
+		if (!s->is_type && !s->undefined)
+			idlc_error(u->diag, &t->loc, "'%s' is a constant, not a type", t->name);
+		return;
+	case IDLC_S_TYPE:
+		break;
+	default:
+		idlc_error(u->diag, &t->loc, "'%s' is %s, not a type", t->name, sym_kind_name(s));
+		note_defined(u, s, "");
+		return;
+	}
+
+	const idlc_def *d = s->def;
+	idlc_tag want = t->tag;
+	if ((want == IDLC_TAG_STRUCT && d->kind != IDLC_DEF_STRUCT) ||
+	    (want == IDLC_TAG_UNION && d->kind != IDLC_DEF_UNION) ||
+	    (want == IDLC_TAG_ENUM && d->kind != IDLC_DEF_ENUM)) {
+		idlc_error(u->diag, &t->loc, "'%s' is %s, not a %s", t->name, sym_kind_name(s),
+		           tag_name(want));
+		idlc_note(u->diag, &d->loc, "'%s' is defined here", d->name);
+		return;
+	}
+	if (order < 0 || s->owner != u || d->order < order)
+		return;
+	if (ptr && (d->kind == IDLC_DEF_STRUCT || d->kind == IDLC_DEF_UNION)) {
+		t->use_tag = true; /* "struct foo *": C accepts an incomplete struct here */
+		return;
+	}
+	if (d == cur)
+		idlc_error(u->diag, &t->loc, "'%s' cannot contain itself (use a pointer: '%s *')",
+		           t->name, t->name);
+	else
+		idlc_error(u->diag, &t->loc, "type '%s' is used before it is defined", t->name);
+	if (d != cur)
+		idlc_note(u->diag, &d->loc, "'%s' is defined here", d->name);
+}
+
+/* check_size -- the size or maximum of declaration d: fixed arrays need 1..2^32-1 (and the
+ * value must be defined before: it appears in the header), maximums 0..2^32-1. */
+static void
+check_size(idlc_unit *u, idlc_decl *d, int order)
+{
+	if (d->size == NULL)
+		return;
+	bool fixed = d->kind == IDLC_D_FIXED;
+	if (!eval_in(u, d->size, fixed ? order : -1))
+		return;
+	int64_t v = d->size->value;
+	if (fixed && v <= 0)
+		idlc_error(u->diag, &d->size->loc, "size of array '%s' is not positive (%" PRId64 ")",
+		           d->name, v);
+	else if (v < 0)
+		idlc_error(u->diag, &d->size->loc, "maximum size of '%s' is negative (%" PRId64 ")",
+		           d->name, v);
+	else if (v > UINT32_MAX)
+		idlc_error(u->diag, &d->size->loc,
+		           "size of '%s' (%" PRId64 ") does not fit in 32 bits", d->name, v);
+}
+
+/* check_decl -- one declaration of definition `cur`, appearing `where`. */
+static void
+check_decl(idlc_unit *u, idlc_decl *d, const idlc_def *cur, where_t where)
+{
+	if (d->kind == IDLC_D_VOID) {
+		if (where != IN_ARM)
+			idlc_error(u->diag, &d->loc,
+			           "'void' is only allowed as a union arm, procedure argument or result");
+		return;
+	}
+	idlc_type *t = d->type;
+	if (t->kind == IDLC_T_STRING) {
+		if (d->kind == IDLC_D_FIXED)
+			idlc_error(u->diag, &d->loc,
+			           "string '%s' cannot have a fixed size; declare it 'string %s<N>'",
+			           d->name, d->name);
+		else if (d->kind == IDLC_D_PLAIN)
+			idlc_error(u->diag, &d->loc,
+			           "string '%s' needs a maximum size: 'string %s<N>' or 'string %s<>'",
+			           d->name, d->name, d->name);
+		else if (d->kind == IDLC_D_PTR)
+			idlc_error(u->diag, &d->loc,
+			           "'string *%s' is not allowed; declare it 'string %s<>'", d->name,
+			           d->name);
+	} else if (t->kind == IDLC_T_OPAQUE) {
+		if (d->kind == IDLC_D_PLAIN)
+			idlc_error(u->diag, &d->loc,
+			           "opaque '%s' needs a size: 'opaque %s[N]' (fixed) or 'opaque %s<N>' "
+			           "(variable)", d->name, d->name, d->name);
+		else if (d->kind == IDLC_D_PTR)
+			idlc_error(u->diag, &d->loc,
+			           "'opaque *%s' is not allowed; declare it 'opaque %s<>'", d->name,
+			           d->name);
+	}
+	bool ptr = d->kind == IDLC_D_PTR || d->kind == IDLC_D_VAR;
+	resolve_type(u, t, cur, cur->order, ptr);
+	check_size(u, d, cur->order);
+	(void)where;
+}
+
+/* check_struct -- the fields of a struct: each declaration, names unique; find the field
+ * that makes it a linked list (encoded iteratively). */
+static void
+check_struct(idlc_unit *u, idlc_def *d)
+{
+	for (idlc_decl *f = d->fields; f != NULL; f = f->next) {
+		check_decl(u, f, d, IN_FIELD);
+		if (f->kind == IDLC_D_VOID)
+			continue;
+		for (idlc_decl *g = d->fields; g != f; g = g->next) {
+			if (g->name != NULL && strcmp(g->name, f->name) == 0) {
+				idlc_error(u->diag, &f->loc, "duplicate field '%s' in struct '%s'",
+				           f->name, d->name);
+				idlc_note(u->diag, &g->loc, "'%s' is declared here", g->name);
+				break;
+			}
+		}
+	}
+}
+
+/* self_link -- whether field f is an optional pointer to struct d itself, written "d *f" or
+ * through a pointer typedef ("typedef d *list;  list f;"). */
+static bool
+self_link(const idlc_decl *f, const idlc_def *d)
+{
+	if (f->kind == IDLC_D_PTR)
+		return idlc_type_def(f->type) == d;
+	if (f->kind != IDLC_D_PLAIN)
+		return false;
+	const idlc_def *td;
+	const idlc_type *t = idlc_resolve_alias(f->type, &td);
+	(void)t;
+	if (td == NULL || td->kind != IDLC_DEF_TYPEDEF || td->decl->kind != IDLC_D_PTR)
+		return false;
+	return idlc_type_def(td->decl->type) == d;
+}
+
+/* find_list -- a struct whose last field, and only that one, links to the struct itself is
+ * a list; its code walks the list in a loop. */
+static void
+find_list(idlc_def *d)
+{
+	int links = 0;
+	idlc_decl *last = NULL;
+	for (idlc_decl *f = d->fields; f != NULL; f = f->next) {
+		if (f->kind != IDLC_D_VOID && self_link(f, d))
+			links++;
+		last = f;
+	}
+	if (links == 1 && last != NULL && self_link(last, d))
+		d->list_next = last;
+}
+
+/* discrim_kind -- the kind a discriminant's type resolves to; *en its enum (if any).
+ * IDLC_T_VOID: not known (external). */
+static idlc_tkind
+discrim_kind(const idlc_type *t, const idlc_def **en)
+{
+	const idlc_def *d;
+	t = idlc_resolve_alias(t, &d);
+	*en = NULL;
+	if (t->kind != IDLC_T_NAMED)
+		return t->kind;
+	if (d != NULL && d->kind == IDLC_DEF_ENUM) {
+		*en = d;
+		return IDLC_T_NAMED;
+	}
+	if (d == NULL && t->sym != NULL && t->sym->kind == IDLC_S_EXTERN)
+		return IDLC_T_VOID;
+	return IDLC_T_OPAQUE; /* something not allowed: struct, union, array... */
+}
+
+/* check_union -- discriminant type, case values (type, range, duplicates), arms. */
+static void
+check_union(idlc_unit *u, idlc_def *d)
+{
+	idlc_decl *disc = d->discrim;
+	const idlc_def *en = NULL;
+	idlc_tkind dk = IDLC_T_VOID;
+
+	if (disc->kind == IDLC_D_VOID) {
+		idlc_error(u->diag, &disc->loc, "union '%s' cannot switch on 'void'", d->name);
+	} else {
+		check_decl(u, disc, d, IN_DISCRIM);
+		dk = discrim_kind(disc->type, &en);
+		bool ok = disc->kind == IDLC_D_PLAIN &&
+		          (dk == IDLC_T_INT || dk == IDLC_T_UINT || dk == IDLC_T_BOOL ||
+		           dk == IDLC_T_NAMED || dk == IDLC_T_VOID);
+		if (!ok) {
+			const char *sp = disc->type->spelling ? disc->type->spelling : "?";
+			idlc_error(u->diag, &disc->type->loc,
+			           "union '%s' cannot switch on '%s%s': a discriminant must be int, "
+			           "unsigned int, bool or an enum", d->name, sp,
+			           disc->kind == IDLC_D_PLAIN ? "" : disc->kind == IDLC_D_PTR ? " *" :
+			           disc->kind == IDLC_D_FIXED ? "[]" : "<>");
+			dk = IDLC_T_VOID;
+		}
+	}
+
+	const idlc_case *dflt = NULL;
+	bool any_data = false;
+	for (idlc_arm *a = d->arms; a != NULL; a = a->next) {
+		for (idlc_case *c = a->cases; c != NULL; c = c->next) {
+			if (c->value == NULL) {
+				if (dflt != NULL) {
+					idlc_error(u->diag, &c->loc, "union '%s' has more than one default arm",
+					           d->name);
+					idlc_note(u->diag, &dflt->loc, "the first default is here");
+				}
+				dflt = c;
+				continue;
+			}
+			if (!eval_in(u, c->value, -1))
+				continue;
+			int64_t v = c->value->value;
+			const idlc_sym *vs = c->value->kind == IDLC_EX_NAME ? c->value->sym : NULL;
+			if (dk == IDLC_T_NAMED && en != NULL) {
+				bool member = false;
+				if (vs != NULL && vs->kind == IDLC_S_ENUMVAL) {
+					member = vs->def == en;
+				} else {
+					for (idlc_enumerator *e = en->enums; e != NULL; e = e->next)
+						if (e->known && e->v == v)
+							member = true;
+				}
+				if (!member) {
+					if (c->value->kind == IDLC_EX_NAME)
+						idlc_error(u->diag, &c->value->loc,
+						           "case value '%s' is not a member of enum '%s'",
+						           c->value->text, en->name);
+					else
+						idlc_error(u->diag, &c->value->loc,
+						           "case value %" PRId64 " is not a value of enum '%s'", v,
+						           en->name);
+					continue;
+				}
+			} else if (dk == IDLC_T_BOOL && v != 0 && v != 1) {
+				idlc_error(u->diag, &c->value->loc,
+				           "case value %" PRId64 " is not a bool (FALSE or TRUE)", v);
+				continue;
+			} else if (dk == IDLC_T_INT && !fits(v, INT32_MIN, INT32_MAX)) {
+				idlc_error(u->diag, &c->value->loc,
+				           "case value %" PRId64 " is outside the range of int", v);
+				continue;
+			} else if (dk == IDLC_T_UINT && !fits(v, 0, UINT32_MAX)) {
+				idlc_error(u->diag, &c->value->loc,
+				           "case value %" PRId64 " is outside the range of unsigned int", v);
+				continue;
+			}
+			/* duplicates */
+			for (idlc_arm *b = d->arms; b != NULL; b = b->next) {
+				for (idlc_case *o = b->cases; o != NULL; o = o->next) {
+					if (o == c)
+						goto next_case;
+					if (o->value != NULL && o->value->known && o->value->value == v) {
+						idlc_error(u->diag, &c->value->loc,
+						           "duplicate case value %" PRId64 " in union '%s'", v,
+						           d->name);
+						idlc_note(u->diag, &o->value->loc, "previous case with value %" PRId64
+						          " is here", v);
+						c->value->known = false;
+						goto next_case;
+					}
+				}
+			}
+		next_case:;
+		}
+		if (a->decl == NULL)
+			continue;
+		check_decl(u, a->decl, d, IN_ARM);
+		if (a->decl->kind == IDLC_D_VOID)
+			continue;
+		any_data = true;
+		for (idlc_arm *b = d->arms; b != a; b = b->next) {
+			if (b->decl != NULL && b->decl->kind != IDLC_D_VOID &&
+			    strcmp(b->decl->name, a->decl->name) == 0) {
+				idlc_error(u->diag, &a->decl->loc, "duplicate arm '%s' in union '%s'",
+				           a->decl->name, d->name);
+				idlc_note(u->diag, &b->decl->loc, "'%s' is declared here", b->decl->name);
+				break;
+			}
+		}
+	}
+	d->has_default = dflt != NULL;
+	d->all_void = !any_data;
+}
+
+/* check_typedef -- the declaration of a typedef; "typedef struct foo foo;" must name a
+ * struct (union, enum) foo. */
+static void
+check_typedef(idlc_unit *u, idlc_def *d)
+{
+	if (d->decl->kind == IDLC_D_VOID)
+		return;
+	if (d->self_alias) {
+		resolve_type(u, d->decl->type, d, d->order, false);
+		return;
+	}
+	check_decl(u, d->decl, d, IN_TYPEDEF);
+}
+
+/* number -- evaluate a program/version/procedure number: 0..2^32-1. */
+static bool
+number(idlc_unit *u, idlc_expr *e, const char *what, const char *name, uint32_t *out)
+{
+	if (!eval_in(u, e, -1))
+		return false;
+	if (!fits(e->value, 0, UINT32_MAX)) {
+		idlc_error(u->diag, &e->loc, "%s number of '%s' (%" PRId64 ") is not in 0..4294967295",
+		           what, name, e->value);
+		return false;
+	}
+	*out = (uint32_t)e->value;
+	return true;
+}
+
+/* check_same_number -- a version or procedure name used again must have the same number. */
+static void
+check_same_number(idlc_unit *u, const char *what, const char *name, const idlc_loc *loc,
+                  const idlc_expr *num, bool known)
+{
+	idlc_sym *s = tab_get(&u->syms, name);
+	if (s == NULL || s->expr == num || !known)
+		return;
+	if (s->expr == NULL || !s->expr->known || s->expr->value == num->value)
+		return;
+	idlc_error(u->diag, loc, "%s '%s' is defined again with a different number (%" PRId64
+	           ", was %" PRId64 ")", what, name, num->value, s->expr->value);
+	idlc_note(u->diag, &s->loc, "'%s' is first defined here", name);
+}
+
+/* check_param_type -- an argument or result type of a procedure. */
+static void
+check_param_type(idlc_unit *u, idlc_type *t, const idlc_def *prog)
+{
+	if (t->kind == IDLC_T_OPAQUE) {
+		idlc_error(u->diag, &t->loc,
+		           "'opaque' needs a size: declare a type (typedef opaque T<N>;) and use it");
+		return;
+	}
+	resolve_type(u, t, prog, -1, true);
+}
+
+/* check_program -- numbers (range, duplicates), names, procedure signatures, and the C
+ * names the procedures get. */
+static void
+check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames)
+{
+	bool pk = number(u, d->number, "program", d->name, &d->num);
+	if (pk) {
+		for (idlc_def *o = u->defs; o != d; o = o->next) {
+			if (o->kind == IDLC_DEF_PROGRAM && o->number->known && o->num == d->num) {
+				idlc_error(u->diag, &d->number->loc,
+				           "program number %" PRIu32 " is already used by program '%s'",
+				           d->num, o->name);
+				idlc_note(u->diag, &o->loc, "'%s' is defined here", o->name);
+				break;
+			}
+		}
+	}
+	for (idlc_version *v = d->versions; v != NULL; v = v->next) {
+		bool vk = number(u, v->number, "version", v->name, &v->num);
+		check_same_number(u, "version", v->name, &v->loc, v->number, vk);
+		for (idlc_version *o = d->versions; vk && o != v; o = o->next) {
+			if (o->number->known && o->num == v->num) {
+				idlc_error(u->diag, &v->number->loc,
+				           "version number %" PRIu32 " is used twice in program '%s'", v->num,
+				           d->name);
+				idlc_note(u->diag, &o->loc, "version '%s' has it already", o->name);
+				break;
+			}
+		}
+		v->nprocs = 0;
+		for (idlc_proc *p = v->procs; p != NULL; p = p->next) {
+			v->nprocs++;
+			bool nk = number(u, p->number, "procedure", p->name, &p->num);
+			check_same_number(u, "procedure", p->name, &p->loc, p->number, nk);
+			for (idlc_proc *o = v->procs; o != p; o = o->next) {
+				if (strcmp(o->name, p->name) == 0) {
+					idlc_error(u->diag, &p->loc,
+					           "procedure '%s' is defined twice in version '%s'", p->name,
+					           v->name);
+					idlc_note(u->diag, &o->loc, "'%s' is first defined here", o->name);
+					break;
+				}
+				if (nk && o->number->known && o->num == p->num) {
+					idlc_error(u->diag, &p->number->loc,
+					           "procedure number %" PRIu32 " is used twice in version '%s'",
+					           p->num, v->name);
+					idlc_note(u->diag, &o->loc, "procedure '%s' has it already", o->name);
+					break;
+				}
+			}
+			check_param_type(u, p->result, d);
+			for (idlc_param *a = p->params; a != NULL; a = a->next) {
+				if (a->type->kind == IDLC_T_VOID) {
+					if (p->nparams != 0)
+						idlc_error(u->diag, &a->loc,
+						           "'void' must be the only argument of '%s'", p->name);
+					continue;
+				}
+				check_param_type(u, a->type, d);
+			}
+			/* the C names: proc_V must be unique and not clash with a type or const */
+			if (vk) {
+				idlc_buf b = { 0 };
+				idlc_buf_printf(&b, "%s_%" PRIu32, p->name, v->num);
+				char *cname = idlc_lower(&u->arena, b.data);
+				idlc_buf_free(&b);
+				idlc_sym *old = tab_get(cnames, cname);
+				idlc_sym *clash = tab_get(&u->syms, cname);
+				if (old != NULL) {
+					idlc_error(u->diag, &p->loc,
+					           "procedure '%s' gets the C name '%s', like '%s'", p->name,
+					           cname, old->proc->name);
+					idlc_note(u->diag, &old->loc, "'%s' is defined here", old->proc->name);
+				} else if (clash != NULL && clash->kind != IDLC_S_PROC &&
+				           clash->kind != IDLC_S_PRELUDE) {
+					idlc_error(u->diag, &p->loc,
+					           "procedure '%s' gets the C name '%s', which is already %s",
+					           p->name, cname, sym_kind_name(clash));
+					note_defined(u, clash, "");
+				} else {
+					idlc_sym *s = new_sym(u, IDLC_S_PROC, cname, &p->loc, d->order);
+					s->proc = p;
+					tab_put(cnames, s);
+				}
+			}
+		}
+	}
+}
+
+/* idlc_check -- see idlc.h. */
+int
+idlc_check(idlc_unit *u)
+{
+	int before = idlc_diag_errors(u->diag);
+	idlc_symtab cnames = { 0 };
+
+	declare_all(u);
+	/* enumerators first (constants may use them), then everything in order */
+	for (idlc_def *d = u->defs; d != NULL; d = d->next)
+		if (d->kind == IDLC_DEF_ENUM)
+			check_enum(u, d);
+	for (idlc_def *d = u->defs; d != NULL; d = d->next) {
+		switch (d->kind) {
+		case IDLC_DEF_CONST:
+			check_const(u, d);
+			break;
+		case IDLC_DEF_ENUM:
+			break;
+		case IDLC_DEF_STRUCT:
+			check_struct(u, d);
+			break;
+		case IDLC_DEF_UNION:
+			check_union(u, d);
+			break;
+		case IDLC_DEF_TYPEDEF:
+			check_typedef(u, d);
+			break;
+		case IDLC_DEF_PROGRAM:
+			check_program(u, d, &cnames);
+			break;
+		case IDLC_DEF_PASSTHRU:
+			break;
+		}
+	}
+	for (idlc_def *d = u->defs; d != NULL; d = d->next)
+		if (d->kind == IDLC_DEF_STRUCT)
+			find_list(d);
+	free(cnames.slots);
+	idlc_diag_flush(u->diag);
+	return idlc_diag_errors(u->diag) - before;
+}
+
+/* idlc_prelude_decls -- append to b what the header must declare for the prelude names u
+ * uses (TRUE, netobj, ...), in a fixed order. */
+void
+idlc_prelude_decls(idlc_unit *u, idlc_buf *b)
+{
+	for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++) {
+		if (prelude[i].cdecl == NULL)
+			continue;
+		idlc_sym *s = tab_get(&u->syms, prelude[i].name);
+		if (s != NULL && s->kind == IDLC_S_PRELUDE && s->used) {
+			idlc_buf_puts(b, prelude[i].cdecl);
+			idlc_buf_putc(b, '\n');
+		}
+	}
+}

@@ -1,0 +1,87 @@
+/*
+ * idlc -- NAME_svc.c: the server side. Per procedure a static wrapper of type rc_svc_fn
+ * that unpacks the decoded argument and calls the user's
+ *
+ *   bool proc_V_svc(const ARG *arg, RES *res, rc_svc_req *req)
+ *
+ * and per version the table rc_svc_prog prog_V_program and prog_V_register(). No main():
+ * the application owns the server.
+ */
+#include <inttypes.h>
+
+#include "idlc.h"
+
+/* gen_wrapper -- static bool rc__proc_V(void *args, void *res, rc_svc_req *req) */
+static void
+gen_wrapper(idlc_gen *g, const idlc_proc *p)
+{
+	idlc_buf *b = g->out;
+	const char *name = idlc_proc_cname(g, p);
+	bool has_res = p->result->kind != IDLC_T_VOID;
+
+	idlc_buf_printf(b, "\nstatic bool\nrc__%s(void *args, void *res, rc_svc_req *req)\n{\n",
+	                name);
+	if (p->nparams > 1)
+		idlc_buf_printf(b, "\t%s_argument *argp = args;\n\n", name);
+	if (p->nparams == 0)
+		idlc_buf_puts(b, "\t(void)args;\n");
+	if (!has_res)
+		idlc_buf_puts(b, "\t(void)res;\n");
+	idlc_buf_printf(b, "\treturn %s_svc(", name);
+	const char *sep = "";
+	if (p->nparams == 1) {
+		idlc_buf_puts(b, "args");
+		sep = ", ";
+	} else if (p->nparams > 1) {
+		for (int i = 1; i <= p->nparams; i++) {
+			idlc_buf_printf(b, "%s&argp->arg%d", sep, i);
+			sep = ", ";
+		}
+	}
+	if (has_res) {
+		idlc_buf_printf(b, "%sres", sep);
+		sep = ", ";
+	}
+	idlc_buf_printf(b, "%sreq);\n}\n", sep);
+}
+
+/* gen_version -- the wrappers, the table and the registration of one version. */
+static void
+gen_version(idlc_gen *g, const idlc_version *v)
+{
+	idlc_buf *b = g->out;
+	const char *pname = idlc_prog_cname(g, v);
+
+	for (const idlc_proc *p = v->procs; p != NULL; p = p->next)
+		gen_wrapper(g, p);
+	idlc_buf_printf(b, "\nstatic const rc_svc_proc rc__%s_procs[] = {\n", pname);
+	for (const idlc_proc *p = v->procs; p != NULL; p = p->next) {
+		const char *name = idlc_proc_cname(g, p);
+		idlc_buf_printf(b, "\t{ &%s_info, rc__%s },\n", name, name);
+	}
+	idlc_buf_puts(b, "};\n");
+	idlc_buf_printf(b, "\nconst rc_svc_prog %s_program = {\n\t%s, %s, %d, rc__%s_procs\n};\n",
+	                pname, v->prog->name, v->name, v->nprocs, pname);
+	idlc_buf_printf(b,
+	                "\nrc_status\n%s_register(rc_server *srv, void *ctx)\n{\n"
+	                "\treturn rc_server_register(srv, &%s_program, ctx);\n}\n",
+	                pname, pname);
+}
+
+/* idlc_gen_svc -- NAME_svc.c: the header, the %-lines of this pass, the server tables. */
+void
+idlc_gen_svc(idlc_gen *g)
+{
+	idlc_buf what = { 0 };
+	idlc_buf_printf(&what, "%s_svc.c", g->base);
+	idlc_gen_banner(g, what.data);
+	idlc_buf_free(&what);
+	idlc_buf_printf(g->out, "#include \"%s\"\n", g->header);
+	for (const idlc_def *d = g->unit->defs; d != NULL; d = d->next)
+		if (d->kind == IDLC_DEF_PASSTHRU)
+			idlc_gen_passthru(g, d);
+	for (const idlc_def *d = g->unit->defs; d != NULL; d = d->next)
+		if (d->kind == IDLC_DEF_PROGRAM)
+			for (const idlc_version *v = d->versions; v != NULL; v = v->next)
+				gen_version(g, v);
+}

@@ -1,0 +1,384 @@
+/*
+ * idlc -- command line driver.
+ *
+ *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] NAME.x
+ *
+ * Like rpcgen, idlc runs the C preprocessor once per output, with RPC_HDR, RPC_XDR,
+ * RPC_CLNT or RPC_SVC defined, and parses and checks each result. The header pass is
+ * always run first: it reports the problems, and the other passes look up in it the names
+ * their own text lacks (the .c files include the header). Diagnostics repeated by later
+ * passes are printed once. Nothing is written unless every pass succeeded; each output is
+ * written to a temporary file in its folder and renamed into place.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "idlc.h"
+
+#ifndef IDLC_VERSION
+#define IDLC_VERSION "0.0.0"
+#endif
+
+extern char **environ;
+
+static const char usage_text[] =
+	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] NAME.x\n"
+	"\n"
+	"Compile an ONC RPC interface (the RPC language of rpcgen) into C for remotecall.\n"
+	"Without -h/-c/-l/-m, write NAME.h, NAME_xdr.c, NAME_clnt.c and NAME_svc.c into the\n"
+	"folder given by -o (default: the current folder).\n"
+	"\n"
+	"  -h           write only the header (NAME.h)\n"
+	"  -c           write only the XDR routines (NAME_xdr.c)\n"
+	"  -l           write only the client stubs (NAME_clnt.c)\n"
+	"  -m           write only the server tables (NAME_svc.c)\n"
+	"               with one of these, -o names the file; without -o, standard output\n"
+	"  -o PATH      output folder, or output file with -h/-c/-l/-m\n"
+	"  -D NAME[=V]  define a macro for the C preprocessor\n"
+	"  -I DIR       add DIR to the preprocessor's include path\n"
+	"  --help       show this text\n"
+	"  --version    show the version\n"
+	"\n"
+	"The preprocessor is 'cpp' from PATH, or the program named by $IDLC_CPP.\n"
+	"Exit status: 0 success, 1 errors in the input, 2 usage or system error.\n";
+
+static const char *const pass_macro[IDLC_NPASS] = {
+	"-DRPC_HDR", "-DRPC_XDR", "-DRPC_CLNT", "-DRPC_SVC"
+};
+
+/* Command line. */
+typedef struct options {
+	const char **cpp_args; /* -D and -I, as cpp arguments */
+	size_t ncpp;
+	const char *out;       /* -o */
+	int only;              /* -1: all outputs; else the pass of the one output */
+	const char *input;
+} options;
+
+/* fatal_usage -- report a usage error and exit 2. */
+static void
+fatal_usage(const char *fmt, const char *arg)
+{
+	fputs("idlc: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'idlc --help' for more information.\n", stderr);
+	exit(2);
+}
+
+/* parse_args -- fill o from argv; exits on --help, --version and usage errors. */
+static void
+parse_args(int argc, char **argv, options *o)
+{
+	o->cpp_args = idlc_xcalloc((size_t)argc * 2 + 1, sizeof(*o->cpp_args));
+	o->only = -1;
+	bool dashdash = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (dashdash || a[0] != '-' || a[1] == '\0') {
+			if (o->input != NULL)
+				fatal_usage("more than one input file ('%s')", a);
+			o->input = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			dashdash = true;
+		} else if (strcmp(a, "--help") == 0) {
+			fputs(usage_text, stdout);
+			free(o->cpp_args);
+			exit(0);
+		} else if (strcmp(a, "--version") == 0) {
+			printf("idlc (remotecall) %s\n", IDLC_VERSION);
+			free(o->cpp_args);
+			exit(0);
+		} else if (a[1] == 'D' || a[1] == 'I') {
+			const char *v = a + 2;
+			if (*v == '\0') {
+				if (i + 1 >= argc)
+					fatal_usage("option '%s' needs an argument", a);
+				v = argv[++i];
+			}
+			o->cpp_args[o->ncpp++] = a[1] == 'D' ? "-D" : "-I";
+			o->cpp_args[o->ncpp++] = v;
+		} else if (a[1] == 'o') {
+			const char *v = a + 2;
+			if (*v == '\0') {
+				if (i + 1 >= argc)
+					fatal_usage("option '%s' needs an argument", a);
+				v = argv[++i];
+			}
+			o->out = v;
+		} else if ((a[1] == 'h' || a[1] == 'c' || a[1] == 'l' || a[1] == 'm') && a[2] == '\0') {
+			int p = a[1] == 'h' ? IDLC_PASS_HDR : a[1] == 'c' ? IDLC_PASS_XDR :
+			        a[1] == 'l' ? IDLC_PASS_CLNT : IDLC_PASS_SVC;
+			if (o->only >= 0 && o->only != p)
+				fatal_usage("only one of -h, -c, -l, -m may be given (%s)", a);
+			o->only = p;
+		} else {
+			fatal_usage("unknown option '%s'", a);
+		}
+	}
+	if (o->input == NULL)
+		fatal_usage("%s", "no input file");
+}
+
+/* run_cpp -- the preprocessor's output for pass p into out. Returns false (after saying
+ * why) if it could not run or failed; its own messages went to stderr. */
+static bool
+run_cpp(const options *o, idlc_pass p, idlc_buf *out)
+{
+	const char *cpp = getenv("IDLC_CPP");
+	if (cpp == NULL || *cpp == '\0')
+		cpp = "cpp";
+	const char **argv = idlc_xcalloc(o->ncpp + 6, sizeof(*argv));
+	size_t n = 0;
+	argv[n++] = cpp;
+	argv[n++] = "-C";
+	argv[n++] = pass_macro[p];
+	for (size_t i = 0; i < o->ncpp; i++)
+		argv[n++] = o->cpp_args[i];
+	argv[n++] = o->input;
+	argv[n] = NULL;
+
+	int fds[2];
+	if (pipe(fds) != 0) {
+		fprintf(stderr, "idlc: error: pipe: %s\n", strerror(errno));
+		free(argv);
+		return false;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, cpp, &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	free(argv);
+	close(fds[1]);
+	if (rc != 0) {
+		fprintf(stderr, "idlc: error: cannot run the C preprocessor '%s': %s\n", cpp,
+		        strerror(rc));
+		close(fds[0]);
+		return false;
+	}
+	char chunk[65536];
+	for (;;) {
+		ssize_t got = read(fds[0], chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		idlc_buf_putn(out, chunk, (size_t)got);
+	}
+	close(fds[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			status = -1;
+			break;
+		}
+	}
+	if (status != 0) {
+		fprintf(stderr, "idlc: error: the C preprocessor failed on '%s'\n", o->input);
+		return false;
+	}
+	if (out->data == NULL)
+		idlc_buf_putn(out, "", 0);
+	return true;
+}
+
+/* One output file. */
+typedef struct output {
+	idlc_pass pass;
+	char *path;      /* where it goes (NULL: standard output) */
+	char *tmp;       /* the temporary file written first */
+	idlc_buf text;
+} output;
+
+/* write_tmp -- write o->text to a new temporary file next to o->path. */
+static bool
+write_tmp(output *o)
+{
+	const char *slash = strrchr(o->path, '/');
+	size_t dirlen = slash ? (size_t)(slash - o->path) + 1 : 0;
+	const char *base = o->path + dirlen;
+	size_t n = strlen(o->path) + 16;
+	o->tmp = idlc_xmalloc(n);
+	snprintf(o->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, o->path, base);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		fprintf(stderr, "idlc: error: cannot create a file next to '%s': %s\n", o->path,
+		        strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+		return false;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	size_t off = 0;
+	while (off < o->text.len) {
+		ssize_t w = write(fd, o->text.data + off, o->text.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fprintf(stderr, "idlc: error: cannot write '%s': %s\n", o->tmp, strerror(errno));
+			close(fd);
+			return false;
+		}
+		off += (size_t)w;
+	}
+	if (close(fd) != 0) {
+		fprintf(stderr, "idlc: error: cannot write '%s': %s\n", o->tmp, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* input_base -- the input's name without folder and ".x" (arena string of u). */
+static const char *
+input_base(idlc_arena *a, const char *input)
+{
+	const char *s = strrchr(input, '/');
+	s = s ? s + 1 : input;
+	size_t n = strlen(s);
+	if (n > 2 && strcmp(s + n - 2, ".x") == 0)
+		n -= 2;
+	return idlc_arena_strndup(a, s, n);
+}
+
+/* join -- dir + "/" + name + suffix, malloc'd. */
+static char *
+join(const char *dir, const char *name, const char *suffix)
+{
+	size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
+	char *p = idlc_xmalloc(n);
+	snprintf(p, n, "%s/%s%s", dir, name, suffix);
+	return p;
+}
+
+/* main -- see the top of this file and --help. */
+int
+main(int argc, char **argv)
+{
+	options o = { 0 };
+	parse_args(argc, argv, &o);
+
+	FILE *probe = fopen(o.input, "r");
+	if (probe == NULL) {
+		fprintf(stderr, "idlc: error: cannot open '%s': %s\n", o.input, strerror(errno));
+		free(o.cpp_args);
+		return 2;
+	}
+	fclose(probe);
+
+	static const char *const suffix[IDLC_NPASS] = { ".h", "_xdr.c", "_clnt.c", "_svc.c" };
+	static void (*const gen[IDLC_NPASS])(idlc_gen *) = {
+		idlc_gen_header, idlc_gen_xdr, idlc_gen_clnt, idlc_gen_svc
+	};
+	idlc_diag *diag = idlc_diag_new(stderr);
+	idlc_unit units[IDLC_NPASS];
+	bool used[IDLC_NPASS] = { false };
+	bool ok = true;
+	int status = 0;
+
+	for (int p = 0; p < IDLC_NPASS; p++) {
+		bool wanted = o.only < 0 || o.only == p;
+		/* the header pass always runs: the others look names up in it */
+		if (!wanted && p != IDLC_PASS_HDR)
+			continue;
+		idlc_unit *u = &units[p];
+		idlc_unit_init(u, (idlc_pass)p, diag, o.input);
+		used[p] = true;
+		if (p != IDLC_PASS_HDR)
+			u->env = &units[IDLC_PASS_HDR];
+		idlc_buf text = { 0 };
+		if (!run_cpp(&o, (idlc_pass)p, &text)) {
+			idlc_buf_free(&text);
+			ok = false;
+			status = 2;
+			break;
+		}
+		int errs = idlc_parse_text(u, text.data, text.len);
+		idlc_buf_free(&text);
+		if (errs == 0)
+			errs = idlc_check(u);
+		if (errs != 0 || idlc_diag_errors(diag) != 0) {
+			ok = false;
+			status = 1;
+			break;
+		}
+	}
+	idlc_diag_flush(diag);
+	if (idlc_diag_errors(diag) != 0 && status == 0)
+		status = 1;
+
+	output outs[IDLC_NPASS];
+	memset(outs, 0, sizeof outs);
+	int nout = 0;
+	if (ok && status == 0) {
+		idlc_arena names = { 0 };
+		const char *base = input_base(&names, o.input);
+		char *header = idlc_xmalloc(strlen(base) + 3);
+		sprintf(header, "%s.h", base);
+		for (int p = 0; p < IDLC_NPASS; p++) {
+			if (!(o.only < 0 || o.only == p))
+				continue;
+			output *out = &outs[nout++];
+			out->pass = (idlc_pass)p;
+			idlc_gen g = { &units[p], base, header, &out->text };
+			gen[p](&g);
+			if (o.only >= 0)
+				out->path = o.out ? idlc_xstrdup(o.out) : NULL;
+			else
+				out->path = join(o.out ? o.out : ".", base, suffix[p]);
+		}
+		free(header);
+		idlc_arena_free(&names);
+
+		/* write every file to a temporary first: a failure leaves nothing behind */
+		for (int i = 0; i < nout && status == 0; i++) {
+			if (outs[i].path == NULL) {
+				if (fwrite(outs[i].text.data, 1, outs[i].text.len, stdout) !=
+				        outs[i].text.len || fflush(stdout) != 0) {
+					fprintf(stderr, "idlc: error: cannot write the output: %s\n",
+					        strerror(errno));
+					status = 2;
+				}
+			} else if (!write_tmp(&outs[i])) {
+				status = 2;
+			}
+		}
+		for (int i = 0; i < nout; i++) {
+			if (outs[i].tmp == NULL)
+				continue;
+			if (status == 0 && rename(outs[i].tmp, outs[i].path) != 0) {
+				fprintf(stderr, "idlc: error: cannot create '%s': %s\n", outs[i].path,
+				        strerror(errno));
+				status = 2;
+			}
+			if (status != 0)
+				unlink(outs[i].tmp);
+		}
+	}
+
+	for (int i = 0; i < nout; i++) {
+		free(outs[i].path);
+		free(outs[i].tmp);
+		idlc_buf_free(&outs[i].text);
+	}
+	for (int p = 0; p < IDLC_NPASS; p++)
+		if (used[p])
+			idlc_unit_free(&units[p]);
+	idlc_diag_free(diag);
+	idlc_intern_free();
+	free(o.cpp_args);
+	return status;
+}
