@@ -209,6 +209,7 @@ typedef struct idlc_def {
 	const char *text;        /* PASSTHRU: the line without its leading % */
 
 	/* check */
+	bool checked;            /* ENUM: its values were computed */
 	uint32_t num;            /* PROGRAM: the program number */
 	bool self_alias;         /* TYPEDEF "typedef struct foo foo;": no new type */
 	idlc_decl *list_next;    /* STRUCT: the field that links a list (T *next), or NULL */

@@ -305,7 +305,7 @@ static void
 note_defined(idlc_unit *u, const idlc_sym *s, const char *what)
 {
 	if (s->loc.file != NULL)
-		idlc_note(u->diag, &s->loc, "%s '%s' is %s here", what, s->name,
+		idlc_note(u->diag, &s->loc, "%s%s'%s' is %s here", what, *what ? " " : "", s->name,
 		          s->kind == IDLC_S_EXTERN ? "declared" : "defined");
 }
 
@@ -446,6 +446,7 @@ static int forward_depth;
 
 static bool eval(ectx *c, idlc_expr *e);
 static bool eval_sym(idlc_unit *u, idlc_sym *s, bool quiet);
+static void check_enum(idlc_unit *u, idlc_def *d);
 
 /* fail -- report an error about e unless quiet. */
 static bool
@@ -684,8 +685,13 @@ eval_sym(idlc_unit *u, idlc_sym *s, bool quiet)
 	if (s->state == 2)
 		return true;
 	if (s->kind == IDLC_S_ENUMVAL) {
-		/* enumerators are evaluated with their enum (check_enum); a forward use here
-		 * finds them not yet done */
+		/* enumerators are evaluated with their enum; an enumerator of the enum being
+		 * evaluated that comes later is not done yet */
+		if (!s->def->checked && forward_depth < MAX_FORWARD) {
+			forward_depth++;
+			check_enum(u, s->def);
+			forward_depth--;
+		}
 		return s->state == 2;
 	}
 	if (s->state == 1) {
@@ -751,6 +757,9 @@ check_const(idlc_unit *u, idlc_def *d)
 static void
 check_enum(idlc_unit *u, idlc_def *d)
 {
+	if (d->checked)
+		return;
+	d->checked = true;
 	int64_t prev = -1;
 	bool prev_known = true;
 	int sub = 0;
@@ -837,8 +846,8 @@ resolve_type(idlc_unit *u, idlc_type *t, const idlc_def *cur, int order, bool pt
 	if ((want == IDLC_TAG_STRUCT && d->kind != IDLC_DEF_STRUCT) ||
 	    (want == IDLC_TAG_UNION && d->kind != IDLC_DEF_UNION) ||
 	    (want == IDLC_TAG_ENUM && d->kind != IDLC_DEF_ENUM)) {
-		idlc_error(u->diag, &t->loc, "'%s' is %s, not a %s", t->name, sym_kind_name(s),
-		           tag_name(want));
+		idlc_error(u->diag, &t->loc, "'%s' is %s, not %s %s", t->name, sym_kind_name(s),
+		           want == IDLC_TAG_ENUM ? "an" : "a", tag_name(want));
 		idlc_note(u->diag, &d->loc, "'%s' is defined here", d->name);
 		return;
 	}
@@ -1135,19 +1144,21 @@ number(idlc_unit *u, idlc_expr *e, const char *what, const char *name, uint32_t 
 	return true;
 }
 
-/* check_same_number -- a version or procedure name used again must have the same number. */
-static void
+/* check_same_number -- a version or procedure name used again must have the same number.
+ * Returns false if it reported that it does not. */
+static bool
 check_same_number(idlc_unit *u, const char *what, const char *name, const idlc_loc *loc,
                   const idlc_expr *num, bool known)
 {
 	idlc_sym *s = tab_get(&u->syms, name);
 	if (s == NULL || s->expr == num || !known)
-		return;
+		return true;
 	if (s->expr == NULL || !s->expr->known || s->expr->value == num->value)
-		return;
+		return true;
 	idlc_error(u->diag, loc, "%s '%s' is defined again with a different number (%" PRId64
 	           ", was %" PRId64 ")", what, name, num->value, s->expr->value);
 	idlc_note(u->diag, &s->loc, "'%s' is first defined here", name);
+	return false;
 }
 
 /* check_param_type -- an argument or result type of a procedure. */
@@ -1195,13 +1206,14 @@ check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames)
 		for (idlc_proc *p = v->procs; p != NULL; p = p->next) {
 			v->nprocs++;
 			bool nk = number(u, p->number, "procedure", p->name, &p->num);
-			check_same_number(u, "procedure", p->name, &p->loc, p->number, nk);
+			bool reported = false;
 			for (idlc_proc *o = v->procs; o != p; o = o->next) {
 				if (strcmp(o->name, p->name) == 0) {
 					idlc_error(u->diag, &p->loc,
 					           "procedure '%s' is defined twice in version '%s'", p->name,
 					           v->name);
 					idlc_note(u->diag, &o->loc, "'%s' is first defined here", o->name);
+					reported = true;
 					break;
 				}
 				if (nk && o->number->known && o->num == p->num) {
@@ -1212,6 +1224,9 @@ check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames)
 					break;
 				}
 			}
+			if (!reported)
+				reported = !check_same_number(u, "procedure", p->name, &p->loc, p->number,
+				                              nk);
 			check_param_type(u, p->result, d);
 			for (idlc_param *a = p->params; a != NULL; a = a->next) {
 				if (a->type->kind == IDLC_T_VOID) {
@@ -1223,7 +1238,7 @@ check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames)
 				check_param_type(u, a->type, d);
 			}
 			/* the C names: proc_V must be unique and not clash with a type or const */
-			if (vk) {
+			if (vk && !reported) {
 				idlc_buf b = { 0 };
 				idlc_buf_printf(&b, "%s_%" PRIu32, p->name, v->num);
 				char *cname = idlc_lower(&u->arena, b.data);
@@ -1259,16 +1274,14 @@ idlc_check(idlc_unit *u)
 	idlc_symtab cnames = { 0 };
 
 	declare_all(u);
-	/* enumerators first (constants may use them), then everything in order */
-	for (idlc_def *d = u->defs; d != NULL; d = d->next)
-		if (d->kind == IDLC_DEF_ENUM)
-			check_enum(u, d);
+	/* in order; a constant using an enumerator of a later enum evaluates that enum */
 	for (idlc_def *d = u->defs; d != NULL; d = d->next) {
 		switch (d->kind) {
 		case IDLC_DEF_CONST:
 			check_const(u, d);
 			break;
 		case IDLC_DEF_ENUM:
+			check_enum(u, d);
 			break;
 		case IDLC_DEF_STRUCT:
 			check_struct(u, d);

@@ -33,8 +33,11 @@ gen_wrapper(idlc_gen *g, const idlc_proc *p)
 		idlc_buf_puts(b, "args");
 		sep = ", ";
 	} else if (p->nparams > 1) {
-		for (int i = 1; i <= p->nparams; i++) {
-			idlc_buf_printf(b, "%s&argp->arg%d", sep, i);
+		/* cast: C before C23 will not add const to a pointer to an array implicitly */
+		int i = 1;
+		for (const idlc_param *a = p->params; a != NULL; a = a->next, i++) {
+			idlc_buf_printf(b, "%s(%s)&argp->arg%d", sep,
+			                idlc_const_ptr_param(g, a->type, ""), i);
 			sep = ", ";
 		}
 	}

@@ -1,0 +1,535 @@
+/*
+ * test_idlc_cli -- idlc's command line: what it writes where, -D/-I, exit statuses, that a
+ * failure leaves no file behind, and that bad input never crashes it.
+ *
+ * Each case runs the idlc binary (IDLC_PATH) in a fresh folder under IDLC_WORKDIR.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#ifndef IDLC_PATH
+#error IDLC_PATH must name the idlc binary
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* fresh_dir -- an empty folder IDLC_WORKDIR/name; returns its path (static storage). */
+static const char *
+fresh_dir(const char *name)
+{
+	static char path[4096];
+	snprintf(path, sizeof path, "%s/%s", IDLC_WORKDIR, name);
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "mkdir -p '%s'", path);
+	assert_int_equal(system(tmp), 0);
+	return path;
+}
+
+/* write_file -- dir/name := text (n bytes; n == (size_t)-1: strlen). */
+static void
+write_file(const char *dir, const char *name, const char *text, size_t n)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	if (n == (size_t)-1)
+		n = strlen(text);
+	assert_int_equal(fwrite(text, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* read_file -- the contents of dir/name (malloc'd, NUL-terminated) or NULL. */
+static char *
+read_file(const char *dir, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += got;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+	}
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* count_files -- entries of dir, "." and ".." excepted. */
+static int
+count_files(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+/*
+ * run -- run idlc with args (NULL-terminated) in folder cwd, with IDLC_CPP set to cpp if
+ * not NULL. Its stdout and stderr are returned in *out / *err (malloc'd) when not NULL.
+ * Returns the exit status, or 128 + the signal that killed it.
+ */
+static int
+run(const char *cwd, const char *cpp, char **out, char **err, ...)
+{
+	const char *argv[64];
+	int argc = 0;
+	va_list ap;
+	argv[argc++] = IDLC_PATH;
+	va_start(ap, err);
+	const char *a;
+	while ((a = va_arg(ap, const char *)) != NULL && argc < 63)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (chdir(cwd) != 0)
+			_exit(99);
+		int o = open(".stdout", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(".stderr", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(99);
+		dup2(o, 1);
+		dup2(e, 2);
+		close(o);
+		close(e);
+		if (cpp != NULL)
+			setenv("IDLC_CPP", cpp, 1);
+		execv(IDLC_PATH, (char *const *)argv);
+		_exit(98);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	char *o = read_file(cwd, ".stdout");
+	char *e = read_file(cwd, ".stderr");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/.stdout", cwd);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/.stderr", cwd);
+	unlink(path);
+	if (out)
+		*out = o;
+	else
+		free(o);
+	if (err)
+		*err = e;
+	else
+		free(e);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+static const char small_x[] =
+	"const N = 3;\n"
+	"struct pt { int x; int y; };\n"
+	"typedef pt pts<N>;\n"
+	"program P { version V { pts GET(pt) = 1; } = 1; } = 0x20000000;\n";
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void
+test_help(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("help");
+	char *out;
+	assert_int_equal(run(d, NULL, &out, NULL, "--help", NULL), 0);
+	assert_true(strncmp(out, "usage: idlc ", 12) == 0);
+	assert_non_null(strstr(out, "-o PATH"));
+	free(out);
+}
+
+static void
+test_version(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("version");
+	char *out;
+	assert_int_equal(run(d, NULL, &out, NULL, "--version", NULL), 0);
+	assert_string_equal(out, "idlc (remotecall) " IDLC_VERSION_TEXT "\n");
+	free(out);
+}
+
+static void
+test_usage_errors(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("usage");
+	char *err;
+	write_file(d, "a.x", small_x, (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, &err, NULL), 2);
+	assert_non_null(strstr(err, "no input file"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "-z", "a.x", NULL), 2);
+	assert_non_null(strstr(err, "unknown option '-z'"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "-c", "a.x", NULL), 2);
+	assert_non_null(strstr(err, "only one of -h, -c, -l, -m"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "a.x", "-o", NULL), 2);
+	assert_non_null(strstr(err, "needs an argument"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "a.x", "b.x", NULL), 2);
+	assert_non_null(strstr(err, "more than one input"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "missing.x", NULL), 2);
+	assert_non_null(strstr(err, "cannot open 'missing.x'"));
+	free(err);
+	assert_int_equal(count_files(d), 1); /* only a.x */
+}
+
+static void
+test_default_outputs(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("default");
+	char out[4096];
+	snprintf(out, sizeof out, "%s/out", d);
+	assert_int_equal(mkdir(out, 0755), 0);
+	write_file(d, "small.x", small_x, (size_t)-1);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "-o", "out", "small.x", NULL), 0);
+	assert_string_equal(err, "");
+	free(err);
+	const char *names[] = { "small.h", "small_xdr.c", "small_clnt.c", "small_svc.c" };
+	for (int i = 0; i < 4; i++) {
+		char *t = read_file(out, names[i]);
+		assert_non_null(t);
+		assert_non_null(strstr(t, "generated by idlc from small.x"));
+		free(t);
+	}
+	assert_int_equal(count_files(out), 4); /* no temporary file left */
+
+	/* no -o: the current folder */
+	assert_int_equal(run(d, NULL, NULL, NULL, "small.x", NULL), 0);
+	assert_int_equal(count_files(d), 6);
+	char *a = read_file(d, "small_xdr.c"), *b = read_file(out, "small_xdr.c");
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
+static void
+test_single_outputs(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("single");
+	write_file(d, "small.x", small_x, (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, NULL, "small.x", NULL), 0);
+	const char *opt[] = { "-h", "-c", "-l", "-m" };
+	const char *names[] = { "small.h", "small_xdr.c", "small_clnt.c", "small_svc.c" };
+	for (int i = 0; i < 4; i++) {
+		char *out, *want = read_file(d, names[i]);
+		assert_int_equal(run(d, NULL, &out, NULL, opt[i], "small.x", NULL), 0);
+		assert_string_equal(out, want);
+		free(out);
+		assert_int_equal(run(d, NULL, &out, NULL, opt[i], "-o", "one.c", "small.x", NULL), 0);
+		assert_string_equal(out, "");
+		free(out);
+		char *got = read_file(d, "one.c");
+		assert_string_equal(got, want);
+		free(got);
+		free(want);
+	}
+	assert_int_equal(count_files(d), 6); /* small.x, four outputs, one.c */
+}
+
+static void
+test_failure_writes_nothing(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("failure");
+	write_file(d, "bad.x", "struct s { undefined_t x; };\n", (size_t)-1);
+	write_file(d, "bad.h", "old contents\n", (size_t)-1);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "bad.x", NULL), 1);
+	assert_non_null(strstr(err, "bad.x:1:12: error: undefined type 'undefined_t'"));
+	free(err);
+	char *h = read_file(d, "bad.h");
+	assert_string_equal(h, "old contents\n");
+	free(h);
+	assert_int_equal(count_files(d), 2);
+
+	/* an output folder that does not exist: nothing written, status 2 */
+	write_file(d, "good.x", small_x, (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, &err, "-o", "no/such/dir", "good.x", NULL), 2);
+	assert_non_null(strstr(err, "cannot create a file next to 'no/such/dir/good.h'"));
+	free(err);
+	assert_int_equal(count_files(d), 3);
+}
+
+static void
+test_cpp_options(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("cpp");
+	char inc[4096];
+	snprintf(inc, sizeof inc, "%s/inc", d);
+	assert_int_equal(mkdir(inc, 0755), 0);
+	write_file(inc, "sub.x", "typedef int from_sub;\n", (size_t)-1);
+	write_file(d, "opt.x",
+	           "#include \"sub.x\"\n"
+	           "#ifdef WITH_X\n"
+	           "struct with_x { from_sub a[SIZE]; };\n"
+	           "#endif\n",
+	           (size_t)-1);
+	char *out, *err;
+	/* without -I the include is not found: cpp says so, idlc fails */
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "opt.x", NULL), 2);
+	assert_non_null(strstr(err, "the C preprocessor failed"));
+	free(err);
+	assert_int_equal(run(d, NULL, &out, NULL, "-h", "-I", "inc", "opt.x", NULL), 0);
+	assert_non_null(strstr(out, "typedef int32_t from_sub;"));
+	assert_null(strstr(out, "with_x"));
+	free(out);
+	assert_int_equal(run(d, NULL, &out, NULL, "-h", "-Iinc", "-D", "WITH_X", "-DSIZE=7",
+	                     "opt.x", NULL), 0);
+	assert_non_null(strstr(out, "struct with_x {\n\tfrom_sub a[7];\n};"));
+	free(out);
+	/* an error in the included file names that file */
+	write_file(inc, "sub.x", "typedef nothing from_sub;\n", (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "-Iinc", "opt.x", NULL), 1);
+	assert_non_null(strstr(err, "inc/sub.x:1:9: error: undefined type 'nothing'\n"
+	                            "typedef nothing from_sub;\n"
+	                            "        ^~~~~~~\n"));
+	free(err);
+}
+
+static void
+test_cpp_missing(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("nocpp");
+	write_file(d, "a.x", small_x, (size_t)-1);
+	char *err;
+	assert_int_equal(run(d, "/nonexistent/cpp", NULL, &err, "a.x", NULL), 2);
+	assert_non_null(strstr(err, "cannot run the C preprocessor '/nonexistent/cpp'"));
+	free(err);
+	assert_int_equal(count_files(d), 1);
+}
+
+static void
+test_warning_is_not_failure(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("warning");
+	write_file(d, "w.x", "struct s { struct elsewhere *p; };\n", (size_t)-1);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "w.x", NULL), 0);
+	assert_non_null(strstr(err, "w.x:1:19: warning: 'struct elsewhere' is not defined in this "
+	                            "file; assuming it is declared elsewhere, with xdr_elsewhere()"));
+	free(err);
+	assert_int_equal(count_files(d), 5);
+}
+
+/* Every pass parses the file again: a problem is still reported once. */
+static void
+test_diagnostics_once(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("once");
+	/* the %#include makes the undefined type a warning, so all four passes run */
+	write_file(d, "once.x", "%#include <stdio.h>\nstruct s { later_t x; };\n", (size_t)-1);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "once.x", NULL), 0);
+	const char *p = strstr(err, "warning:");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "warning:"));
+	free(err);
+	write_file(d, "once.x", "struct s { int a[0]; };\n", (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, &err, "-c", "once.x", NULL), 1);
+	p = strstr(err, "error:");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "error:"));
+	free(err);
+}
+
+/* Deep nesting is refused, never a stack overflow. */
+static void
+test_deep_expressions(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("deep");
+	size_t n = 100000;
+	char *s = malloc(n * 2 + 64);
+	size_t len = (size_t)sprintf(s, "const X = ");
+	memset(s + len, '(', n);
+	len += n;
+	s[len++] = '1';
+	memset(s + len, ')', n);
+	len += n;
+	len += (size_t)sprintf(s + len, ";\n");
+	write_file(d, "parens.x", s, len);
+
+	len = (size_t)sprintf(s, "const Y = 1");
+	for (size_t i = 0; i < 50000; i++)
+		len += (size_t)sprintf(s + len, "+1");
+	len += (size_t)sprintf(s + len, ";\nconst Z = ");
+	for (size_t i = 0; i < 20000; i++)
+		len += (size_t)sprintf(s + len, "-");
+	len += (size_t)sprintf(s + len, "1;\n");
+	write_file(d, "chain.x", s, len);
+	free(s);
+
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "parens.x", NULL), 1);
+	assert_non_null(strstr(err, "error:"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "chain.x", NULL), 1);
+	assert_non_null(strstr(err, "expression nested too deeply (more than 200 levels)"));
+	free(err);
+}
+
+/* Garbage of every kind: exit status 1 or 2 (cpp may refuse it), never a crash. */
+static void
+test_garbage(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("garbage");
+	uint32_t seed = 12345;
+	char buf[8192];
+	static const char *const pieces[] = {
+		"struct", "union", "switch", "case", "default", "enum", "const", "typedef",
+		"program", "version", "string", "opaque", "int", "unsigned", "hyper", "void",
+		"{", "}", "(", ")", "[", "]", "<", ">", ";", ",", "=", "*", ":", "+", "-",
+		"<<", ">>", "x", "y", "0x", "07", "9", "999999999999999999999", "\"s\"", "%",
+		"\n%pass\n", "/*", "*/", "@", "\\", "\n", " ", "TRUE", "bool", "-2147483648"
+	};
+	for (int round = 0; round < 60; round++) {
+		size_t len = 0;
+		if (round % 3 == 0) {
+			/* raw bytes */
+			for (len = 0; len < sizeof buf; len++) {
+				seed = seed * 1103515245u + 12345u;
+				buf[len] = (char)(seed >> 16);
+			}
+		} else {
+			/* token soup */
+			while (len < sizeof buf - 64) {
+				seed = seed * 1103515245u + 12345u;
+				const char *p = pieces[(seed >> 16) % (sizeof pieces / sizeof pieces[0])];
+				len += (size_t)snprintf(buf + len, sizeof buf - len, "%s ", p);
+			}
+		}
+		write_file(d, "g.x", buf, len);
+		int st = run(d, NULL, NULL, NULL, "g.x", NULL);
+		if (st != 1 && st != 2 && st != 0)
+			fail_msg("round %d: idlc exited with status %d", round, st);
+	}
+}
+
+/* A file full of errors stops after a bounded number of them. */
+static void
+test_error_limit(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("limit");
+	char *s = malloc(10000 * 4);
+	size_t len = 0;
+	for (int i = 0; i < 10000; i++)
+		len += (size_t)sprintf(s + len, "@\n");
+	write_file(d, "many.x", s, len);
+	free(s);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "many.x", NULL), 1);
+	int n = 0;
+	for (const char *p = err; (p = strstr(p, "error:")) != NULL; p++)
+		n++;
+	assert_true(n >= 1 && n <= 101);
+	assert_non_null(strstr(err, "error: too many errors; idlc stops here"));
+	free(err);
+}
+
+/* Long names and long lines: no fixed-size buffer in the way. */
+static void
+test_long_names(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("long");
+	size_t n = 200000;
+	char *name = malloc(n + 1);
+	memset(name, 'a', n);
+	name[n] = '\0';
+	char *s = malloc(n * 3 + 256);
+	size_t len = (size_t)sprintf(s, "struct %s { int %s; };\nconst C_%s = 1;\n", name, name,
+	                             name);
+	write_file(d, "long.x", s, len);
+	char *out;
+	assert_int_equal(run(d, NULL, &out, NULL, "-c", "long.x", NULL), 0);
+	assert_non_null(strstr(out, name));
+	free(out);
+	/* and an error about a long name */
+	len = (size_t)sprintf(s, "struct s { %s x; };\n", name);
+	write_file(d, "long.x", s, len);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "long.x", NULL), 1);
+	assert_non_null(strstr(err, "undefined type 'aaaa"));
+	free(err);
+	free(s);
+	free(name);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_default_outputs),
+		cmocka_unit_test(test_single_outputs),
+		cmocka_unit_test(test_failure_writes_nothing),
+		cmocka_unit_test(test_cpp_options),
+		cmocka_unit_test(test_cpp_missing),
+		cmocka_unit_test(test_warning_is_not_failure),
+		cmocka_unit_test(test_diagnostics_once),
+		cmocka_unit_test(test_deep_expressions),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_error_limit),
+		cmocka_unit_test(test_long_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
