@@ -34,6 +34,15 @@ for tr in udp tcp; do
 	done
 done
 
+# one round over both servers, both transports (block: one after another; select: together)
+for m in block select; do
+	expect_ok "rc->rc+tirpc $m round over 4 URIs" "$BIN/rc-bench-client" --mode $m \
+		--uri "$rc_udp" --uri "$rc_tcp" --uri "$ti_udp" --uri "$ti_tcp" --proc echo --size 2000 \
+		--calls 50 --json
+done
+expect_ok "tirpc->rc+tirpc round over 4 URIs" "$BIN/tirpc-bench-client" \
+	--uri "$rc_udp" --uri "$rc_tcp" --uri "$ti_udp" --uri "$ti_tcp" --proc echo --size 2000 --calls 50 --json
+
 # a stopped server: both clients time out within their deadline
 kill -STOP "$rc_pid"
 for tr in udp tcp; do

@@ -2,7 +2,7 @@
 # (the folder holding rc-bench-*, tirpc-bench-*, raw-pingpong).
 #
 #   start_server NAME PROGRAM ARGS...   start in the background, wait (5 s) for one
-#                                       "listening URI" line per --listen; sets NAME_pid,
+#                                       "listening URI" line per --listen (or --server); sets NAME_pid,
 #                                       NAME_udp, NAME_tcp (URIs) and NAME_udp_port, NAME_tcp_port
 #   stop_server NAME                    SIGTERM, wait up to 3 s (SIGKILL after), check exit 0
 #   expect_ok DESC CMD...               run CMD under timeout; it must exit 0
@@ -39,7 +39,7 @@ start_server() {
 	local name=$1
 	shift
 	local out=$TMPD/$name.out err=$TMPD/$name.err n=0 a i=0 pid
-	for a in "$@"; do [ "$a" = "--listen" ] && n=$((n + 1)); done
+	for a in "$@"; do case $a in --listen | --server) n=$((n + 1)) ;; esac; done
 	"$@" >"$out" 2>"$err" &
 	pid=$!
 	PIDS="$PIDS $pid"
