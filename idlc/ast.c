@@ -228,18 +228,17 @@ idlc_decl_new(idlc_parse *ps, idlc_dkind k, idlc_type *t, const char *name, idlc
 	return d;
 }
 
-/* Appending to the singly linked lists: O(length), which the few dozen members of a
- * definition make cheap; NULL (an element error recovery dropped) is skipped. */
+/* Appending to the singly linked lists in constant time: the first node of a list keeps a
+ * pointer to the last. NULL (an element error recovery dropped) is skipped. */
 #define APPEND(T, list, x)                                  \
 	do {                                                \
 		if ((x) == NULL)                            \
 			return (list);                      \
 		if ((list) == NULL)                         \
 			return (x);                         \
-		T *p_ = (list);                             \
-		while (p_->next != NULL)                    \
-			p_ = p_->next;                      \
-		p_->next = (x);                             \
+		T *last_ = (list)->last ? (list)->last : (list); \
+		last_->next = (x);                          \
+		(list)->last = (x)->last ? (x)->last : (x); \
 		return (list);                              \
 	} while (0)
 

@@ -115,6 +115,7 @@ typedef struct idlc_decl {
 	idlc_type *type;
 	idlc_expr *size; /* FIXED: the count; VAR: the maximum, NULL for <> */
 	struct idlc_decl *next;
+	struct idlc_decl *last;  /* parse: the last node of the list (kept in its first) */
 } idlc_decl;
 
 typedef struct idlc_enumerator {
@@ -122,6 +123,7 @@ typedef struct idlc_enumerator {
 	idlc_loc loc;
 	idlc_expr *value; /* NULL: previous value + 1 (0 for the first) */
 	struct idlc_enumerator *next;
+	struct idlc_enumerator *last;  /* parse: the last node of the list (kept in its first) */
 	/* check */
 	int64_t v;
 	bool known;
@@ -132,12 +134,14 @@ typedef struct idlc_case {
 	idlc_expr *value; /* NULL: "default" */
 	idlc_loc loc;     /* of "case"/"default" */
 	struct idlc_case *next;
+	struct idlc_case *last;  /* parse: the last node of the list (kept in its first) */
 } idlc_case;
 
 typedef struct idlc_arm {
 	idlc_case *cases;
 	idlc_decl *decl; /* IDLC_D_VOID for "void;" */
 	struct idlc_arm *next;
+	struct idlc_arm *last;  /* parse: the last node of the list (kept in its first) */
 } idlc_arm;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -149,6 +153,7 @@ typedef struct idlc_param {
 	const char *name; /* optional name written after the type (rpcgen -N style), or NULL */
 	idlc_loc loc;
 	struct idlc_param *next;
+	struct idlc_param *last;  /* parse: the last node of the list (kept in its first) */
 } idlc_param;
 
 typedef struct idlc_proc {
@@ -159,6 +164,7 @@ typedef struct idlc_proc {
 	int nparams;       /* 0 when the argument is void */
 	idlc_expr *number;
 	struct idlc_proc *next;
+	struct idlc_proc *last;  /* parse: the last node of the list (kept in its first) */
 	/* check */
 	struct idlc_version *vers;
 	uint32_t num;
@@ -170,6 +176,7 @@ typedef struct idlc_version {
 	idlc_proc *procs;
 	idlc_expr *number;
 	struct idlc_version *next;
+	struct idlc_version *last;  /* parse: the last node of the list (kept in its first) */
 	/* check */
 	struct idlc_def *prog;
 	uint32_t num;

@@ -427,6 +427,83 @@ declare_all(idlc_unit *u)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* A small hash index, for the duplicate checks (linear in the size of a definition)        */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct hidx {
+	struct hent {
+		uint64_t key;       /* a value, or a string's hash */
+		const char *name;   /* for strings: the string (NULL for values) */
+		const void *item;
+	} *e;
+	size_t cap;
+	size_t n;
+} hidx;
+
+/* hidx_add -- remember item under (key, name) unless an item with the same key (and the
+ * same name, when name is not NULL) is there: then return that one and add nothing. */
+static const void *
+hidx_add(hidx *x, uint64_t key, const char *name, const void *item)
+{
+	if ((x->n + 1) * 2 > x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 32;
+		struct hent *e = idlc_xcalloc(cap, sizeof(*e));
+		for (size_t i = 0; i < x->cap; i++) {
+			if (x->e[i].item == NULL)
+				continue;
+			size_t j = (size_t)(x->e[i].key * 0x9e3779b97f4a7c15ull >> 7) & (cap - 1);
+			while (e[j].item != NULL)
+				j = (j + 1) & (cap - 1);
+			e[j] = x->e[i];
+		}
+		free(x->e);
+		x->e = e;
+		x->cap = cap;
+	}
+	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 7) & (x->cap - 1);
+	while (x->e[j].item != NULL) {
+		if (x->e[j].key == key && (name == NULL || strcmp(x->e[j].name, name) == 0))
+			return x->e[j].item;
+		j = (j + 1) & (x->cap - 1);
+	}
+	x->e[j].key = key;
+	x->e[j].name = name;
+	x->e[j].item = item;
+	x->n++;
+	return NULL;
+}
+
+/* hidx_find -- the item under key, or NULL. */
+static const void *
+hidx_find(const hidx *x, uint64_t key)
+{
+	if (x->cap == 0)
+		return NULL;
+	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 7) & (x->cap - 1);
+	while (x->e[j].item != NULL) {
+		if (x->e[j].key == key)
+			return x->e[j].item;
+		j = (j + 1) & (x->cap - 1);
+	}
+	return NULL;
+}
+
+/* hidx_add_name -- hidx_add keyed by a string. */
+static const void *
+hidx_add_name(hidx *x, const char *name, const void *item)
+{
+	return hidx_add(x, strhash(name), name, item);
+}
+
+/* hidx_free -- release the index; it is empty again. */
+static void
+hidx_free(hidx *x)
+{
+	free(x->e);
+	memset(x, 0, sizeof(*x));
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Constant expressions                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -763,6 +840,7 @@ check_enum(idlc_unit *u, idlc_def *d)
 	int64_t prev = -1;
 	bool prev_known = true;
 	int sub = 0;
+	hidx values = { 0 };
 	for (idlc_enumerator *e = d->enums; e != NULL; e = e->next, sub++) {
 		if (e->value != NULL) {
 			ectx c = { u, d->order, d, sub, false, -1 };
@@ -778,16 +856,14 @@ check_enum(idlc_unit *u, idlc_def *d)
 			           e->name, e->v);
 			e->known = false;
 		}
-		if (e->known && e->value == NULL) {
-			for (idlc_enumerator *o = d->enums; o != e; o = o->next) {
-				if (o->known && o->v == e->v) {
-					idlc_error(u->diag, &e->loc,
-					           "enumerator '%s' gets the value %" PRId64
-					           " implicitly, which '%s' already has",
-					           e->name, e->v, o->name);
-					idlc_note(u->diag, &o->loc, "'%s' is defined here", o->name);
-					break;
-				}
+		if (e->known) {
+			const idlc_enumerator *o = hidx_add(&values, (uint64_t)e->v, NULL, e);
+			if (o != NULL && e->value == NULL) {
+				idlc_error(u->diag, &e->loc,
+				           "enumerator '%s' gets the value %" PRId64
+				           " implicitly, which '%s' already has",
+				           e->name, e->v, o->name);
+				idlc_note(u->diag, &o->loc, "'%s' is defined here", o->name);
 			}
 		}
 		if (e->sym != NULL && e->sym->def == d) {
@@ -798,6 +874,7 @@ check_enum(idlc_unit *u, idlc_def *d)
 		prev = e->known ? e->v : prev;
 		prev_known = e->known;
 	}
+	hidx_free(&values);
 }
 
 /* Where a declaration appears. */
@@ -933,19 +1010,19 @@ check_decl(idlc_unit *u, idlc_decl *d, const idlc_def *cur, where_t where)
 static void
 check_struct(idlc_unit *u, idlc_def *d)
 {
+	hidx names = { 0 };
 	for (idlc_decl *f = d->fields; f != NULL; f = f->next) {
 		check_decl(u, f, d, IN_FIELD);
 		if (f->kind == IDLC_D_VOID)
 			continue;
-		for (idlc_decl *g = d->fields; g != f; g = g->next) {
-			if (g->name != NULL && strcmp(g->name, f->name) == 0) {
-				idlc_error(u->diag, &f->loc, "duplicate field '%s' in struct '%s'",
-				           f->name, d->name);
-				idlc_note(u->diag, &g->loc, "'%s' is declared here", g->name);
-				break;
-			}
+		const idlc_decl *g = hidx_add_name(&names, f->name, f);
+		if (g != NULL) {
+			idlc_error(u->diag, &f->loc, "duplicate field '%s' in struct '%s'", f->name,
+			           d->name);
+			idlc_note(u->diag, &g->loc, "'%s' is declared here", g->name);
 		}
 	}
+	hidx_free(&names);
 }
 
 /* self_link -- whether field f is an optional pointer to struct d itself, written "d *f" or
@@ -1029,6 +1106,7 @@ check_union(idlc_unit *u, idlc_def *d)
 
 	const idlc_case *dflt = NULL;
 	bool any_data = false;
+	hidx values = { 0 }, names = { 0 }, enum_values = { 0 };
 	for (idlc_arm *a = d->arms; a != NULL; a = a->next) {
 		for (idlc_case *c = a->cases; c != NULL; c = c->next) {
 			if (c->value == NULL) {
@@ -1049,9 +1127,11 @@ check_union(idlc_unit *u, idlc_def *d)
 				if (vs != NULL && vs->kind == IDLC_S_ENUMVAL) {
 					member = vs->def == en;
 				} else {
-					for (idlc_enumerator *e = en->enums; e != NULL; e = e->next)
-						if (e->known && e->v == v)
-							member = true;
+					if (enum_values.n == 0)
+						for (idlc_enumerator *e = en->enums; e != NULL; e = e->next)
+							if (e->known)
+								hidx_add(&enum_values, (uint64_t)e->v, NULL, e);
+					member = hidx_find(&enum_values, (uint64_t)v) != NULL;
 				}
 				if (!member) {
 					if (c->value->kind == IDLC_EX_NAME)
@@ -1078,22 +1158,14 @@ check_union(idlc_unit *u, idlc_def *d)
 				continue;
 			}
 			/* duplicates */
-			for (idlc_arm *b = d->arms; b != NULL; b = b->next) {
-				for (idlc_case *o = b->cases; o != NULL; o = o->next) {
-					if (o == c)
-						goto next_case;
-					if (o->value != NULL && o->value->known && o->value->value == v) {
-						idlc_error(u->diag, &c->value->loc,
-						           "duplicate case value %" PRId64 " in union '%s'", v,
-						           d->name);
-						idlc_note(u->diag, &o->value->loc, "previous case with value %" PRId64
-						          " is here", v);
-						c->value->known = false;
-						goto next_case;
-					}
-				}
+			const idlc_case *o = hidx_add(&values, (uint64_t)v, NULL, c);
+			if (o != NULL) {
+				idlc_error(u->diag, &c->value->loc,
+				           "duplicate case value %" PRId64 " in union '%s'", v, d->name);
+				idlc_note(u->diag, &o->value->loc, "previous case with value %" PRId64
+				          " is here", v);
+				c->value->known = false;
 			}
-		next_case:;
 		}
 		if (a->decl == NULL)
 			continue;
@@ -1101,16 +1173,16 @@ check_union(idlc_unit *u, idlc_def *d)
 		if (a->decl->kind == IDLC_D_VOID)
 			continue;
 		any_data = true;
-		for (idlc_arm *b = d->arms; b != a; b = b->next) {
-			if (b->decl != NULL && b->decl->kind != IDLC_D_VOID &&
-			    strcmp(b->decl->name, a->decl->name) == 0) {
-				idlc_error(u->diag, &a->decl->loc, "duplicate arm '%s' in union '%s'",
-				           a->decl->name, d->name);
-				idlc_note(u->diag, &b->decl->loc, "'%s' is declared here", b->decl->name);
-				break;
-			}
+		const idlc_decl *b = hidx_add_name(&names, a->decl->name, a->decl);
+		if (b != NULL) {
+			idlc_error(u->diag, &a->decl->loc, "duplicate arm '%s' in union '%s'",
+			           a->decl->name, d->name);
+			idlc_note(u->diag, &b->loc, "'%s' is declared here", b->name);
 		}
 	}
+	hidx_free(&values);
+	hidx_free(&names);
+	hidx_free(&enum_values);
 	d->has_default = dflt != NULL;
 	d->all_void = !any_data;
 }
@@ -1176,53 +1248,46 @@ check_param_type(idlc_unit *u, idlc_type *t, const idlc_def *prog)
 /* check_program -- numbers (range, duplicates), names, procedure signatures, and the C
  * names the procedures get. */
 static void
-check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames)
+check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames, hidx *progs)
 {
 	bool pk = number(u, d->number, "program", d->name, &d->num);
 	if (pk) {
-		for (idlc_def *o = u->defs; o != d; o = o->next) {
-			if (o->kind == IDLC_DEF_PROGRAM && o->number->known && o->num == d->num) {
-				idlc_error(u->diag, &d->number->loc,
-				           "program number %" PRIu32 " is already used by program '%s'",
-				           d->num, o->name);
-				idlc_note(u->diag, &o->loc, "'%s' is defined here", o->name);
-				break;
-			}
+		const idlc_def *o = hidx_add(progs, d->num, NULL, d);
+		if (o != NULL) {
+			idlc_error(u->diag, &d->number->loc,
+			           "program number %" PRIu32 " is already used by program '%s'", d->num,
+			           o->name);
+			idlc_note(u->diag, &o->loc, "'%s' is defined here", o->name);
 		}
 	}
+	hidx vnums = { 0 };
 	for (idlc_version *v = d->versions; v != NULL; v = v->next) {
 		bool vk = number(u, v->number, "version", v->name, &v->num);
 		check_same_number(u, "version", v->name, &v->loc, v->number, vk);
-		for (idlc_version *o = d->versions; vk && o != v; o = o->next) {
-			if (o->number->known && o->num == v->num) {
-				idlc_error(u->diag, &v->number->loc,
-				           "version number %" PRIu32 " is used twice in program '%s'", v->num,
-				           d->name);
-				idlc_note(u->diag, &o->loc, "version '%s' has it already", o->name);
-				break;
-			}
+		const idlc_version *ov = vk ? hidx_add(&vnums, v->num, NULL, v) : NULL;
+		if (ov != NULL) {
+			idlc_error(u->diag, &v->number->loc,
+			           "version number %" PRIu32 " is used twice in program '%s'", v->num,
+			           d->name);
+			idlc_note(u->diag, &ov->loc, "version '%s' has it already", ov->name);
 		}
+		hidx pnames = { 0 }, pnums = { 0 };
 		v->nprocs = 0;
 		for (idlc_proc *p = v->procs; p != NULL; p = p->next) {
 			v->nprocs++;
 			bool nk = number(u, p->number, "procedure", p->name, &p->num);
 			bool reported = false;
-			for (idlc_proc *o = v->procs; o != p; o = o->next) {
-				if (strcmp(o->name, p->name) == 0) {
-					idlc_error(u->diag, &p->loc,
-					           "procedure '%s' is defined twice in version '%s'", p->name,
-					           v->name);
-					idlc_note(u->diag, &o->loc, "'%s' is first defined here", o->name);
-					reported = true;
-					break;
-				}
-				if (nk && o->number->known && o->num == p->num) {
-					idlc_error(u->diag, &p->number->loc,
-					           "procedure number %" PRIu32 " is used twice in version '%s'",
-					           p->num, v->name);
-					idlc_note(u->diag, &o->loc, "procedure '%s' has it already", o->name);
-					break;
-				}
+			const idlc_proc *o = hidx_add_name(&pnames, p->name, p);
+			if (o != NULL) {
+				idlc_error(u->diag, &p->loc, "procedure '%s' is defined twice in version '%s'",
+				           p->name, v->name);
+				idlc_note(u->diag, &o->loc, "'%s' is first defined here", o->name);
+				reported = true;
+			} else if (nk && (o = hidx_add(&pnums, p->num, NULL, p)) != NULL) {
+				idlc_error(u->diag, &p->number->loc,
+				           "procedure number %" PRIu32 " is used twice in version '%s'",
+				           p->num, v->name);
+				idlc_note(u->diag, &o->loc, "procedure '%s' has it already", o->name);
 			}
 			if (!reported)
 				reported = !check_same_number(u, "procedure", p->name, &p->loc, p->number,
@@ -1263,7 +1328,10 @@ check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames)
 				}
 			}
 		}
+		hidx_free(&pnames);
+		hidx_free(&pnums);
 	}
+	hidx_free(&vnums);
 }
 
 /* idlc_check -- see idlc.h. */
@@ -1272,6 +1340,7 @@ idlc_check(idlc_unit *u)
 {
 	int before = idlc_diag_errors(u->diag);
 	idlc_symtab cnames = { 0 };
+	hidx progs = { 0 };
 
 	declare_all(u);
 	/* in order; a constant using an enumerator of a later enum evaluates that enum */
@@ -1293,7 +1362,7 @@ idlc_check(idlc_unit *u)
 			check_typedef(u, d);
 			break;
 		case IDLC_DEF_PROGRAM:
-			check_program(u, d, &cnames);
+			check_program(u, d, &cnames, &progs);
 			break;
 		case IDLC_DEF_PASSTHRU:
 			break;
@@ -1303,6 +1372,7 @@ idlc_check(idlc_unit *u)
 		if (d->kind == IDLC_DEF_STRUCT)
 			find_list(d);
 	free(cnames.slots);
+	hidx_free(&progs);
 	idlc_diag_flush(u->diag);
 	return idlc_diag_errors(u->diag) - before;
 }
