@@ -50,6 +50,121 @@ void rc_client_destroy(rc_client *clnt);
 rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
                   rc_xdrproc xres, void *res);
 
+/* ---- options ----------------------------------------------------------------------------- */
+
+#define RC_DEFAULT_TIMEOUT_MS 25000u /* total time a blocking call may take (Sun's 25 s) */
+#define RC_DEFAULT_RETRY_MS 500u     /* UDP: first retransmission; doubles up to 4 s */
+
+/*
+ * rc_client_set_timeout -- the total time one call may take, retransmissions included
+ * (0: RC_DEFAULT_TIMEOUT_MS). Returns RC_OK or RC_INVAL.
+ */
+rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms);
+
+/*
+ * rc_client_set_retry -- UDP only: wait this long for a reply before retransmitting the call
+ * with the same xid; the wait doubles after each retransmission, up to 4 s, always within the
+ * call's total timeout (0: RC_DEFAULT_RETRY_MS). Returns RC_OK or RC_INVAL.
+ */
+rc_status rc_client_set_retry(rc_client *clnt, uint32_t initial_ms);
+
+/*
+ * rc_client_set_spin -- opt-in: before blocking for a reply, poll the socket for up to spin_us
+ * microseconds (0, the default, blocks at once). Trades CPU for latency.
+ */
+rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us);
+
+/*
+ * rc_client_set_auth_sys -- send AUTH_SYS credentials (RFC 5531 section 14) with every call
+ * from now on: machine name (at most 255 bytes), uid, gid and up to 16 supplementary gids,
+ * copied. rc_client_set_auth_none() goes back to AUTH_NONE. Returns RC_OK or RC_INVAL.
+ */
+rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t uid,
+                                 uint32_t gid, const uint32_t *gids, uint32_t ngids);
+rc_status rc_client_set_auth_none(rc_client *clnt);
+
+/* ---- errors in detail ----------------------------------------------------------------------- */
+
+typedef struct rc_error {
+	rc_status status;  /* the call's status */
+	int sys_errno;     /* errno behind RC_CANTSEND, RC_CANTRECV, RC_LOCALERROR; else 0 */
+	uint32_t low;      /* RC_PROGVERSMISMATCH, RC_VERSMISMATCH: lowest version supported */
+	uint32_t high;     /*   ... and highest */
+	uint32_t auth_stat; /* RC_AUTHERROR: the server's auth_stat (RFC 5531: 1 AUTH_BADCRED ...) */
+} rc_error;
+
+/*
+ * rc_client_geterr -- details of the last call the calling thread made on clnt (status RC_OK
+ * if it succeeded or none was made). Thread-safe: each thread sees its own calls.
+ */
+void rc_client_geterr(const rc_client *clnt, rc_error *err);
+
+/* rc_error_format -- "timed out waiting for a reply" / "program version mismatch (server
+ * supports 1..2)" / "can't receive reply: Connection refused" into buf (always NUL-terminated,
+ * truncated to len). Returns buf. */
+char *rc_error_format(const rc_error *err, char *buf, size_t len);
+
+/* ---- driving calls from the application's own loop --------------------------------------- */
+
+/* A call in flight, started by rc_call_start. */
+typedef struct rc_async rc_async;
+
+/*
+ * Completion callback: runs exactly once per started call, from rc_client_advance() or
+ * rc_async_wait() (never inside rc_call_start), with the call's final status (RC_OK,
+ * RC_TIMEDOUT, RC_CANCELLED, ...). The handle is freed when the callback returns.
+ */
+typedef void (*rc_async_cb)(rc_async *call, rc_status st, void *udata);
+
+/*
+ * rc_call_start -- encode and send a call without waiting for its reply. The reply is decoded
+ * into res (caller-owned; it must stay valid until the call completes) with xres.
+ * With cb: the call completes through cb, and the handle is freed after cb returns; *out (if
+ * not NULL) receives the handle, usable until then (e.g. to cancel).
+ * Without cb: *out receives the handle; poll it with rc_async_status()/rc_async_wait() and
+ * free it with rc_async_release().
+ * Returns RC_OK, or an error (RC_CANTENCODEARGS, RC_MSGTOOLARGE, RC_CANTSEND, RC_NOMEM,
+ * RC_INVAL); on error no handle exists and cb will never run.
+ */
+rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                        rc_xdrproc xres, void *res, rc_async_cb cb, void *udata,
+                        rc_async **out);
+
+/* rc_async_status -- RC_INPROGRESS while the call is in flight, then its final status. */
+rc_status rc_async_status(const rc_async *call);
+
+/*
+ * rc_async_wait -- block (driving the client) until call completes or timeout_ms passes
+ * (negative: no limit but the call's own deadline). Returns the call's final status, or
+ * RC_INPROGRESS if timeout_ms passed first.
+ */
+rc_status rc_async_wait(rc_async *call, int timeout_ms);
+
+/* rc_async_cancel -- complete the call now with RC_CANCELLED (no effect if already done); a
+ * reply arriving later is discarded. */
+void rc_async_cancel(rc_async *call);
+
+/* rc_async_release -- free a handle started without a callback; cancels it if in flight. */
+void rc_async_release(rc_async *call);
+
+/*
+ * rc_client_pollinfo -- what the application's loop should wait for: *fd (or -1 when nothing
+ * needs waiting on a descriptor), *events (POLLIN and/or POLLOUT) and *timeout_ms until the
+ * next deadline (retransmission or expiry; -1: none). Returns RC_OK.
+ */
+rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeout_ms);
+
+/*
+ * rc_client_advance -- do what is ready without blocking: read replies, complete their calls,
+ * retransmit or expire calls whose time has come. revents are poll()'s results for fd (0 if
+ * only the timeout passed). Runs completion callbacks. Returns RC_OK, or the transport error
+ * that failed every call in flight (they completed with it).
+ */
+rc_status rc_client_advance(rc_client *clnt, short revents);
+
+/* rc_client_inflight -- calls started and not yet completed. */
+size_t rc_client_inflight(rc_client *clnt);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,6 +56,95 @@ typedef struct rc_svc_prog {
  */
 rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx);
 
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+/* rc_server_create -- a server with no listeners and no programs. On RC_OK *out is the caller's
+ * to destroy; on RC_NOMEM *out is NULL. */
+rc_status rc_server_create(rc_server **out);
+
+/* rc_server_destroy -- close every listener and connection, unregister from rpcbind what it
+ * registered, free the server. It must not be running (stop it and let rc_server_run return). */
+void rc_server_destroy(rc_server *srv);
+
+/*
+ * rc_server_listen -- listen on uri (udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH,
+ * inproc:NAME; port 0 picks a free port). The URI actually bound (with the real port) is
+ * written to bound (if not NULL, NUL-terminated, truncated to len). Returns RC_OK,
+ * RC_UNKNOWNPROTO, RC_UNKNOWNADDR, RC_UNKNOWNHOST, RC_LOCALERROR (bind/listen failed: errno
+ * kept), RC_TOOMANY, RC_NOMEM.
+ */
+rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len);
+
+/* Limits; a 0 field keeps the current value. Defaults in brackets. */
+typedef struct rc_server_limits {
+	size_t max_record;      /* largest request record or datagram accepted [4 MiB] */
+	size_t max_alloc;       /* what decoding one request's arguments may allocate [16 MiB] */
+	uint32_t max_conns;     /* open stream connections [1024] */
+	uint32_t idle_ms;       /* a connection idle this long is closed [120000] */
+	uint32_t stall_ms;      /* a connection stuck in a partial record this long is closed [10000] */
+	uint32_t drc_entries;   /* duplicate request cache entries (UDP) [1024] */
+	uint32_t drc_ttl_ms;    /* how long a cached reply is kept [120000] */
+} rc_server_limits;
+rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim);
+
+/* rc_server_set_threads -- serve with n worker threads (0 or 1: the calling thread alone). Set
+ * before rc_server_run. */
+rc_status rc_server_set_threads(rc_server *srv, unsigned n);
+
+/*
+ * rc_server_run -- serve until rc_server_stop. Returns RC_OK after a stop, or an error if the
+ * loop could not run (RC_LOCALERROR with errno, RC_INVAL if nothing is listening).
+ */
+rc_status rc_server_run(rc_server *srv);
+
+/* rc_server_stop -- make rc_server_run return soon. Async-signal-safe; callable from any
+ * thread or a signal handler. */
+void rc_server_stop(rc_server *srv);
+
+/*
+ * For the application's own loop: rc_server_fd is one descriptor (an epoll set) that becomes
+ * readable when the server has work; then call rc_server_step(srv, 0). rc_server_step(srv,
+ * timeout_ms) also waits up to timeout_ms itself. Returns RC_OK or RC_LOCALERROR.
+ */
+int rc_server_fd(rc_server *srv);
+rc_status rc_server_step(rc_server *srv, int timeout_ms);
+
+/*
+ * rc_server_rpcbind -- register every (program, version) on every UDP and TCP listener with the
+ * local rpcbind (PMAP SET) now and whenever one is added, and unregister them at destroy.
+ * Returns RC_OK, or RC_PMAPFAILURE if rpcbind did not answer or refused.
+ */
+rc_status rc_server_rpcbind(rc_server *srv, bool on);
+
+/* ---- authentication ---------------------------------------------------------------------- */
+
+#define RC_AUTH_NONE 0u
+#define RC_AUTH_SYS 1u
+
+/* AUTH_SYS credentials as the caller sent them (RFC 5531 section 14). */
+typedef struct rc_authsys {
+	uint32_t stamp;
+	char machine[256]; /* NUL-terminated */
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t ngids;
+	uint32_t gids[16];
+} rc_authsys;
+
+/* rc_svc_req_flavor -- the credential flavor of the call (RC_AUTH_NONE, RC_AUTH_SYS, ...). */
+uint32_t rc_svc_req_flavor(const rc_svc_req *req);
+
+/* rc_svc_req_authsys -- the parsed AUTH_SYS credentials, or NULL if the flavor is another. */
+const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req);
+
+/*
+ * An authentication hook: runs for every call before dispatch. Return 0 to accept, or an
+ * RFC 5531 auth_stat (1 AUTH_BADCRED, 2 AUTH_REJECTEDCRED, 5 AUTH_TOOWEAK, ...) to reject the
+ * call with an AUTH_ERROR reply.
+ */
+typedef uint32_t (*rc_svc_authfn)(const rc_svc_req *req, void *ctx);
+rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx);
+
 /* rc_svc_req_context -- the ctx given to rc_server_register for this call's program. */
 void *rc_svc_req_context(const rc_svc_req *req);
 

@@ -1,0 +1,843 @@
+/*
+ * The client: one (program, version) at one address, over any transport.
+ *
+ * Every call in flight -- a blocking call on the caller's stack, or a started call on the
+ * heap -- sits in the client's pending list under its xid. One thread at a time reads from the
+ * transport (the "reader"); whatever reply it gets, it decodes into the call the xid names and
+ * wakes that call's thread. So a client may be shared by threads, calls on one TCP connection
+ * proceed concurrently, and started calls complete from whoever reads: rc_call,
+ * rc_async_wait or rc_client_advance. Completion callbacks run only from rc_client_advance,
+ * rc_async_wait and rc_client_destroy, never under the client's lock.
+ *
+ * UDP calls are retransmitted with the same xid, with doubling intervals, inside the call's
+ * total deadline. A stream connection that broke is reopened by the next call.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/rpc.h"
+
+#define RC__MAX_RETRY_MS 4000u
+#define RC__CLIENT_MAX_RECORD ((size_t)64 << 20)
+#define RC__STACK_MSG 2048
+#define RC__IDLE_CHECK_NS 100000000LL /* probe a stream idle this long before using it */
+
+struct rc_async {
+	rc_async *next, *prev; /* pending list, or the done queue (next only) */
+	rc_client *clnt;
+	uint32_t xid;
+	rc_xdrproc xres;
+	void *res;
+	rc_status st;
+	rc_error err;
+	bool done;
+	bool pending;  /* linked in the pending list */
+	bool has_cb;
+	bool released; /* no-callback handle released while in flight: free at completion */
+	rc_async_cb cb;
+	void *udata;
+	/* datagram retransmission: the message (headroom before it) and its timers */
+	unsigned char *msg;
+	size_t msglen;
+	unsigned char *msgblock; /* heap block holding msg, freed with the call (started calls) */
+	int64_t deadline;
+	int64_t next_retry;
+	uint32_t retry_ms;
+};
+
+struct rc_client {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_mutex_t smu; /* one sender at a time on a stream */
+	const rc_tp_kind *kind;
+	rc_uri uri;
+	rc_tp *tp; /* NULL while a stream is disconnected */
+	bool dgram;
+	uint32_t prog, vers;
+	uint32_t xid;
+	uint32_t timeout_ms, retry_ms, spin_us;
+	size_t max_msg;
+	int64_t last_io;
+	bool reading; /* a thread is inside tp->recv */
+	rc_async *pending;
+	size_t npending;
+	rc_async *doneq, *doneq_tail; /* completed calls whose callbacks have not run */
+	/* call header template: xid, CALL, 2, prog, vers, proc, cred, verf */
+	unsigned char hdr[24 + 8 + RC__MAX_AUTH_BYTES + 8];
+	size_t hdrlen;
+};
+
+static _Thread_local struct {
+	const rc_client *c;
+	rc_error e;
+} rc__tls;
+
+void rc__set_lasterr(const rc_client *c, const rc_error *e)
+{
+	rc__tls.c = c;
+	rc__tls.e = *e;
+}
+
+void rc_client_geterr(const rc_client *clnt, rc_error *err)
+{
+	if (err == NULL)
+		return;
+	if (rc__tls.c == clnt && clnt != NULL)
+		*err = rc__tls.e;
+	else
+		memset(err, 0, sizeof(*err));
+}
+
+char *rc_error_format(const rc_error *err, char *buf, size_t len)
+{
+	if (buf == NULL || len == 0)
+		return buf;
+	switch (err->status) {
+	case RC_PROGVERSMISMATCH:
+		snprintf(buf, len, "%s (server supports %u..%u)", rc_strerror(err->status),
+		         err->low, err->high);
+		break;
+	case RC_VERSMISMATCH:
+		snprintf(buf, len, "%s (server speaks %u..%u)", rc_strerror(err->status), err->low,
+		         err->high);
+		break;
+	case RC_AUTHERROR:
+		snprintf(buf, len, "%s (auth_stat %u)", rc_strerror(err->status), err->auth_stat);
+		break;
+	default:
+		if (err->sys_errno != 0)
+			snprintf(buf, len, "%s: %s", rc_strerror(err->status),
+			         strerror(err->sys_errno));
+		else
+			snprintf(buf, len, "%s", rc_strerror(err->status));
+	}
+	return buf;
+}
+
+static int64_t rc__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void rc__put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static uint32_t rc__get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* ---- the header template --------------------------------------------------------------- */
+
+/* Build the call header with the given credential body (flavor, bytes). */
+static void rc__build_header(rc_client *c, uint32_t flavor, const unsigned char *cred,
+                             size_t credlen)
+{
+	unsigned char *p = c->hdr;
+
+	rc__put32(p + 0, 0); /* xid, patched per call */
+	rc__put32(p + 4, RC__CALL);
+	rc__put32(p + 8, RC__RPCVERS);
+	rc__put32(p + 12, c->prog);
+	rc__put32(p + 16, c->vers);
+	rc__put32(p + 20, 0); /* procedure, patched per call */
+	rc__put32(p + 24, flavor);
+	rc__put32(p + 28, (uint32_t)credlen);
+	memcpy(p + 32, cred, credlen);
+	p += 32 + credlen;
+	rc__put32(p, 0); /* verifier: AUTH_NONE */
+	rc__put32(p + 4, 0);
+	c->hdrlen = 32 + credlen + 8;
+}
+
+rc_status rc_client_set_auth_none(rc_client *clnt)
+{
+	if (clnt == NULL)
+		return RC_INVAL;
+	pthread_mutex_lock(&clnt->mu);
+	rc__build_header(clnt, RC_AUTH_NONE, NULL, 0);
+	pthread_mutex_unlock(&clnt->mu);
+	return RC_OK;
+}
+
+rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t uid,
+                                 uint32_t gid, const uint32_t *gids, uint32_t ngids)
+{
+	unsigned char body[RC__MAX_AUTH_BYTES];
+	rc_xdr x;
+	char *m = (char *)machine;
+	uint32_t stamp = (uint32_t)time(NULL);
+	uint32_t *g = (uint32_t *)gids;
+
+	if (clnt == NULL || machine == NULL || strlen(machine) > 255 || ngids > 16 ||
+	    (ngids > 0 && gids == NULL))
+		return RC_INVAL;
+	rc_xdrmem_create(&x, body, sizeof(body), RC_XDR_ENCODE);
+	if (!rc_xdr_u_int(&x, &stamp) || !rc_xdr_string(&x, &m, 255) || !rc_xdr_u_int(&x, &uid) ||
+	    !rc_xdr_u_int(&x, &gid) ||
+	    !rc_xdr_array(&x, &g, &ngids, 16, sizeof(uint32_t), (rc_xdrproc)rc_xdr_u_int))
+		return RC_INVAL;
+	pthread_mutex_lock(&clnt->mu);
+	rc__build_header(clnt, RC_AUTH_SYS, body, rc_xdr_getpos(&x));
+	pthread_mutex_unlock(&clnt->mu);
+	return RC_OK;
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+/* Ask host's rpcbind which port serves (prog, vers) over the URI's protocol. */
+rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port);
+
+static rc_status rc__connect(rc_client *c)
+{
+	rc_status st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, &c->tp);
+
+	if (st == RC_OK) {
+		size_t m = c->tp->max_msg;
+		c->max_msg = m > RC__CLIENT_MAX_RECORD ? RC__CLIENT_MAX_RECORD : m;
+		c->last_io = rc__now();
+	}
+	return st;
+}
+
+rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers)
+{
+	rc_client *c;
+	rc_status st;
+	pthread_condattr_t ca;
+
+	if (out == NULL)
+		return RC_INVAL;
+	*out = NULL;
+	if (uri == NULL)
+		return RC_INVAL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return RC_NOMEM;
+	if ((st = rc__uri_parse(uri, &c->uri)) != RC_OK) {
+		free(c);
+		return st;
+	}
+	c->kind = rc__tp_find(c->uri.scheme);
+	c->dgram = strcmp(c->uri.scheme, "udp") == 0;
+	c->prog = prog;
+	c->vers = vers;
+	c->timeout_ms = RC_DEFAULT_TIMEOUT_MS;
+	c->retry_ms = RC_DEFAULT_RETRY_MS;
+	if (getrandom(&c->xid, sizeof(c->xid), GRND_NONBLOCK) != sizeof(c->xid))
+		c->xid = (uint32_t)rc__now() ^ ((uint32_t)getpid() << 16);
+	rc__build_header(c, RC_AUTH_NONE, NULL, 0);
+
+	if (c->uri.port < 0 &&
+	    (strcmp(c->uri.scheme, "udp") == 0 || strcmp(c->uri.scheme, "tcp") == 0)) {
+		int port;
+		if ((st = rc__rpcbind_getport(&c->uri, prog, vers, &port)) != RC_OK) {
+			free(c);
+			return st;
+		}
+		c->uri.port = port;
+	}
+	if ((st = rc__connect(c)) != RC_OK) {
+		free(c);
+		return st;
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->smu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = c;
+	return RC_OK;
+}
+
+rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms)
+{
+	if (clnt == NULL || total_ms > 24u * 3600 * 1000)
+		return RC_INVAL;
+	clnt->timeout_ms = total_ms ? total_ms : RC_DEFAULT_TIMEOUT_MS;
+	return RC_OK;
+}
+
+rc_status rc_client_set_retry(rc_client *clnt, uint32_t initial_ms)
+{
+	if (clnt == NULL || initial_ms > 3600u * 1000)
+		return RC_INVAL;
+	clnt->retry_ms = initial_ms ? initial_ms : RC_DEFAULT_RETRY_MS;
+	return RC_OK;
+}
+
+rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us)
+{
+	if (clnt == NULL || spin_us > 1000000)
+		return RC_INVAL;
+	clnt->spin_us = spin_us;
+	return RC_OK;
+}
+
+/* ---- completion ------------------------------------------------------------------------- */
+
+static void rc__unlink(rc_client *c, rc_async *p)
+{
+	if (!p->pending)
+		return;
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		c->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	p->next = p->prev = NULL;
+	p->pending = false;
+	c->npending--;
+}
+
+static void rc__free_call(rc_async *p)
+{
+	free(p->msgblock);
+	free(p);
+}
+
+/* Complete p with st (under c->mu). Wakes its waiter; queues its callback. */
+static void rc__complete(rc_client *c, rc_async *p, rc_status st)
+{
+	if (p->done)
+		return;
+	rc__unlink(c, p);
+	p->st = st;
+	p->err.status = st;
+	p->done = true;
+	if (p->has_cb) {
+		p->next = NULL;
+		if (c->doneq_tail)
+			c->doneq_tail->next = p;
+		else
+			c->doneq = p;
+		c->doneq_tail = p;
+	} else if (p->released) {
+		rc__free_call(p);
+		return;
+	}
+	pthread_cond_broadcast(&c->cv);
+}
+
+/* Fail every call in flight with st (the connection broke), and drop the connection. */
+static void rc__fail_all(rc_client *c, rc_status st, int err)
+{
+	while (c->pending) {
+		c->pending->err.sys_errno = err;
+		rc__complete(c, c->pending, st);
+	}
+}
+
+static void rc__disconnect(rc_client *c)
+{
+	if (c->tp != NULL && !c->dgram) {
+		c->tp->vt->close(c->tp);
+		c->tp = NULL;
+	}
+}
+
+/* Run the callbacks of completed calls (without the lock held). */
+static void rc__run_callbacks(rc_client *c)
+{
+	for (;;) {
+		rc_async *p;
+		pthread_mutex_lock(&c->mu);
+		p = c->doneq;
+		if (p) {
+			c->doneq = p->next;
+			if (c->doneq == NULL)
+				c->doneq_tail = NULL;
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (p == NULL)
+			return;
+		p->cb(p, p->st, p->udata);
+		rc__free_call(p);
+	}
+}
+
+/* ---- replies ---------------------------------------------------------------------------- */
+
+/* Handle one incoming message (under c->mu): decode it into the call its xid names. */
+static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
+{
+	rc_async *p;
+	rc_xdr x;
+	rc_status st;
+	uint32_t xid;
+
+	if (len < 12)
+		return; /* too short to be a reply: ignore */
+	xid = rc__get32(msg);
+	for (p = c->pending; p != NULL; p = p->next)
+		if (p->xid == xid)
+			break;
+	if (p == NULL)
+		return; /* stale (timed out, cancelled) or foreign: drop */
+	rc_xdrmem_create(&x, (void *)(msg + 4), len - 4, RC_XDR_DECODE);
+	rc_xdr_set_limits(&x, c->max_msg * 4 + 4096, 0);
+	st = rc__reply_header(&x, &p->err);
+	if (st == RC_BADREPLY && c->dgram)
+		return; /* a forged or mangled datagram: keep waiting for the real reply */
+	if (st == RC_OK && !p->xres(&x, p->res))
+		st = RC_CANTDECODERES;
+	rc__complete(c, p, st);
+}
+
+/* Retransmit due datagram calls and expire calls past their deadline (under c->mu); return
+ * the earliest time something is due for any call. */
+static int64_t rc__timers(rc_client *c, int64_t now)
+{
+	int64_t next = INT64_MAX;
+	rc_async *p, *n;
+
+	for (p = c->pending; p != NULL; p = n) {
+		n = p->next;
+		if (now >= p->deadline) {
+			rc__complete(c, p, RC_TIMEDOUT);
+			continue;
+		}
+		if (c->dgram && now >= p->next_retry && c->tp != NULL) {
+			(void)c->tp->vt->send(c->tp, p->msg, p->msglen, NULL, MSG_DONTWAIT, NULL);
+			p->retry_ms = p->retry_ms * 2 > RC__MAX_RETRY_MS ? RC__MAX_RETRY_MS
+			                                                 : p->retry_ms * 2;
+			p->next_retry = now + (int64_t)p->retry_ms * 1000000;
+		}
+		if (p->deadline < next)
+			next = p->deadline;
+		if (c->dgram && p->next_retry < next)
+			next = p->next_retry;
+	}
+	return next;
+}
+
+/*
+ * Read from the transport as the reader (entered and left under c->mu, which it drops while
+ * reading). flags 0 blocks up to wake; MSG_DONTWAIT reads what is there. Returns the transport
+ * status of the last read.
+ */
+static rc_status rc__read(rc_client *c, int64_t wake, int flags)
+{
+	rc_tp *tp = c->tp;
+	rc_status st;
+	void *msg;
+	size_t len;
+	int e;
+
+	if (tp == NULL || c->reading)
+		return RC_AGAIN;
+	c->reading = true;
+	pthread_mutex_unlock(&c->mu);
+	if (flags == 0) {
+		int64_t ns = wake - rc__now();
+		int ms = ns <= 0 ? 1 : (int)((ns + 999999) / 1000000);
+		if (c->spin_us > 0) {
+			int64_t until = rc__now() + (int64_t)c->spin_us * 1000;
+			do
+				st = tp->vt->recv(tp, &msg, &len, NULL, MSG_DONTWAIT);
+			while (st == RC_AGAIN && rc__now() < until);
+			if (st != RC_AGAIN)
+				goto got;
+		}
+		if (tp->fd < 0) {
+			st = tp->vt->recv(tp, &msg, &len, NULL, MSG_DONTWAIT);
+			if (st == RC_AGAIN)
+				st = RC_TIMEDOUT; /* in-process: no reply now means no reply ever */
+			goto got;
+		}
+		rc__tp_set_rcvtimeo(tp, ms);
+	}
+	st = tp->vt->recv(tp, &msg, &len, NULL, flags);
+got:
+	e = st == RC_CANTRECV ? errno : 0;
+	pthread_mutex_lock(&c->mu);
+	c->reading = false;
+	if (st == RC_OK) {
+		c->last_io = rc__now();
+		rc__handle(c, msg, len);
+	} else if (st == RC_CLOSED || st == RC_CANTRECV || st == RC_MSGTOOLARGE) {
+		if (!c->dgram) {
+			rc__fail_all(c, st == RC_MSGTOOLARGE ? RC_MSGTOOLARGE : RC_CANTRECV, e);
+			rc__disconnect(c);
+		} else if (c->pending) {
+			/* ICMP unreachable on a connected UDP socket: the server is not there. */
+			rc__fail_all(c, RC_CANTRECV, e);
+		}
+	}
+	pthread_cond_broadcast(&c->cv);
+	return st;
+}
+
+/* ---- sending ---------------------------------------------------------------------------- */
+
+/* Make sure a stream is connected, and probe one that sat idle (under c->mu). */
+static rc_status rc__ensure(rc_client *c, int *err)
+{
+	if (c->tp != NULL && !c->dgram && c->tp->fd >= 0 && c->npending == 0 &&
+	    rc__now() - c->last_io > RC__IDLE_CHECK_NS) {
+		struct pollfd pf = {c->tp->fd, POLLIN | POLLRDHUP, 0};
+		if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			rc__disconnect(c); /* the server closed it: reconnect below */
+	}
+	if (c->tp == NULL) {
+		rc_status st = rc__connect(c);
+		if (st != RC_OK) {
+			*err = errno;
+			return st;
+		}
+	}
+	return RC_OK;
+}
+
+/* Encode a call for proc into b: header template then arguments. */
+static rc_status rc__encode(rc_client *c, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
+                            const void *args, size_t *len)
+{
+	rc_xdr x;
+	unsigned char *h;
+
+	rc__encbuf_xdr(b, &x);
+	pthread_mutex_lock(&c->mu);
+	h = rc_xdr_inline(&x, c->hdrlen);
+	if (h != NULL)
+		memcpy(h, c->hdr, c->hdrlen);
+	pthread_mutex_unlock(&c->mu);
+	if (h == NULL)
+		return b->toolarge ? RC_MSGTOOLARGE : RC_NOMEM;
+	rc__put32(h + 20, proc);
+	if (!xargs(&x, (void *)args))
+		return b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
+	*len = rc_xdr_getpos(&x);
+	return RC_OK;
+}
+
+/* Register p (encoded in msg) as in flight and send it. On failure p is not in flight. */
+static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len, int flags)
+{
+	rc_status st;
+	int64_t now = rc__now();
+	int err = 0;
+	rc_tp *tp;
+
+	pthread_mutex_lock(&c->mu);
+	if ((st = rc__ensure(c, &err)) != RC_OK) {
+		pthread_mutex_unlock(&c->mu);
+		p->err.sys_errno = err;
+		return st == RC_NOMEM ? st : RC_CANTSEND;
+	}
+	if (len > c->max_msg) {
+		pthread_mutex_unlock(&c->mu);
+		return RC_MSGTOOLARGE;
+	}
+	p->xid = ++c->xid;
+	rc__put32(msg, p->xid);
+	p->msg = msg;
+	p->msglen = len;
+	p->deadline = now + (int64_t)c->timeout_ms * 1000000;
+	p->retry_ms = c->retry_ms < c->timeout_ms ? c->retry_ms : c->timeout_ms;
+	p->next_retry = now + (int64_t)p->retry_ms * 1000000;
+	p->st = RC_INPROGRESS;
+	p->clnt = c;
+	p->next = c->pending;
+	p->prev = NULL;
+	if (c->pending)
+		c->pending->prev = p;
+	c->pending = p;
+	p->pending = true;
+	c->npending++;
+	tp = c->tp;
+	if (c->dgram || tp->fd < 0) {
+		/* datagrams need no send lock; in-process dispatch runs without our lock */
+		pthread_mutex_unlock(&c->mu);
+		st = tp->vt->send(tp, msg, len, NULL, c->dgram ? flags : 0, NULL);
+		if (st == RC_AGAIN)
+			st = RC_OK; /* socket buffer full: as if lost; retransmission covers it */
+	} else {
+		pthread_mutex_unlock(&c->mu);
+		pthread_mutex_lock(&c->smu);
+		st = tp->vt->send(tp, msg, len, NULL, 0, NULL);
+		pthread_mutex_unlock(&c->smu);
+	}
+	if (st != RC_OK) {
+		int e = errno;
+		pthread_mutex_lock(&c->mu);
+		rc__unlink(c, p);
+		if (!c->dgram && c->tp == tp) {
+			rc__fail_all(c, RC_CANTSEND, e);
+			rc__disconnect(c);
+		}
+		pthread_mutex_unlock(&c->mu);
+		p->err.sys_errno = e;
+		return st == RC_MSGTOOLARGE ? st : RC_CANTSEND;
+	}
+	return RC_OK;
+}
+
+/* Wait for p as the reader or beside it (under c->mu), until it completes or `until`. */
+static void rc__drive(rc_client *c, rc_async *p, int64_t until)
+{
+	while (!p->done) {
+		int64_t now = rc__now();
+		int64_t wake = rc__timers(c, now);
+		if (p->done || now >= until)
+			break;
+		if (until < wake)
+			wake = until;
+		if (c->doneq != NULL && p->has_cb)
+			break; /* let the caller run callbacks */
+		if (!c->reading && c->tp != NULL) {
+			(void)rc__read(c, wake, 0);
+		} else if (c->tp == NULL) {
+			rc__complete(c, p, RC_CANTRECV);
+		} else {
+			struct timespec ts = {(time_t)(wake / 1000000000), (long)(wake % 1000000000)};
+			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+		}
+	}
+}
+
+rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                  rc_xdrproc xres, void *res)
+{
+	unsigned char stack[RC__STACK_MSG];
+	rc__encbuf b;
+	rc_async p;
+	size_t len;
+	rc_status st;
+
+	if (clnt == NULL)
+		return RC_INVAL;
+	memset(&p, 0, sizeof(p));
+	p.xres = xres ? xres : rc_xdr_void;
+	p.res = res;
+	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
+	st = rc__encode(clnt, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
+	if (st == RC_OK)
+		st = rc__start(clnt, &p, rc__encbuf_msg(&b), len, 0);
+	if (st == RC_OK) {
+		pthread_mutex_lock(&clnt->mu);
+		rc__drive(clnt, &p, INT64_MAX);
+		rc__unlink(clnt, &p);
+		pthread_mutex_unlock(&clnt->mu);
+		st = p.st;
+	}
+	p.err.status = st;
+	rc__set_lasterr(clnt, &p.err);
+	rc__encbuf_free(&b);
+	return st;
+}
+
+/* ---- started calls ---------------------------------------------------------------------- */
+
+rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                        rc_xdrproc xres, void *res, rc_async_cb cb, void *udata,
+                        rc_async **out)
+{
+	unsigned char stack[RC__STACK_MSG];
+	rc__encbuf b;
+	rc_async *p;
+	size_t len;
+	rc_status st;
+
+	if (out)
+		*out = NULL;
+	if (clnt == NULL || (cb == NULL && out == NULL))
+		return RC_INVAL;
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return RC_NOMEM;
+	p->xres = xres ? xres : rc_xdr_void;
+	p->res = res;
+	p->cb = cb;
+	p->udata = udata;
+	p->has_cb = cb != NULL;
+	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
+	st = rc__encode(clnt, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
+	if (st == RC_OK && clnt->dgram) {
+		/* keep the message for retransmission */
+		if (b.heap) {
+			p->msgblock = b.data;
+			rc__encbuf_detach(&b);
+		} else if ((p->msgblock = malloc(len + RC_TP_HEADROOM)) != NULL) {
+			memcpy(p->msgblock, b.data, len + RC_TP_HEADROOM);
+		} else {
+			st = RC_NOMEM;
+		}
+	}
+	if (st == RC_OK) {
+		unsigned char *msg = p->msgblock ? p->msgblock + RC_TP_HEADROOM : rc__encbuf_msg(&b);
+		st = rc__start(clnt, p, msg, len, MSG_DONTWAIT);
+	}
+	rc__encbuf_free(&b);
+	if (st != RC_OK) {
+		rc__free_call(p);
+		return st;
+	}
+	if (out)
+		*out = p;
+	return RC_OK;
+}
+
+rc_status rc_async_status(const rc_async *call)
+{
+	rc_status st;
+
+	if (call == NULL)
+		return RC_INVAL;
+	pthread_mutex_lock(&call->clnt->mu);
+	st = call->done ? call->st : RC_INPROGRESS;
+	pthread_mutex_unlock(&call->clnt->mu);
+	return st;
+}
+
+rc_status rc_async_wait(rc_async *call, int timeout_ms)
+{
+	rc_client *c;
+	int64_t until;
+	rc_status st;
+	bool done;
+
+	if (call == NULL)
+		return RC_INVAL;
+	c = call->clnt;
+	until = timeout_ms < 0 ? INT64_MAX : rc__now() + (int64_t)timeout_ms * 1000000;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		rc__drive(c, call, until);
+		done = call->done;
+		st = done ? call->st : RC_INPROGRESS;
+		if (done || rc__now() >= until || c->doneq == NULL)
+			break;
+		pthread_mutex_unlock(&c->mu);
+		rc__run_callbacks(c);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	/* With a callback, the call may be freed by the callbacks run here: st was read before. */
+	rc__run_callbacks(c);
+	return st;
+}
+
+void rc_async_cancel(rc_async *call)
+{
+	if (call == NULL)
+		return;
+	pthread_mutex_lock(&call->clnt->mu);
+	rc__complete(call->clnt, call, RC_CANCELLED);
+	pthread_mutex_unlock(&call->clnt->mu);
+}
+
+void rc_async_release(rc_async *call)
+{
+	rc_client *c;
+
+	if (call == NULL || call->has_cb)
+		return;
+	c = call->clnt;
+	pthread_mutex_lock(&c->mu);
+	if (call->done) {
+		rc__free_call(call);
+	} else {
+		call->released = true;
+		rc__complete(c, call, RC_CANCELLED); /* frees it */
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+size_t rc_client_inflight(rc_client *clnt)
+{
+	size_t n;
+
+	if (clnt == NULL)
+		return 0;
+	pthread_mutex_lock(&clnt->mu);
+	n = clnt->npending;
+	pthread_mutex_unlock(&clnt->mu);
+	return n;
+}
+
+rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeout_ms)
+{
+	int64_t next, now;
+
+	if (clnt == NULL || fd == NULL || events == NULL || timeout_ms == NULL)
+		return RC_INVAL;
+	pthread_mutex_lock(&clnt->mu);
+	*fd = clnt->tp ? clnt->tp->fd : -1;
+	*events = clnt->npending > 0 && *fd >= 0 ? POLLIN : 0;
+	now = rc__now();
+	next = INT64_MAX;
+	for (rc_async *p = clnt->pending; p; p = p->next) {
+		if (p->deadline < next)
+			next = p->deadline;
+		if (clnt->dgram && p->next_retry < next)
+			next = p->next_retry;
+	}
+	if (clnt->doneq != NULL || (clnt->npending > 0 && *fd < 0))
+		next = now; /* work to do at once */
+	if (next == INT64_MAX)
+		*timeout_ms = -1;
+	else if (next <= now)
+		*timeout_ms = 0;
+	else
+		*timeout_ms = (int)((next - now + 999999) / 1000000);
+	pthread_mutex_unlock(&clnt->mu);
+	return RC_OK;
+}
+
+rc_status rc_client_advance(rc_client *clnt, short revents)
+{
+	rc_status st = RC_OK;
+
+	if (clnt == NULL)
+		return RC_INVAL;
+	pthread_mutex_lock(&clnt->mu);
+	if (clnt->tp != NULL && (revents != 0 || clnt->tp->fd < 0)) {
+		/* read everything that is there */
+		for (int i = 0; i < 1024; i++) {
+			rc_status r = rc__read(clnt, 0, MSG_DONTWAIT);
+			if (r == RC_OK)
+				continue;
+			if (r != RC_AGAIN && r != RC_TIMEDOUT)
+				st = r == RC_CLOSED ? RC_CANTRECV : r;
+			break;
+		}
+	}
+	(void)rc__timers(clnt, rc__now());
+	pthread_mutex_unlock(&clnt->mu);
+	rc__run_callbacks(clnt);
+	return st;
+}
+
+void rc_client_destroy(rc_client *clnt)
+{
+	if (clnt == NULL)
+		return;
+	pthread_mutex_lock(&clnt->mu);
+	/* Calls still in flight complete as cancelled; their callbacks run now. */
+	while (clnt->pending)
+		rc__complete(clnt, clnt->pending, RC_CANCELLED);
+	pthread_mutex_unlock(&clnt->mu);
+	rc__run_callbacks(clnt);
+	if (clnt->tp)
+		clnt->tp->vt->close(clnt->tp);
+	pthread_cond_destroy(&clnt->cv);
+	pthread_mutex_destroy(&clnt->mu);
+	pthread_mutex_destroy(&clnt->smu);
+	free(clnt);
+}

@@ -1,0 +1,75 @@
+/*
+ * Internal to the runtime: ONC RPC v2 message constants (RFC 5531), the growable encode buffer,
+ * the reply-header decoder the client uses and the call-header decoder the server uses.
+ */
+#ifndef RC_RPC_H
+#define RC_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <remotecall/client.h>
+#include <remotecall/server.h>
+#include <remotecall/xdr.h>
+
+#include "transports/transport.h"
+
+enum { RC__CALL = 0, RC__REPLY = 1 };
+enum { RC__MSG_ACCEPTED = 0, RC__MSG_DENIED = 1 };
+enum {
+	RC__SUCCESS = 0,
+	RC__PROG_UNAVAIL = 1,
+	RC__PROG_MISMATCH = 2,
+	RC__PROC_UNAVAIL = 3,
+	RC__GARBAGE_ARGS = 4,
+	RC__SYSTEM_ERR = 5
+};
+enum { RC__RPC_MISMATCH = 0, RC__AUTH_ERROR = 1 };
+enum {
+	RC__AUTH_OK = 0,
+	RC__AUTH_BADCRED = 1,
+	RC__AUTH_REJECTEDCRED = 2,
+	RC__AUTH_BADVERF = 3,
+	RC__AUTH_REJECTEDVERF = 4,
+	RC__AUTH_TOOWEAK = 5
+};
+#define RC__RPCVERS 2u
+#define RC__MAX_AUTH_BYTES 400u
+
+/*
+ * A growable encode buffer: starts in caller-provided (stack) memory, moves to the heap when
+ * a message outgrows it, and refuses to grow past max (toolarge is then set). The message is
+ * encoded at data + RC_TP_HEADROOM.
+ */
+typedef struct rc__encbuf {
+	unsigned char *data;
+	size_t cap;
+	size_t max;
+	bool heap;
+	bool toolarge;
+} rc__encbuf;
+
+void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize, size_t max);
+/* Start an encode stream over b, after the headroom. */
+void rc__encbuf_xdr(rc__encbuf *b, rc_xdr *x);
+/* The message encoded so far: data + headroom, length rc_xdr_getpos(x). */
+static inline unsigned char *rc__encbuf_msg(rc__encbuf *b)
+{
+	return b->data + RC_TP_HEADROOM;
+}
+void rc__encbuf_free(rc__encbuf *b);
+/* Keep the heap buffer (the caller takes b->data and frees it). */
+void rc__encbuf_detach(rc__encbuf *b);
+
+/*
+ * Decode a reply's header from x (positioned after the xid). On RC_OK x is positioned at the
+ * results. Otherwise the call's status (RC_PROGUNAVAIL, RC_VERSMISMATCH, ...), with details in
+ * *err; RC_BADREPLY if the header is malformed.
+ */
+rc_status rc__reply_header(rc_xdr *x, rc_error *err);
+
+/* Thread-local detail of the last call, for rc_client_geterr. */
+void rc__set_lasterr(const rc_client *c, const rc_error *e);
+
+#endif

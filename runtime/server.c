@@ -1,0 +1,1050 @@
+/*
+ * The server: listeners, connections, the dispatch table and the serving loops.
+ *
+ * Serving one request (rc__serve) is the same for every transport: decode the call header
+ * (RPC version, credentials with bounds), run the authentication hook, find the program and
+ * version in a hash table and the procedure in a direct-index table, consult the duplicate
+ * request cache (datagrams), decode the arguments under an allocation cap, run the routine,
+ * encode the reply into a per-thread buffer with headroom for the record mark, free what
+ * decoding and the routine allocated, and send.
+ *
+ * Loops: a server whose only listener is one UDP socket serves it with blocking receives (one
+ * syscall in, one out, per call; every worker thread blocks on the same socket). Otherwise an
+ * epoll loop serves listeners and connections; with worker threads, every thread waits on the
+ * same epoll set and each descriptor is armed one-shot, so one connection is served by one
+ * thread at a time.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/rpc.h"
+#include "runtime/server_internal.h"
+
+#define RC__NBUCKETS 64
+#define RC__DENSE_MAX 1024     /* procedure numbers below this index a table directly */
+#define RC__STACK_REPLY 4096
+#define RC__ARGS_STACK 256
+#define RC__MAX_LISTENERS 64
+
+enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3 };
+
+typedef struct rc__reg {
+	struct rc__reg *next; /* hash chain */
+	uint32_t prog, vers;
+	const rc_svc_prog *def;
+	void *ctx;
+	uint32_t ndense;
+	const rc_svc_proc **dense; /* by procedure number, below ndense */
+	const rc_svc_proc **sparse; /* the rest, sorted by number */
+	size_t nsparse;
+} rc__reg;
+
+typedef struct rc__lsn {
+	int kind; /* RC__EV_LISTENER */
+	rc_tp *tp;
+	bool dgram;
+	bool paused; /* accept hit the descriptor limit: off the epoll set for a while */
+	int64_t resume_at;
+	char uri[RC_URI_MAX];
+} rc__lsn;
+
+typedef struct rc__conn {
+	int kind; /* RC__EV_CONN */
+	struct rc__conn *next, *prev;
+	rc_tp *tp;
+	int64_t last_active;
+	int64_t partial_since; /* 0, or when the current partial record began */
+	unsigned char *out;    /* reply bytes not yet sent */
+	size_t outlen, outoff;
+	uint32_t armed;        /* epoll interest currently set */
+	bool busy;             /* a worker is serving it */
+	bool doomed;           /* shut down by the sweeper: its worker closes it */
+} rc__conn;
+
+struct rc_svc_req {
+	rc_server *srv;
+	const rc__reg *reg;
+	const rc_svc_proc *proc;
+	uint32_t xid;
+	uint32_t flavor;
+	bool has_sys;
+	rc_authsys sys;
+	const rc_peer *peer;
+};
+
+struct rc_server {
+	pthread_mutex_t mu;
+	rc__reg *buckets[RC__NBUCKETS];
+	rc__lsn *lsn[RC__MAX_LISTENERS];
+	size_t nlsn;
+	rc__conn *conns;
+	uint32_t nconns;
+	int epfd;
+	int stopfd;
+	int stop_ev; /* the epoll tag of stopfd */
+	atomic_int stop;
+	bool running;
+	unsigned threads;
+	rc_server_limits lim;
+	rc_svc_authfn auth;
+	void *auth_ctx;
+	rc__drc *drc;
+	bool rpcbind;
+	int64_t next_sweep;
+};
+
+static int64_t rc__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- registration ----------------------------------------------------------------------- */
+
+static unsigned rc__hash(uint32_t prog, uint32_t vers)
+{
+	uint32_t h = prog * 2654435761u ^ (vers + 0x9e3779b9u + (prog << 6) + (prog >> 2));
+	return h % RC__NBUCKETS;
+}
+
+static rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
+{
+	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
+		if (r->prog == prog && r->vers == vers)
+			return r;
+	return NULL;
+}
+
+static int rc__proc_cmp(const void *a, const void *b)
+{
+	uint32_t x = (*(const rc_svc_proc *const *)a)->info->proc;
+	uint32_t y = (*(const rc_svc_proc *const *)b)->info->proc;
+	return x < y ? -1 : x > y;
+}
+
+static const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc)
+{
+	size_t lo = 0, hi = r->nsparse;
+
+	if (proc < r->ndense)
+		return r->dense[proc];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint32_t p = r->sparse[mid]->info->proc;
+		if (p == proc)
+			return r->sparse[mid];
+		if (p < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void rc__reg_free(rc__reg *r)
+{
+	free(r->dense);
+	free(r->sparse);
+	free(r);
+}
+
+rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
+{
+	rc__reg *r;
+	uint32_t maxdense = 0;
+	size_t i, ns = 0;
+
+	if (srv == NULL || def == NULL || (def->nprocs > 0 && def->procs == NULL))
+		return RC_INVAL;
+	for (i = 0; i < def->nprocs; i++) {
+		const rc_svc_proc *p = &def->procs[i];
+		if (p->info == NULL || p->fn == NULL || p->info->xargs == NULL ||
+		    p->info->xres == NULL)
+			return RC_INVAL;
+		if (p->info->proc < RC__DENSE_MAX) {
+			if (p->info->proc + 1 > maxdense)
+				maxdense = p->info->proc + 1;
+		} else {
+			ns++;
+		}
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return RC_NOMEM;
+	r->prog = def->prog;
+	r->vers = def->vers;
+	r->def = def;
+	r->ctx = ctx;
+	r->ndense = maxdense;
+	r->dense = calloc(maxdense ? maxdense : 1, sizeof(*r->dense));
+	r->sparse = calloc(ns ? ns : 1, sizeof(*r->sparse));
+	if (r->dense == NULL || r->sparse == NULL) {
+		rc__reg_free(r);
+		return RC_NOMEM;
+	}
+	for (i = 0; i < def->nprocs; i++) {
+		const rc_svc_proc *p = &def->procs[i];
+		if (p->info->proc < RC__DENSE_MAX) {
+			if (r->dense[p->info->proc] != NULL) {
+				rc__reg_free(r);
+				return RC_INVAL; /* duplicate procedure number */
+			}
+			r->dense[p->info->proc] = p;
+		} else {
+			r->sparse[r->nsparse++] = p;
+		}
+	}
+	qsort(r->sparse, r->nsparse, sizeof(*r->sparse), rc__proc_cmp);
+	for (i = 1; i < r->nsparse; i++) {
+		if (r->sparse[i]->info->proc == r->sparse[i - 1]->info->proc) {
+			rc__reg_free(r);
+			return RC_INVAL;
+		}
+	}
+	pthread_mutex_lock(&srv->mu);
+	if (rc__find(srv, def->prog, def->vers) != NULL) {
+		pthread_mutex_unlock(&srv->mu);
+		rc__reg_free(r);
+		return RC_INVAL;
+	}
+	r->next = srv->buckets[rc__hash(def->prog, def->vers)];
+	srv->buckets[rc__hash(def->prog, def->vers)] = r;
+	pthread_mutex_unlock(&srv->mu);
+	if (srv->rpcbind)
+		(void)rc__rpcbind_sync(srv);
+	return RC_OK;
+}
+
+/* The lowest and highest version of prog registered; false if none is. */
+static bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi)
+{
+	bool any = false;
+
+	for (int b = 0; b < RC__NBUCKETS; b++) {
+		for (rc__reg *r = srv->buckets[b]; r; r = r->next) {
+			if (r->prog != prog)
+				continue;
+			if (!any || r->vers < *lo)
+				*lo = r->vers;
+			if (!any || r->vers > *hi)
+				*hi = r->vers;
+			any = true;
+		}
+	}
+	return any;
+}
+
+void rc__server_each_reg(rc_server *srv, void (*fn)(void *ctx, uint32_t prog, uint32_t vers),
+                         void *ctx)
+{
+	for (int b = 0; b < RC__NBUCKETS; b++)
+		for (rc__reg *r = srv->buckets[b]; r; r = r->next)
+			fn(ctx, r->prog, r->vers);
+}
+
+size_t rc__server_listeners(rc_server *srv, const char **uris, bool *dgram, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < srv->nlsn && n < max; i++) {
+		if (srv->lsn[i]->tp->fd < 0)
+			continue;
+		uris[n] = srv->lsn[i]->uri;
+		dgram[n] = srv->lsn[i]->dgram;
+		n++;
+	}
+	return n;
+}
+
+/* ---- request accessors ------------------------------------------------------------------ */
+
+void *rc_svc_req_context(const rc_svc_req *req)
+{
+	return req ? req->reg->ctx : NULL;
+}
+
+const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req)
+{
+	return req ? req->proc->info : NULL;
+}
+
+uint32_t rc_svc_req_flavor(const rc_svc_req *req)
+{
+	return req ? req->flavor : RC_AUTH_NONE;
+}
+
+const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req)
+{
+	return req && req->has_sys ? &req->sys : NULL;
+}
+
+/* ---- serving one request ---------------------------------------------------------------- */
+
+/* A per-thread reply buffer. */
+typedef struct rc__wctx {
+	rc__encbuf rb;
+	unsigned char stack[RC__STACK_REPLY];
+} rc__wctx;
+
+/* Parse an AUTH_SYS body (RFC 5531 section 14): exactly len bytes, bounded fields. */
+static bool rc__parse_authsys(const unsigned char *body, uint32_t len, rc_authsys *a)
+{
+	rc_xdr x;
+	uint32_t mlen, ng;
+
+	if (len < 20)
+		return false; /* stamp, empty name, uid, gid, gid count */
+	rc_xdrmem_create(&x, (void *)body, len, RC_XDR_DECODE);
+	if (!rc_xdr_u_int(&x, &a->stamp) || !rc_xdr_u_int(&x, &mlen) || mlen > 255 ||
+	    rc_xdr_remaining(&x) < ((mlen + 3) & ~3u) + 12)
+		return false;
+	if (!rc_xdr_opaque(&x, a->machine, mlen))
+		return false;
+	a->machine[mlen] = '\0';
+	if (!rc_xdr_u_int(&x, &a->uid) || !rc_xdr_u_int(&x, &a->gid) || !rc_xdr_u_int(&x, &ng) ||
+	    ng > 16 || rc_xdr_remaining(&x) != (size_t)ng * 4)
+		return false;
+	a->ngids = ng;
+	for (uint32_t i = 0; i < ng; i++)
+		if (!rc_xdr_u_int(&x, &a->gids[i]))
+			return false;
+	return true;
+}
+
+/* Start a reply to xid in w's buffer: returns the stream positioned after the reply header's
+ * common part (xid, REPLY). */
+static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
+{
+	uint32_t v;
+
+	rc__encbuf_free(&w->rb);
+	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	rc__encbuf_xdr(&w->rb, x);
+	rc_xdr_u_int(x, &xid);
+	v = RC__REPLY;
+	rc_xdr_u_int(x, &v);
+}
+
+/* An accepted reply's header up to and including accept_stat. */
+static void rc__reply_accepted(rc_xdr *x, uint32_t stat)
+{
+	uint32_t v[4] = {RC__MSG_ACCEPTED, 0, 0, stat};
+
+	for (int i = 0; i < 4; i++)
+		rc_xdr_u_int(x, &v[i]);
+}
+
+/* A complete reply with no body beyond the status (and optional low/high range). */
+static size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied,
+                               uint32_t stat, const uint32_t *extra, int nextra)
+{
+	rc_xdr x;
+
+	rc__reply_begin(w, &x, max, xid);
+	if (denied) {
+		uint32_t v = RC__MSG_DENIED;
+		rc_xdr_u_int(&x, &v);
+		rc_xdr_u_int(&x, &stat);
+	} else {
+		rc__reply_accepted(&x, stat);
+	}
+	for (int i = 0; i < nextra; i++)
+		rc_xdr_u_int(&x, (uint32_t *)&extra[i]);
+	return rc_xdr_getpos(&x);
+}
+
+/*
+ * Serve one request message. Returns the reply's length in w->rb (message at
+ * rc__encbuf_msg(&w->rb)), or 0 when no reply is to be sent (not a call, a duplicate in
+ * progress, a routine that declined).
+ */
+static size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
+                        const rc_peer *peer, bool dgram)
+{
+	rc_xdr x, rx;
+	rc_svc_req req;
+	uint32_t xid, mtype, rpcvers, prog, vers, proc, vflavor, vlen, clen;
+	const unsigned char *cred = NULL;
+	unsigned char argstack[RC__ARGS_STACK], resstack[RC__ARGS_STACK];
+	void *args = NULL, *res = NULL;
+	const rc_procinfo *info;
+	size_t max = srv->lim.max_record, rlen;
+	rc__drc_key key;
+	bool cached = false;
+	bool ok;
+
+	memset(&req, 0, sizeof(req));
+	rc_xdrmem_create(&x, (void *)msg, len, RC_XDR_DECODE);
+	if (!rc_xdr_u_int(&x, &xid) || !rc_xdr_u_int(&x, &mtype) || mtype != RC__CALL)
+		return 0; /* not a call (a reply, or junk): dropped without effect */
+	if (!rc_xdr_u_int(&x, &rpcvers))
+		return 0;
+	if (rpcvers != RC__RPCVERS) {
+		uint32_t range[2] = {RC__RPCVERS, RC__RPCVERS};
+		return rc__reply_simple(w, max, xid, true, RC__RPC_MISMATCH, range, 2);
+	}
+	if (!rc_xdr_u_int(&x, &prog) || !rc_xdr_u_int(&x, &vers) || !rc_xdr_u_int(&x, &proc) ||
+	    !rc_xdr_u_int(&x, &req.flavor) || !rc_xdr_u_int(&x, &clen) ||
+	    clen > RC__MAX_AUTH_BYTES || (clen > 0 && (cred = rc_xdr_inline(&x, clen)) == NULL) ||
+	    !rc_xdr_u_int(&x, &vflavor) || !rc_xdr_u_int(&x, &vlen) || vlen > RC__MAX_AUTH_BYTES ||
+	    (vlen > 0 && rc_xdr_inline(&x, vlen) == NULL)) {
+		uint32_t st = RC__AUTH_BADCRED;
+		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+	if (clen == 0)
+		cred = NULL;
+	req.srv = srv;
+	req.xid = xid;
+	req.peer = peer;
+	if (req.flavor == RC_AUTH_SYS) {
+		if (cred == NULL || !rc__parse_authsys(cred, clen, &req.sys)) {
+			uint32_t st = RC__AUTH_BADCRED;
+			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+		}
+		req.has_sys = true;
+	} else if (req.flavor != RC_AUTH_NONE) {
+		uint32_t st = RC__AUTH_REJECTEDCRED;
+		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+
+	req.reg = rc__find(srv, prog, vers);
+	if (req.reg == NULL) {
+		uint32_t range[2];
+		if (rc__vers_range(srv, prog, &range[0], &range[1]))
+			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
+		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);
+	}
+	req.proc = rc__find_proc(req.reg, proc);
+	if (req.proc == NULL)
+		return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
+	if (srv->auth != NULL) {
+		uint32_t st = srv->auth(&req, srv->auth_ctx);
+		if (st != 0)
+			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+	info = req.proc->info;
+
+	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */
+	if (dgram && srv->drc != NULL && proc != 0) {
+		size_t off = rc_xdr_getpos(&x);
+		rc__drc_make_key(&key, xid, prog, vers, proc, peer, msg + off, len - off);
+		rc__encbuf_free(&w->rb);
+		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+		switch (rc__drc_lookup(srv->drc, &key, &w->rb, &rlen)) {
+		case RC__DRC_REPLAY:
+			return rlen;
+		case RC__DRC_INPROGRESS:
+			return 0;
+		case RC__DRC_NEW:
+			cached = true;
+			break;
+		}
+	}
+
+	/* Arguments and result objects, zeroed: on the stack when small. */
+	if (info->args_size > 0)
+		args = info->args_size <= sizeof(argstack) ? memset(argstack, 0, info->args_size)
+		                                           : calloc(1, info->args_size);
+	if (info->res_size > 0)
+		res = info->res_size <= sizeof(resstack) ? memset(resstack, 0, info->res_size)
+		                                         : calloc(1, info->res_size);
+	if ((info->args_size > 0 && args == NULL) || (info->res_size > 0 && res == NULL)) {
+		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
+		goto out;
+	}
+	rc_xdr_set_limits(&x, srv->lim.max_alloc, 0);
+	if (!info->xargs(&x, args) || rc_xdr_remaining(&x) != 0) {
+		/* truncated, over a bound, or trailing bytes: garbage arguments */
+		rlen = rc__reply_simple(w, max, xid, false, RC__GARBAGE_ARGS, NULL, 0);
+		goto out;
+	}
+	ok = req.proc->fn(args, res, &req);
+	rc__reply_begin(w, &rx, max, xid);
+	if (!ok) {
+		rc__reply_accepted(&rx, RC__SYSTEM_ERR);
+		rlen = rc_xdr_getpos(&rx);
+		goto out;
+	}
+	rc__reply_accepted(&rx, RC__SUCCESS);
+	if (!info->xres(&rx, res)) {
+		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
+		goto out;
+	}
+	rlen = rc_xdr_getpos(&rx);
+out:
+	if (args != NULL) {
+		rc_xdr_free(info->xargs, args);
+		if (args != argstack)
+			free(args);
+	}
+	if (res != NULL) {
+		rc_xdr_free(info->xres, res);
+		if (res != resstack)
+			free(res);
+	}
+	if (cached)
+		rc__drc_store(srv->drc, &key, rc__encbuf_msg(&w->rb), rlen);
+	return rlen;
+}
+
+void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
+                              void *ctx)
+{
+	rc__wctx w;
+	size_t rlen;
+
+	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	rlen = rc__serve(srv, &w, msg, len, NULL, false);
+	if (rlen > 0)
+		reply(ctx, rc__encbuf_msg(&w.rb), rlen);
+	rc__encbuf_free(&w.rb);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+rc_status rc_server_create(rc_server **out)
+{
+	rc_server *srv;
+	struct epoll_event ev;
+
+	if (out == NULL)
+		return RC_INVAL;
+	*out = NULL;
+	if ((srv = calloc(1, sizeof(*srv))) == NULL)
+		return RC_NOMEM;
+	srv->lim.max_record = 4u << 20;
+	srv->lim.max_alloc = 16u << 20;
+	srv->lim.max_conns = 1024;
+	srv->lim.idle_ms = 120000;
+	srv->lim.stall_ms = 10000;
+	srv->lim.drc_entries = 1024;
+	srv->lim.drc_ttl_ms = 120000;
+	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (srv->epfd < 0 || srv->stopfd < 0) {
+		if (srv->epfd >= 0)
+			close(srv->epfd);
+		if (srv->stopfd >= 0)
+			close(srv->stopfd);
+		free(srv);
+		return RC_LOCALERROR;
+	}
+	srv->stop_ev = RC__EV_STOP;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = &srv->stop_ev;
+	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->stopfd, &ev);
+	pthread_mutex_init(&srv->mu, NULL);
+	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_ttl_ms);
+	*out = srv;
+	return RC_OK;
+}
+
+rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
+{
+	if (srv == NULL || lim == NULL || srv->running)
+		return RC_INVAL;
+	if (lim->max_record)
+		srv->lim.max_record = lim->max_record < 64 ? 64 : lim->max_record;
+	if (lim->max_alloc)
+		srv->lim.max_alloc = lim->max_alloc;
+	if (lim->max_conns)
+		srv->lim.max_conns = lim->max_conns;
+	if (lim->idle_ms)
+		srv->lim.idle_ms = lim->idle_ms;
+	if (lim->stall_ms)
+		srv->lim.stall_ms = lim->stall_ms;
+	if (lim->drc_entries || lim->drc_ttl_ms) {
+		if (lim->drc_entries)
+			srv->lim.drc_entries = lim->drc_entries;
+		if (lim->drc_ttl_ms)
+			srv->lim.drc_ttl_ms = lim->drc_ttl_ms;
+		rc__drc_destroy(srv->drc);
+		srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_ttl_ms);
+	}
+	return RC_OK;
+}
+
+rc_status rc_server_set_threads(rc_server *srv, unsigned n)
+{
+	if (srv == NULL || n > 1024 || srv->running)
+		return RC_INVAL;
+	srv->threads = n;
+	return RC_OK;
+}
+
+rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx)
+{
+	if (srv == NULL)
+		return RC_INVAL;
+	srv->auth = fn;
+	srv->auth_ctx = ctx;
+	return RC_OK;
+}
+
+static void rc__arm(rc_server *srv, int op, int fd, void *tag, uint32_t events)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events | (srv->threads > 1 ? EPOLLONESHOT : 0);
+	ev.data.ptr = tag;
+	epoll_ctl(srv->epfd, op, fd, &ev);
+}
+
+rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
+{
+	rc_uri u;
+	rc_status st;
+	rc__lsn *l;
+	const rc_tp_kind *k;
+
+	if (bound && len)
+		bound[0] = '\0';
+	if (srv == NULL || uri == NULL)
+		return RC_INVAL;
+	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
+		return st;
+	if (srv->nlsn >= RC__MAX_LISTENERS)
+		return RC_TOOMANY;
+	k = rc__tp_find(u.scheme);
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return RC_NOMEM;
+	l->kind = RC__EV_LISTENER;
+	st = k->listen(&u, srv->lim.max_record, srv, &l->tp, l->uri, sizeof(l->uri));
+	if (st != RC_OK) {
+		free(l);
+		return st;
+	}
+	l->dgram = !l->tp->stream && l->tp->fd >= 0;
+	if (l->tp->fd >= 0) {
+		rc__sock_cloexec_nonblock(l->tp->fd, !l->dgram);
+		rc__arm(srv, EPOLL_CTL_ADD, l->tp->fd, l, EPOLLIN);
+	}
+	pthread_mutex_lock(&srv->mu);
+	srv->lsn[srv->nlsn++] = l;
+	pthread_mutex_unlock(&srv->mu);
+	if (bound && len)
+		snprintf(bound, len, "%s", l->uri);
+	if (srv->rpcbind)
+		(void)rc__rpcbind_sync(srv);
+	return RC_OK;
+}
+
+rc_status rc_server_rpcbind(rc_server *srv, bool on)
+{
+	if (srv == NULL)
+		return RC_INVAL;
+	if (!on) {
+		if (srv->rpcbind)
+			rc__rpcbind_unset_all(srv);
+		srv->rpcbind = false;
+		return RC_OK;
+	}
+	srv->rpcbind = true;
+	return rc__rpcbind_sync(srv);
+}
+
+static void rc__conn_close(rc_server *srv, rc__conn *c)
+{
+	/* under srv->mu */
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	srv->nconns--;
+	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->tp->fd, NULL);
+	c->tp->vt->close(c->tp);
+	free(c->out);
+	free(c);
+}
+
+void rc_server_destroy(rc_server *srv)
+{
+	if (srv == NULL)
+		return;
+	if (srv->rpcbind)
+		rc__rpcbind_unset_all(srv);
+	pthread_mutex_lock(&srv->mu);
+	while (srv->conns)
+		rc__conn_close(srv, srv->conns);
+	for (size_t i = 0; i < srv->nlsn; i++) {
+		srv->lsn[i]->tp->vt->close(srv->lsn[i]->tp);
+		free(srv->lsn[i]);
+	}
+	for (int b = 0; b < RC__NBUCKETS; b++) {
+		while (srv->buckets[b]) {
+			rc__reg *r = srv->buckets[b];
+			srv->buckets[b] = r->next;
+			rc__reg_free(r);
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+	rc__drc_destroy(srv->drc);
+	close(srv->epfd);
+	close(srv->stopfd);
+	pthread_mutex_destroy(&srv->mu);
+	free(srv);
+}
+
+void rc_server_stop(rc_server *srv)
+{
+	uint64_t one = 1;
+
+	if (srv == NULL)
+		return;
+	atomic_store(&srv->stop, 1);
+	/* write(2) and shutdown(2) are async-signal-safe */
+	if (write(srv->stopfd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: a stop is pending anyway */
+	}
+	if (srv->running && srv->nlsn == 1 && srv->lsn[0]->dgram)
+		shutdown(srv->lsn[0]->tp->fd, SHUT_RD); /* wakes the blocking receivers */
+}
+
+int rc_server_fd(rc_server *srv)
+{
+	return srv ? srv->epfd : -1;
+}
+
+/* ---- the loops -------------------------------------------------------------------------- */
+
+/*
+ * Ask for a connection to be closed: shut the socket down, so that its next event (at once,
+ * or when the worker serving it re-arms it) finds it closed and its worker frees it. Only a
+ * connection's own event handler frees it, so no thread can be left holding a freed one.
+ */
+static void rc__conn_doom(rc__conn *c)
+{
+	c->doomed = true;
+	shutdown(c->tp->fd, SHUT_RDWR);
+}
+
+/* Send a reply on a connection, queueing what the socket does not take (under no lock; the
+ * connection is ours while busy). False: the connection is broken. */
+static bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len)
+{
+	size_t sent = 0;
+	rc_status st;
+
+	if (c->outlen > c->outoff) {
+		/* earlier output still queued: append behind it (mark + message) */
+		size_t need = c->outlen - c->outoff + len + 4;
+		unsigned char *nb = malloc(need);
+		if (nb == NULL)
+			return false;
+		memcpy(nb, c->out + c->outoff, c->outlen - c->outoff);
+		msg[-4] = (unsigned char)((len | RC_XDRREC_LAST_FRAG) >> 24);
+		msg[-3] = (unsigned char)(len >> 16);
+		msg[-2] = (unsigned char)(len >> 8);
+		msg[-1] = (unsigned char)len;
+		memcpy(nb + c->outlen - c->outoff, msg - 4, len + 4);
+		free(c->out);
+		c->out = nb;
+		c->outlen = need;
+		c->outoff = 0;
+		return true;
+	}
+	st = c->tp->vt->send(c->tp, msg, len, NULL, MSG_DONTWAIT, &sent);
+	if (st == RC_OK)
+		return true;
+	if (st != RC_AGAIN)
+		return false;
+	free(c->out);
+	c->out = malloc(len + 4 - sent);
+	if (c->out == NULL)
+		return false;
+	memcpy(c->out, msg - 4 + sent, len + 4 - sent);
+	c->outlen = len + 4 - sent;
+	c->outoff = 0;
+	return true;
+}
+
+/* Flush queued output. True when all of it went out. False with *broken on error. */
+static bool rc__conn_flush(rc__conn *c, bool *broken)
+{
+	*broken = false;
+	while (c->outoff < c->outlen) {
+		ssize_t n = send(c->tp->fd, c->out + c->outoff, c->outlen - c->outoff,
+		                 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				*broken = true;
+			return false;
+		}
+		c->outoff += (size_t)n;
+	}
+	free(c->out);
+	c->out = NULL;
+	c->outlen = c->outoff = 0;
+	return true;
+}
+
+/*
+ * Serve what a connection has: flush queued output, then serve every complete record, reading
+ * more while there is room. At most 16 reads per event, so one busy peer cannot hold the loop;
+ * complete records already buffered are always served before leaving (nothing would wake us
+ * for them), unless replies are backed up: a peer that does not read its replies is not read
+ * from until they drain (bounded memory), and those records are served after the flush.
+ */
+static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
+{
+	bool broken = false;
+	int reads = 0;
+
+	(void)events;
+	if (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken)
+		goto dead;
+	while (c->outlen == 0) {
+		void *msg;
+		size_t len, rlen;
+		rc_status st;
+
+		if (c->tp->vt->buffered(c->tp) == 0 && reads++ >= 16)
+			break; /* level-triggered epoll brings us back for the rest */
+		st = c->tp->vt->recv(c->tp, &msg, &len, NULL, MSG_DONTWAIT);
+		if (st == RC_AGAIN)
+			break;
+		if (st != RC_OK)
+			goto dead; /* closed, reset, or a record over the cap */
+		c->last_active = rc__now();
+		rlen = rc__serve(srv, w, msg, len, NULL, false);
+		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen))
+			goto dead;
+	}
+	/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
+	if (c->tp->vt->buffered(c->tp) == 0 && c->outlen == 0)
+		c->partial_since = 0;
+	else if (c->partial_since == 0)
+		c->partial_since = rc__now();
+	pthread_mutex_lock(&srv->mu);
+	c->busy = false;
+	{
+		uint32_t want = c->outlen > c->outoff ? EPOLLOUT : (EPOLLIN | EPOLLRDHUP);
+		/* one-shot descriptors are re-armed every time; others only when interest changes */
+		if (srv->threads > 1 || want != c->armed) {
+			rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c, want);
+			c->armed = want;
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return;
+dead:
+	pthread_mutex_lock(&srv->mu);
+	rc__conn_close(srv, c);
+	pthread_mutex_unlock(&srv->mu);
+}
+
+static void rc__accept(rc_server *srv, rc__lsn *l)
+{
+	for (int i = 0; i < 64; i++) {
+		rc_tp *tp;
+		rc__conn *c;
+		rc_status st = l->tp->vt->accept(l->tp, &tp, srv->lim.max_record);
+
+		if (st == RC_AGAIN)
+			break;
+		if (st == RC_TOOMANY || st == RC_NOMEM || st == RC_LOCALERROR) {
+			/* Out of descriptors: stop accepting for a moment instead of spinning. */
+			pthread_mutex_lock(&srv->mu);
+			l->paused = true;
+			l->resume_at = rc__now() + 100000000LL;
+			epoll_ctl(srv->epfd, EPOLL_CTL_DEL, l->tp->fd, NULL);
+			pthread_mutex_unlock(&srv->mu);
+			return;
+		}
+		pthread_mutex_lock(&srv->mu);
+		if (srv->nconns >= srv->lim.max_conns) {
+			/* Over the cap: close the longest-idle connection to make room. */
+			rc__conn *old = NULL;
+			for (rc__conn *k = srv->conns; k; k = k->next)
+				if (!k->doomed && (old == NULL || k->last_active < old->last_active))
+					old = k;
+			pthread_mutex_unlock(&srv->mu);
+			if (old != NULL)
+				rc__conn_doom(old);
+			/* refuse this one; the client retries once the old one is gone */
+			tp->vt->close(tp);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (c == NULL) {
+			pthread_mutex_unlock(&srv->mu);
+			tp->vt->close(tp);
+			continue;
+		}
+		c->kind = RC__EV_CONN;
+		c->tp = tp;
+		c->armed = EPOLLIN | EPOLLRDHUP;
+		c->last_active = rc__now();
+		c->next = srv->conns;
+		if (srv->conns)
+			srv->conns->prev = c;
+		srv->conns = c;
+		srv->nconns++;
+		rc__arm(srv, EPOLL_CTL_ADD, tp->fd, c, EPOLLIN | EPOLLRDHUP);
+		pthread_mutex_unlock(&srv->mu);
+	}
+	if (srv->threads > 1 && !l->paused)
+		rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN);
+}
+
+/* Serve up to n datagrams waiting on l without blocking. */
+static void rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int flags)
+{
+	for (int i = 0; i < n; i++) {
+		void *msg;
+		size_t len, rlen;
+		rc_peer from;
+		rc_status st = l->tp->vt->recv(l->tp, &msg, &len, &from, flags);
+
+		if (st != RC_OK)
+			break;
+		rlen = rc__serve(srv, w, msg, len, &from, true);
+		if (rlen > 0)
+			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0, NULL);
+		if (atomic_load(&srv->stop))
+			break;
+	}
+}
+
+/* Close idle and stalled connections; resume paused listeners. */
+static void rc__sweep(rc_server *srv, int64_t now)
+{
+	pthread_mutex_lock(&srv->mu);
+	if (now < srv->next_sweep) {
+		pthread_mutex_unlock(&srv->mu);
+		return;
+	}
+	srv->next_sweep = now + 250000000LL;
+	for (rc__conn *c = srv->conns; c; c = c->next) {
+		if (c->doomed)
+			continue;
+		if (now - c->last_active > (int64_t)srv->lim.idle_ms * 1000000 ||
+		    (c->partial_since && now - c->partial_since > (int64_t)srv->lim.stall_ms * 1000000))
+			rc__conn_doom(c);
+	}
+	for (size_t i = 0; i < srv->nlsn; i++) {
+		rc__lsn *l = srv->lsn[i];
+		if (l->paused && now >= l->resume_at) {
+			l->paused = false;
+			rc__arm(srv, EPOLL_CTL_ADD, l->tp->fd, l, EPOLLIN);
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+}
+
+static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
+{
+	struct epoll_event evs[64];
+	int n;
+
+	n = epoll_wait(srv->epfd, evs, 64, timeout_ms);
+	if (n < 0) {
+		if (errno == EINTR)
+			return RC_OK;
+		return RC_LOCALERROR;
+	}
+	for (int i = 0; i < n && !atomic_load(&srv->stop); i++) {
+		int kind = *(int *)evs[i].data.ptr;
+		if (kind == RC__EV_STOP) {
+			atomic_store(&srv->stop, 1);
+		} else if (kind == RC__EV_LISTENER) {
+			rc__lsn *l = evs[i].data.ptr;
+			if (l->dgram) {
+				rc__dgram_serve(srv, w, l, 1, MSG_DONTWAIT);
+				if (srv->threads > 1)
+					rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN);
+			} else {
+				rc__accept(srv, l);
+			}
+		} else {
+			rc__conn *c = evs[i].data.ptr;
+			pthread_mutex_lock(&srv->mu);
+			c->busy = true;
+			pthread_mutex_unlock(&srv->mu);
+			if (c->doomed)
+				evs[i].events |= EPOLLHUP;
+			rc__conn_serve(srv, w, c, evs[i].events);
+		}
+	}
+	rc__sweep(srv, rc__now());
+	return RC_OK;
+}
+
+rc_status rc_server_step(rc_server *srv, int timeout_ms)
+{
+	rc__wctx w;
+	rc_status st;
+
+	if (srv == NULL)
+		return RC_INVAL;
+	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	st = rc__step(srv, &w, timeout_ms);
+	rc__encbuf_free(&w.rb);
+	return st;
+}
+
+/* The fast path: the only listener is one datagram socket; block in recv. */
+static bool rc__single_dgram(rc_server *srv)
+{
+	return srv->nlsn == 1 && srv->lsn[0]->dgram;
+}
+
+static void *rc__worker(void *arg)
+{
+	rc_server *srv = arg;
+	rc__wctx w;
+
+	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	if (rc__single_dgram(srv)) {
+		rc__lsn *l = srv->lsn[0];
+		while (!atomic_load(&srv->stop))
+			rc__dgram_serve(srv, &w, l, 1 << 30, 0);
+	} else {
+		while (!atomic_load(&srv->stop))
+			if (rc__step(srv, &w, 250) != RC_OK)
+				break;
+	}
+	rc__encbuf_free(&w.rb);
+	return NULL;
+}
+
+rc_status rc_server_run(rc_server *srv)
+{
+	pthread_t tids[1024];
+	unsigned n, started = 0;
+
+	if (srv == NULL || srv->nlsn == 0)
+		return RC_INVAL;
+	srv->running = true;
+	n = srv->threads > 1 ? srv->threads : 1;
+	if (rc__single_dgram(srv))
+		rc__sock_cloexec_nonblock(srv->lsn[0]->tp->fd, false); /* blocking receives */
+	for (unsigned i = 1; i < n; i++)
+		if (pthread_create(&tids[started], NULL, rc__worker, srv) == 0)
+			started++;
+	rc__worker(srv);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	srv->running = false;
+	if (rc__single_dgram(srv))
+		rc__sock_cloexec_nonblock(srv->lsn[0]->tp->fd, true);
+	return RC_OK;
+}

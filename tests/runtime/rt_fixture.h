@@ -1,0 +1,136 @@
+/*
+ * A hand-written test program (no idlc): 0x20000099 version 1..2 with
+ *   0 NULL, 1 ECHO(opaque<>) -> opaque<>, 2 ADD(hyper) -> hyper, 3 SLEEP(u_int ms) -> u_int,
+ *   4 FAIL(void) -> routine returns false, 5 WHO(void) -> string (uid of AUTH_SYS caller or "none")
+ * served by a server running in a background thread.
+ */
+#ifndef RT_FIXTURE_H
+#define RT_FIXTURE_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <remotecall/remotecall.h>
+
+#define RT_PROG 0x20000099u
+
+typedef struct { uint32_t len; char *val; } rt_blob;
+
+static bool xdr_rt_blob(rc_xdr *x, rt_blob *b)
+{
+	return rc_xdr_bytes(x, &b->val, &b->len, 8u << 20);
+}
+
+static bool xdr_rt_str(rc_xdr *x, char **s)
+{
+	return rc_xdr_string(x, s, 1024);
+}
+
+static int64_t rt_total;
+static pthread_mutex_t rt_mu = PTHREAD_MUTEX_INITIALIZER;
+static int rt_null_calls;
+
+static bool rt_null(void *a, void *r, rc_svc_req *q) { (void)a; (void)r; (void)q; __atomic_add_fetch(&rt_null_calls, 1, __ATOMIC_SEQ_CST); return true; }
+static bool rt_echo(void *a, void *r, rc_svc_req *q)
+{
+	rt_blob *in = a, *out = r;
+	(void)q;
+	out->len = in->len;
+	out->val = malloc(in->len ? in->len : 1);
+	if (out->val == NULL)
+		return false;
+	memcpy(out->val, in->val, in->len);
+	return true;
+}
+static bool rt_add(void *a, void *r, rc_svc_req *q)
+{
+	(void)q;
+	pthread_mutex_lock(&rt_mu);
+	rt_total += *(int64_t *)a;
+	*(int64_t *)r = rt_total;
+	pthread_mutex_unlock(&rt_mu);
+	return true;
+}
+static bool rt_sleep(void *a, void *r, rc_svc_req *q)
+{
+	(void)q;
+	usleep(*(uint32_t *)a * 1000u);
+	*(uint32_t *)r = *(uint32_t *)a;
+	return true;
+}
+static bool rt_fail(void *a, void *r, rc_svc_req *q) { (void)a; (void)r; (void)q; return false; }
+static bool rt_who(void *a, void *r, rc_svc_req *q)
+{
+	const rc_authsys *s = rc_svc_req_authsys(q);
+	char buf[300];
+	(void)a;
+	if (s)
+		snprintf(buf, sizeof(buf), "%s:%u:%u:%u", s->machine, s->uid, s->gid, s->ngids);
+	else
+		snprintf(buf, sizeof(buf), "none");
+	*(char **)r = strdup(buf);
+	return *(char **)r != NULL;
+}
+
+#define RT_INFO(v, n, num, xa, sa, xr, sr) \
+	static const rc_procinfo rt_##n##_##v = {RT_PROG, v, num, #n, (rc_xdrproc)xa, sa, (rc_xdrproc)xr, sr};
+RT_INFO(1, null, 0, rc_xdr_void, 0, rc_xdr_void, 0)
+RT_INFO(1, echo, 1, xdr_rt_blob, sizeof(rt_blob), xdr_rt_blob, sizeof(rt_blob))
+RT_INFO(1, add, 2, rc_xdr_hyper, 8, rc_xdr_hyper, 8)
+RT_INFO(1, sleep, 3, rc_xdr_u_int, 4, rc_xdr_u_int, 4)
+RT_INFO(1, fail, 4, rc_xdr_void, 0, rc_xdr_void, 0)
+RT_INFO(1, who, 5, rc_xdr_void, 0, xdr_rt_str, sizeof(char *))
+RT_INFO(2, null, 0, rc_xdr_void, 0, rc_xdr_void, 0)
+
+static const rc_svc_proc rt_procs1[] = {
+	{&rt_null_1, rt_null}, {&rt_echo_1, rt_echo}, {&rt_add_1, rt_add},
+	{&rt_sleep_1, rt_sleep}, {&rt_fail_1, rt_fail}, {&rt_who_1, rt_who},
+};
+static const rc_svc_prog rt_prog1 = {RT_PROG, 1, 6, rt_procs1};
+static const rc_svc_proc rt_procs2[] = {{&rt_null_2, rt_null}};
+static const rc_svc_prog rt_prog2 = {RT_PROG, 2, 1, rt_procs2};
+
+typedef struct rt_server {
+	rc_server *srv;
+	pthread_t tid;
+	char uri[4][256];
+	int n;
+} rt_server;
+
+static void *rt_run(void *arg)
+{
+	rt_server *s = arg;
+	rc_server_run(s->srv);
+	return NULL;
+}
+
+/* Start a server listening on each of uris (NULL-terminated) with `threads` workers. */
+static int rt_start(rt_server *s, const char *const *uris, unsigned threads)
+{
+	memset(s, 0, sizeof(*s));
+	if (rc_server_create(&s->srv) != RC_OK)
+		return -1;
+	if (rc_server_register(s->srv, &rt_prog1, NULL) != RC_OK ||
+	    rc_server_register(s->srv, &rt_prog2, NULL) != RC_OK)
+		return -1;
+	for (int i = 0; uris[i]; i++) {
+		if (rc_server_listen(s->srv, uris[i], s->uri[i], sizeof(s->uri[i])) != RC_OK)
+			return -1;
+		s->n++;
+	}
+	rc_server_set_threads(s->srv, threads);
+	return pthread_create(&s->tid, NULL, rt_run, s) == 0 ? 0 : -1;
+}
+
+static void rt_stop(rt_server *s)
+{
+	rc_server_stop(s->srv);
+	pthread_join(s->tid, NULL);
+	rc_server_destroy(s->srv);
+}
+
+#endif

@@ -1,0 +1,327 @@
+/* The client against a real server over every transport: calls, errors, timeouts, threads,
+ * select-based driving, started calls. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <poll.h>
+
+#include "rt_fixture.h"
+
+static const char *const rt_uris[] = {"udp://127.0.0.1:0", "tcp://127.0.0.1:0",
+                                      "unix:/tmp/rc-test-client.sock", "inproc:test-client",
+                                      NULL};
+static rt_server S;
+
+static int setup(void **st)
+{
+	(void)st;
+	return rt_start(&S, rt_uris, 1);
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	rt_stop(&S);
+	return 0;
+}
+
+static rc_client *connect_to(int i, uint32_t vers)
+{
+	rc_client *c = NULL;
+	assert_int_equal(rc_client_create(&c, S.uri[i], RT_PROG, vers), RC_OK);
+	assert_non_null(c);
+	return c;
+}
+
+static void echo_sizes_on(int i)
+{
+	static const size_t sizes[] = {0, 1, 4, 400, 4000, 8000, 60000, 1u << 20};
+	rc_client *c = connect_to(i, 1);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		rt_blob in = {(uint32_t)sizes[k], malloc(sizes[k] + 1)}, out = {0, NULL};
+		rc_status st;
+		for (size_t j = 0; j < sizes[k]; j++)
+			in.val[j] = (char)(j * 31 + k);
+		st = rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out);
+		if (i == 0 && sizes[k] > 65000) {
+			assert_int_equal(st, RC_MSGTOOLARGE); /* too big for a datagram: said so */
+		} else {
+			assert_int_equal(st, RC_OK);
+			assert_int_equal(out.len, in.len);
+			assert_memory_equal(out.val, in.val, in.len);
+		}
+		rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out);
+		free(in.val);
+	}
+	rc_client_destroy(c);
+}
+
+static void echo_udp(void **st) { (void)st; echo_sizes_on(0); }
+static void echo_tcp(void **st) { (void)st; echo_sizes_on(1); }
+static void echo_unix(void **st) { (void)st; echo_sizes_on(2); }
+static void echo_inproc(void **st) { (void)st; echo_sizes_on(3); }
+
+static void errors_each_kind(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		rc_client *c;
+		rc_error e;
+		/* unknown procedure */
+		c = connect_to(i, 1);
+		assert_int_equal(rc_call(c, 77, NULL, NULL, NULL, NULL), RC_PROCUNAVAIL);
+		/* routine failed: SYSTEM_ERR */
+		assert_int_equal(rc_call(c, 4, NULL, NULL, NULL, NULL), RC_SYSTEMERROR);
+		/* garbage arguments: ADD wants 8 bytes, send 4 */
+		{
+			int32_t v = 5;
+			assert_int_equal(rc_call(c, 2, (rc_xdrproc)rc_xdr_int, &v, (rc_xdrproc)rc_xdr_hyper,
+			                         &(int64_t){0}),
+			                 RC_CANTDECODEARGS);
+		}
+		rc_client_destroy(c);
+		/* unknown version: the range comes back */
+		c = connect_to(i, 7);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_PROGVERSMISMATCH);
+		rc_client_geterr(c, &e);
+		assert_int_equal(e.status, RC_PROGVERSMISMATCH);
+		assert_int_equal(e.low, 1);
+		assert_int_equal(e.high, 2);
+		rc_client_destroy(c);
+		/* unknown program */
+		assert_int_equal(rc_client_create(&c, S.uri[i], RT_PROG + 1, 1), RC_OK);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_PROGUNAVAIL);
+		rc_client_destroy(c);
+	}
+}
+
+static void auth_sys_reaches_server(void **state)
+{
+	rc_client *c = connect_to(1, 1);
+	uint32_t gids[3] = {10, 20, 30};
+	char *who = NULL;
+	(void)state;
+	assert_int_equal(rc_client_set_auth_sys(c, "host-a", 1000, 100, gids, 3), RC_OK);
+	assert_int_equal(rc_call(c, 5, NULL, NULL, (rc_xdrproc)xdr_rt_str, &who), RC_OK);
+	assert_string_equal(who, "host-a:1000:100:3");
+	rc_xdr_free((rc_xdrproc)xdr_rt_str, &who);
+	assert_int_equal(rc_client_set_auth_none(c), RC_OK);
+	assert_int_equal(rc_call(c, 5, NULL, NULL, (rc_xdrproc)xdr_rt_str, &who), RC_OK);
+	assert_string_equal(who, "none");
+	rc_xdr_free((rc_xdrproc)xdr_rt_str, &who);
+	assert_int_equal(rc_client_set_auth_sys(c, "x", 0, 0, gids, 17), RC_INVAL);
+	rc_client_destroy(c);
+}
+
+static void bad_uris(void **state)
+{
+	rc_client *c = (rc_client *)1;
+	char longhost[5000];
+	(void)state;
+	assert_int_equal(rc_client_create(&c, "ftp://x:1", 1, 1), RC_UNKNOWNPROTO);
+	assert_null(c);
+	assert_int_equal(rc_client_create(&c, "udp://127.0.0.1:99999", 1, 1), RC_UNKNOWNADDR);
+	assert_int_equal(rc_client_create(&c, "udp://[::1", 1, 1), RC_UNKNOWNADDR);
+	assert_int_equal(rc_client_create(&c, "udp:127.0.0.1:5", 1, 1), RC_UNKNOWNADDR);
+	assert_int_equal(rc_client_create(&c, "tcp://no-such-host.invalid:5", 1, 1), RC_UNKNOWNHOST);
+	memset(longhost, 'a', sizeof(longhost));
+	memcpy(longhost, "tcp://", 6);
+	longhost[200] = '\0';
+	assert_int_equal(rc_client_create(&c, longhost, 1, 1), RC_UNKNOWNADDR);
+	longhost[200] = 'a';
+	longhost[4096] = '\0';
+	assert_int_equal(rc_client_create(&c, longhost, 1, 1), RC_UNKNOWNADDR);
+	memcpy(longhost, "unix:/", 6);
+	longhost[200] = '\0';
+	assert_int_equal(rc_client_create(&c, longhost, 1, 1), RC_UNKNOWNADDR);
+	assert_int_equal(rc_client_create(NULL, "udp://1.2.3.4:5", 1, 1), RC_INVAL);
+	assert_int_equal(rc_client_create(&c, NULL, 1, 1), RC_INVAL);
+}
+
+static void dead_server_times_out(void **state)
+{
+	rc_client *c;
+	struct timespec a, b;
+	double ms;
+	(void)state;
+	/* a UDP port nobody listens on: ICMP refusal or timeout, within the deadline */
+	assert_int_equal(rc_client_create(&c, "udp://127.0.0.1:9", RT_PROG, 1), RC_OK);
+	rc_client_set_timeout(c, 300);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	rc_status st = rc_call(c, 0, NULL, NULL, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	assert_true(st == RC_TIMEDOUT || st == RC_CANTRECV);
+	ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	assert_true(ms < 1000);
+	rc_client_destroy(c);
+	/* a TCP port nobody listens on: refused at create */
+	assert_int_equal(rc_client_create(&c, "tcp://127.0.0.1:9", RT_PROG, 1), RC_CANTSEND);
+}
+
+static void slow_call_times_out(void **state)
+{
+	rc_client *c = connect_to(1, 1);
+	uint32_t ms = 400, res = 0;
+	(void)state;
+	rc_client_set_timeout(c, 100);
+	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms, (rc_xdrproc)rc_xdr_u_int, &res),
+	                 RC_TIMEDOUT);
+	/* the late reply is discarded and the next call is answered correctly */
+	rc_client_set_timeout(c, 5000);
+	ms = 1;
+	usleep(500000);
+	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms, (rc_xdrproc)rc_xdr_u_int, &res),
+	                 RC_OK);
+	assert_int_equal(res, 1);
+	rc_client_destroy(c);
+}
+
+typedef struct { rc_client *c; int n; int ok; } thr_arg;
+
+static void *thr_adds(void *p)
+{
+	thr_arg *a = p;
+	for (int i = 0; i < a->n; i++) {
+		int64_t v = 1, r = 0;
+		if (rc_call(a->c, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &r) == RC_OK)
+			a->ok++;
+	}
+	return NULL;
+}
+
+static void threads_share_client(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		rc_client *c = connect_to(i, 1);
+		pthread_t t[6];
+		thr_arg a[6];
+		int64_t before, after, zero = 0;
+		assert_int_equal(rc_call(c, 2, (rc_xdrproc)rc_xdr_hyper, &zero, (rc_xdrproc)rc_xdr_hyper, &before), RC_OK);
+		for (int k = 0; k < 6; k++) {
+			a[k] = (thr_arg){c, 300, 0};
+			pthread_create(&t[k], NULL, thr_adds, &a[k]);
+		}
+		for (int k = 0; k < 6; k++) {
+			pthread_join(t[k], NULL);
+			assert_int_equal(a[k].ok, 300);
+		}
+		assert_int_equal(rc_call(c, 2, (rc_xdrproc)rc_xdr_hyper, &zero, (rc_xdrproc)rc_xdr_hyper, &after), RC_OK);
+		assert_int_equal(after - before, 1800);
+		rc_client_destroy(c);
+	}
+}
+
+static int cb_count;
+static rc_status cb_last;
+static void on_done(rc_async *call, rc_status st, void *udata)
+{
+	(void)call;
+	cb_count++;
+	cb_last = st;
+	(*(int *)udata)++;
+}
+
+static void select_driven_calls(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		rc_client *c = connect_to(i, 1);
+		int64_t args[32], res[32];
+		int done = 0;
+		cb_count = 0;
+		for (int k = 0; k < 32; k++) {
+			args[k] = 0;
+			assert_int_equal(rc_call_start(c, 2, (rc_xdrproc)rc_xdr_hyper, &args[k],
+			                               (rc_xdrproc)rc_xdr_hyper, &res[k], on_done, &done, NULL),
+			                 RC_OK);
+		}
+		assert_int_equal(cb_count, 0); /* never inside the start call */
+		for (int spins = 0; done < 32 && spins < 10000; spins++) {
+			int fd, tmo;
+			short ev;
+			assert_int_equal(rc_client_pollinfo(c, &fd, &ev, &tmo), RC_OK);
+			struct pollfd pf = {fd, ev, 0};
+			int n = fd >= 0 ? poll(&pf, 1, tmo < 0 ? 1000 : tmo) : 0;
+			rc_client_advance(c, n > 0 ? pf.revents : 0);
+		}
+		assert_int_equal(done, 32);
+		assert_int_equal(cb_count, 32);
+		if (cb_last != RC_OK)
+			print_error("transport %d: %s\n", i, rc_strerror(cb_last));
+		assert_int_equal(cb_last, RC_OK);
+		assert_int_equal(rc_client_inflight(c), 0);
+		rc_client_destroy(c);
+	}
+}
+
+static void started_call_wait_cancel(void **state)
+{
+	rc_client *c = connect_to(1, 1);
+	rc_async *a = NULL, *b = NULL;
+	uint32_t ms = 300, r1 = 0, r2 = 0, one = 1;
+	int done = 0;
+	(void)state;
+	assert_int_equal(rc_call_start(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms, (rc_xdrproc)rc_xdr_u_int,
+	                               &r1, NULL, NULL, &a), RC_OK);
+	assert_int_equal(rc_async_status(a), RC_INPROGRESS);
+	rc_async_cancel(a);
+	assert_int_equal(rc_async_status(a), RC_CANCELLED);
+	rc_async_release(a);
+	assert_int_equal(rc_call_start(c, 3, (rc_xdrproc)rc_xdr_u_int, &one, (rc_xdrproc)rc_xdr_u_int,
+	                               &r2, NULL, NULL, &b), RC_OK);
+	assert_int_equal(rc_async_wait(b, 5000), RC_OK);
+	assert_int_equal(r2, 1);
+	rc_async_release(b);
+	/* destroy with a call in flight: its callback runs once, cancelled */
+	cb_count = 0;
+	assert_int_equal(rc_call_start(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms, (rc_xdrproc)rc_xdr_u_int,
+	                               &r1, on_done, &done, NULL), RC_OK);
+	rc_client_destroy(c);
+	assert_int_equal(cb_count, 1);
+	assert_int_equal(cb_last, RC_CANCELLED);
+}
+
+static void tcp_reconnects_after_server_restart(void **state)
+{
+	static const char *const uris[] = {"tcp://127.0.0.1:0", NULL};
+	rt_server s2;
+	rc_client *c;
+	char uri[256];
+	(void)state;
+	assert_int_equal(rt_start(&s2, uris, 1), 0);
+	snprintf(uri, sizeof(uri), "%s", s2.uri[0]);
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+	rt_stop(&s2);
+	/* restart on the same port */
+	{
+		const char *again[] = {uri, NULL};
+		assert_int_equal(rt_start(&s2, again, 1), 0);
+	}
+	usleep(150000);
+	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+	rc_client_destroy(c);
+	rt_stop(&s2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(echo_udp),
+		cmocka_unit_test(echo_tcp),
+		cmocka_unit_test(echo_unix),
+		cmocka_unit_test(echo_inproc),
+		cmocka_unit_test(errors_each_kind),
+		cmocka_unit_test(auth_sys_reaches_server),
+		cmocka_unit_test(bad_uris),
+		cmocka_unit_test(dead_server_times_out),
+		cmocka_unit_test(slow_call_times_out),
+		cmocka_unit_test(threads_share_client),
+		cmocka_unit_test(select_driven_calls),
+		cmocka_unit_test(started_call_wait_cancel),
+		cmocka_unit_test(tcp_reconnects_after_server_restart),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

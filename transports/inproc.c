@@ -1,0 +1,190 @@
+/*
+ * In-process transport (PARPC's "local procedure call"): client and server in one process, no
+ * sockets. A server listening on inproc:NAME enters NAME in a process-wide table; a client's
+ * send runs the server's dispatch synchronously in the calling thread and queues the reply,
+ * which the next recv returns. A server that is destroyed leaves the table first, under the
+ * table's write lock, so no call can reach a dead server.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transports/transport.h"
+
+#define RC__INPROC_MAX 64
+
+static pthread_rwlock_t rc__inproc_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct {
+	char name[256];
+	rc_server *srv;
+	rc_tp *tp;
+} rc__inproc_tab[RC__INPROC_MAX];
+
+typedef struct rc__reply {
+	struct rc__reply *next;
+	size_t len;
+	unsigned char data[];
+} rc__reply;
+
+typedef struct rc__inproc {
+	rc_tp tp;
+	char name[256];
+	rc__reply *head, *tail; /* replies not yet received */
+	rc__reply *cur;         /* the reply last returned by recv */
+	pthread_mutex_t mu;
+} rc__inproc;
+
+static void rc__inproc_queue(void *ctx, unsigned char *msg, size_t len)
+{
+	rc__inproc *c = ctx;
+	rc__reply *r = malloc(sizeof(*r) + len);
+
+	if (r == NULL)
+		return; /* the call times out, as a lost datagram would */
+	r->next = NULL;
+	r->len = len;
+	memcpy(r->data, msg, len);
+	pthread_mutex_lock(&c->mu);
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static rc_status rc__inproc_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
+                                 int flags, size_t *sent)
+{
+	rc__inproc *c = (rc__inproc *)tp;
+	rc_server *srv = NULL;
+
+	(void)to;
+	(void)flags;
+	if (len > tp->max_msg)
+		return RC_MSGTOOLARGE;
+	pthread_rwlock_rdlock(&rc__inproc_lock);
+	for (int i = 0; i < RC__INPROC_MAX; i++)
+		if (rc__inproc_tab[i].srv && strcmp(rc__inproc_tab[i].name, c->name) == 0)
+			srv = rc__inproc_tab[i].srv;
+	if (srv != NULL)
+		rc__server_handle_direct(srv, msg, len, rc__inproc_queue, c);
+	pthread_rwlock_unlock(&rc__inproc_lock);
+	if (srv == NULL)
+		return RC_CANTSEND;
+	if (sent)
+		*sent = len;
+	return RC_OK;
+}
+
+static rc_status rc__inproc_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
+{
+	rc__inproc *c = (rc__inproc *)tp;
+	rc__reply *r;
+
+	(void)from;
+	(void)flags;
+	pthread_mutex_lock(&c->mu);
+	free(c->cur);
+	c->cur = NULL;
+	r = c->head;
+	if (r != NULL) {
+		c->head = r->next;
+		if (c->head == NULL)
+			c->tail = NULL;
+		c->cur = r;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (r == NULL)
+		return RC_AGAIN;
+	*msg = r->data;
+	*len = r->len;
+	return RC_OK;
+}
+
+static void rc__inproc_close(rc_tp *tp)
+{
+	rc__inproc *c = (rc__inproc *)tp;
+	rc__reply *r, *n;
+
+	if (tp->listener) {
+		pthread_rwlock_wrlock(&rc__inproc_lock);
+		for (int i = 0; i < RC__INPROC_MAX; i++)
+			if (rc__inproc_tab[i].tp == tp)
+				memset(&rc__inproc_tab[i], 0, sizeof(rc__inproc_tab[i]));
+		pthread_rwlock_unlock(&rc__inproc_lock);
+	}
+	for (r = c->head; r; r = n) {
+		n = r->next;
+		free(r);
+	}
+	free(c->cur);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+static const rc_tp_vt rc__inproc_vt = {
+	.send = rc__inproc_send,
+	.recv = rc__inproc_recv,
+	.accept = NULL,
+	.buffered = rc__tp_nothing_buffered,
+	.close = rc__inproc_close,
+};
+
+static rc__inproc *rc__inproc_new(const char *name, size_t max_record)
+{
+	rc__inproc *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->tp.vt = &rc__inproc_vt;
+	c->tp.fd = -1;
+	c->tp.max_msg = max_record;
+	c->tp.rcvtimeo_ms = -1;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	pthread_mutex_init(&c->mu, NULL);
+	return c;
+}
+
+static rc_status rc__inproc_connect(const rc_uri *u, size_t max_record, rc_tp **out)
+{
+	rc__inproc *c = rc__inproc_new(u->host, max_record);
+
+	if (c == NULL)
+		return RC_NOMEM;
+	*out = &c->tp;
+	return RC_OK;
+}
+
+static rc_status rc__inproc_listen(const rc_uri *u, size_t max_record, rc_server *srv,
+                                   rc_tp **out, char *bound, size_t len)
+{
+	rc__inproc *c;
+	int slot = -1;
+
+	pthread_rwlock_wrlock(&rc__inproc_lock);
+	for (int i = 0; i < RC__INPROC_MAX; i++) {
+		if (rc__inproc_tab[i].srv && strcmp(rc__inproc_tab[i].name, u->host) == 0) {
+			pthread_rwlock_unlock(&rc__inproc_lock);
+			return RC_LOCALERROR; /* the name is taken */
+		}
+		if (rc__inproc_tab[i].srv == NULL && slot < 0)
+			slot = i;
+	}
+	if (slot < 0 || (c = rc__inproc_new(u->host, max_record)) == NULL) {
+		pthread_rwlock_unlock(&rc__inproc_lock);
+		return slot < 0 ? RC_TOOMANY : RC_NOMEM;
+	}
+	c->tp.listener = true;
+	snprintf(rc__inproc_tab[slot].name, sizeof(rc__inproc_tab[slot].name), "%s", u->host);
+	rc__inproc_tab[slot].srv = srv;
+	rc__inproc_tab[slot].tp = &c->tp;
+	pthread_rwlock_unlock(&rc__inproc_lock);
+	if (bound && len)
+		snprintf(bound, len, "inproc:%s", u->host);
+	*out = &c->tp;
+	return RC_OK;
+}
+
+const rc_tp_kind rc__inproc_kind = {"inproc", rc__inproc_connect, rc__inproc_listen};

@@ -1,0 +1,202 @@
+/* URI parsing and the socket helpers the socket transports share. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "transports/transport.h"
+
+/* Copy at most cap-1 bytes of s[0..n) into dst; false if it does not fit. */
+static bool rc__copy(char *dst, size_t cap, const char *s, size_t n)
+{
+	if (n >= cap)
+		return false;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	return true;
+}
+
+/*
+ * A host is an IPv6 literal (hex digits, ':', '.', and a '%zone') or a DNS name: labels of
+ * letters, digits, '-' and '_' of at most 63 characters, 253 in all (RFC 1035).
+ */
+static bool rc__host_ok(const char *h, bool v6)
+{
+	size_t len = strlen(h), label = 0;
+
+	if (len == 0 || len > 253)
+		return false;
+	for (const char *p = h; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (v6) {
+			if (!(isxdigit(ch) || ch == ':' || ch == '.' || ch == '%' || isalnum(ch)))
+				return false;
+			continue;
+		}
+		if (ch == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!(isalnum(ch) || ch == '-' || ch == '_') || ++label > 63)
+			return false;
+	}
+	return true;
+}
+
+rc_status rc__uri_parse(const char *text, rc_uri *u)
+{
+	const char *p, *colon, *host, *hend, *portp = NULL;
+	size_t tlen;
+
+	memset(u, 0, sizeof(*u));
+	u->port = -1;
+	if (text == NULL)
+		return RC_INVAL;
+	tlen = strnlen(text, RC_URI_MAX + 1);
+	if (tlen == 0 || tlen > RC_URI_MAX)
+		return RC_UNKNOWNADDR;
+	colon = strchr(text, ':');
+	if (colon == NULL)
+		return RC_UNKNOWNADDR;
+	if (!rc__copy(u->scheme, sizeof(u->scheme), text, (size_t)(colon - text)))
+		return RC_UNKNOWNPROTO;
+	if (rc__tp_find(u->scheme) == NULL)
+		return RC_UNKNOWNPROTO;
+	p = colon + 1;
+	if (strcmp(u->scheme, "unix") == 0 || strcmp(u->scheme, "inproc") == 0) {
+		/* unix:/path (unix:///path also accepted), inproc:name */
+		if (strncmp(p, "//", 2) == 0 && strcmp(u->scheme, "unix") == 0)
+			p += 2;
+		if (*p == '\0' || !rc__copy(u->host, sizeof(u->host), p, strlen(p)))
+			return RC_UNKNOWNADDR;
+		if (strcmp(u->scheme, "unix") == 0 &&
+		    strlen(u->host) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return RC_UNKNOWNADDR;
+		return RC_OK;
+	}
+	if (strncmp(p, "//", 2) != 0)
+		return RC_UNKNOWNADDR;
+	p += 2;
+	if (*p == '[') {
+		host = p + 1;
+		hend = strchr(host, ']');
+		if (hend == NULL)
+			return RC_UNKNOWNADDR;
+		u->v6literal = true;
+		if (hend[1] == ':')
+			portp = hend + 2;
+		else if (hend[1] != '\0')
+			return RC_UNKNOWNADDR;
+	} else {
+		host = p;
+		hend = strchr(host, ':');
+		if (hend != NULL)
+			portp = hend + 1;
+		else
+			hend = host + strlen(host);
+	}
+	if (hend == host || !rc__copy(u->host, sizeof(u->host), host, (size_t)(hend - host)))
+		return RC_UNKNOWNADDR;
+	if (!rc__host_ok(u->host, u->v6literal))
+		return RC_UNKNOWNADDR;
+	if (portp != NULL) {
+		char *end;
+		long v;
+		if (*portp < '0' || *portp > '9')
+			return RC_UNKNOWNADDR;
+		errno = 0;
+		v = strtol(portp, &end, 10);
+		if (errno != 0 || *end != '\0' || v < 0 || v > 65535)
+			return RC_UNKNOWNADDR;
+		u->port = (int)v;
+	}
+	return RC_OK;
+}
+
+rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out)
+{
+	struct addrinfo hints, *res = NULL;
+	char port[16];
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = socktype;
+	hints.ai_flags = AI_NUMERICSERV | (u->v6literal ? AI_NUMERICHOST : 0);
+	snprintf(port, sizeof(port), "%d", u->port < 0 ? 0 : u->port);
+	rc = getaddrinfo(u->host, port, &hints, &res);
+	if (rc != 0 || res == NULL) {
+		if (res)
+			freeaddrinfo(res);
+		return RC_UNKNOWNHOST;
+	}
+	memcpy(&out->ss, res->ai_addr, res->ai_addrlen);
+	out->len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return RC_OK;
+}
+
+rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN];
+	int port;
+
+	if (bound == NULL || len == 0)
+		return RC_OK;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return RC_LOCALERROR;
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		port = ntohs(s6->sin6_port);
+		snprintf(bound, len, "%s://[%s]:%d", scheme, host, port);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		port = ntohs(s4->sin_port);
+		snprintf(bound, len, "%s://%s:%d", scheme, host, port);
+	}
+	return RC_OK;
+}
+
+int rc__sock_cloexec_nonblock(int fd, bool nonblock)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	fl = nonblock ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+	if (fcntl(fd, F_SETFL, fl) != 0)
+		return -1;
+	return fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+void rc__tp_set_rcvtimeo(rc_tp *tp, int ms)
+{
+	struct timeval tv;
+
+	if (tp->fd < 0 || tp->rcvtimeo_ms == ms)
+		return;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	if (setsockopt(tp->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
+		tp->rcvtimeo_ms = ms;
+}
+
+size_t rc__tp_nothing_buffered(rc_tp *tp)
+{
+	(void)tp;
+	return 0;
+}

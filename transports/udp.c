@@ -1,0 +1,171 @@
+/*
+ * UDP: one datagram is one message. Client sockets are connected (the kernel then drops
+ * datagrams from anyone but the server); a server socket answers each sender with sendto.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "transports/transport.h"
+
+#define RC__UDP_MAX 65507u /* largest UDP payload over IPv4 */
+
+typedef struct rc__udp {
+	rc_tp tp;
+	size_t bufsize;
+	unsigned char buf[]; /* receive buffer */
+} rc__udp;
+
+static rc_status rc__udp_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
+                              int flags, size_t *sent)
+{
+	ssize_t n;
+
+	if (len > tp->max_msg)
+		return RC_MSGTOOLARGE;
+	do {
+		if (to != NULL)
+			n = sendto(tp->fd, msg, len, flags | MSG_NOSIGNAL,
+			           (const struct sockaddr *)&to->ss, to->len);
+		else
+			n = send(tp->fd, msg, len, flags | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return RC_AGAIN;
+		if (errno == EMSGSIZE)
+			return RC_MSGTOOLARGE;
+		return RC_CANTSEND;
+	}
+	if (sent)
+		*sent = (size_t)n;
+	return RC_OK;
+}
+
+static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
+{
+	rc__udp *u = (rc__udp *)tp;
+	ssize_t n;
+
+	for (;;) {
+		if (from != NULL) {
+			from->len = sizeof(from->ss);
+			n = recvfrom(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC,
+			             (struct sockaddr *)&from->ss, &from->len);
+		} else {
+			n = recv(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC);
+		}
+		if (n >= 0)
+			break;
+		if (errno == EINTR)
+			return RC_AGAIN; /* let the caller look at its deadline and stop flag */
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return RC_AGAIN;
+		if (errno == ECONNREFUSED)
+			return RC_CANTRECV; /* ICMP port unreachable on a connected socket */
+		return RC_CANTRECV;
+	}
+	if ((size_t)n > u->bufsize)
+		return RC_AGAIN; /* truncated datagram: over any message we accept; drop it */
+	*msg = u->buf;
+	*len = (size_t)n;
+	return RC_OK;
+}
+
+static void rc__udp_close(rc_tp *tp)
+{
+	if (tp->fd >= 0)
+		close(tp->fd);
+	free(tp);
+}
+
+static const rc_tp_vt rc__udp_vt = {
+	.send = rc__udp_send,
+	.recv = rc__udp_recv,
+	.accept = NULL,
+	.buffered = rc__tp_nothing_buffered,
+	.close = rc__udp_close,
+};
+
+static rc__udp *rc__udp_new(int fd, size_t max_record)
+{
+	size_t bufsize = max_record < RC__UDP_MAX ? max_record : RC__UDP_MAX;
+	rc__udp *u = malloc(sizeof(*u) + bufsize);
+
+	if (u == NULL)
+		return NULL;
+	memset(u, 0, sizeof(*u));
+	u->tp.vt = &rc__udp_vt;
+	u->tp.fd = fd;
+	u->tp.max_msg = RC__UDP_MAX;
+	u->tp.rcvtimeo_ms = -1;
+	u->bufsize = bufsize;
+	return u;
+}
+
+static rc_status rc__udp_connect(const rc_uri *uri, size_t max_record, rc_tp **out)
+{
+	rc_peer peer;
+	rc__udp *u;
+	rc_status st;
+	int fd, sz = 256 << 10;
+
+	if (uri->port < 0)
+		return RC_UNKNOWNADDR;
+	if ((st = rc__resolve(uri, SOCK_DGRAM, &peer)) != RC_OK)
+		return st;
+	fd = socket(peer.ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return RC_CANTSEND;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (connect(fd, (struct sockaddr *)&peer.ss, peer.len) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return RC_CANTSEND;
+	}
+	if ((u = rc__udp_new(fd, max_record)) == NULL) {
+		close(fd);
+		return RC_NOMEM;
+	}
+	*out = &u->tp;
+	return RC_OK;
+}
+
+static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record, rc_server *srv, rc_tp **out,
+                                char *bound, size_t len)
+{
+	rc_peer addr;
+	rc__udp *u;
+	rc_status st;
+	int fd, one = 1, sz = 1 << 20;
+
+	(void)srv;
+	if (uri->port < 0)
+		return RC_UNKNOWNADDR;
+	if ((st = rc__resolve(uri, SOCK_DGRAM, &addr)) != RC_OK)
+		return st;
+	fd = socket(addr.ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return RC_LOCALERROR;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (bind(fd, (struct sockaddr *)&addr.ss, addr.len) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return RC_LOCALERROR;
+	}
+	if ((u = rc__udp_new(fd, max_record)) == NULL) {
+		close(fd);
+		return RC_NOMEM;
+	}
+	rc__sock_bound_uri(fd, "udp", bound, len);
+	*out = &u->tp;
+	return RC_OK;
+}
+
+const rc_tp_kind rc__udp_kind = {"udp", rc__udp_connect, rc__udp_listen};
