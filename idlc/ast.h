@@ -217,6 +217,7 @@ typedef struct idlc_def {
 
 	/* check */
 	bool checked;            /* ENUM: its values were computed */
+	uint64_t csize;          /* STRUCT, UNION, TYPEDEF, ENUM: about sizeof in C (saturated) */
 	uint32_t num;            /* PROGRAM: the program number */
 	bool self_alias;         /* TYPEDEF "typedef struct foo foo;": no new type */
 	idlc_decl *list_next;    /* STRUCT: the field that links a list (T *next), or NULL */

@@ -8,6 +8,7 @@
  * netobj, ...). A name found nowhere is an error -- unless a %#include line may provide it,
  * or it is written "struct X": then idlc assumes it, as rpcgen does, with a warning.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +311,124 @@ note_defined(idlc_unit *u, const idlc_sym *s, const char *what)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Names the generated C could not use                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static const char *const c_keywords[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+	"enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+	"restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+	"typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof",
+	"_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+	"_Thread_local",
+};
+
+/* what <remotecall/remotecall.h> brings in (stdbool.h, stddef.h, stdint.h) and memcpy */
+static const char *const std_names[] = {
+	"bool", "true", "false", "NULL", "offsetof", "size_t", "ptrdiff_t", "wchar_t",
+	"max_align_t", "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX", "WCHAR_MIN", "WCHAR_MAX",
+	"WINT_MIN", "WINT_MAX", "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX", "intmax_t", "uintmax_t",
+	"intptr_t", "uintptr_t", "INTMAX_MIN", "INTMAX_MAX", "UINTMAX_MAX", "INTPTR_MIN",
+	"INTPTR_MAX", "UINTPTR_MAX", "INTMAX_C", "UINTMAX_C", "memcpy",
+};
+
+/* the parameters of the generated functions: no macro may have these names... */
+static const char *const gen_params[] = {
+	"xdrs", "objp", "clnt", "arg", "res", "req", "srv", "ctx",
+};
+/* ...and no type or enumerator these, which a later parameter's type could need */
+static const char *const gen_first_params[] = { "xdrs", "objp", "clnt", "arg" };
+
+/* stdint_name -- [u]int[_least|_fast]N_t, [U]INT[_LEAST|_FAST]N_{MAX,MIN,C}. */
+static bool
+stdint_name(const char *s)
+{
+	bool upper = s[0] == 'U' || s[0] == 'I';
+	if (*s == 'u' || *s == 'U')
+		s++;
+	if (strncmp(s, upper ? "INT" : "int", 3) != 0)
+		return false;
+	s += 3;
+	if (strncmp(s, upper ? "_LEAST" : "_least", 6) == 0)
+		s += 6;
+	else if (strncmp(s, upper ? "_FAST" : "_fast", 5) == 0)
+		s += 5;
+	if (*s < '0' || *s > '9')
+		return false;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	if (!upper)
+		return strcmp(s, "_t") == 0;
+	return strcmp(s, "_MAX") == 0 || strcmp(s, "_MIN") == 0 || strcmp(s, "_C") == 0;
+}
+
+/* What a name names, for reserved(). */
+typedef enum { NAME_MEMBER, NAME_TYPE, NAME_MACRO } name_use;
+
+/*
+ * reserved -- why `name` cannot name something in the generated C, or NULL if it can.
+ * Members (fields, arms) live inside structs and only avoid keywords and library macros;
+ * types and enumerators must not hide the generated functions' first parameters; macros
+ * (constants, program, version and procedure names) must not replace any parameter.
+ */
+static const char *
+reserved(const char *name, name_use use)
+{
+	for (size_t i = 0; i < sizeof c_keywords / sizeof c_keywords[0]; i++)
+		if (strcmp(name, c_keywords[i]) == 0)
+			return "a C keyword";
+	for (size_t i = 0; i < sizeof std_names / sizeof std_names[0]; i++)
+		if (strcmp(name, std_names[i]) == 0)
+			return "a name of the C library";
+	if (stdint_name(name))
+		return "a name of <stdint.h>";
+	if (strncmp(name, "rc_", 3) == 0 || strncmp(name, "RC_", 3) == 0)
+		return "reserved for remotecall (rc_, RC_)";
+	if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
+		return "reserved for the C implementation";
+	if (use == NAME_MEMBER)
+		return NULL;
+	if (use == NAME_MACRO) {
+		for (size_t i = 0; i < sizeof gen_params / sizeof gen_params[0]; i++)
+			if (strcmp(name, gen_params[i]) == 0)
+				return "a parameter name of the generated functions";
+	} else {
+		for (size_t i = 0; i < sizeof gen_first_params / sizeof gen_first_params[0]; i++)
+			if (strcmp(name, gen_first_params[i]) == 0)
+				return "a parameter name of the generated functions";
+	}
+	if (strncmp(name, "arg", 3) == 0 && name[3] >= '0' && name[3] <= '9') {
+		const char *p = name + 3;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p == '\0')
+			return "a parameter name of the generated functions";
+	}
+	return NULL;
+}
+
+/* check_member_name -- a field, arm or discriminant name: no keyword, and no macro of this
+ * file or of the C library (the #define would replace it). */
+static void
+check_member_name(idlc_unit *u, const idlc_decl *d)
+{
+	const char *why = reserved(d->name, NAME_MEMBER);
+	if (why != NULL) {
+		idlc_error(u->diag, &d->loc, "'%s' cannot be used as a name: it is %s", d->name, why);
+		return;
+	}
+	const idlc_sym *s = tab_get(&u->syms, d->name);
+	if (s != NULL && (s->kind == IDLC_S_CONST || s->kind == IDLC_S_PROG ||
+	                  s->kind == IDLC_S_VERS || s->kind == IDLC_S_PROC ||
+	                  s->kind == IDLC_S_PCTDEF)) {
+		idlc_error(u->diag, &d->loc,
+		           "'%s' cannot be used as a name here: it is %s, a #define in C", d->name,
+		           sym_kind_name(s));
+		note_defined(u, s, "");
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Declaring names                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -322,6 +441,13 @@ note_defined(idlc_unit *u, const idlc_sym *s, const char *what)
 static bool
 declare(idlc_unit *u, idlc_sym *s)
 {
+	const char *why = NULL;
+	if (s->kind == IDLC_S_TYPE || s->kind == IDLC_S_ENUMVAL)
+		why = reserved(s->name, NAME_TYPE);
+	else if (s->kind != IDLC_S_PCTDEF)
+		why = reserved(s->name, NAME_MACRO);
+	if (why != NULL)
+		idlc_error(u->diag, &s->loc, "'%s' cannot be used as a name: it is %s", s->name, why);
 	idlc_sym *old = tab_get(&u->syms, s->name);
 	if (old == NULL || old->kind == IDLC_S_PRELUDE) {
 		tab_put(&u->syms, s);
@@ -817,8 +943,22 @@ fits(int64_t v, int64_t lo, int64_t hi)
 static void
 check_const(idlc_unit *u, idlc_def *d)
 {
-	if (d->str != NULL)
+	if (d->str != NULL) {
+		/* the string goes into C as written: only C's escapes */
+		for (const char *p = d->str + 1; *p; p++) {
+			if (*p != '\\')
+				continue;
+			p++;
+			if (*p != '\0' && strchr("ntvbrfa\\?'\"01234567", *p) != NULL)
+				continue;
+			if (*p == 'x' && isxdigit((unsigned char)p[1]))
+				continue;
+			idlc_error(u->diag, &d->loc, "unknown escape sequence '\\%c' in string constant '%s'",
+			           *p, d->name);
+			break;
+		}
 		return;
+	}
 	idlc_sym *s = tab_get(&u->syms, d->name);
 	if (s == NULL || s->def != d)
 		return;
@@ -837,6 +977,7 @@ check_enum(idlc_unit *u, idlc_def *d)
 	if (d->checked)
 		return;
 	d->checked = true;
+	d->csize = 4;
 	int64_t prev = -1;
 	bool prev_known = true;
 	int sub = 0;
@@ -965,6 +1106,77 @@ check_size(idlc_unit *u, idlc_decl *d, int order)
 		           "size of '%s' (%" PRId64 ") does not fit in 32 bits", d->name, v);
 }
 
+/* The largest object C accepts is PTRDIFF_MAX bytes; idlc refuses types near that. */
+#define MAX_CSIZE ((uint64_t)1 << 62)
+
+/* add_sat, mul_sat -- a + b, a * b, saturated just above MAX_CSIZE. */
+static uint64_t
+add_sat(uint64_t a, uint64_t b)
+{
+	return a > MAX_CSIZE || b > MAX_CSIZE || a + b > MAX_CSIZE ? MAX_CSIZE + 1 : a + b;
+}
+
+static uint64_t
+mul_sat(uint64_t a, uint64_t b)
+{
+	if (a == 0 || b == 0)
+		return 0;
+	return a > MAX_CSIZE / b ? MAX_CSIZE + 1 : a * b;
+}
+
+/* type_csize -- about sizeof(C type of t); definitions are complete before their by-value
+ * uses, so their csize is known. */
+static uint64_t
+type_csize(const idlc_type *t)
+{
+	switch (t->kind) {
+	case IDLC_T_CHAR: case IDLC_T_UCHAR: case IDLC_T_BOOL: case IDLC_T_OPAQUE:
+		return 1;
+	case IDLC_T_SHORT: case IDLC_T_USHORT:
+		return 2;
+	case IDLC_T_INT: case IDLC_T_UINT: case IDLC_T_FLOAT:
+		return 4;
+	case IDLC_T_HYPER: case IDLC_T_UHYPER: case IDLC_T_DOUBLE: case IDLC_T_STRING:
+		return 8;
+	case IDLC_T_QUAD:
+		return 16;
+	case IDLC_T_NAMED: {
+		const idlc_def *d = idlc_type_def(t);
+		return d != NULL && d->csize > 0 ? d->csize : 16;
+	}
+	case IDLC_T_VOID:
+		break;
+	}
+	return 0;
+}
+
+/* decl_csize -- about sizeof the member d declares; an error if C would refuse it. */
+static uint64_t
+decl_csize(idlc_unit *u, const idlc_decl *d)
+{
+	uint64_t n;
+	switch (d->kind) {
+	case IDLC_D_PLAIN:
+		return type_csize(d->type);
+	case IDLC_D_FIXED:
+		if (d->size == NULL || !d->size->known || d->size->value <= 0)
+			return type_csize(d->type);
+		n = mul_sat(type_csize(d->type), (uint64_t)d->size->value);
+		if (n > MAX_CSIZE) {
+			idlc_error(u->diag, &d->loc, "'%s' is too large for C (over 2^62 bytes)", d->name);
+			return 1;
+		}
+		return n;
+	case IDLC_D_VAR:
+		return 16;
+	case IDLC_D_PTR:
+		return 8;
+	case IDLC_D_VOID:
+		break;
+	}
+	return 0;
+}
+
 /* check_decl -- one declaration of definition `cur`, appearing `where`. */
 static void
 check_decl(idlc_unit *u, idlc_decl *d, const idlc_def *cur, where_t where)
@@ -1015,6 +1227,8 @@ check_struct(idlc_unit *u, idlc_def *d)
 		check_decl(u, f, d, IN_FIELD);
 		if (f->kind == IDLC_D_VOID)
 			continue;
+		check_member_name(u, f);
+		d->csize = add_sat(d->csize, decl_csize(u, f));
 		const idlc_decl *g = hidx_add_name(&names, f->name, f);
 		if (g != NULL) {
 			idlc_error(u->diag, &f->loc, "duplicate field '%s' in struct '%s'", f->name,
@@ -1023,6 +1237,9 @@ check_struct(idlc_unit *u, idlc_def *d)
 		}
 	}
 	hidx_free(&names);
+	if (d->csize > MAX_CSIZE)
+		idlc_error(u->diag, &d->loc, "struct '%s' is too large for C (over 2^62 bytes)",
+		           d->name);
 }
 
 /* self_link -- whether field f is an optional pointer to struct d itself, written "d *f" or
@@ -1089,6 +1306,7 @@ check_union(idlc_unit *u, idlc_def *d)
 		idlc_error(u->diag, &disc->loc, "union '%s' cannot switch on 'void'", d->name);
 	} else {
 		check_decl(u, disc, d, IN_DISCRIM);
+		check_member_name(u, disc);
 		dk = discrim_kind(disc->type, &en);
 		bool ok = disc->kind == IDLC_D_PLAIN &&
 		          (dk == IDLC_T_INT || dk == IDLC_T_UINT || dk == IDLC_T_BOOL ||
@@ -1107,6 +1325,7 @@ check_union(idlc_unit *u, idlc_def *d)
 	const idlc_case *dflt = NULL;
 	bool any_data = false;
 	hidx values = { 0 }, names = { 0 }, enum_values = { 0 };
+	uint64_t arms_size = 0;
 	for (idlc_arm *a = d->arms; a != NULL; a = a->next) {
 		for (idlc_case *c = a->cases; c != NULL; c = c->next) {
 			if (c->value == NULL) {
@@ -1173,6 +1392,10 @@ check_union(idlc_unit *u, idlc_def *d)
 		if (a->decl->kind == IDLC_D_VOID)
 			continue;
 		any_data = true;
+		check_member_name(u, a->decl);
+		uint64_t sz = decl_csize(u, a->decl);
+		if (sz > arms_size)
+			arms_size = sz;
 		const idlc_decl *b = hidx_add_name(&names, a->decl->name, a->decl);
 		if (b != NULL) {
 			idlc_error(u->diag, &a->decl->loc, "duplicate arm '%s' in union '%s'",
@@ -1185,6 +1408,15 @@ check_union(idlc_unit *u, idlc_def *d)
 	hidx_free(&enum_values);
 	d->has_default = dflt != NULL;
 	d->all_void = !any_data;
+	d->csize = add_sat(8, arms_size);
+	/* the arms live in the member <union>_u */
+	if (any_data && disc->kind != IDLC_D_VOID) {
+		size_t n = strlen(d->name);
+		if (strncmp(disc->name, d->name, n) == 0 && strcmp(disc->name + n, "_u") == 0)
+			idlc_error(u->diag, &disc->loc,
+			           "the discriminant cannot be called '%s': the arms of union '%s' are "
+			           "its member '%s'", disc->name, d->name, disc->name);
+	}
 }
 
 /* check_typedef -- the declaration of a typedef; "typedef struct foo foo;" must name a
@@ -1199,6 +1431,7 @@ check_typedef(idlc_unit *u, idlc_def *d)
 		return;
 	}
 	check_decl(u, d->decl, d, IN_TYPEDEF);
+	d->csize = decl_csize(u, d->decl);
 }
 
 /* number -- evaluate a program/version/procedure number: 0..2^32-1. */
@@ -1243,6 +1476,79 @@ check_param_type(idlc_unit *u, idlc_type *t, const idlc_def *prog)
 		return;
 	}
 	resolve_type(u, t, prog, -1, true);
+}
+
+/* clash -- the definition of this file called `name`, if any (not a procedure name). */
+static idlc_sym *
+clash(idlc_unit *u, const char *name)
+{
+	idlc_sym *s = tab_get(&u->syms, name);
+	return s != NULL && s->kind != IDLC_S_PROC && s->kind != IDLC_S_PRELUDE ? s : NULL;
+}
+
+/* check_cname -- the generated C name `name` (for what is at loc, called `what`) must be
+ * new: not generated for something else (cnames) and not a definition of the file. */
+static void
+check_cname(idlc_unit *u, const char *name, const char *what, const idlc_loc *loc,
+            idlc_symtab *cnames, int order)
+{
+	idlc_sym *old = tab_get(cnames, name);
+	idlc_sym *c = clash(u, name);
+	if (old != NULL) {
+		idlc_error(u->diag, loc, "%s gets the C name '%s', like %s", what, name, old->what);
+		idlc_note(u->diag, &old->loc, "%s is defined here", old->what);
+	} else if (c != NULL) {
+		idlc_error(u->diag, loc, "%s gets the C name '%s', which is already %s", what, name,
+		           sym_kind_name(c));
+		note_defined(u, c, "");
+	} else {
+		/* remembered under the generated name, reported with the source name */
+		idlc_sym *s = new_sym(u, IDLC_S_PROC, name, loc, order);
+		s->what = idlc_arena_strdup(&u->arena, what);
+		tab_put(cnames, s);
+	}
+}
+
+/* check_proc_cnames -- proc_V, proc_V_svc, proc_V_info, proc_V_argument. */
+static void
+check_proc_cnames(idlc_unit *u, const idlc_proc *p, const idlc_version *v, const idlc_def *d,
+                  idlc_symtab *cnames)
+{
+	static const char *const suffix[] = { "", "_svc", "_info", "_argument" };
+	idlc_buf what = { 0 };
+	idlc_buf_printf(&what, "procedure '%s'", p->name);
+	for (size_t i = 0; i < 4; i++) {
+		if (i == 3 && p->nparams < 2)
+			break;
+		idlc_buf b = { 0 };
+		idlc_buf_printf(&b, "%s_%" PRIu32 "%s", p->name, v->num, suffix[i]);
+		char *cname = idlc_lower(&u->arena, b.data);
+		idlc_buf_free(&b);
+		if (i == 0 && tab_get(cnames, cname) != NULL) {
+			/* one message for the procedure, not one per suffix */
+			check_cname(u, cname, what.data, &p->loc, cnames, d->order);
+			break;
+		}
+		check_cname(u, cname, what.data, &p->loc, cnames, d->order);
+	}
+	idlc_buf_free(&what);
+}
+
+/* check_prog_cnames -- prog_V_program, prog_V_register. */
+static void
+check_prog_cnames(idlc_unit *u, const idlc_version *v, const idlc_def *d, idlc_symtab *cnames)
+{
+	static const char *const suffix[] = { "_program", "_register" };
+	idlc_buf what = { 0 };
+	idlc_buf_printf(&what, "version '%s' of program '%s'", v->name, d->name);
+	for (size_t i = 0; i < 2; i++) {
+		idlc_buf b = { 0 };
+		idlc_buf_printf(&b, "%s_%" PRIu32 "%s", d->name, v->num, suffix[i]);
+		char *cname = idlc_lower(&u->arena, b.data);
+		idlc_buf_free(&b);
+		check_cname(u, cname, what.data, &v->loc, cnames, d->order);
+	}
+	idlc_buf_free(&what);
 }
 
 /* check_program -- numbers (range, duplicates), names, procedure signatures, and the C
@@ -1303,33 +1609,13 @@ check_program(idlc_unit *u, idlc_def *d, idlc_symtab *cnames, hidx *progs)
 				check_param_type(u, a->type, d);
 			}
 			/* the C names: proc_V must be unique and not clash with a type or const */
-			if (vk && !reported) {
-				idlc_buf b = { 0 };
-				idlc_buf_printf(&b, "%s_%" PRIu32, p->name, v->num);
-				char *cname = idlc_lower(&u->arena, b.data);
-				idlc_buf_free(&b);
-				idlc_sym *old = tab_get(cnames, cname);
-				idlc_sym *clash = tab_get(&u->syms, cname);
-				if (old != NULL) {
-					idlc_error(u->diag, &p->loc,
-					           "procedure '%s' gets the C name '%s', like '%s'", p->name,
-					           cname, old->proc->name);
-					idlc_note(u->diag, &old->loc, "'%s' is defined here", old->proc->name);
-				} else if (clash != NULL && clash->kind != IDLC_S_PROC &&
-				           clash->kind != IDLC_S_PRELUDE) {
-					idlc_error(u->diag, &p->loc,
-					           "procedure '%s' gets the C name '%s', which is already %s",
-					           p->name, cname, sym_kind_name(clash));
-					note_defined(u, clash, "");
-				} else {
-					idlc_sym *s = new_sym(u, IDLC_S_PROC, cname, &p->loc, d->order);
-					s->proc = p;
-					tab_put(cnames, s);
-				}
-			}
+			if (vk && !reported)
+				check_proc_cnames(u, p, v, d, cnames);
 		}
 		hidx_free(&pnames);
 		hidx_free(&pnums);
+		if (vk && ov == NULL)
+			check_prog_cnames(u, v, d, cnames);
 	}
 	hidx_free(&vnums);
 }

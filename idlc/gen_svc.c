@@ -11,7 +11,7 @@
 
 #include "idlc.h"
 
-/* gen_wrapper -- static bool rc__proc_V(void *args, void *res, rc_svc_req *req) */
+/* gen_wrapper -- static bool rc__proc_V(void *rc__args, void *rc__res, rc_svc_req *rc__req) */
 static void
 gen_wrapper(idlc_gen *g, const idlc_proc *p)
 {
@@ -19,33 +19,34 @@ gen_wrapper(idlc_gen *g, const idlc_proc *p)
 	const char *name = idlc_proc_cname(g, p);
 	bool has_res = p->result->kind != IDLC_T_VOID;
 
-	idlc_buf_printf(b, "\nstatic bool\nrc__%s(void *args, void *res, rc_svc_req *req)\n{\n",
-	                name);
+	/* rc__ names: a type of the .x file may be called args or res */
+	idlc_buf_printf(b, "\nstatic bool\nrc__%s(void *rc__args, void *rc__res, rc_svc_req *rc__req)"
+	                "\n{\n", name);
 	if (p->nparams > 1)
-		idlc_buf_printf(b, "\t%s_argument *argp = args;\n\n", name);
+		idlc_buf_printf(b, "\t%s_argument *rc__argp = rc__args;\n\n", name);
 	if (p->nparams == 0)
-		idlc_buf_puts(b, "\t(void)args;\n");
+		idlc_buf_puts(b, "\t(void)rc__args;\n");
 	if (!has_res)
-		idlc_buf_puts(b, "\t(void)res;\n");
+		idlc_buf_puts(b, "\t(void)rc__res;\n");
 	idlc_buf_printf(b, "\treturn %s_svc(", name);
 	const char *sep = "";
 	if (p->nparams == 1) {
-		idlc_buf_puts(b, "args");
+		idlc_buf_puts(b, "rc__args");
 		sep = ", ";
 	} else if (p->nparams > 1) {
 		/* cast: C before C23 will not add const to a pointer to an array implicitly */
 		int i = 1;
 		for (const idlc_param *a = p->params; a != NULL; a = a->next, i++) {
-			idlc_buf_printf(b, "%s(%s)&argp->arg%d", sep,
+			idlc_buf_printf(b, "%s(%s)&rc__argp->arg%d", sep,
 			                idlc_const_ptr_param(g, a->type, ""), i);
 			sep = ", ";
 		}
 	}
 	if (has_res) {
-		idlc_buf_printf(b, "%sres", sep);
+		idlc_buf_printf(b, "%src__res", sep);
 		sep = ", ";
 	}
-	idlc_buf_printf(b, "%sreq);\n}\n", sep);
+	idlc_buf_printf(b, "%src__req);\n}\n", sep);
 }
 
 /* gen_version -- the wrappers, the table and the registration of one version. */

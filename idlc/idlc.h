@@ -187,6 +187,7 @@ typedef struct idlc_sym {
 	bool known;
 	int64_t value;
 	bool used;                 /* PRELUDE: the header must declare it */
+	const char *what;          /* a generated C name: what it was generated for */
 } idlc_sym;
 
 typedef struct idlc_symtab {

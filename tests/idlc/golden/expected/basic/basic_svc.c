@@ -5,47 +5,47 @@
 /* basic.x: a %-line outside any #ifdef goes to every output */
 
 static bool
-rc__basic_null_1(void *args, void *res, rc_svc_req *req)
+rc__basic_null_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	(void)args;
-	(void)res;
-	return basic_null_1_svc(req);
+	(void)rc__args;
+	(void)rc__res;
+	return basic_null_1_svc(rc__req);
 }
 
 static bool
-rc__basic_add_1(void *args, void *res, rc_svc_req *req)
+rc__basic_add_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	basic_add_1_argument *argp = args;
+	basic_add_1_argument *rc__argp = rc__args;
 
-	return basic_add_1_svc((const int32_t *)&argp->arg1, (const int32_t *)&argp->arg2, res, req);
+	return basic_add_1_svc((const int32_t *)&rc__argp->arg1, (const int32_t *)&rc__argp->arg2, rc__res, rc__req);
 }
 
 static bool
-rc__basic_get_1(void *args, void *res, rc_svc_req *req)
+rc__basic_get_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	return basic_get_1_svc(args, res, req);
+	return basic_get_1_svc(rc__args, rc__res, rc__req);
 }
 
 static bool
-rc__basic_name_1(void *args, void *res, rc_svc_req *req)
+rc__basic_name_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	return basic_name_1_svc(args, res, req);
+	return basic_name_1_svc(rc__args, rc__res, rc__req);
 }
 
 static bool
-rc__basic_put_1(void *args, void *res, rc_svc_req *req)
+rc__basic_put_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	basic_put_1_argument *argp = args;
+	basic_put_1_argument *rc__argp = rc__args;
 
-	(void)res;
-	return basic_put_1_svc((const handle *)&argp->arg1, (const name *)&argp->arg2, (const int64_t *)&argp->arg3, req);
+	(void)rc__res;
+	return basic_put_1_svc((const handle *)&rc__argp->arg1, (const name *)&rc__argp->arg2, (const int64_t *)&rc__argp->arg3, rc__req);
 }
 
 static bool
-rc__basic_ping_1(void *args, void *res, rc_svc_req *req)
+rc__basic_ping_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	(void)args;
-	return basic_ping_1_svc(res, req);
+	(void)rc__args;
+	return basic_ping_1_svc(rc__res, rc__req);
 }
 
 static const rc_svc_proc rc__basic_prog_1_procs[] = {
@@ -68,9 +68,9 @@ basic_prog_1_register(rc_server *srv, void *ctx)
 }
 
 static bool
-rc__basic_get_2(void *args, void *res, rc_svc_req *req)
+rc__basic_get_2(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	return basic_get_2_svc(args, res, req);
+	return basic_get_2_svc(rc__args, rc__res, rc__req);
 }
 
 static const rc_svc_proc rc__basic_prog_2_procs[] = {

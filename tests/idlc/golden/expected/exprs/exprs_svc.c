@@ -4,10 +4,10 @@
 #include "exprs.h"
 
 static bool
-rc__expr_get_1(void *args, void *res, rc_svc_req *req)
+rc__expr_get_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	(void)args;
-	return expr_get_1_svc(res, req);
+	(void)rc__args;
+	return expr_get_1_svc(rc__res, rc__req);
 }
 
 static const rc_svc_proc rc__expr_prog_1_procs[] = {

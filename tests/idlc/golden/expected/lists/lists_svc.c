@@ -4,9 +4,9 @@
 #include "lists.h"
 
 static bool
-rc__lists_reverse_1(void *args, void *res, rc_svc_req *req)
+rc__lists_reverse_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
-	return lists_reverse_1_svc(args, res, req);
+	return lists_reverse_1_svc(rc__args, rc__res, rc__req);
 }
 
 static const rc_svc_proc rc__lists_prog_1_procs[] = {
