@@ -66,14 +66,17 @@ static int rc__uaddr_port(const char *ua)
 	return hi * 256 + lo;
 }
 
-/* A UDP client to host's rpcbind, version v. */
+/*
+ * A client to host's rpcbind, version v, over the URI's own transport: rpcbind answers
+ * GETADDR with the address for the netid the question arrived on.
+ */
 static rc_status rc__rpcb_client(const rc_uri *u, uint32_t v, rc_client **c)
 {
 	char uri[RC_URI_MAX + 32];
 	rc_status st;
 
-	snprintf(uri, sizeof(uri), u->v6literal ? "udp://[%s]:%d" : "udp://%s:%d", u->host,
-	         RC__PMAP_PORT);
+	snprintf(uri, sizeof(uri), u->v6literal ? "%s://[%s]:%d" : "%s://%s:%d", u->scheme,
+	         u->host, RC__PMAP_PORT);
 	if ((st = rc_client_create(c, uri, RC__PMAP_PROG, v)) != RC_OK)
 		return st;
 	rc_client_set_timeout(*c, 5000);
