@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,14 @@ struct rc_client {
 	uint32_t timeout_ms, retry_ms, spin_us;
 	size_t max_msg;
 	int64_t last_io;
-	bool reading; /* a thread is inside tp->recv */
+	/*
+	 * A thread is inside tp->recv (set under mu; the fast path clears it without mu), and the
+	 * threads waiting on cv. A waiter counts itself before it looks at `reading`, and the fast
+	 * path clears `reading` before it looks at the count, so one of them always sees the
+	 * other (sequentially consistent atomics) and no wake-up is lost.
+	 */
+	atomic_bool reading;
+	atomic_int nwaiters;
 	rc_async *pending;
 	size_t npending;
 	rc_async *doneq, *doneq_tail; /* completed calls whose callbacks have not run */
@@ -312,6 +320,13 @@ static void rc__free_call(rc_async *p)
 	free(p);
 }
 
+/* Wake threads waiting beside the reader, if any (under c->mu). */
+static void rc__wake(rc_client *c)
+{
+	if (c->nwaiters > 0)
+		pthread_cond_broadcast(&c->cv);
+}
+
 /* Complete p with st (under c->mu). Wakes its waiter; queues its callback. */
 static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 {
@@ -332,7 +347,7 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 		rc__free_call(p);
 		return;
 	}
-	pthread_cond_broadcast(&c->cv);
+	rc__wake(c);
 }
 
 /* Fail every call in flight with st (the connection broke), and drop the connection. */
@@ -428,6 +443,28 @@ static int64_t rc__timers(rc_client *c, int64_t now)
 }
 
 /*
+ * What the reader does with what the transport gave it (under c->mu): hand a message to its
+ * call, or fail the calls a broken connection strands; then give up the reader's role.
+ */
+static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, int e)
+{
+	c->reading = false;
+	if (st == RC_OK) {
+		c->last_io = rc__now();
+		rc__handle(c, msg, len);
+	} else if (st == RC_CLOSED || st == RC_CANTRECV || st == RC_MSGTOOLARGE) {
+		if (!c->dgram) {
+			rc__fail_all(c, st == RC_MSGTOOLARGE ? RC_MSGTOOLARGE : RC_CANTRECV, e);
+			rc__disconnect(c);
+		} else if (c->pending) {
+			/* ICMP unreachable on a connected UDP socket: the server is not there. */
+			rc__fail_all(c, RC_CANTRECV, e);
+		}
+	}
+	rc__wake(c);
+}
+
+/*
  * Read from the transport as the reader (entered and left under c->mu, which it drops while
  * reading). flags 0 blocks up to wake; MSG_DONTWAIT reads what is there. Returns the transport
  * status of the last read.
@@ -467,20 +504,7 @@ static rc_status rc__read(rc_client *c, int64_t wake, int flags)
 got:
 	e = st == RC_CANTRECV ? errno : 0;
 	pthread_mutex_lock(&c->mu);
-	c->reading = false;
-	if (st == RC_OK) {
-		c->last_io = rc__now();
-		rc__handle(c, msg, len);
-	} else if (st == RC_CLOSED || st == RC_CANTRECV || st == RC_MSGTOOLARGE) {
-		if (!c->dgram) {
-			rc__fail_all(c, st == RC_MSGTOOLARGE ? RC_MSGTOOLARGE : RC_CANTRECV, e);
-			rc__disconnect(c);
-		} else if (c->pending) {
-			/* ICMP unreachable on a connected UDP socket: the server is not there. */
-			rc__fail_all(c, RC_CANTRECV, e);
-		}
-	}
-	pthread_cond_broadcast(&c->cv);
+	rc__after_recv(c, st, msg, len, e);
 	return st;
 }
 
@@ -602,14 +626,139 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 		if (c->doneq != NULL && p->has_cb)
 			break; /* let the caller run callbacks */
 		if (!c->reading && c->tp != NULL) {
-			(void)rc__read(c, wake, 0);
+			if (rc__read(c, wake, 0) == RC_TIMEDOUT && !p->done)
+				rc__complete(c, p, RC_TIMEDOUT); /* in-process: no reply was queued */
 		} else if (c->tp == NULL) {
 			rc__complete(c, p, RC_CANTRECV);
 		} else {
 			struct timespec ts = {(time_t)(wake / 1000000000), (long)(wake % 1000000000)};
-			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+			atomic_fetch_add(&c->nwaiters, 1);
+			if (atomic_load(&c->reading))
+				pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+			atomic_fetch_sub(&c->nwaiters, 1);
 		}
 	}
+}
+
+/*
+ * The fast path of a blocking call: nobody else is using the client, so this thread takes the
+ * reader's role at once, sends, and receives its reply without registering the call, touching
+ * the lock again only at the end. Anything unusual -- a timeout, another call's reply, an error
+ * -- hands the call over to the general path, registered as in flight. Returns true if the call
+ * finished here (*st set), false if the caller continues with rc__drive (p is then in flight).
+ */
+static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
+                     const void *args, rc_status *st)
+{
+	int64_t now = rc__now();
+	rc_tp *tp = c->tp;
+	unsigned char *msg = rc__encbuf_msg(b), *h;
+	uint32_t interval;
+	size_t len;
+	rc_xdr x;
+	void *rmsg = NULL;
+	size_t rlen = 0;
+	rc_status r;
+	int e = 0;
+
+	/* under c->mu, eligibility checked by the caller */
+	c->reading = true;
+	c->last_io = now;
+	p->xid = ++c->xid;
+	rc__encbuf_xdr(b, &x);
+	h = rc_xdr_inline(&x, c->hdrlen);
+	if (h != NULL && c->hdrlen == 40)
+		memcpy(h, c->hdr, 40); /* AUTH_NONE: a fixed-size copy the compiler inlines */
+	else if (h != NULL)
+		memcpy(h, c->hdr, c->hdrlen);
+	pthread_mutex_unlock(&c->mu);
+
+	if (h == NULL) {
+		*st = b->toolarge ? RC_MSGTOOLARGE : RC_NOMEM;
+		goto done;
+	}
+	rc__put32(h, p->xid);
+	rc__put32(h + 20, proc);
+	if (!xargs(&x, (void *)args)) {
+		*st = b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
+		goto done;
+	}
+	msg = rc__encbuf_msg(b); /* the buffer may have moved to the heap */
+	len = rc_xdr_getpos(&x);
+	if (len > c->max_msg) {
+		*st = RC_MSGTOOLARGE;
+		goto done;
+	}
+	r = tp->vt->send(tp, msg, len, NULL, 0, NULL);
+	if (r != RC_OK) {
+		e = errno;
+		pthread_mutex_lock(&c->mu);
+		c->reading = false;
+		if (!c->dgram) {
+			rc__fail_all(c, RC_CANTSEND, e);
+			rc__disconnect(c);
+		}
+		rc__wake(c);
+		pthread_mutex_unlock(&c->mu);
+		p->err.sys_errno = e;
+		*st = r == RC_MSGTOOLARGE ? r : RC_CANTSEND;
+		return true;
+	}
+	interval = c->dgram && c->retry_ms < c->timeout_ms ? c->retry_ms : c->timeout_ms;
+	rc__tp_set_rcvtimeo(tp, (int)interval);
+	r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
+	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) {
+		const unsigned char *m = rmsg;
+		/* the usual reply: REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+		if (rc__get32(m + 4) == RC__REPLY && rc__get32(m + 8) == RC__MSG_ACCEPTED &&
+		    rc__get32(m + 16) == 0 && rc__get32(m + 20) == RC__SUCCESS) {
+			rc_xdrmem_create(&x, (void *)(m + 24), rlen - 24, RC_XDR_DECODE);
+			rc_xdr_set_limits(&x, c->max_msg * 4 + 4096, 0);
+			*st = p->xres(&x, p->res) ? RC_OK : RC_CANTDECODERES;
+		} else {
+			rc_xdrmem_create(&x, (void *)(m + 4), rlen - 4, RC_XDR_DECODE);
+			*st = rc__reply_header(&x, &p->err);
+			if (*st == RC_OK && !p->xres(&x, p->res))
+				*st = RC_CANTDECODERES;
+			if (*st == RC_BADREPLY && c->dgram)
+				goto general; /* mangled datagram: wait for the real reply */
+		}
+		/* done: give up the reader's role without the lock (see rc_client.reading) */
+		atomic_store(&c->reading, false);
+		if (atomic_load(&c->nwaiters) > 0) {
+			pthread_mutex_lock(&c->mu);
+			pthread_cond_broadcast(&c->cv);
+			pthread_mutex_unlock(&c->mu);
+		}
+		return true;
+	}
+	if (r == RC_CANTRECV)
+		e = errno;
+general:
+	/* register the call as in flight and let the general path finish it */
+	pthread_mutex_lock(&c->mu);
+	p->msg = msg;
+	p->msglen = len;
+	p->deadline = now + (int64_t)c->timeout_ms * 1000000;
+	p->retry_ms = interval;
+	p->next_retry = now + (int64_t)interval * 1000000;
+	p->st = RC_INPROGRESS;
+	p->clnt = c;
+	p->next = c->pending;
+	p->prev = NULL;
+	if (c->pending)
+		c->pending->prev = p;
+	c->pending = p;
+	p->pending = true;
+	c->npending++;
+	rc__after_recv(c, r, rmsg, rlen, e);
+	return false;
+done:
+	pthread_mutex_lock(&c->mu);
+	c->reading = false;
+	rc__wake(c);
+	pthread_mutex_unlock(&c->mu);
+	return true;
 }
 
 rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
@@ -623,20 +772,37 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 
 	if (clnt == NULL)
 		return RC_INVAL;
-	memset(&p, 0, sizeof(p));
+	p.pending = p.done = p.has_cb = p.released = false;
+	p.next = p.prev = NULL;
+	p.msgblock = NULL;
+	p.err = (rc_error){0};
 	p.xres = xres ? xres : rc_xdr_void;
 	p.res = res;
+	xargs = xargs ? xargs : rc_xdr_void;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
-	st = rc__encode(clnt, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
-	if (st == RC_OK)
-		st = rc__start(clnt, &p, rc__encbuf_msg(&b), len, 0);
-	if (st == RC_OK) {
-		pthread_mutex_lock(&clnt->mu);
-		rc__drive(clnt, &p, INT64_MAX);
-		rc__unlink(clnt, &p);
+
+	pthread_mutex_lock(&clnt->mu);
+	if (clnt->npending == 0 && !clnt->reading && clnt->doneq == NULL && clnt->tp != NULL &&
+	    clnt->tp->fd >= 0 && clnt->spin_us == 0 &&
+	    (clnt->dgram || rc__now() - clnt->last_io <= RC__IDLE_CHECK_NS)) {
+		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st)) {
+			goto out;
+		}
+		/* p is in flight; the lock is held */
+	} else {
 		pthread_mutex_unlock(&clnt->mu);
-		st = p.st;
+		st = rc__encode(clnt, &b, proc, xargs, args, &len);
+		if (st == RC_OK)
+			st = rc__start(clnt, &p, rc__encbuf_msg(&b), len, 0);
+		if (st != RC_OK)
+			goto out;
+		pthread_mutex_lock(&clnt->mu);
 	}
+	rc__drive(clnt, &p, INT64_MAX);
+	rc__unlink(clnt, &p);
+	pthread_mutex_unlock(&clnt->mu);
+	st = p.st;
+out:
 	p.err.status = st;
 	rc__set_lasterr(clnt, &p.err);
 	rc__encbuf_free(&b);

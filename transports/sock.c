@@ -187,7 +187,7 @@ void rc__tp_set_rcvtimeo(rc_tp *tp, int ms)
 {
 	struct timeval tv;
 
-	if (tp->fd < 0 || tp->rcvtimeo_ms == ms)
+	if (tp->rcvtimeo_ms == ms || tp->fd < 0)
 		return;
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;

@@ -42,7 +42,7 @@ static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 	rec[3] = (unsigned char)mark;
 	/* *sent counts bytes of the record, mark included: a non-blocking caller queues the rest. */
 	while (done < total) {
-		ssize_t n = send(tp->fd, rec + done, total - done, flags | MSG_NOSIGNAL);
+		ssize_t n = rc__sendto(tp->fd, rec + done, total - done, flags | MSG_NOSIGNAL, NULL, 0);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -73,7 +73,7 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 		st = rc_recreader_space(&s->rr, &p, &n);
 		if (st != RC_OK)
 			return st;
-		got = recv(tp->fd, p, n, flags);
+		got = rc__recvfrom(tp->fd, p, n, flags, NULL, NULL);
 		if (got == 0)
 			return RC_CLOSED;
 		if (got < 0) {

@@ -95,6 +95,24 @@ const rc_tp_kind *rc__tp_find(const char *scheme);
 /* Set tp's blocking receive timeout (ms; 0 = none) if it differs from the current one. */
 void rc__tp_set_rcvtimeo(rc_tp *tp, int ms);
 
+/*
+ * send/recv as direct system calls: libc's wrappers are thread-cancellation points and spend
+ * more user-space instructions on that bookkeeping than the rest of a null call's client side.
+ * remotecall never relies on cancelling a thread inside a send or receive.
+ */
+#include <sys/syscall.h>
+#include <unistd.h>
+static inline ssize_t rc__sendto(int fd, const void *buf, size_t len, int flags,
+                                 const struct sockaddr *to, socklen_t tolen)
+{
+	return syscall(SYS_sendto, fd, buf, len, flags, to, tolen);
+}
+static inline ssize_t rc__recvfrom(int fd, void *buf, size_t len, int flags,
+                                   struct sockaddr *from, socklen_t *fromlen)
+{
+	return syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
+}
+
 /* Socket helpers shared by the socket transports (sock.c). */
 rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out);
 rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len);

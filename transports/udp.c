@@ -28,10 +28,10 @@ static rc_status rc__udp_send(rc_tp *tp, unsigned char *msg, size_t len, const r
 		return RC_MSGTOOLARGE;
 	do {
 		if (to != NULL)
-			n = sendto(tp->fd, msg, len, flags | MSG_NOSIGNAL,
-			           (const struct sockaddr *)&to->ss, to->len);
+			n = rc__sendto(tp->fd, msg, len, flags | MSG_NOSIGNAL,
+			               (const struct sockaddr *)&to->ss, to->len);
 		else
-			n = send(tp->fd, msg, len, flags | MSG_NOSIGNAL);
+			n = rc__sendto(tp->fd, msg, len, flags | MSG_NOSIGNAL, NULL, 0);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -53,10 +53,10 @@ static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
 	for (;;) {
 		if (from != NULL) {
 			from->len = sizeof(from->ss);
-			n = recvfrom(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC,
-			             (struct sockaddr *)&from->ss, &from->len);
+			n = rc__recvfrom(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC,
+			                 (struct sockaddr *)&from->ss, &from->len);
 		} else {
-			n = recv(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC);
+			n = rc__recvfrom(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC, NULL, NULL);
 		}
 		if (n >= 0)
 			break;
