@@ -37,6 +37,46 @@ enum {
 #define RC__RPCVERS 2u
 #define RC__MAX_AUTH_BYTES 400u
 
+/* Big-endian words, for the fixed parts of message headers. */
+static inline uint32_t rc__ld32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void rc__st32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* A bounds-checked reader over a received message. */
+typedef struct rc__rd {
+	const unsigned char *p, *end;
+} rc__rd;
+
+static inline bool rc__rd32(rc__rd *r, uint32_t *v)
+{
+	if (r->end - r->p < 4)
+		return false;
+	*v = rc__ld32(r->p);
+	r->p += 4;
+	return true;
+}
+
+/* n opaque bytes plus padding; NULL if the message is shorter. */
+static inline const unsigned char *rc__rdn(rc__rd *r, uint32_t n)
+{
+	size_t k = ((size_t)n + 3) & ~(size_t)3;
+	const unsigned char *q = r->p;
+
+	if ((size_t)(r->end - r->p) < k)
+		return NULL;
+	r->p += k;
+	return q;
+}
+
 /*
  * A growable encode buffer: starts in caller-provided (stack) memory, moves to the heap when
  * a message outgrows it, and refuses to grow past max (toolarge is then set). The message is

@@ -327,23 +327,26 @@ static bool rc__parse_authsys(const unsigned char *body, uint32_t len, rc_authsy
  * common part (xid, REPLY). */
 static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
 {
-	uint32_t v;
+	unsigned char *h;
 
 	rc__encbuf_free(&w->rb);
 	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
 	rc__encbuf_xdr(&w->rb, x);
-	rc_xdr_u_int(x, &xid);
-	v = RC__REPLY;
-	rc_xdr_u_int(x, &v);
+	h = rc_xdr_inline(x, 8); /* the stack buffer always has room */
+	rc__st32(h, xid);
+	rc__st32(h + 4, RC__REPLY);
 }
 
-/* An accepted reply's header up to and including accept_stat. */
+/* An accepted reply's header up to and including accept_stat: MSG_ACCEPTED, an AUTH_NONE
+ * verifier, stat. */
 static void rc__reply_accepted(rc_xdr *x, uint32_t stat)
 {
-	uint32_t v[4] = {RC__MSG_ACCEPTED, 0, 0, stat};
+	unsigned char *h = rc_xdr_inline(x, 16);
 
-	for (int i = 0; i < 4; i++)
-		rc_xdr_u_int(x, &v[i]);
+	rc__st32(h, RC__MSG_ACCEPTED);
+	rc__st32(h + 4, 0);
+	rc__st32(h + 8, 0);
+	rc__st32(h + 12, stat);
 }
 
 /* A complete reply with no body beyond the status (and optional low/high range). */
@@ -385,26 +388,28 @@ static size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, s
 	bool cached = false;
 	bool ok;
 
-	memset(&req, 0, sizeof(req));
-	rc_xdrmem_create(&x, (void *)msg, len, RC_XDR_DECODE);
-	if (!rc_xdr_u_int(&x, &xid) || !rc_xdr_u_int(&x, &mtype) || mtype != RC__CALL)
+	rc__rd rd = {msg, msg + len};
+
+	req.has_sys = false;
+	if (!rc__rd32(&rd, &xid) || !rc__rd32(&rd, &mtype) || mtype != RC__CALL)
 		return 0; /* not a call (a reply, or junk): dropped without effect */
-	if (!rc_xdr_u_int(&x, &rpcvers))
+	if (!rc__rd32(&rd, &rpcvers))
 		return 0;
 	if (rpcvers != RC__RPCVERS) {
 		uint32_t range[2] = {RC__RPCVERS, RC__RPCVERS};
 		return rc__reply_simple(w, max, xid, true, RC__RPC_MISMATCH, range, 2);
 	}
-	if (!rc_xdr_u_int(&x, &prog) || !rc_xdr_u_int(&x, &vers) || !rc_xdr_u_int(&x, &proc) ||
-	    !rc_xdr_u_int(&x, &req.flavor) || !rc_xdr_u_int(&x, &clen) ||
-	    clen > RC__MAX_AUTH_BYTES || (clen > 0 && (cred = rc_xdr_inline(&x, clen)) == NULL) ||
-	    !rc_xdr_u_int(&x, &vflavor) || !rc_xdr_u_int(&x, &vlen) || vlen > RC__MAX_AUTH_BYTES ||
-	    (vlen > 0 && rc_xdr_inline(&x, vlen) == NULL)) {
+	if (!rc__rd32(&rd, &prog) || !rc__rd32(&rd, &vers) || !rc__rd32(&rd, &proc) ||
+	    !rc__rd32(&rd, &req.flavor) || !rc__rd32(&rd, &clen) || clen > RC__MAX_AUTH_BYTES ||
+	    (cred = rc__rdn(&rd, clen)) == NULL || !rc__rd32(&rd, &vflavor) ||
+	    !rc__rd32(&rd, &vlen) || vlen > RC__MAX_AUTH_BYTES || rc__rdn(&rd, vlen) == NULL) {
 		uint32_t st = RC__AUTH_BADCRED;
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
+	(void)vflavor;
 	if (clen == 0)
 		cred = NULL;
+	rc_xdrmem_create(&x, (void *)rd.p, (size_t)(rd.end - rd.p), RC_XDR_DECODE);
 	req.srv = srv;
 	req.xid = xid;
 	req.peer = peer;
@@ -438,8 +443,7 @@ static size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, s
 
 	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */
 	if (dgram && srv->drc != NULL && proc != 0) {
-		size_t off = rc_xdr_getpos(&x);
-		rc__drc_make_key(&key, xid, prog, vers, proc, peer, msg + off, len - off);
+		rc__drc_make_key(&key, xid, prog, vers, proc, peer, rd.p, (size_t)(rd.end - rd.p));
 		rc__encbuf_free(&w->rb);
 		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
 		switch (rc__drc_lookup(srv->drc, &key, &w->rb, &rlen)) {
