@@ -260,6 +260,7 @@ idlc_enumerator_new(idlc_parse *ps, const char *name, idlc_loc loc, idlc_expr *v
 	return e;
 }
 
+/* idlc_enumerator_append -- list with e added at its end. */
 idlc_enumerator *
 idlc_enumerator_append(idlc_enumerator *list, idlc_enumerator *e)
 {
@@ -276,6 +277,7 @@ idlc_case_new(idlc_parse *ps, idlc_expr *value, idlc_loc loc)
 	return c;
 }
 
+/* idlc_case_append -- list with c added at its end. */
 idlc_case *
 idlc_case_append(idlc_case *list, idlc_case *c)
 {
@@ -292,6 +294,7 @@ idlc_arm_new(idlc_parse *ps, idlc_case *cases, idlc_decl *decl)
 	return a;
 }
 
+/* idlc_arm_append -- list with a added at its end. */
 idlc_arm *
 idlc_arm_append(idlc_arm *list, idlc_arm *a)
 {
@@ -309,6 +312,7 @@ idlc_param_new(idlc_parse *ps, idlc_type *t, const char *name, idlc_loc loc)
 	return p;
 }
 
+/* idlc_param_append -- list with p added at its end. */
 idlc_param *
 idlc_param_append(idlc_param *list, idlc_param *p)
 {
@@ -333,6 +337,7 @@ idlc_proc_new(idlc_parse *ps, idlc_type *result, const char *name, idlc_loc loc,
 	return p;
 }
 
+/* idlc_proc_append -- list with p added at its end. */
 idlc_proc *
 idlc_proc_append(idlc_proc *list, idlc_proc *p)
 {
@@ -352,6 +357,7 @@ idlc_version_new(idlc_parse *ps, const char *name, idlc_loc loc, idlc_proc *proc
 	return v;
 }
 
+/* idlc_version_append -- list with v added at its end. */
 idlc_version *
 idlc_version_append(idlc_version *list, idlc_version *v)
 {
@@ -362,11 +368,19 @@ idlc_version_append(idlc_version *list, idlc_version *v)
 /* Definitions                                                                              */
 /* ---------------------------------------------------------------------------------------- */
 
-/* new_def -- a definition of kind k appended to the unit, with the next order number. */
+/* new_def -- a definition of kind k appended to the unit, with the next order number,
+ * after the %-lines held back while it was being parsed. */
 static idlc_def *
 new_def(idlc_parse *ps, idlc_dfkind k, const char *name, idlc_loc loc)
 {
 	idlc_unit *u = ps->unit;
+	if (ps->held != NULL && k != IDLC_DEF_PASSTHRU) {
+		for (idlc_def *h = ps->held; h != NULL; h = h->next)
+			h->order = u->order++;
+		*u->tail = ps->held;
+		u->tail = ps->held_tail;
+		ps->held = NULL;
+	}
 	idlc_def *d = new_node(ps, sizeof(*d));
 	d->kind = k;
 	d->name = name;
@@ -377,6 +391,7 @@ new_def(idlc_parse *ps, idlc_dfkind k, const char *name, idlc_loc loc)
 	return d;
 }
 
+/* idlc_def_const -- const name = value (or = the string constant str). */
 void
 idlc_def_const(idlc_parse *ps, const char *name, idlc_loc loc, idlc_expr *value,
                const char *str)
@@ -386,6 +401,7 @@ idlc_def_const(idlc_parse *ps, const char *name, idlc_loc loc, idlc_expr *value,
 	d->str = str;
 }
 
+/* idlc_def_enum -- enum name { list }. */
 void
 idlc_def_enum(idlc_parse *ps, const char *name, idlc_loc loc, idlc_enumerator *list)
 {
@@ -393,6 +409,7 @@ idlc_def_enum(idlc_parse *ps, const char *name, idlc_loc loc, idlc_enumerator *l
 	d->enums = list;
 }
 
+/* idlc_def_struct -- struct name { fields }; nothing if every field was a syntax error. */
 void
 idlc_def_struct(idlc_parse *ps, const char *name, idlc_loc loc, idlc_decl *fields)
 {
@@ -402,6 +419,7 @@ idlc_def_struct(idlc_parse *ps, const char *name, idlc_loc loc, idlc_decl *field
 	d->fields = fields;
 }
 
+/* idlc_def_union -- union name switch (discrim) { arms }; nothing without arms. */
 void
 idlc_def_union(idlc_parse *ps, const char *name, idlc_loc loc, idlc_decl *discrim,
                idlc_arm *arms)
@@ -413,6 +431,7 @@ idlc_def_union(idlc_parse *ps, const char *name, idlc_loc loc, idlc_decl *discri
 	d->arms = arms;
 }
 
+/* idlc_def_typedef -- typedef decl. */
 void
 idlc_def_typedef(idlc_parse *ps, idlc_decl *decl)
 {
@@ -420,6 +439,7 @@ idlc_def_typedef(idlc_parse *ps, idlc_decl *decl)
 	d->decl = decl;
 }
 
+/* idlc_def_program -- program name { vers } = number. */
 void
 idlc_def_program(idlc_parse *ps, const char *name, idlc_loc loc, idlc_version *vers,
                  idlc_expr *number)
@@ -427,6 +447,21 @@ idlc_def_program(idlc_parse *ps, const char *name, idlc_loc loc, idlc_version *v
 	idlc_def *d = new_def(ps, IDLC_DEF_PROGRAM, name, loc);
 	d->versions = vers;
 	d->number = number;
+}
+
+/* idlc_hold_passthru -- a %-line met inside a definition: it will go before that
+ * definition (rpcgen prints a %-line when it reads it, before the definition it is in). */
+void
+idlc_hold_passthru(idlc_parse *ps, const char *text, const idlc_loc *loc)
+{
+	idlc_def *d = new_node(ps, sizeof(*d));
+	d->kind = IDLC_DEF_PASSTHRU;
+	d->loc = *loc;
+	d->text = text;
+	if (ps->held == NULL)
+		ps->held_tail = &ps->held;
+	*ps->held_tail = d;
+	ps->held_tail = &d->next;
 }
 
 /* skip_ws -- p past blanks. */
@@ -518,6 +553,10 @@ idlc_parse_text(idlc_unit *u, const char *text, size_t n)
 	ps.col = 1;
 	ps.start_token = START_SPEC;
 	int errors = run(&ps, text, n);
+	if (ps.held != NULL) { /* an unfinished definition: keep its %-lines anyway */
+		*u->tail = ps.held;
+		u->tail = ps.held_tail;
+	}
 	idlc_diag_flush(u->diag);
 	return errors;
 }

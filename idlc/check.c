@@ -290,6 +290,7 @@ sym_kind_name(const idlc_sym *s)
 	return "a name";
 }
 
+/* tag_name -- "struct", "union" or "enum". */
 static const char *
 tag_name(idlc_tag t)
 {
@@ -1109,13 +1110,14 @@ check_size(idlc_unit *u, idlc_decl *d, int order)
 /* The largest object C accepts is PTRDIFF_MAX bytes; idlc refuses types near that. */
 #define MAX_CSIZE ((uint64_t)1 << 62)
 
-/* add_sat, mul_sat -- a + b, a * b, saturated just above MAX_CSIZE. */
+/* add_sat -- a + b, saturated just above MAX_CSIZE. */
 static uint64_t
 add_sat(uint64_t a, uint64_t b)
 {
 	return a > MAX_CSIZE || b > MAX_CSIZE || a + b > MAX_CSIZE ? MAX_CSIZE + 1 : a + b;
 }
 
+/* mul_sat -- a * b, saturated just above MAX_CSIZE. */
 static uint64_t
 mul_sat(uint64_t a, uint64_t b)
 {

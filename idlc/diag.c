@@ -129,12 +129,14 @@ idlc_diag_flush(idlc_diag *d)
 		d->group.data[0] = '\0';
 }
 
+/* idlc_diag_errors -- errors printed so far. */
 int
 idlc_diag_errors(const idlc_diag *d)
 {
 	return d->errors;
 }
 
+/* idlc_diag_warnings -- warnings printed so far. */
 int
 idlc_diag_warnings(const idlc_diag *d)
 {

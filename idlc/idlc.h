@@ -259,6 +259,9 @@ typedef struct idlc_parse {
 	int errors;            /* errors this parse reported (quiet ones included) */
 	idlc_expr *expr_result;/* IDLC start: the expression parsed */
 	bool stop;             /* the lexer hit an unrecoverable problem: end the input */
+	int depth;             /* braces open: a %-line inside a definition is held back... */
+	idlc_def *held;        /* ...and goes before that definition, as with rpcgen */
+	idlc_def **held_tail;
 	/* a %-line continued with backslashes over several lines (see lexer.l) */
 	int pct_last;          /* the last source line that belongs to it (0: none) */
 	const char *pct_text;
@@ -282,6 +285,9 @@ int idlc_lex_init(idlc_parse *ps, const char *text, size_t n);
 void idlc_lex_destroy(idlc_parse *ps);
 /* The parser (parser.y). */
 int idlc_yyparse(void *scanner, idlc_parse *ps);
+
+/* idlc_hold_passthru -- a %-line inside a definition goes before the definition. */
+void idlc_hold_passthru(idlc_parse *ps, const char *text, const idlc_loc *loc);
 
 /* Report a lexical or syntax error at loc (counted; silent when ps->quiet). */
 void idlc_parse_error(idlc_parse *ps, const idlc_loc *loc, const char *fmt, ...)

@@ -18,6 +18,7 @@ extern "C" {
 typedef uint64_t inc_t;
 bool xdr_inc_t(rc_xdr *xdrs, inc_t *objp);
 
+/* said inside struct pp */
 struct pp {
 	char *label;
 	char data[12];

@@ -3,3 +3,4 @@
  */
 #include "preproc.h"
 /* only in preproc_clnt.c */
+/* said inside struct pp */

@@ -11,6 +11,7 @@ xdr_inc_t(rc_xdr *xdrs, inc_t *objp)
 		return false;
 	return true;
 }
+/* said inside struct pp */
 
 bool
 xdr_pp(rc_xdr *xdrs, pp *objp)
