@@ -1,0 +1,370 @@
+/* The server against hand-made messages over real sockets: protocol replies, authentication,
+ * the duplicate request cache, worker threads, IPv6, the application's own loop, stopping. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "rt_fixture.h"
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v;
+}
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A UDP socket connected to the server's udp URI. */
+static int udp_to(const char *uri)
+{
+	int port = atoi(strrchr(uri, ':') + 1), fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct timeval tv = {1, 0};
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Build a call: xid, CALL, rpcvers, prog, vers, proc, cred (flavor, body), AUTH_NONE verf,
+ * then args. Returns its length. */
+static size_t mkcall(unsigned char *b, uint32_t xid, uint32_t rpcvers, uint32_t prog,
+                     uint32_t vers, uint32_t proc, uint32_t flavor, const void *cred,
+                     uint32_t credlen, const void *args, size_t arglen)
+{
+	size_t n = 0;
+	put32(b + n, xid); n += 4;
+	put32(b + n, 0); n += 4;
+	put32(b + n, rpcvers); n += 4;
+	put32(b + n, prog); n += 4;
+	put32(b + n, vers); n += 4;
+	put32(b + n, proc); n += 4;
+	put32(b + n, flavor); n += 4;
+	put32(b + n, credlen); n += 4;
+	memcpy(b + n, cred, credlen); n += (credlen + 3) & ~3u;
+	put32(b + n, 0); n += 4;
+	put32(b + n, 0); n += 4;
+	memcpy(b + n, args, arglen); n += arglen;
+	return n;
+}
+
+/* Send and receive one datagram; returns the reply length or -1 (no reply within 1 s). */
+static ssize_t exchange(int fd, const void *msg, size_t len, unsigned char *rep, size_t cap)
+{
+	assert_int_equal(send(fd, msg, len, 0), (ssize_t)len);
+	return recv(fd, rep, cap, 0);
+}
+
+static const char *const uris[] = {"udp://127.0.0.1:0", "tcp://127.0.0.1:0", NULL};
+static rt_server S;
+
+static int setup(void **st) { (void)st; return rt_start(&S, uris, 1); }
+static int teardown(void **st) { (void)st; rt_stop(&S); return 0; }
+
+static void rpc_version_3_gets_rpc_mismatch(void **state)
+{
+	unsigned char m[256], r[256];
+	int fd = udp_to(S.uri[0]);
+	(void)state;
+	ssize_t n = exchange(fd, m, mkcall(m, 77, 3, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0), r, sizeof(r));
+	assert_int_equal(n, 24);
+	assert_int_equal(get32(r), 77);
+	assert_int_equal(get32(r + 4), 1);  /* REPLY */
+	assert_int_equal(get32(r + 8), 1);  /* MSG_DENIED */
+	assert_int_equal(get32(r + 12), 0); /* RPC_MISMATCH */
+	assert_int_equal(get32(r + 16), 2); /* low */
+	assert_int_equal(get32(r + 20), 2); /* high */
+	close(fd);
+}
+
+static void replies_and_junk_are_dropped(void **state)
+{
+	unsigned char m[256], r[256];
+	int fd = udp_to(S.uri[0]);
+	(void)state;
+	mkcall(m, 5, 2, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0);
+	put32(m + 4, 1); /* a REPLY sent to the server */
+	assert_int_equal(exchange(fd, m, 40, r, sizeof(r)), -1);
+	put32(m + 4, 9); /* an unknown message type */
+	assert_int_equal(exchange(fd, m, 40, r, sizeof(r)), -1);
+	assert_int_equal(exchange(fd, m, 3, r, sizeof(r)), -1); /* 3 bytes */
+	/* the server still answers a null call */
+	assert_int_equal(exchange(fd, m, mkcall(m, 6, 2, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0), r, sizeof(r)), 24);
+	assert_int_equal(get32(r + 20), 0); /* SUCCESS */
+	close(fd);
+}
+
+static void malformed_auth_sys_is_badcred(void **state)
+{
+	unsigned char m[1024], r[256], body[600];
+	int fd = udp_to(S.uri[0]);
+	(void)state;
+	/* bodies of 0..19 bytes */
+	memset(body, 0, sizeof(body));
+	for (uint32_t k = 0; k < 20; k += 4) {
+		ssize_t n = exchange(fd, m, mkcall(m, 100 + k, 2, RT_PROG, 1, 0, 1, body, k, NULL, 0), r, sizeof(r));
+		assert_int_equal(n, 20);
+		assert_int_equal(get32(r + 8), 1);  /* MSG_DENIED */
+		assert_int_equal(get32(r + 12), 1); /* AUTH_ERROR */
+		assert_int_equal(get32(r + 16), 1); /* AUTH_BADCRED */
+	}
+	/* machine name longer than the body */
+	put32(body + 4, 200);
+	assert_int_equal(exchange(fd, m, mkcall(m, 200, 2, RT_PROG, 1, 0, 1, body, 20, NULL, 0), r, sizeof(r)), 20);
+	assert_int_equal(get32(r + 16), 1);
+	/* 17 gids */
+	memset(body, 0, sizeof(body));
+	put32(body + 4, 0);           /* empty machine name */
+	put32(body + 16, 17);         /* gid count */
+	assert_int_equal(exchange(fd, m, mkcall(m, 201, 2, RT_PROG, 1, 0, 1, body, 20 + 17 * 4, NULL, 0), r, sizeof(r)), 20);
+	assert_int_equal(get32(r + 16), 1);
+	/* credentials over 400 bytes */
+	assert_int_equal(exchange(fd, m, mkcall(m, 202, 2, RT_PROG, 1, 0, 1, body, 404, NULL, 0), r, sizeof(r)), 20);
+	assert_int_equal(get32(r + 16), 1);
+	/* an unknown flavor is rejected */
+	assert_int_equal(exchange(fd, m, mkcall(m, 203, 2, RT_PROG, 1, 0, 99, NULL, 0, NULL, 0), r, sizeof(r)), 20);
+	assert_int_equal(get32(r + 16), 2); /* AUTH_REJECTEDCRED */
+	/* a well-formed AUTH_SYS with 16 gids is accepted */
+	put32(body + 16, 16);
+	assert_int_equal(exchange(fd, m, mkcall(m, 204, 2, RT_PROG, 1, 0, 1, body, 20 + 16 * 4, NULL, 0), r, sizeof(r)), 24);
+	assert_int_equal(get32(r + 20), 0);
+	close(fd);
+}
+
+static void trailing_and_truncated_args_are_garbage(void **state)
+{
+	unsigned char m[256], r[256], a[12] = {0, 0, 0, 0, 0, 0, 0, 1, 9, 9, 9, 9};
+	int fd = udp_to(S.uri[0]);
+	(void)state;
+	/* ADD takes a hyper: 12 bytes is trailing garbage, 0..7 bytes truncated */
+	for (size_t k = 0; k <= 12; k += (k == 7 ? 5 : 1)) {
+		ssize_t n = exchange(fd, m, mkcall(m, 300 + k, 2, RT_PROG, 1, 2, 0, NULL, 0, a, k), r, sizeof(r));
+		assert_int_equal(n, 24);
+		assert_int_equal(get32(r + 20), 4); /* GARBAGE_ARGS */
+	}
+	close(fd);
+}
+
+static void retransmission_runs_once(void **state)
+{
+	unsigned char m[256], r1[256], r2[256], a[8] = {0, 0, 0, 0, 0, 0, 0, 5};
+	int fd = udp_to(S.uri[0]);
+	int64_t before = rt_total;
+	size_t len = mkcall(m, 4242, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8);
+	(void)state;
+	ssize_t n1 = exchange(fd, m, len, r1, sizeof(r1));
+	ssize_t n2 = exchange(fd, m, len, r2, sizeof(r2)); /* same xid: a retransmission */
+	assert_int_equal(n1, 32);
+	assert_int_equal(n2, 32);
+	assert_memory_equal(r1, r2, 32);
+	assert_int_equal(rt_total - before, 5); /* executed once */
+	/* a new xid runs again */
+	put32(m, 4243);
+	assert_int_equal(exchange(fd, m, len, r2, sizeof(r2)), 32);
+	assert_int_equal(rt_total - before, 10);
+	close(fd);
+}
+
+static uint32_t deny_uid_0(const rc_svc_req *req, void *ctx)
+{
+	const rc_authsys *s = rc_svc_req_authsys(req);
+	(void)ctx;
+	return s != NULL && s->uid == 0 ? 5 /* AUTH_TOOWEAK */ : 0;
+}
+
+static void auth_hook_rejects(void **state)
+{
+	rc_client *c;
+	rc_error e;
+	(void)state;
+	rc_server_set_auth(S.srv, deny_uid_0, NULL);
+	assert_int_equal(rc_client_create(&c, S.uri[1], RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+	rc_client_set_auth_sys(c, "h", 0, 0, NULL, 0);
+	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_AUTHERROR);
+	rc_client_geterr(c, &e);
+	assert_int_equal(e.auth_stat, 5);
+	rc_client_set_auth_sys(c, "h", 1000, 0, NULL, 0);
+	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+	rc_server_set_auth(S.srv, NULL, NULL);
+	rc_client_destroy(c);
+}
+
+static void registration_rules(void **state)
+{
+	rc_server *srv;
+	static const rc_svc_proc dup[] = {{&rt_null_1, rt_null}, {&rt_null_1, rt_null}};
+	static const rc_svc_prog dupprog = {RT_PROG, 9, 2, dup};
+	(void)state;
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_INVAL); /* twice */
+	assert_int_equal(rc_server_register(srv, &dupprog, NULL), RC_INVAL); /* dup procedure */
+	assert_int_equal(rc_server_register(srv, NULL, NULL), RC_INVAL);
+	assert_int_equal(rc_server_listen(srv, "bogus://x", NULL, 0), RC_UNKNOWNPROTO);
+	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:99999", NULL, 0), RC_UNKNOWNADDR);
+	assert_int_equal(rc_server_run(srv), RC_INVAL); /* nothing to listen on */
+	rc_server_destroy(srv);
+}
+
+typedef struct { rc_client *c; int n, ok; } targ;
+static void *adder(void *p)
+{
+	targ *a = p;
+	for (int i = 0; i < a->n; i++) {
+		uint32_t ms = 2, r;
+		if (rc_call(a->c, 3, (rc_xdrproc)rc_xdr_u_int, &ms, (rc_xdrproc)rc_xdr_u_int, &r) == RC_OK)
+			a->ok++;
+	}
+	return NULL;
+}
+
+static void worker_threads_serve_in_parallel(void **state)
+{
+	static const char *const u[] = {"tcp://127.0.0.1:0", "udp://127.0.0.1:0", NULL};
+	rt_server s;
+	struct timespec t0, t1;
+	pthread_t th[4];
+	targ a[4];
+	(void)state;
+	assert_int_equal(rt_start(&s, u, 4), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(rc_client_create(&a[i].c, s.uri[i % 2], RT_PROG, 1), RC_OK);
+		a[i].n = 25;
+		a[i].ok = 0;
+		pthread_create(&th[i], NULL, adder, &a[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(a[i].ok, 25);
+		rc_client_destroy(a[i].c);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* 100 calls of 2 ms each: serially 200 ms or more; four workers overlap them */
+	double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	print_message("4 workers, 100 x 2 ms calls: %.0f ms\n", ms);
+	rt_stop(&s);
+}
+
+static void ipv6_loopback(void **state)
+{
+	static const char *const u[] = {"udp://[::1]:0", "tcp://[::1]:0", NULL};
+	rt_server s;
+	(void)state;
+	if (rt_start(&s, u, 1) != 0) {
+		print_message("no IPv6 loopback here: skipped\n");
+		skip();
+	}
+	for (int i = 0; i < 2; i++) {
+		rc_client *c;
+		assert_non_null(strstr(s.uri[i], "[::1]"));
+		assert_int_equal(rc_client_create(&c, s.uri[i], RT_PROG, 1), RC_OK);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+		rc_client_destroy(c);
+	}
+	rt_stop(&s);
+}
+
+static void application_loop_drives_server(void **state)
+{
+	rc_server *srv;
+	rc_client *c;
+	rc_async *a;
+	char uri[256];
+	uint32_t one = 1, r = 0;
+	(void)state;
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", uri, sizeof(uri)), RC_OK);
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call_start(c, 3, (rc_xdrproc)rc_xdr_u_int, &one, (rc_xdrproc)rc_xdr_u_int, &r, NULL, NULL, &a), RC_OK);
+	/* one thread, one poll loop over the server's descriptor and the client's */
+	for (int i = 0; i < 200 && rc_async_status(a) == RC_INPROGRESS; i++) {
+		int cfd, tmo;
+		short ev;
+		rc_client_pollinfo(c, &cfd, &ev, &tmo);
+		struct pollfd p[2] = {{rc_server_fd(srv), POLLIN, 0}, {cfd, ev, 0}};
+		poll(p, 2, 50);
+		if (p[0].revents)
+			rc_server_step(srv, 0);
+		rc_client_advance(c, p[1].revents);
+	}
+	assert_int_equal(rc_async_status(a), RC_OK);
+	assert_int_equal(r, 1);
+	rc_async_release(a);
+	rc_client_destroy(c);
+	rc_server_destroy(srv);
+}
+
+static void *stopper(void *p)
+{
+	usleep(100000);
+	rc_server_stop(p);
+	return NULL;
+}
+
+static void stop_from_another_thread(void **state)
+{
+	static const char *const kinds[][3] = {{"udp://127.0.0.1:0", NULL, NULL},
+	                                       {"udp://127.0.0.1:0", "tcp://127.0.0.1:0", NULL}};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rc_server *srv;
+		pthread_t t;
+		assert_int_equal(rc_server_create(&srv), RC_OK);
+		for (int i = 0; kinds[k][i]; i++)
+			assert_int_equal(rc_server_listen(srv, kinds[k][i], NULL, 0), RC_OK);
+		rc_server_set_threads(srv, 2);
+		pthread_create(&t, NULL, stopper, srv);
+		assert_int_equal(rc_server_run(srv), RC_OK);
+		pthread_join(t, NULL);
+		rc_server_destroy(srv);
+	}
+}
+
+static void stale_unix_socket_replaced(void **state)
+{
+	rc_server *a, *b;
+	(void)state;
+	assert_int_equal(rc_server_create(&a), RC_OK);
+	assert_int_equal(rc_server_listen(a, "unix:/tmp/rc-test-stale.sock", NULL, 0), RC_OK);
+	/* a second server (say, after a crash) takes the path over */
+	assert_int_equal(rc_server_create(&b), RC_OK);
+	assert_int_equal(rc_server_listen(b, "unix:/tmp/rc-test-stale.sock", NULL, 0), RC_OK);
+	rc_server_destroy(a);
+	rc_server_destroy(b);
+	/* a regular file is never removed */
+	FILE *f = fopen("/tmp/rc-test-notasock", "w");
+	fclose(f);
+	assert_int_equal(rc_server_create(&a), RC_OK);
+	assert_int_equal(rc_server_listen(a, "unix:/tmp/rc-test-notasock", NULL, 0), RC_LOCALERROR);
+	rc_server_destroy(a);
+	assert_int_equal(access("/tmp/rc-test-notasock", F_OK), 0);
+	unlink("/tmp/rc-test-notasock");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rpc_version_3_gets_rpc_mismatch),
+		cmocka_unit_test(replies_and_junk_are_dropped),
+		cmocka_unit_test(malformed_auth_sys_is_badcred),
+		cmocka_unit_test(trailing_and_truncated_args_are_garbage),
+		cmocka_unit_test(retransmission_runs_once),
+		cmocka_unit_test(auth_hook_rejects),
+		cmocka_unit_test(registration_rules),
+		cmocka_unit_test(worker_threads_serve_in_parallel),
+		cmocka_unit_test(ipv6_loopback),
+		cmocka_unit_test(application_loop_drives_server),
+		cmocka_unit_test(stop_from_another_thread),
+		cmocka_unit_test(stale_unix_socket_replaced),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
