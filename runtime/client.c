@@ -166,7 +166,8 @@ static void rc__build_header(rc_client *c, uint32_t flavor, const unsigned char 
 	rc__put32(p + 20, 0); /* procedure, patched per call */
 	rc__put32(p + 24, flavor);
 	rc__put32(p + 28, (uint32_t)credlen);
-	memcpy(p + 32, cred, credlen);
+	if (credlen > 0)
+		memcpy(p + 32, cred, credlen);
 	p += 32 + credlen;
 	rc__put32(p, 0); /* verifier: AUTH_NONE */
 	rc__put32(p + 4, 0);

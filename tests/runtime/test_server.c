@@ -47,10 +47,14 @@ static size_t mkcall(unsigned char *b, uint32_t xid, uint32_t rpcvers, uint32_t 
 	put32(b + n, proc); n += 4;
 	put32(b + n, flavor); n += 4;
 	put32(b + n, credlen); n += 4;
-	memcpy(b + n, cred, credlen); n += (credlen + 3) & ~3u;
+	if (credlen)
+		memcpy(b + n, cred, credlen);
+	n += (credlen + 3) & ~3u;
 	put32(b + n, 0); n += 4;
 	put32(b + n, 0); n += 4;
-	memcpy(b + n, args, arglen); n += arglen;
+	if (arglen)
+		memcpy(b + n, args, arglen);
+	n += arglen;
 	return n;
 }
 
