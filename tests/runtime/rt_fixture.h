@@ -62,6 +62,16 @@ static bool rt_sleep(void *a, void *r, rc_svc_req *q)
 	*(uint32_t *)r = *(uint32_t *)a;
 	return true;
 }
+/* 6 DELAY(void) -> u_int: sleeps the server's configured delay (its registration ctx) */
+static bool rt_delay(void *a, void *r, rc_svc_req *q)
+{
+	const int *ms = rc_svc_req_context(q);
+	(void)a;
+	if (ms && *ms > 0)
+		usleep((useconds_t)*ms * 1000u);
+	*(uint32_t *)r = ms ? (uint32_t)*ms : 0;
+	return true;
+}
 static bool rt_fail(void *a, void *r, rc_svc_req *q) { (void)a; (void)r; (void)q; return false; }
 static bool rt_who(void *a, void *r, rc_svc_req *q)
 {
@@ -84,13 +94,15 @@ RT_INFO(1, add, 2, rc_xdr_hyper, 8, rc_xdr_hyper, 8)
 RT_INFO(1, sleep, 3, rc_xdr_u_int, 4, rc_xdr_u_int, 4)
 RT_INFO(1, fail, 4, rc_xdr_void, 0, rc_xdr_void, 0)
 RT_INFO(1, who, 5, rc_xdr_void, 0, xdr_rt_str, sizeof(char *))
+RT_INFO(1, delay, 6, rc_xdr_void, 0, rc_xdr_u_int, 4)
 RT_INFO(2, null, 0, rc_xdr_void, 0, rc_xdr_void, 0)
 
 static const rc_svc_proc rt_procs1[] = {
 	{&rt_null_1, rt_null}, {&rt_echo_1, rt_echo}, {&rt_add_1, rt_add},
 	{&rt_sleep_1, rt_sleep}, {&rt_fail_1, rt_fail}, {&rt_who_1, rt_who},
+	{&rt_delay_1, rt_delay},
 };
-static const rc_svc_prog rt_prog1 = {RT_PROG, 1, 6, rt_procs1};
+static const rc_svc_prog rt_prog1 = {RT_PROG, 1, 7, rt_procs1};
 static const rc_svc_proc rt_procs2[] = {{&rt_null_2, rt_null}};
 static const rc_svc_prog rt_prog2 = {RT_PROG, 2, 1, rt_procs2};
 
@@ -99,6 +111,7 @@ typedef struct rt_server {
 	pthread_t tid;
 	char uri[4][256];
 	int n;
+	int delay_ms; /* what DELAY sleeps */
 } rt_server;
 
 static void *rt_run(void *arg)
@@ -114,7 +127,7 @@ static int rt_start(rt_server *s, const char *const *uris, unsigned threads)
 	memset(s, 0, sizeof(*s));
 	if (rc_server_create(&s->srv) != RC_OK)
 		return -1;
-	if (rc_server_register(s->srv, &rt_prog1, NULL) != RC_OK ||
+	if (rc_server_register(s->srv, &rt_prog1, &s->delay_ms) != RC_OK ||
 	    rc_server_register(s->srv, &rt_prog2, NULL) != RC_OK)
 		return -1;
 	for (int i = 0; uris[i]; i++) {

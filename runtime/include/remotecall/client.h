@@ -165,6 +165,34 @@ rc_status rc_client_advance(rc_client *clnt, short revents);
 /* rc_client_inflight -- calls started and not yet completed. */
 size_t rc_client_inflight(rc_client *clnt);
 
+/* ---- one call to many servers (MultiRPC, PARPC) ----------------------------------------- */
+
+/*
+ * Handler of a multi-destination call. It runs at most once per destination, in the order the
+ * outcomes arrive, from the thread that called rc_multicall: index is the destination's place in
+ * the clients array, st its status (RC_OK, RC_TIMEDOUT, RC_PROGUNAVAIL, ...), res its decoded
+ * result when st is RC_OK (NULL otherwise). The result belongs to the call and is released
+ * (rc_xdr_free) when the handler returns: copy what you keep. Return true to go on, false to
+ * stop the whole call (PARPC's `break`): the destinations not yet heard from are abandoned,
+ * their handler never runs, and their late replies are discarded.
+ */
+typedef bool (*rc_multi_fn)(size_t index, rc_status st, void *res, void *udata);
+
+/*
+ * rc_multicall -- call procedure proc on every client in clients[0..n) at once with the same
+ * arguments, encoded once, and run handler for each destination as its reply or failure
+ * arrives. One destination's failure never ends the others. timeout_ms bounds the whole call
+ * (negative: only each client's own timeout): when it passes, every destination not yet heard
+ * from gets RC_TIMEDOUT. The clients may use different transports; the same client may appear
+ * more than once. While the call runs, no other thread may use these clients.
+ * Returns the batch's status: RC_OK when every destination was handled (each may still have
+ * failed: see the handler's st), RC_CANCELLED when the handler stopped the call, RC_INVAL (NULL
+ * or empty arguments, res_size 0 with a non-void xres), RC_CANTENCODEARGS, RC_NOMEM.
+ */
+rc_status rc_multicall(rc_client *const *clients, size_t n, uint32_t proc, rc_xdrproc xargs,
+                       const void *args, rc_xdrproc xres, size_t res_size, rc_multi_fn handler,
+                       void *udata, int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -231,10 +231,10 @@ bool rc_xdr_u_short(rc_xdr *xdrs, uint16_t *sp);
 
 /* Quadruple precision (RFC 4506 section 4.8): IEEE binary128, 16 bytes. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__FLT128_MAX__)
-typedef _Float128 rc_quadruple;
+__extension__ typedef _Float128 rc_quadruple;
 #define RC_QUADRUPLE_IS_FLOAT 1
 #elif defined(__clang__) && defined(__FLOAT128__)
-typedef __float128 rc_quadruple;
+__extension__ typedef __float128 rc_quadruple;
 #define RC_QUADRUPLE_IS_FLOAT 1
 #else
 typedef struct rc_quadruple { unsigned char bytes[16]; } rc_quadruple; /* big-endian bytes */
