@@ -1511,17 +1511,19 @@ check_cname(idlc_unit *u, const char *name, const char *what, const idlc_loc *lo
 	}
 }
 
-/* check_proc_cnames -- proc_V, proc_V_svc, proc_V_info, proc_V_argument. */
+/* check_proc_cnames -- proc_V, proc_V_svc, proc_V_info, proc_V_argument, proc_V_async,
+ * proc_V_multi, proc_V_multi_fn. */
 static void
 check_proc_cnames(idlc_unit *u, const idlc_proc *p, const idlc_version *v, const idlc_def *d,
                   idlc_symtab *cnames)
 {
-	static const char *const suffix[] = { "", "_svc", "_info", "_argument" };
+	static const char *const suffix[] = { "", "_svc", "_info", "_argument", "_async", "_multi",
+		                                    "_multi_fn" };
 	idlc_buf what = { 0 };
 	idlc_buf_printf(&what, "procedure '%s'", p->name);
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
 		if (i == 3 && p->nparams < 2)
-			break;
+			continue; /* no argument struct */
 		idlc_buf b = { 0 };
 		idlc_buf_printf(&b, "%s_%" PRIu32 "%s", p->name, v->num, suffix[i]);
 		char *cname = idlc_lower(&u->arena, b.data);

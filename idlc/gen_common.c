@@ -437,16 +437,24 @@ idlc_const_ptr_param(idlc_gen *g, const idlc_type *t, const char *name)
 	return str(g, "const %s *%s", idlc_ctype(g, t), name);
 }
 
-/* param_list -- the parameters after `first` of a stub (client: first = "rc_client *clnt")
- * or of a server procedure (first = NULL, ", rc_svc_req *req" last). */
+/* The kinds of signature param_list writes. */
+enum { SIG_CLIENT, SIG_SVC, SIG_ASYNC, SIG_MULTI };
+
+/* param_list -- the parameters of a stub: the client ("rc_client *clnt", the arguments, "RES
+ * *res"), the user's server procedure (arguments, res, "rc_svc_req *req"), the async stub
+ * (client's, then done/udata/call) or the multi stub (clients and count, the arguments, then
+ * handler/udata/timeout). */
 static void
-param_list(idlc_gen *g, const idlc_proc *p, bool client)
+param_list(idlc_gen *g, const idlc_proc *p, int kind)
 {
 	idlc_buf *b = g->out;
 	bool any = false;
 	idlc_buf_putc(b, '(');
-	if (client) {
+	if (kind == SIG_CLIENT || kind == SIG_ASYNC) {
 		idlc_buf_puts(b, "rc_client *clnt");
+		any = true;
+	} else if (kind == SIG_MULTI) {
+		idlc_buf_puts(b, "rc_client *const *clnts, size_t n");
 		any = true;
 	}
 	int i = 1;
@@ -455,13 +463,18 @@ param_list(idlc_gen *g, const idlc_proc *p, bool client)
 		idlc_buf_printf(b, "%s%s", any ? ", " : "", idlc_const_ptr_param(g, a->type, name));
 		any = true;
 	}
-	if (p->result->kind != IDLC_T_VOID) {
+	if (p->result->kind != IDLC_T_VOID && kind != SIG_MULTI) {
 		idlc_buf_puts(b, any ? ", " : "");
 		decl_text(b, idlc_param_ctype(g, p->result), "*res");
 		any = true;
 	}
-	if (!client)
+	if (kind == SIG_SVC)
 		idlc_buf_printf(b, "%src_svc_req *req", any ? ", " : "");
+	else if (kind == SIG_ASYNC)
+		idlc_buf_puts(b, ", rc_async_cb done, void *udata, rc_async **call");
+	else if (kind == SIG_MULTI)
+		idlc_buf_printf(b, ", %s_multi_fn handler, void *udata, int timeout_ms",
+		                idlc_proc_cname(g, p));
 	idlc_buf_putc(b, ')');
 }
 
@@ -471,7 +484,43 @@ void
 idlc_emit_clnt_sig(idlc_gen *g, const idlc_proc *p, bool definition)
 {
 	idlc_buf_printf(g->out, "rc_status%s%s", definition ? "\n" : " ", idlc_proc_cname(g, p));
-	param_list(g, p, true);
+	param_list(g, p, SIG_CLIENT);
+}
+
+/* idlc_emit_async_sig -- "rc_status add_1_async(rc_client *clnt, ..., rc_async_cb done, void
+ * *udata, rc_async **call)". */
+void
+idlc_emit_async_sig(idlc_gen *g, const idlc_proc *p, bool definition)
+{
+	idlc_buf_printf(g->out, "rc_status%s%s_async", definition ? "\n" : " ",
+	                idlc_proc_cname(g, p));
+	param_list(g, p, SIG_ASYNC);
+}
+
+/* idlc_emit_multi_sig -- "rc_status add_1_multi(rc_client *const *clnts, size_t n, ...,
+ * add_1_multi_fn handler, void *udata, int timeout_ms)". */
+void
+idlc_emit_multi_sig(idlc_gen *g, const idlc_proc *p, bool definition)
+{
+	idlc_buf_printf(g->out, "rc_status%s%s_multi", definition ? "\n" : " ",
+	                idlc_proc_cname(g, p));
+	param_list(g, p, SIG_MULTI);
+}
+
+/* idlc_emit_multi_fn -- the handler type of the multi stub:
+ * "typedef bool (*add_1_multi_fn)(size_t index, rc_status st, int32_t *res, void *udata);"
+ * (res is void * for a void result, and always NULL then). */
+void
+idlc_emit_multi_fn(idlc_gen *g, const idlc_proc *p)
+{
+	idlc_buf *b = g->out;
+	idlc_buf_printf(b, "typedef bool (*%s_multi_fn)(size_t index, rc_status st, ",
+	                idlc_proc_cname(g, p));
+	if (p->result->kind == IDLC_T_VOID)
+		idlc_buf_puts(b, "void *res");
+	else
+		decl_text(b, idlc_param_ctype(g, p->result), "*res");
+	idlc_buf_puts(b, ", void *udata);\n");
 }
 
 /* idlc_emit_svc_sig -- the signature of the user's server procedure
@@ -480,5 +529,5 @@ void
 idlc_emit_svc_sig(idlc_gen *g, const idlc_proc *p)
 {
 	idlc_buf_printf(g->out, "bool %s_svc", idlc_proc_cname(g, p));
-	param_list(g, p, false);
+	param_list(g, p, SIG_SVC);
 }

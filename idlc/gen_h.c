@@ -138,6 +138,11 @@ gen_version(idlc_gen *g, const idlc_version *v)
 		idlc_buf_printf(b, "extern const rc_procinfo %s_info;\n", idlc_proc_cname(g, p));
 		idlc_emit_clnt_sig(g, p, false);
 		idlc_buf_puts(b, ";\n");
+		idlc_emit_async_sig(g, p, false);
+		idlc_buf_puts(b, ";\n");
+		idlc_emit_multi_fn(g, p);
+		idlc_emit_multi_sig(g, p, false);
+		idlc_buf_puts(b, ";\n");
 		idlc_emit_svc_sig(g, p);
 		idlc_buf_puts(b, ";\n");
 	}

@@ -195,6 +195,56 @@ test_void_and_scalars(void **state)
 	assert_true(ctx_ok);
 }
 
+/* The async stub (several arguments) and the multi stub (several clients, void argument). */
+static int async_done;
+static rc_status async_st;
+
+static void
+on_async(rc_async *call, rc_status st, void *udata)
+{
+	(void)call;
+	(void)udata;
+	async_done++;
+	async_st = st;
+}
+
+static int multi_calls;
+
+static bool
+on_multi(size_t index, rc_status st, bool *res, void *udata)
+{
+	(void)udata;
+	if (st == RC_OK && *res && index < 3)
+		multi_calls++;
+	return true;
+}
+
+static void
+test_async_and_multi_stubs(void **state)
+{
+	(void)state;
+	rc_client *c = client(BASIC_PROG, BASIC_V1);
+	rc_async *call = NULL;
+	int32_t a = 40, b = 2, sum = 0;
+	assert_int_equal(basic_add_1_async(c, &a, &b, &sum, NULL, NULL, &call), RC_OK);
+	assert_int_equal(rc_async_wait(call, 5000), RC_OK);
+	assert_int_equal(sum, 42);
+	rc_async_release(call);
+	assert_int_equal(basic_add_1_async(c, &a, &b, &sum, on_async, NULL, NULL), RC_OK);
+	assert_int_equal(async_done, 0); /* never inside the start */
+	while (async_done == 0)
+		rc_client_advance(c, 0);
+	assert_int_equal(async_done, 1);
+	assert_int_equal(async_st, RC_OK);
+
+	rc_client *cs[3] = {c, client(BASIC_PROG, BASIC_V1), client(BASIC_PROG, BASIC_V1)};
+	assert_int_equal(basic_ping_1_multi(cs, 3, on_multi, NULL, 5000), RC_OK);
+	assert_int_equal(multi_calls, 3);
+	for (int i = 0; i < 3; i++)
+		rc_client_destroy(cs[i]);
+	assert_true(ctx_ok);
+}
+
 static void
 test_structs_unions_strings(void **state)
 {
@@ -276,6 +326,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_void_and_scalars),
+		cmocka_unit_test(test_async_and_multi_stubs),
 		cmocka_unit_test(test_structs_unions_strings),
 		cmocka_unit_test(test_second_version),
 		cmocka_unit_test(test_list_call),

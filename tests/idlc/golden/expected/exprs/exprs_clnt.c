@@ -8,3 +8,15 @@ expr_get_1(rc_client *clnt, int32_t *res)
 {
 	return rc_call(clnt, EXPR_GET, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_int, res);
 }
+
+rc_status
+expr_get_1_async(rc_client *clnt, int32_t *res, rc_async_cb done, void *udata, rc_async **call)
+{
+	return rc_call_start(clnt, EXPR_GET, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_int, res, done, udata, call);
+}
+
+rc_status
+expr_get_1_multi(rc_client *const *clnts, size_t n, expr_get_1_multi_fn handler, void *udata, int timeout_ms)
+{
+	return rc_multicall(clnts, n, EXPR_GET, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_int, sizeof(int32_t), (rc_multi_fn)handler, udata, timeout_ms);
+}

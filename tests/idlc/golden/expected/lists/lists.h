@@ -60,6 +60,9 @@ bool xdr_holder(rc_xdr *xdrs, holder *objp);
 
 extern const rc_procinfo lists_reverse_1_info;
 rc_status lists_reverse_1(rc_client *clnt, const list *arg, list *res);
+rc_status lists_reverse_1_async(rc_client *clnt, const list *arg, list *res, rc_async_cb done, void *udata, rc_async **call);
+typedef bool (*lists_reverse_1_multi_fn)(size_t index, rc_status st, list *res, void *udata);
+rc_status lists_reverse_1_multi(rc_client *const *clnts, size_t n, const list *arg, lists_reverse_1_multi_fn handler, void *udata, int timeout_ms);
 bool lists_reverse_1_svc(const list *arg, list *res, rc_svc_req *req);
 
 extern const rc_svc_prog lists_prog_1_program;

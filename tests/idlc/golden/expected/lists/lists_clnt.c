@@ -8,3 +8,15 @@ lists_reverse_1(rc_client *clnt, const list *arg, list *res)
 {
 	return rc_call(clnt, LISTS_REVERSE, (rc_xdrproc)xdr_list, arg, (rc_xdrproc)xdr_list, res);
 }
+
+rc_status
+lists_reverse_1_async(rc_client *clnt, const list *arg, list *res, rc_async_cb done, void *udata, rc_async **call)
+{
+	return rc_call_start(clnt, LISTS_REVERSE, (rc_xdrproc)xdr_list, arg, (rc_xdrproc)xdr_list, res, done, udata, call);
+}
+
+rc_status
+lists_reverse_1_multi(rc_client *const *clnts, size_t n, const list *arg, lists_reverse_1_multi_fn handler, void *udata, int timeout_ms)
+{
+	return rc_multicall(clnts, n, LISTS_REVERSE, (rc_xdrproc)xdr_list, arg, (rc_xdrproc)xdr_list, sizeof(list), (rc_multi_fn)handler, udata, timeout_ms);
+}
