@@ -56,7 +56,16 @@ struct rc_async {
 struct rc_client {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	pthread_mutex_t smu; /* one sender at a time on a stream */
+	pthread_mutex_t smu; /* one sender at a time on a stream; guards the fields below */
+	/*
+	 * Corking: while rc_client_advance runs completion callbacks, calls they start on a
+	 * stream are queued here and leave in one send afterwards (pipelined calls cost one
+	 * system call per batch, not one per call).
+	 */
+	int cork;
+	unsigned char *outq;
+	size_t outlen, outcap;
+	rc_tp *outq_tp; /* the connection the queue was built for */
 	const rc_tp_kind *kind;
 	rc_uri uri;
 	rc_tp *tp; /* NULL while a stream is disconnected */
@@ -552,6 +561,52 @@ static rc_status rc__encode(rc_client *c, rc__encbuf *b, uint32_t proc, rc_xdrpr
 	return RC_OK;
 }
 
+#define RC__CORK_MAX ((size_t)256 << 10)
+
+/* Queue a record (mark + msg) for tp while corked (under c->smu). False: send it now. */
+static bool rc__queue(rc_client *c, rc_tp *tp, const unsigned char *msg, size_t len)
+{
+	size_t need = c->outlen + len + 4;
+
+	if (need > RC__CORK_MAX)
+		return false;
+	if (need > c->outcap) {
+		size_t ncap = c->outcap ? c->outcap * 2 : 4096;
+		unsigned char *nb;
+		while (ncap < need)
+			ncap *= 2;
+		if ((nb = realloc(c->outq, ncap)) == NULL)
+			return false;
+		c->outq = nb;
+		c->outcap = ncap;
+	}
+	rc__put32(c->outq + c->outlen, (uint32_t)len | RC_XDRREC_LAST_FRAG);
+	memcpy(c->outq + c->outlen + 4, msg, len);
+	c->outlen = need;
+	c->outq_tp = tp;
+	return true;
+}
+
+/* Send what is queued, blocking until it is all out (under c->smu). */
+static rc_status rc__flush_queue(rc_client *c)
+{
+	size_t off = 0;
+
+	while (off < c->outlen) {
+		ssize_t n = rc__sendto(c->outq_tp->fd, c->outq + off, c->outlen - off, MSG_NOSIGNAL,
+		                       NULL, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			c->outlen = 0;
+			return RC_CANTSEND;
+		}
+		off += (size_t)n;
+	}
+	c->outlen = 0;
+	return RC_OK;
+}
+
 /* Register p (encoded in msg) as in flight and send it. On failure p is not in flight. */
 static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len, int flags)
 {
@@ -596,7 +651,15 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	} else {
 		pthread_mutex_unlock(&c->mu);
 		pthread_mutex_lock(&c->smu);
-		st = tp->vt->send(tp, msg, len, NULL, 0, NULL);
+		if (c->outq_tp != tp)
+			c->outlen = 0; /* queued for a connection that is gone (its calls failed) */
+		if (c->cork > 0 && rc__queue(c, tp, msg, len)) {
+			st = RC_OK;
+		} else {
+			st = rc__flush_queue(c);
+			if (st == RC_OK)
+				st = tp->vt->send(tp, msg, len, NULL, 0, NULL);
+		}
 		pthread_mutex_unlock(&c->smu);
 	}
 	if (st != RC_OK) {
@@ -987,7 +1050,30 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	}
 	(void)rc__timers(clnt, rc__now());
 	pthread_mutex_unlock(&clnt->mu);
+
+	pthread_mutex_lock(&clnt->smu);
+	clnt->cork++;
+	pthread_mutex_unlock(&clnt->smu);
 	rc__run_callbacks(clnt);
+	pthread_mutex_lock(&clnt->smu);
+	if (--clnt->cork == 0 && clnt->outlen > 0) {
+		rc_tp *tp = clnt->outq_tp;
+		rc_status fs = rc__flush_queue(clnt);
+		int e = errno;
+		pthread_mutex_unlock(&clnt->smu);
+		if (fs != RC_OK) {
+			pthread_mutex_lock(&clnt->mu);
+			if (clnt->tp == tp) {
+				rc__fail_all(clnt, RC_CANTSEND, e);
+				rc__disconnect(clnt);
+			}
+			pthread_mutex_unlock(&clnt->mu);
+			rc__run_callbacks(clnt);
+			st = RC_CANTSEND;
+		}
+	} else {
+		pthread_mutex_unlock(&clnt->smu);
+	}
 	return st;
 }
 
@@ -1006,5 +1092,6 @@ void rc_client_destroy(rc_client *clnt)
 	pthread_cond_destroy(&clnt->cv);
 	pthread_mutex_destroy(&clnt->mu);
 	pthread_mutex_destroy(&clnt->smu);
+	free(clnt->outq);
 	free(clnt);
 }

@@ -36,6 +36,7 @@
 #define RC__STACK_REPLY 4096
 #define RC__ARGS_STACK 256
 #define RC__MAX_LISTENERS 64
+#define RC__OUT_HIGH ((size_t)256 << 10) /* queued reply bytes that pause reading */
 
 enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3 };
 
@@ -65,8 +66,9 @@ typedef struct rc__conn {
 	rc_tp *tp;
 	int64_t last_active;
 	int64_t partial_since; /* 0, or when the current partial record began */
-	unsigned char *out;    /* reply bytes not yet sent */
+	unsigned char *out;    /* reply bytes not yet sent: out[outoff..outlen) */
 	size_t outlen, outoff;
+	size_t outcap;
 	uint32_t armed;        /* epoll interest currently set */
 	bool busy;             /* a worker is serving it */
 	bool doomed;           /* shut down by the sweeper: its worker closes it */
@@ -738,43 +740,68 @@ static void rc__conn_doom(rc__conn *c)
 	shutdown(c->tp->fd, SHUT_RDWR);
 }
 
-/* Send a reply on a connection, queueing what the socket does not take (under no lock; the
- * connection is ours while busy). False: the connection is broken. */
-static bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len)
+/* Append a record (mark + msg) to the connection's output queue. False: out of memory. */
+static bool rc__conn_queue(rc__conn *c, const unsigned char *msg, size_t len)
+{
+	size_t pending = c->outlen - c->outoff, need = pending + len + 4;
+	uint32_t mark = (uint32_t)len | RC_XDRREC_LAST_FRAG;
+
+	if (c->outoff > 0) { /* slide what is left to the front */
+		memmove(c->out, c->out + c->outoff, pending);
+		c->outoff = 0;
+		c->outlen = pending;
+	}
+	if (need > c->outcap) {
+		size_t ncap = c->outcap ? c->outcap * 2 : 4096;
+		unsigned char *nb;
+		while (ncap < need)
+			ncap *= 2;
+		if ((nb = realloc(c->out, ncap)) == NULL)
+			return false;
+		c->out = nb;
+		c->outcap = ncap;
+	}
+	rc__st32(c->out + c->outlen, mark);
+	memcpy(c->out + c->outlen + 4, msg, len);
+	c->outlen += len + 4;
+	return true;
+}
+
+/*
+ * Send a reply on a connection (the connection is ours while busy). With nothing queued and
+ * nothing more to serve, it goes out at once from the reply buffer; otherwise it joins the queue,
+ * which rc__conn_serve flushes once per batch, so pipelined calls are answered with one send for
+ * many replies. False: the connection is broken or memory ran out.
+ */
+static bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more)
 {
 	size_t sent = 0;
 	rc_status st;
 
-	if (c->outlen > c->outoff) {
-		/* earlier output still queued: append behind it (mark + message) */
-		size_t need = c->outlen - c->outoff + len + 4;
-		unsigned char *nb = malloc(need);
-		if (nb == NULL)
-			return false;
-		memcpy(nb, c->out + c->outoff, c->outlen - c->outoff);
-		msg[-4] = (unsigned char)((len | RC_XDRREC_LAST_FRAG) >> 24);
-		msg[-3] = (unsigned char)(len >> 16);
-		msg[-2] = (unsigned char)(len >> 8);
-		msg[-1] = (unsigned char)len;
-		memcpy(nb + c->outlen - c->outoff, msg - 4, len + 4);
-		free(c->out);
-		c->out = nb;
-		c->outlen = need;
-		c->outoff = 0;
-		return true;
-	}
+	if (more || c->outlen > c->outoff)
+		return rc__conn_queue(c, msg, len);
 	st = c->tp->vt->send(c->tp, msg, len, NULL, MSG_DONTWAIT, &sent);
 	if (st == RC_OK)
 		return true;
 	if (st != RC_AGAIN)
 		return false;
-	free(c->out);
-	c->out = malloc(len + 4 - sent);
-	if (c->out == NULL)
-		return false;
+	/* the socket took only part: queue the rest of the record */
+	if (sent < 4) {
+		if (!rc__conn_queue(c, msg, len))
+			return false;
+		c->outoff += sent;
+		return true;
+	}
+	c->outlen = c->outoff = 0;
+	if (len + 4 - sent > c->outcap) {
+		unsigned char *nb = realloc(c->out, len + 4 - sent);
+		if (nb == NULL)
+			return false;
+		c->out = nb;
+		c->outcap = len + 4 - sent;
+	}
 	memcpy(c->out, msg - 4 + sent, len + 4 - sent);
 	c->outlen = len + 4 - sent;
-	c->outoff = 0;
 	return true;
 }
 
@@ -794,9 +821,12 @@ static bool rc__conn_flush(rc__conn *c, bool *broken)
 		}
 		c->outoff += (size_t)n;
 	}
-	free(c->out);
-	c->out = NULL;
 	c->outlen = c->outoff = 0;
+	if (c->outcap > ((size_t)256 << 10)) { /* don't keep a big buffer for an idle peer */
+		free(c->out);
+		c->out = NULL;
+		c->outcap = 0;
+	}
 	return true;
 }
 
@@ -815,11 +845,18 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 	(void)events;
 	if (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken)
 		goto dead;
-	while (c->outlen == 0) {
+	for (;;) {
 		void *msg;
 		size_t len, rlen;
 		rc_status st;
+		bool more;
 
+		if (c->outlen - c->outoff >= RC__OUT_HIGH) {
+			/* a batch of replies is ready, or the peer is slow to read: send first, and
+			 * stop reading while it does not take them (bounded memory) */
+			if (!rc__conn_flush(c, &broken) && (broken || c->outlen - c->outoff >= RC__OUT_HIGH))
+				break;
+		}
 		if (c->tp->vt->buffered(c->tp) == 0 && reads++ >= 16)
 			break; /* level-triggered epoll brings us back for the rest */
 		st = c->tp->vt->recv(c->tp, &msg, &len, NULL, MSG_DONTWAIT);
@@ -829,18 +866,26 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			goto dead; /* closed, reset, or a record over the cap */
 		c->last_active = rc__now();
 		rlen = rc__serve(srv, w, msg, len, NULL, false);
-		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen))
+		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
+		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))
+			goto dead;
+		if (!more && c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken)
 			goto dead;
 	}
+	if (broken || (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken))
+		goto dead;
 	/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
-	if (c->tp->vt->buffered(c->tp) == 0 && c->outlen == 0)
+	if (c->tp->vt->buffered(c->tp) == 0 && c->outlen == c->outoff)
 		c->partial_since = 0;
 	else if (c->partial_since == 0)
 		c->partial_since = rc__now();
 	pthread_mutex_lock(&srv->mu);
 	c->busy = false;
 	{
-		uint32_t want = c->outlen > c->outoff ? EPOLLOUT : (EPOLLIN | EPOLLRDHUP);
+		size_t pending = c->outlen - c->outoff;
+		uint32_t want = pending >= RC__OUT_HIGH ? EPOLLOUT
+		                : pending > 0           ? (EPOLLIN | EPOLLRDHUP | EPOLLOUT)
+		                                        : (EPOLLIN | EPOLLRDHUP);
 		/* one-shot descriptors are re-armed every time; others only when interest changes */
 		if (srv->threads > 1 || want != c->armed) {
 			rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c, want);
