@@ -42,6 +42,7 @@ struct rc_async {
 	bool pending;  /* linked in the pending list */
 	bool has_cb;
 	bool released; /* no-callback handle released while in flight: free at completion */
+	bool starting; /* rc__start has not returned: another thread must not free it yet */
 	rc_async_cb cb;
 	void *udata;
 	/* datagram retransmission: the message (headroom before it) and its timers */
@@ -83,6 +84,9 @@ struct rc_client {
 	 */
 	atomic_bool reading;
 	atomic_int nwaiters;
+	/* the fast path's heap encode buffer, kept between calls (only the reader uses it) */
+	unsigned char *fastbuf;
+	size_t fastcap;
 	rc_async *pending;
 	size_t npending;
 	rc_async *doneq, *doneq_tail; /* completed calls whose callbacks have not run */
@@ -384,6 +388,8 @@ static void rc__run_callbacks(rc_client *c)
 		rc_async *p;
 		pthread_mutex_lock(&c->mu);
 		p = c->doneq;
+		if (p && p->starting)
+			p = NULL; /* its starter still holds it: its callback runs on the next pass */
 		if (p) {
 			c->doneq = p->next;
 			if (c->doneq == NULL)
@@ -640,6 +646,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 		c->pending->prev = p;
 	c->pending = p;
 	p->pending = true;
+	p->starting = true;
 	c->npending++;
 	tp = c->tp;
 	if (c->dgram || tp->fd < 0) {
@@ -662,19 +669,26 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 		}
 		pthread_mutex_unlock(&c->smu);
 	}
-	if (st != RC_OK) {
+	{
 		int e = errno;
 		pthread_mutex_lock(&c->mu);
-		rc__unlink(c, p);
-		if (!c->dgram && c->tp == tp) {
-			rc__fail_all(c, RC_CANTSEND, e);
-			rc__disconnect(c);
+		p->starting = false;
+		if (st != RC_OK && p->done) {
+			/* another thread completed it meanwhile (e.g. the connection broke): that
+			 * completion stands, and its callback will run */
+			st = RC_OK;
+		} else if (st != RC_OK) {
+			rc__unlink(c, p);
+			if (!c->dgram && c->tp == tp) {
+				rc__fail_all(c, RC_CANTSEND, e);
+				rc__disconnect(c);
+			}
+			p->err.sys_errno = e;
+			st = st == RC_MSGTOOLARGE ? st : RC_CANTSEND;
 		}
 		pthread_mutex_unlock(&c->mu);
-		p->err.sys_errno = e;
-		return st == RC_MSGTOOLARGE ? st : RC_CANTSEND;
 	}
-	return RC_OK;
+	return st;
 }
 
 /* Wait for p as the reader or beside it (under c->mu), until it completes or `until`. */
@@ -704,6 +718,19 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 	}
 }
 
+#define RC__KEEP_MAX ((size_t)1 << 20) /* the largest encode buffer a client keeps */
+
+/* Hand a heap encode buffer to the client for the next fast-path call (the reader, or under
+ * c->mu). A client keeps at most one, of at most RC__KEEP_MAX bytes. */
+static void rc__keep_buffer(rc_client *c, rc__encbuf *b)
+{
+	if (!b->heap || c->fastbuf != NULL || b->cap > RC__KEEP_MAX)
+		return;
+	c->fastbuf = b->data;
+	c->fastcap = b->cap;
+	rc__encbuf_detach(b);
+}
+
 /*
  * The fast path of a blocking call: nobody else is using the client, so this thread takes the
  * reader's role at once, sends, and receives its reply without registering the call, touching
@@ -728,6 +755,13 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 	/* under c->mu, eligibility checked by the caller */
 	c->reading = true;
 	c->last_io = now;
+	if (c->fastbuf != NULL && b->max + RC_TP_HEADROOM >= c->fastcap) {
+		/* a message that outgrew the stack last time: reuse its heap buffer */
+		b->data = c->fastbuf;
+		b->cap = c->fastcap;
+		b->heap = true;
+		c->fastbuf = NULL;
+	}
 	p->xid = ++c->xid;
 	rc__encbuf_xdr(b, &x);
 	h = rc_xdr_inline(&x, c->hdrlen);
@@ -787,7 +821,9 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 			if (*st == RC_BADREPLY && c->dgram)
 				goto general; /* mangled datagram: wait for the real reply */
 		}
-		/* done: give up the reader's role without the lock (see rc_client.reading) */
+		/* done: keep the buffer, give up the reader's role without the lock (see
+		 * rc_client.reading: the atomic store publishes fastbuf too) */
+		rc__keep_buffer(c, b);
 		atomic_store(&c->reading, false);
 		if (atomic_load(&c->nwaiters) > 0) {
 			pthread_mutex_lock(&c->mu);
@@ -864,6 +900,8 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 	}
 	rc__drive(clnt, &p, INT64_MAX);
 	rc__unlink(clnt, &p);
+	if (!clnt->reading)
+		rc__keep_buffer(clnt, &b);
 	pthread_mutex_unlock(&clnt->mu);
 	st = p.st;
 out:
@@ -1093,5 +1131,6 @@ void rc_client_destroy(rc_client *clnt)
 	pthread_mutex_destroy(&clnt->mu);
 	pthread_mutex_destroy(&clnt->smu);
 	free(clnt->outq);
+	free(clnt->fastbuf);
 	free(clnt);
 }

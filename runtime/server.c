@@ -104,6 +104,7 @@ struct rc_server {
 	rc__drc *drc;
 	bool rpcbind;
 	int64_t next_sweep;
+	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 };
 
 static int64_t rc__now(void)
@@ -297,8 +298,11 @@ const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req)
 /* A per-thread reply buffer. */
 typedef struct rc__wctx {
 	rc__encbuf rb;
+	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
 	unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
+
+#define RC__DGRAM_MAX 65536
 
 /* Parse an AUTH_SYS body (RFC 5531 section 14): exactly len bytes, bounded fields. */
 static bool rc__parse_authsys(const unsigned char *body, uint32_t len, rc_authsys *a)
@@ -512,10 +516,12 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 	size_t rlen;
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	w.rbuf = NULL;
 	rlen = rc__serve(srv, &w, msg, len, NULL, false);
 	if (rlen > 0)
 		reply(ctx, rc__encbuf_msg(&w.rb), rlen);
 	rc__encbuf_free(&w.rb);
+	free(w.rbuf);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
@@ -701,6 +707,7 @@ void rc_server_destroy(rc_server *srv)
 	}
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
+	free(srv->step_rbuf);
 	close(srv->epfd);
 	close(srv->stopfd);
 	pthread_mutex_destroy(&srv->mu);
@@ -955,17 +962,23 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
 }
 
 /* Serve up to n datagrams waiting on l without blocking. */
-static void rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int flags)
+static void rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int flags,
+                            bool rearm)
 {
+	size_t cap = srv->lim.max_record < RC__DGRAM_MAX ? srv->lim.max_record : RC__DGRAM_MAX;
+
+	if (w->rbuf == NULL && (w->rbuf = malloc(RC__DGRAM_MAX)) == NULL)
+		return; /* the datagram stays queued; we come back */
 	for (int i = 0; i < n; i++) {
-		void *msg;
 		size_t len, rlen;
 		rc_peer from;
-		rc_status st = l->tp->vt->recv(l->tp, &msg, &len, &from, flags);
+		rc_status st = l->tp->vt->recv_into(l->tp, w->rbuf, cap, &len, &from, flags);
 
 		if (st != RC_OK)
 			break;
-		rlen = rc__serve(srv, w, msg, len, &from, true);
+		if (i == 0 && rearm)
+			rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN); /* let another worker in */
+		rlen = rc__serve(srv, w, w->rbuf, len, &from, true);
 		if (rlen > 0)
 			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0, NULL);
 		if (atomic_load(&srv->stop))
@@ -1017,9 +1030,9 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 		} else if (kind == RC__EV_LISTENER) {
 			rc__lsn *l = evs[i].data.ptr;
 			if (l->dgram) {
-				rc__dgram_serve(srv, w, l, 1, MSG_DONTWAIT);
-				if (srv->threads > 1)
-					rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN);
+				/* one-shot with workers: re-armed as soon as the datagram is in */
+				rc__dgram_serve(srv, w, l, srv->threads > 1 ? 1 : 64, MSG_DONTWAIT,
+				                srv->threads > 1);
 			} else {
 				rc__accept(srv, l);
 			}
@@ -1045,8 +1058,10 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	if (srv == NULL)
 		return RC_INVAL;
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	w.rbuf = srv->step_rbuf; /* kept between steps */
 	st = rc__step(srv, &w, timeout_ms);
 	rc__encbuf_free(&w.rb);
+	srv->step_rbuf = w.rbuf;
 	return st;
 }
 
@@ -1062,16 +1077,18 @@ static void *rc__worker(void *arg)
 	rc__wctx w;
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	w.rbuf = NULL;
 	if (rc__single_dgram(srv)) {
 		rc__lsn *l = srv->lsn[0];
 		while (!atomic_load(&srv->stop))
-			rc__dgram_serve(srv, &w, l, 1 << 30, 0);
+			rc__dgram_serve(srv, &w, l, 1 << 30, 0, false);
 	} else {
 		while (!atomic_load(&srv->stop))
 			if (rc__step(srv, &w, 250) != RC_OK)
 				break;
 	}
 	rc__encbuf_free(&w.rb);
+	free(w.rbuf);
 	return NULL;
 }
 

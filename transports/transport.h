@@ -57,6 +57,12 @@ typedef struct rc_tp_vt {
 	 * (errno kept); RC_MSGTOOLARGE (a record over the cap: close the transport).
 	 */
 	rc_status (*recv)(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags);
+	/*
+	 * Datagram transports only (NULL for streams): receive one datagram into the caller's
+	 * buffer, so that several threads can receive on one socket at once. Same returns as recv.
+	 */
+	rc_status (*recv_into)(rc_tp *tp, void *buf, size_t cap, size_t *len, rc_peer *from,
+	                       int flags);
 	/* Accept a connection on a listening stream transport: RC_OK, RC_AGAIN, RC_TOOMANY
 	 * (descriptors exhausted), RC_LOCALERROR. */
 	rc_status (*accept)(rc_tp *tp, rc_tp **out, size_t max_record);

@@ -45,18 +45,18 @@ static rc_status rc__udp_send(rc_tp *tp, unsigned char *msg, size_t len, const r
 	return RC_OK;
 }
 
-static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
+static rc_status rc__udp_recv_into(rc_tp *tp, void *buf, size_t cap, size_t *len,
+                                   rc_peer *from, int flags)
 {
-	rc__udp *u = (rc__udp *)tp;
 	ssize_t n;
 
 	for (;;) {
 		if (from != NULL) {
 			from->len = sizeof(from->ss);
-			n = rc__recvfrom(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC,
+			n = rc__recvfrom(tp->fd, buf, cap, flags | MSG_TRUNC,
 			                 (struct sockaddr *)&from->ss, &from->len);
 		} else {
-			n = rc__recvfrom(tp->fd, u->buf, u->bufsize, flags | MSG_TRUNC, NULL, NULL);
+			n = rc__recvfrom(tp->fd, buf, cap, flags | MSG_TRUNC, NULL, NULL);
 		}
 		if (n >= 0)
 			break;
@@ -68,11 +68,20 @@ static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
 			return RC_CANTRECV; /* ICMP port unreachable on a connected socket */
 		return RC_CANTRECV;
 	}
-	if ((size_t)n > u->bufsize)
+	if ((size_t)n > cap)
 		return RC_AGAIN; /* truncated datagram: over any message we accept; drop it */
-	*msg = u->buf;
 	*len = (size_t)n;
 	return RC_OK;
+}
+
+static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
+{
+	rc__udp *u = (rc__udp *)tp;
+	rc_status st = rc__udp_recv_into(tp, u->buf, u->bufsize, len, from, flags);
+
+	if (st == RC_OK)
+		*msg = u->buf;
+	return st;
 }
 
 static void rc__udp_close(rc_tp *tp)
@@ -85,6 +94,7 @@ static void rc__udp_close(rc_tp *tp)
 static const rc_tp_vt rc__udp_vt = {
 	.send = rc__udp_send,
 	.recv = rc__udp_recv,
+	.recv_into = rc__udp_recv_into,
 	.accept = NULL,
 	.buffered = rc__tp_nothing_buffered,
 	.close = rc__udp_close,
