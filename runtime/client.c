@@ -739,9 +739,8 @@ static void rc__keep_buffer(rc_client *c, rc__encbuf *b)
  * finished here (*st set), false if the caller continues with rc__drive (p is then in flight).
  */
 static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
-                     const void *args, rc_status *st)
+                     const void *args, rc_status *st, int64_t now)
 {
-	int64_t now = rc__now();
 	rc_tp *tp = c->tp;
 	unsigned char *msg = rc__encbuf_msg(b), *h;
 	uint32_t interval;
@@ -763,18 +762,15 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 		c->fastbuf = NULL;
 	}
 	p->xid = ++c->xid;
-	rc__encbuf_xdr(b, &x);
-	h = rc_xdr_inline(&x, c->hdrlen);
-	if (h != NULL && c->hdrlen == 40)
+	/* the header template; every buffer has room for it (stack: RC__STACK_MSG bytes) */
+	h = b->data + RC_TP_HEADROOM;
+	if (c->hdrlen == 40)
 		memcpy(h, c->hdr, 40); /* AUTH_NONE: a fixed-size copy the compiler inlines */
-	else if (h != NULL)
+	else
 		memcpy(h, c->hdr, c->hdrlen);
+	rc__encbuf_xdr_at(b, &x, c->hdrlen);
 	pthread_mutex_unlock(&c->mu);
 
-	if (h == NULL) {
-		*st = b->toolarge ? RC_MSGTOOLARGE : RC_NOMEM;
-		goto done;
-	}
 	rc__put32(h, p->xid);
 	rc__put32(h + 20, proc);
 	if (!xargs(&x, (void *)args)) {
@@ -782,7 +778,7 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 		goto done;
 	}
 	msg = rc__encbuf_msg(b); /* the buffer may have moved to the heap */
-	len = rc_xdr_getpos(&x);
+	len = (size_t)(x.x_pos - x.x_base);
 	if (len > c->max_msg) {
 		*st = RC_MSGTOOLARGE;
 		goto done;
@@ -810,8 +806,7 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 		/* the usual reply: REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
 		if (rc__get32(m + 4) == RC__REPLY && rc__get32(m + 8) == RC__MSG_ACCEPTED &&
 		    rc__get32(m + 16) == 0 && rc__get32(m + 20) == RC__SUCCESS) {
-			rc_xdrmem_create(&x, (void *)(m + 24), rlen - 24, RC_XDR_DECODE);
-			rc_xdr_set_limits(&x, c->max_msg * 4 + 4096, 0);
+			rc__xdr_decoder(&x, m + 24, rlen - 24, c->max_msg * 4 + 4096);
 			*st = p->xres(&x, p->res) ? RC_OK : RC_CANTDECODERES;
 		} else {
 			rc_xdrmem_create(&x, (void *)(m + 4), rlen - 4, RC_XDR_DECODE);
@@ -869,6 +864,7 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 	rc_async p;
 	size_t len;
 	rc_status st;
+	int64_t now;
 
 	if (clnt == NULL)
 		return RC_INVAL;
@@ -881,11 +877,12 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 	xargs = xargs ? xargs : rc_xdr_void;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 
+	now = rc__now();
 	pthread_mutex_lock(&clnt->mu);
 	if (clnt->npending == 0 && !clnt->reading && clnt->doneq == NULL && clnt->tp != NULL &&
 	    clnt->tp->fd >= 0 && clnt->spin_us == 0 &&
-	    (clnt->dgram || rc__now() - clnt->last_io <= RC__IDLE_CHECK_NS)) {
-		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st)) {
+	    (clnt->dgram || now - clnt->last_io <= RC__IDLE_CHECK_NS)) {
+		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st, now)) {
 			goto out;
 		}
 		/* p is in flight; the lock is held */

@@ -5,7 +5,7 @@
 #include "runtime/rpc.h"
 
 /* x_more of an encode buffer: grow to hold `need` more bytes, doubling. */
-static bool rc__encbuf_grow(rc_xdr *x, size_t need)
+bool rc__encbuf_grow(rc_xdr *x, size_t need)
 {
 	rc__encbuf *b = x->x_ctx;
 	size_t used = (size_t)(x->x_pos - b->data);

@@ -91,6 +91,42 @@ typedef struct rc__encbuf {
 } rc__encbuf;
 
 void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize, size_t max);
+/* The x_more of an encode buffer's stream (msg.c). */
+bool rc__encbuf_grow(rc_xdr *x, size_t need);
+
+/* An encode stream over b positioned `skip` bytes into the message (the caller wrote them),
+ * set up field by field: this is the hot path of every call. */
+static inline void rc__encbuf_xdr_at(rc__encbuf *b, rc_xdr *x, size_t skip)
+{
+	x->x_op = RC_XDR_ENCODE;
+	x->x_base = b->data + RC_TP_HEADROOM;
+	x->x_pos = x->x_base + skip;
+	x->x_end = b->data + b->cap;
+	x->x_done = 0;
+	x->x_more = rc__encbuf_grow;
+	x->x_ctx = b;
+	x->x_write = NULL;
+	x->x_budget = RC_XDR_DEFAULT_ALLOC_LIMIT;
+	x->x_depth = 0;
+	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
+}
+
+/* A decode stream over buf[0..len) allowed to allocate `budget` bytes (field by field, as
+ * above). */
+static inline void rc__xdr_decoder(rc_xdr *x, const void *buf, size_t len, size_t budget)
+{
+	x->x_op = RC_XDR_DECODE;
+	x->x_base = (unsigned char *)buf;
+	x->x_pos = x->x_base;
+	x->x_end = x->x_base + len;
+	x->x_done = 0;
+	x->x_more = NULL;
+	x->x_ctx = NULL;
+	x->x_write = NULL;
+	x->x_budget = budget;
+	x->x_depth = 0;
+	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
+}
 /* Start an encode stream over b, after the headroom. */
 void rc__encbuf_xdr(rc__encbuf *b, rc_xdr *x);
 /* The message encoded so far: data + headroom, length rc_xdr_getpos(x). */
