@@ -50,7 +50,8 @@ typedef struct rc_svc_prog {
 
 /*
  * rc_server_register -- serve def on this server; ctx is handed to every call of it (see
- * rc_svc_req_context). def must outlive the server (idlc's tables are static). Returns RC_OK,
+ * rc_svc_req_context). def must outlive the server (idlc's tables are static). Register before
+ * rc_server_run (the dispatch table is read without a lock while serving). Returns RC_OK,
  * RC_INVAL (NULL def, duplicate procedure numbers, or (prog, vers) already registered),
  * RC_NOMEM.
  */
@@ -143,6 +144,7 @@ const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req);
  * call with an AUTH_ERROR reply.
  */
 typedef uint32_t (*rc_svc_authfn)(const rc_svc_req *req, void *ctx);
+/* rc_server_set_auth -- install (fn) or remove (NULL) the hook; set it before rc_server_run. */
 rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx);
 
 /* rc_svc_req_context -- the ctx given to rc_server_register for this call's program. */
