@@ -184,11 +184,19 @@ static uint32_t deny_uid_0(const rc_svc_req *req, void *ctx)
 
 static void auth_hook_rejects(void **state)
 {
+	static const char *const u[] = {"tcp://127.0.0.1:0", NULL};
+	rt_server s;
 	rc_client *c;
 	rc_error e;
 	(void)state;
-	rc_server_set_auth(S.srv, deny_uid_0, NULL);
-	assert_int_equal(rc_client_create(&c, S.uri[1], RT_PROG, 1), RC_OK);
+	/* the hook is set before the server runs: start one of our own */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(rc_server_create(&s.srv), RC_OK);
+	assert_int_equal(rc_server_register(s.srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(s.srv, u[0], s.uri[0], sizeof(s.uri[0])), RC_OK);
+	rc_server_set_auth(s.srv, deny_uid_0, NULL);
+	assert_int_equal(pthread_create(&s.tid, NULL, rt_run, &s), 0);
+	assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 1), RC_OK);
 	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
 	rc_client_set_auth_sys(c, "h", 0, 0, NULL, 0);
 	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_AUTHERROR);
@@ -196,8 +204,8 @@ static void auth_hook_rejects(void **state)
 	assert_int_equal(e.auth_stat, 5);
 	rc_client_set_auth_sys(c, "h", 1000, 0, NULL, 0);
 	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
-	rc_server_set_auth(S.srv, NULL, NULL);
 	rc_client_destroy(c);
+	rt_stop(&s);
 }
 
 static void registration_rules(void **state)
