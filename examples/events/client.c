@@ -1,9 +1,10 @@
 /*
  * events -- a client driven from the application's own poll() loop. The loop waits on
  * standard input (each line, a number of milliseconds, starts one more call), a timer of its
- * own (a progress line every 250 ms) and the client's descriptor (rc_client_pollinfo, then
- * rc_client_advance). The calls, started with events_wait_1_async, are in flight together
- * and complete through their callback in the order the server finishes them.
+ * own (a progress line every 250 ms while calls are in flight) and the client's descriptor
+ * (rc_client_pollinfo, then rc_client_advance). The calls, started with events_wait_1_async,
+ * are in flight together and complete through their callback in the order the server
+ * finishes them.
  *
  *   events URI [MS...]        (without MS: 300 100 200)
  *
@@ -143,7 +144,11 @@ int main(int argc, char **argv)
 		/* What the client waits for, and until when; our own timer may come sooner. */
 		int fd, timeout;
 		short events;
-		rc_client_pollinfo(ap.clnt, &fd, &events, &timeout);
+		st = rc_client_pollinfo(ap.clnt, &fd, &events, &timeout);
+		if (st != RC_OK) {
+			fprintf(stderr, "%s: %s\n", argv[0], rc_strerror(st));
+			break;
+		}
 		int until_tick = (int)(next_tick - now_ms(&ap)) + 1;
 		if (until_tick < 0)
 			until_tick = 0;
@@ -163,7 +168,9 @@ int main(int argc, char **argv)
 		if (st != RC_OK)
 			fprintf(stderr, "%s: %s\n", argv[0], rc_strerror(st));
 		if (now_ms(&ap) >= next_tick) {
-			printf("[%4.0f ms] %zu call(s) in flight\n", now_ms(&ap), rc_client_inflight(ap.clnt));
+			size_t inflight = rc_client_inflight(ap.clnt);
+			if (inflight > 0)
+				printf("[%4.0f ms] %zu call(s) in flight\n", now_ms(&ap), inflight);
 			next_tick += TICK_MS;
 		}
 	}

@@ -3,5 +3,5 @@
 # of 50 ms typed on standard input, all in flight at once; they complete shortest first.
 . "$(dirname "$0")/../lib.sh" "$@"
 serve srv "$BIN/events-server" --listen udp://127.0.0.1:0
-printf '50\n' | run "$BIN/events" "$srv" 300 100 200
+run "$BIN/events" "$srv" 300 100 200 <<<50
 finish

@@ -1,7 +1,7 @@
 /*
  * events-server -- EVENTS_WAIT(ms) sleeps ms milliseconds and answers ms. Several worker
- * threads, so that calls in flight together are served together and finish in the order of
- * their waits.
+ * threads, so that calls in flight together over UDP are served together and finish in the
+ * order of their waits (the calls of one TCP connection are served in turn).
  *
  *   events-server [--listen URI] [--threads N]     (defaults udp://127.0.0.1:0, 8 threads)
  *
@@ -68,15 +68,15 @@ int main(int argc, char **argv)
 		rc_server_destroy(srv);
 		return 1;
 	}
-	printf("listening %s\n", uri);
-	fflush(stdout); /* whoever started us reads the port from this line */
 
-	struct sigaction sa;
+	struct sigaction sa; /* from now on SIGINT and SIGTERM stop the server */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	printf("listening %s\n", uri);
+	fflush(stdout); /* whoever started us reads the port from this line */
 
 	st = rc_server_run(srv);
 	signal(SIGINT, SIG_IGN); /* no rc_server_stop on a destroyed server */

@@ -37,8 +37,9 @@ static rc_status show(const char *uri)
 	rc_status st = rc_client_create(&clnt, uri, RSTATUS_PROG, RSTATUS_VERS);
 	if (st != RC_OK)
 		return st;
-	rc_client_set_timeout(clnt, 5000); /* a host that is down: give up after 5 s */
-	st = rstatus_get_1(clnt, &rs);
+	st = rc_client_set_timeout(clnt, 5000); /* a host that is down: give up after 5 s */
+	if (st == RC_OK)
+		st = rstatus_get_1(clnt, &rs);
 	if (st == RC_OK) {
 		format_uptime(rs.uptime, up, sizeof up);
 		printf("%-20s up %s, %3u user%s, load average: %.2f, %.2f, %.2f\n", rs.host, up,

@@ -98,15 +98,15 @@ int main(int argc, char **argv)
 		rc_server_destroy(srv);
 		return 1;
 	}
-	printf("listening %s\n", uri);
-	fflush(stdout); /* whoever started us reads the port from this line */
 
-	struct sigaction sa;
+	struct sigaction sa; /* from now on SIGINT and SIGTERM stop the server */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	printf("listening %s\n", uri);
+	fflush(stdout); /* whoever started us reads the port from this line */
 
 	st = rc_server_run(srv);
 	signal(SIGINT, SIG_IGN); /* no rc_server_stop on a destroyed server */
