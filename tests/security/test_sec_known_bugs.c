@@ -1,0 +1,141 @@
+/*
+ * Security tests that expose bugs in the runtime not fixed yet. Each case states the expected
+ * (documented) behaviour; ctest registers this program DISABLED until the lead fixes the code
+ * (tests/security/CMakeLists.txt). Run it by hand:
+ *
+ *   build/tests/security/test_sec_known_bugs
+ *
+ * docs/security.md ("Known gaps") and the reports describe each one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sec_util.h"
+
+static const char *const uris[] = {"tcp://127.0.0.1:0", NULL};
+
+/* A server whose stall limit (300 ms) is far below its idle limit (60 s). */
+static sec_server S;
+
+static int setup(void **st)
+{
+	rc_server_limits lim = {0};
+	(void)st;
+	lim.idle_ms = 60000;
+	lim.stall_ms = 300;
+	return sec_start(&S, uris, &lim, 1, 0);
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	sec_stop(&S);
+	return 0;
+}
+
+/*
+ * BUG 1 -- stall detection misses a peer parked right after a fragment header.
+ * A peer sends one complete record mark (4 bytes, claiming 100 bytes) and nothing more. The
+ * reader has consumed the header (in_frag, nothing of the record yet), so
+ * rc_recreader_buffered() is 0 and rc__conn_serve() treats the connection as between records:
+ * partial_since stays 0 and only idle_ms (120 s by default) ever closes it. docs/runtime.md
+ * promises stall_ms ("a connection stuck inside a record ... closed after 10 s").
+ */
+static void stall_after_complete_record_mark(void **state)
+{
+	unsigned char m[4];
+	int fd = sec_tcp(S.uri[0]);
+	(void)state;
+	put32(m, 0x80000064u); /* final fragment of 100 bytes */
+	assert_true(sec_send_all(fd, m, 4));
+	if (!sec_wait_closed(fd, 3000))
+		fail_msg("a connection parked after a 4-byte record mark was not closed within 3 s "
+		         "(stall_ms 300)");
+	close(fd);
+}
+
+/*
+ * BUG 2 -- endless empty non-final fragments are never "inside a record".
+ * A peer sends 0x00000000 (an empty, non-final fragment) every 50 ms. Each header is consumed
+ * at once and nothing is buffered, so the connection never counts as stalled, and since no
+ * record ever completes it is not active either -- it stays open until idle_ms. The record
+ * cap cannot catch it (the record stays 0 bytes long), and the server spends a wake-up on
+ * each header forever. Expected: closed after stall_ms like any other record that does not
+ * finish.
+ */
+static void endless_empty_fragments(void **state)
+{
+	unsigned char m[4] = {0, 0, 0, 0};
+	int fd = sec_tcp(S.uri[0]);
+	int64_t t0 = sec_ms();
+	bool closed = false;
+	(void)state;
+	while (!closed && sec_ms() - t0 < 3000) {
+		if (!sec_send_all(fd, m, 4))
+			closed = true;
+		else
+			closed = sec_wait_closed(fd, 50);
+	}
+	if (!closed)
+		fail_msg("3 s of empty non-final fragments and the connection is still open "
+		         "(stall_ms 300)");
+	close(fd);
+}
+
+/*
+ * BUG 3 -- a client that keeps completing records is reaped as "stalled".
+ * partial_since is set when an event ends inside a record and is cleared only when an event
+ * ends with nothing buffered. A pipelining client whose sends straddle record boundaries
+ * (the rest of call k and half of call k+1, every 100 ms) completes a call every 100 ms, yet
+ * after stall_ms (300 ms) the server closes the connection. Under load (large pipelined
+ * writes, 16 reads per event) a busy, healthy client is cut off the same way after 10 s.
+ * Expected: stall_ms measures time without progress, so completing a record restarts it.
+ */
+static void progressing_client_not_reaped(void **state)
+{
+	unsigned char m[64], r[64];
+	size_t len = sec_call(m + 4, 0, P_NULL, NULL, 0), half = (len + 4) / 2;
+	int fd = sec_tcp(S.uri[0]);
+	int answered = 0;
+	(void)state;
+	put32(m, 0x80000000u | (uint32_t)len);
+	/* first half of call 0 */
+	assert_true(sec_send_all(fd, m, half));
+	for (uint32_t k = 0; k < 20; k++) {
+		ssize_t n;
+		usleep(100000);
+		/* the rest of call k, then the first half of call k+1 */
+		put32(m + 4, k);
+		if (!sec_send_all(fd, m + half, len + 4 - half))
+			break;
+		put32(m + 4, k + 1);
+		if (!sec_send_all(fd, m, half))
+			break;
+		n = sec_recv_record(fd, r, sizeof(r), 1000);
+		if (n < 0)
+			break;
+		answered++;
+	}
+	if (answered != 20)
+		fail_msg("a client completing a call every 100 ms was cut off after %d calls "
+		         "(stall_ms 300)", answered);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stall_after_complete_record_mark),
+		cmocka_unit_test(endless_empty_fragments),
+		cmocka_unit_test(progressing_client_not_reaped),
+	};
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
