@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const proc_names[BP__COUNT] = {
 	"null", "int", "send", "sendr", "echo", "work", "add",
@@ -41,6 +43,31 @@ void *bench_xmalloc(size_t n)
 		exit(1);
 	}
 	return p;
+}
+
+uint64_t bench_seed(uint64_t s)
+{
+	if (!s)
+		s = bench_now_ns() ^ ((uint64_t)getpid() << 32);
+	s ^= 0x9e3779b97f4a7c15u;
+	return s ? s : 1;
+}
+
+uint32_t bench_draw_exp(uint64_t *state, double mean)
+{
+	uint64_t x = *state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	/* 53 random bits -> u in (0, 1] */
+	double u = ((double)((x * 0x2545f4914f6cdd1du) >> 11) + 1.0) / 9007199254740992.0;
+	double v = -mean * log(u);
+	if (!(v >= 0))
+		return 0;
+	if (v >= 4294967295.0)
+		return UINT32_MAX;
+	return (uint32_t)(v + 0.5);
 }
 
 bool bench_parse_u64(const char *s, uint64_t *out)
@@ -87,7 +114,8 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	fprintf(f,
 	        "usage: %s --uri URI [--uri URI]... --proc null|int|send|sendr|echo|work|add\n"
 	        "          [--size BYTES] [--arg N] [--calls N] [--warmup N] [--mode MODE]\n"
-	        "          [--threads N] [--json] [--keep-going] [--timeout MS]\n"
+	        "          [--depth N] [--threads N] [--arg-dist const|exp] [--seed N] [--json]\n"
+	        "          [--keep-going] [--timeout MS]\n"
 	        "  --uri URI      udp://HOST:PORT, tcp://HOST:PORT (no port: ask HOST's rpcbind);\n"
 	        "                 with several, one call is one round over all of them\n"
 	        "  --proc P       the bench.x procedure to call\n"
@@ -95,6 +123,10 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "  --arg N        argument of int, work (microseconds to sleep) and add [0; add: 1]\n"
 	        "  --calls N      measured calls [10000]\n"
 	        "  --warmup N     calls made before measuring [100]\n"
+	        "  --arg-dist D   const: every call sends --arg; exp: each call draws its argument\n"
+	        "                 from an exponential distribution with mean --arg [const]\n"
+	        "  --seed N       seed of those draws [clock and pid]\n"
+	        "  --depth N      calls in flight per URI (modes that take it) [16]\n"
 	        "  --threads N    threads sharing one client per URI; calls divided among them [1]\n"
 	        "  --json         one JSON object per line\n"
 	        "  --keep-going   count failed calls instead of stopping at the first\n"
@@ -110,7 +142,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 enum {
 	OPT_URI = 1000, OPT_PROC, OPT_SIZE, OPT_ARG, OPT_CALLS, OPT_WARMUP, OPT_MODE, OPT_THREADS,
 	OPT_JSON, OPT_DEPTH, OPT_KEEP, OPT_TIMEOUT, OPT_PROG, OPT_VERS, OPT_PROCNUM, OPT_QUIET,
-	OPT_HELP
+	OPT_HELP, OPT_ARGDIST, OPT_SEED
 };
 
 static const struct option client_longopts[] = {
@@ -130,6 +162,8 @@ static const struct option client_longopts[] = {
 	{"prog", required_argument, NULL, OPT_PROG},
 	{"vers", required_argument, NULL, OPT_VERS},
 	{"procnum", required_argument, NULL, OPT_PROCNUM},
+	{"arg-dist", required_argument, NULL, OPT_ARGDIST},
+	{"seed", required_argument, NULL, OPT_SEED},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -237,6 +271,18 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 				BAD("bad --procnum '%s'", optarg);
 			o->procnum = iv;
 			break;
+		case OPT_ARGDIST:
+			if (strcmp(optarg, "const") == 0)
+				o->arg_dist = BENCH_DIST_CONST;
+			else if (strcmp(optarg, "exp") == 0)
+				o->arg_dist = BENCH_DIST_EXP;
+			else
+				BAD("bad --arg-dist '%s' (const or exp)", optarg);
+			break;
+		case OPT_SEED:
+			if (!bench_parse_u64(optarg, &o->seed))
+				BAD("bad --seed '%s'", optarg);
+			break;
 		case OPT_HELP:
 			client_usage(stdout, prog, modes, nmodes);
 			exit(0);
@@ -262,6 +308,11 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 		BAD("--arg of work is microseconds (0..4294967295)");
 	if (o->proc == BP_INT && (o->arg < INT32_MIN || o->arg > INT32_MAX))
 		BAD("--arg of int must fit 32 bits");
+	if (o->arg_dist == BENCH_DIST_EXP && o->proc != BP_WORK)
+		BAD("--arg-dist exp applies to --proc work only");
+	if (o->threads > 1 && (modes[o->mode].flags & BENCH_MODE_ONETHREAD))
+		BAD("--threads does not apply to --mode %s (one thread drives its clients)",
+		    modes[o->mode].name);
 	if (o->threads > o->calls)
 		o->threads = (unsigned)o->calls;
 }
@@ -417,8 +468,17 @@ void bench_print_result(bench_result *r, bool json)
 	double elapsed_s = (double)r->elapsed_ns / 1e9;
 	double us_per_call = r->calls ? (double)r->elapsed_ns / 1e3 / (double)r->calls : 0.0;
 	double calls_per_s = elapsed_s > 0 ? (double)r->calls / elapsed_s : 0.0;
-	double median_us = 0, p99_us = 0, min_us = 0, max_us = 0;
+	double median_us = 0, p99_us = 0, min_us = 0, max_us = 0, mean_us = 0, stdev_us = 0;
 	if (r->lat_ns && r->nlat) {
+		double sum = 0, sq = 0;
+		for (uint64_t i = 0; i < r->nlat; i++)
+			sum += (double)r->lat_ns[i] / 1e3;
+		mean_us = sum / (double)r->nlat;
+		for (uint64_t i = 0; i < r->nlat; i++) {
+			double d = (double)r->lat_ns[i] / 1e3 - mean_us;
+			sq += d * d;
+		}
+		stdev_us = r->nlat > 1 ? sqrt(sq / (double)(r->nlat - 1)) : 0.0;
 		qsort(r->lat_ns, r->nlat, sizeof r->lat_ns[0], cmp_u64);
 		median_us = (double)r->lat_ns[r->nlat / 2] / 1e3;
 		uint64_t i99 = (r->nlat * 99) / 100;
@@ -442,9 +502,9 @@ void bench_print_result(bench_result *r, bool json)
 		        ",\"size\":%zu,\"calls\":%" PRIu64 ",\"errors\":%" PRIu64
 		        ",\"threads\":%u,\"depth\":%u,\"elapsed_s\":%.6f,\"us_per_call\":%.3f"
 		        ",\"calls_per_s\":%.1f,\"median_us\":%.3f,\"p99_us\":%.3f,\"min_us\":%.3f"
-		        ",\"max_us\":%.3f}\n",
+		        ",\"max_us\":%.3f,\"mean_us\":%.3f,\"stdev_us\":%.3f}\n",
 		        r->size, r->calls, r->errors, r->threads, r->depth, elapsed_s, us_per_call,
-		        calls_per_s, median_us, p99_us, min_us, max_us);
+		        calls_per_s, median_us, p99_us, min_us, max_us, mean_us, stdev_us);
 	} else {
 		fprintf(f,
 		        "%s %s %s proc=%s size=%zu calls=%" PRIu64 " errors=%" PRIu64

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#define BENCH_MAX_URIS 64
+#define BENCH_MAX_URIS 1024 /* MultiRPC runs go to 500 servers */
 #define BENCH_MAX_LISTEN 16
 
 /* The procedures of bench.x, in procedure-number order. */
@@ -41,12 +41,16 @@ bool bench_proc_has_data(bench_proc p);
  * the --mode word up there, so a new mode (async, multi, ...) is one table entry and its own
  * options (--depth) are checked against the mode's flags.
  */
-#define BENCH_MODE_DEPTH 0x1u /* the mode takes --depth N */
+#define BENCH_MODE_DEPTH 0x1u     /* the mode takes --depth N */
+#define BENCH_MODE_ONETHREAD 0x2u /* the mode drives its clients from one thread (no --threads) */
 typedef struct bench_mode {
 	const char *name;   /* the --mode word */
 	unsigned flags;     /* BENCH_MODE_* */
 	const char *help;   /* one line for the usage text */
 } bench_mode;
+
+/* --arg-dist: the argument of every call is --arg, or drawn per call with mean --arg. */
+enum { BENCH_DIST_CONST = 0, BENCH_DIST_EXP = 1 };
 
 /* Options of a benchmark client (rc-bench-client, tirpc-bench-client). */
 typedef struct bench_opts {
@@ -56,6 +60,8 @@ typedef struct bench_opts {
 	size_t size;        /* bytes of bench_data (send, sendr, echo) */
 	int64_t arg;        /* int, work (microseconds), add */
 	bool arg_set;
+	int arg_dist;       /* BENCH_DIST_*: how --arg is drawn per call (work) */
+	uint64_t seed;      /* --seed: state of the per-call draws (0: from the clock and pid) */
 	uint64_t calls;     /* measured calls (rounds over every URI) */
 	uint64_t warmup;    /* calls made before measuring */
 	int mode;           /* index into the program's mode table */
@@ -125,7 +131,11 @@ typedef struct bench_result {
 	uint64_t nlat;
 } bench_result;
 
-/* bench_print_result -- one line on stdout (JSON or readable), flushed. */
+/*
+ * bench_print_result -- one line on stdout (JSON or readable), flushed. Besides the median
+ * and percentiles of lat_ns it prints their mean and standard deviation (mean_us, stdev_us),
+ * from which a reader computes confidence intervals.
+ */
 void bench_print_result(bench_result *r, bool json);
 
 /* bench_join_uris -- the URIs joined with ',' into a malloc'd string (caller frees). */
@@ -134,6 +144,14 @@ char *bench_join_uris(const char *const *uris, int n);
 /* bench_fill_pattern / bench_check_pattern -- the bytes every client sends and expects back. */
 void bench_fill_pattern(unsigned char *buf, size_t n);
 bool bench_check_pattern(const unsigned char *buf, size_t n);
+
+/*
+ * bench_draw_exp -- an exponentially distributed value with the given mean, rounded to an
+ * integer and capped at UINT32_MAX; *state is a xorshift64* state (never 0), advanced.
+ */
+uint32_t bench_draw_exp(uint64_t *state, double mean);
+/* bench_seed -- a non-zero xorshift state from s (0: from the clock and the pid). */
+uint64_t bench_seed(uint64_t s);
 
 /* bench_xmalloc -- malloc that exits with a message on failure (n may be 0). */
 void *bench_xmalloc(size_t n);

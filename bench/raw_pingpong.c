@@ -4,7 +4,11 @@
  * and "Program Four" (TCP)).
  *
  *   raw-pingpong --server URI
- *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--json]
+ *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--wait block|select] [--json]
+ *
+ * --wait select: before reading each reply the client waits in select() (with a 25 s timeout,
+ * as Sun RPC's clntudp_call did) instead of blocking in recv() straight away: Elliott &
+ * Nutt's "select" variants of Programs Three and Four (mode "select" in the output).
  *
  * UDP: the client sends a datagram of N bytes, the server sends the same datagram back.
  * TCP: the client sends a 4-byte big-endian length and N bytes; the server answers with the
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -36,7 +41,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: %s --server URI\n"
-	        "       %s --client URI [--size N] [--calls N] [--warmup N] [--json]\n"
+	        "       %s --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]\n"
+	        "                 [--json]\n"
 	        "  URI is udp://HOST:PORT or tcp://HOST:PORT (server: port 0 picks one)\n",
 	        progname, progname);
 }
@@ -179,7 +185,23 @@ static int run_server(const char *uri)
 	return 0;
 }
 
-static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t warmup, bool json)
+/* --wait select: wait until fd is readable (false on timeout or error). */
+static bool wait_readable(int fd)
+{
+	for (;;) {
+		fd_set rs;
+		FD_ZERO(&rs);
+		FD_SET(fd, &rs);
+		struct timeval tv = {25, 0};
+		int r = select(fd + 1, &rs, NULL, NULL, &tv);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r > 0;
+	}
+}
+
+static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t warmup, bool json,
+                      bool sel)
 {
 	bench_uri u;
 	char err[300];
@@ -217,10 +239,13 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 		size_t got = 0;
 		if (u.tcp) {
 			uint32_t len_be = htonl((uint32_t)size), rl;
-			ok = write_msg(fd, len_be, out, size) && read_full(fd, &rl, 4) &&
+			ok = write_msg(fd, len_be, out, size) && (!sel || wait_readable(fd)) &&
+			     read_full(fd, &rl, 4) &&
 			     (got = ntohl(rl)) == size && read_full(fd, in, size);
 		} else {
 			ok = send(fd, out, size, 0) == (ssize_t)size;
+			if (ok && sel)
+				ok = wait_readable(fd);
 			if (ok) {
 				ssize_t n = recv(fd, in, size + 1, 0);
 				ok = n >= 0;
@@ -240,7 +265,7 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 	uint64_t elapsed = bench_now_ns() - t0;
 	bench_result r = {
 		.impl = "raw",
-		.mode = "pingpong",
+		.mode = sel ? "select" : "pingpong",
 		.uri = uri,
 		.dests = 1,
 		.proc = "raw",
@@ -270,12 +295,13 @@ int main(int argc, char **argv)
 		{"calls", required_argument, NULL, 'n'},
 		{"warmup", required_argument, NULL, 'w'},
 		{"json", no_argument, NULL, 'j'},
+		{"wait", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *client = NULL;
 	uint64_t size = 0, calls = 10000, warmup = 100;
-	bool json = false;
+	bool json = false, sel = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -304,6 +330,14 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'j': json = true; break;
+		case 'W':
+			if (strcmp(optarg, "block") == 0 || strcmp(optarg, "select") == 0) {
+				sel = strcmp(optarg, "select") == 0;
+				break;
+			}
+			fprintf(stderr, "%s: bad --wait '%s'\n", progname, optarg);
+			usage(stderr);
+			return 2;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "%s: bad option '%s'\n", progname, argv[optind - 1]);
@@ -316,5 +350,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return server ? run_server(server) : run_client(client, (size_t)size, calls, warmup, json);
+	return server ? run_server(server) : run_client(client, (size_t)size, calls, warmup, json, sel);
 }

@@ -2,13 +2,24 @@
  * rc-bench-client -- calls the procedures of bench.x through remotecall and measures them.
  *
  *   rc-bench-client --uri URI [--uri URI]... --proc P [--size BYTES] [--arg N] [--calls N]
- *                   [--warmup N] [--mode block|select] [--threads N] [--json]
+ *                   [--warmup N] [--mode block|select|async|multi] [--depth N] [--threads N]
+ *                   [--arg-dist const|exp] [--seed N] [--json]
  *
- * One measured call is one round over every --uri. Modes:
+ * One measured call is one round over every --uri (async: one call). Modes:
  *   block   the generated blocking stubs (bench_echo_1(...)), one URI after another;
  *   select  rc_call_start() on every URI, then the program's own poll() loop drives the
- *           clients with rc_client_pollinfo() / rc_client_advance() until the round is done.
- * --threads N: N threads share one client per URI and divide the calls among them.
+ *           clients with rc_client_pollinfo() / rc_client_advance() until the round is done;
+ *   async   --depth N calls in flight on each URI's client, started with the generated
+ *           bench_*_1_async stubs; each completion callback checks its reply and starts the
+ *           next call on the same client; the program's poll() loop drives the clients with
+ *           rc_client_pollinfo() / rc_client_advance(). A call's latency runs from its start
+ *           to its callback; us_per_call is wall time over calls (the inverse of throughput);
+ *   multi   one round is one bench_*_1_multi (rc_multicall) to every URI at once, a handler
+ *           checking each destination's reply as it arrives; us_per_call is per round.
+ * --threads N (block, select): N threads share one client per URI and divide the calls.
+ * --arg-dist exp (work): each call's argument is drawn from an exponential distribution with
+ * mean --arg (block, select, async: per call and destination; multi: one draw per round, as
+ * rc_multicall sends every destination the same arguments).
  * Replies are verified (ECHO's bytes and length, SENDR's count, WORK's value, ADD's growth);
  * a failure prints rc_strerror()'s text and rc_error_format()'s detail and exits 1.
  */
@@ -28,11 +39,16 @@
 
 static const char *progname = "rc-bench-client";
 
-enum { MODE_BLOCK, MODE_SELECT };
+enum { MODE_BLOCK, MODE_SELECT, MODE_ASYNC, MODE_MULTI };
 static const bench_mode modes[] = {
 	[MODE_BLOCK] = {"block", 0, "blocking generated stubs, one URI after another"},
 	[MODE_SELECT] = {"select", 0,
 	                 "rc_call_start on every URI, then poll() + rc_client_advance"},
+	[MODE_ASYNC] = {"async", BENCH_MODE_DEPTH | BENCH_MODE_ONETHREAD,
+	                "--depth calls in flight per URI (bench_*_1_async), re-issued from\n"
+	                "               the callback; poll() + rc_client_advance"},
+	[MODE_MULTI] = {"multi", BENCH_MODE_ONETHREAD,
+	                "one round = one bench_*_1_multi (rc_multicall) to every URI"},
 };
 
 /* The descriptors idlc emitted, by procedure number. */
@@ -53,9 +69,21 @@ typedef union bench_res {
 typedef struct slot {
 	bench_res res;
 	rc_status st;
+	uint32_t work;       /* WORK's argument of this call */
 	atomic_int done;
 	atomic_int *pending; /* the worker's count of slots not done */
 } slot;
+
+struct worker;
+
+/* async: one call in flight (depth x URIs of them, each reused for its next call). */
+typedef struct aslot {
+	struct worker *w;
+	int dest;
+	bench_res res;
+	uint32_t work;
+	uint64_t t0;
+} aslot;
 
 typedef struct worker {
 	const bench_opts *o;
@@ -72,6 +100,10 @@ typedef struct worker {
 	int64_t *last_add;      /* per URI: the last ADD total seen */
 	slot *slots;            /* per URI */
 	atomic_int pending;
+	uint64_t rng;           /* --arg-dist exp draws */
+	aslot *aslots;          /* async: depth x URIs */
+	uint64_t a_target, a_issued, a_done; /* async: calls of this phase */
+	bool a_record;          /* async: this phase is measured */
 	pthread_t tid;
 	pthread_barrier_t *barrier;
 } worker;
@@ -120,10 +152,12 @@ static void report(worker *w, int dest, rc_status st, const char *what)
 }
 
 /*
- * Check the result of one call that ended with st; free what its decoding allocated. Returns
- * true if the call succeeded and its result is right.
+ * Check the result of one call that ended with st (want_work: the argument WORK was sent);
+ * if owned, free what its decoding allocated (multi: the call owns it). Returns true if the
+ * call succeeded and its result is right.
  */
-static bool check(worker *w, int dest, rc_status st, bench_res *res)
+static bool check(worker *w, int dest, rc_status st, bench_res *res, uint32_t want_work,
+                  bool owned)
 {
 	const bench_opts *o = w->o;
 	char why[160];
@@ -158,9 +192,9 @@ static bool check(worker *w, int dest, rc_status st, bench_res *res)
 			}
 			break;
 		case BP_WORK:
-			if (res->u != w->arg_work) {
+			if (res->u != want_work) {
 				snprintf(why, sizeof why, "WORK returned %" PRIu32 ", expected %" PRIu32,
-				         res->u, w->arg_work);
+				         res->u, want_work);
 				ok = false;
 			}
 			break;
@@ -179,9 +213,17 @@ static bool check(worker *w, int dest, rc_status st, bench_res *res)
 		if (!ok)
 			report(w, dest, st, why);
 	}
-	if (o->procnum < 0 && o->proc == BP_ECHO)
+	if (owned && o->procnum < 0 && o->proc == BP_ECHO)
 		rc_xdr_free((rc_xdrproc)xdr_bench_data, &res->d);
 	return ok;
+}
+
+/* WORK's argument for the next call: --arg, or a draw with mean --arg. */
+static uint32_t next_work(worker *w)
+{
+	if (w->o->arg_dist == BENCH_DIST_EXP)
+		return bench_draw_exp(&w->rng, (double)w->o->arg);
+	return (uint32_t)w->o->arg;
 }
 
 /* ---- block: the generated stubs ---------------------------------------------------------- */
@@ -195,7 +237,7 @@ static bool call_block(worker *w, int dest)
 	memset(&res, 0, sizeof res);
 	if (o->procnum >= 0) {
 		st = rc_call(cl, (uint32_t)o->procnum, rc_xdr_void, NULL, rc_xdr_void, NULL);
-		return check(w, dest, st, &res);
+		return check(w, dest, st, &res, 0, true);
 	}
 	switch (o->proc) {
 	case BP_NULL:
@@ -214,6 +256,7 @@ static bool call_block(worker *w, int dest)
 		st = bench_echo_1(cl, &w->arg, &res.d);
 		break;
 	case BP_WORK:
+		w->arg_work = next_work(w);
 		st = bench_work_1(cl, &w->arg_work, &res.u);
 		break;
 	case BP_ADD:
@@ -222,7 +265,7 @@ static bool call_block(worker *w, int dest)
 	default:
 		st = RC_INVAL;
 	}
-	return check(w, dest, st, &res);
+	return check(w, dest, st, &res, w->arg_work, true);
 }
 
 static bool round_block(worker *w)
@@ -256,7 +299,6 @@ static bool round_select(worker *w)
 		switch (o->proc) {
 		case BP_INT: args = &w->arg_int; break;
 		case BP_SEND: case BP_SENDR: case BP_ECHO: args = &w->arg; break;
-		case BP_WORK: args = &w->arg_work; break;
 		case BP_ADD: args = &w->arg_add; break;
 		default: break;
 		}
@@ -266,6 +308,9 @@ static bool round_select(worker *w)
 	for (int i = 0; i < w->n; i++) {
 		slot *s = &w->slots[i];
 		memset(&s->res, 0, sizeof s->res);
+		s->work = next_work(w);
+		if (o->procnum < 0 && o->proc == BP_WORK)
+			args = &s->work;
 		s->st = RC_INPROGRESS;
 		atomic_store(&s->done, 0);
 		atomic_fetch_add(&w->pending, 1);
@@ -322,20 +367,283 @@ static bool round_select(worker *w)
 		}
 	}
 	for (int i = 0; i < w->n; i++)
-		ok &= check(w, i, w->slots[i].st, &w->slots[i].res);
+		ok &= check(w, i, w->slots[i].st, &w->slots[i].res, w->slots[i].work, true);
 	return ok;
+}
+
+/* ---- async: calls in flight, re-issued from the callbacks --------------------------------- */
+
+static void on_async(rc_async *call, rc_status st, void *udata);
+
+/* Start slot s's next call (counted as issued, even when starting fails). */
+static rc_status async_start(aslot *s)
+{
+	worker *w = s->w;
+	const bench_opts *o = w->o;
+	rc_client *cl = w->clients[s->dest];
+	memset(&s->res, 0, sizeof s->res);
+	s->work = next_work(w);
+	w->a_issued++;
+	s->t0 = bench_now_ns();
+	if (o->procnum >= 0)
+		return rc_call_start(cl, (uint32_t)o->procnum, rc_xdr_void, NULL, rc_xdr_void, NULL,
+		                     on_async, s, NULL);
+	switch (o->proc) {
+	case BP_NULL:
+		return bench_null_1_async(cl, on_async, s, NULL);
+	case BP_INT:
+		return bench_int_1_async(cl, &w->arg_int, on_async, s, NULL);
+	case BP_SEND:
+		return bench_send_1_async(cl, &w->arg, on_async, s, NULL);
+	case BP_SENDR:
+		return bench_sendr_1_async(cl, &w->arg, &s->res.i, on_async, s, NULL);
+	case BP_ECHO:
+		return bench_echo_1_async(cl, &w->arg, &s->res.d, on_async, s, NULL);
+	case BP_WORK:
+		return bench_work_1_async(cl, &s->work, &s->res.u, on_async, s, NULL);
+	case BP_ADD:
+		return bench_add_1_async(cl, &w->arg_add, &s->res.h, on_async, s, NULL);
+	default:
+		return RC_INVAL;
+	}
+}
+
+/* A start that failed: its callback never runs, so it is done now. */
+static void async_start_failed(aslot *s, rc_status st)
+{
+	worker *w = s->w;
+	report(w, s->dest, st, NULL);
+	w->a_done++;
+	if (w->a_record && w->done_calls < w->calls) {
+		w->lat[w->done_calls++] = 0;
+		w->errors++;
+	}
+}
+
+/* Completion: check the reply, record its latency, start the slot's next call. */
+static void on_async(rc_async *call, rc_status st, void *udata)
+{
+	(void)call;
+	aslot *s = udata;
+	worker *w = s->w;
+	uint64_t t1 = bench_now_ns();
+	bool ok = check(w, s->dest, st, &s->res, s->work, true);
+	w->a_done++;
+	if (w->a_record && w->done_calls < w->calls) {
+		w->lat[w->done_calls++] = t1 - s->t0;
+		if (!ok)
+			w->errors++;
+	}
+	if (w->a_issued < w->a_target && !atomic_load(&g_stop)) {
+		rc_status st2 = async_start(s);
+		if (st2 != RC_OK)
+			async_start_failed(s, st2);
+	}
+}
+
+/*
+ * Drive every client with calls in flight from this program's poll() loop until no call of
+ * the phase is outstanding.
+ */
+static void async_drive(worker *w)
+{
+	struct pollfd pfd[BENCH_MAX_URIS];
+	int who[BENCH_MAX_URIS];
+	while (w->a_done < w->a_issued) {
+		int k = 0, tmo = -1;
+		bool now = false;
+		for (int i = 0; i < w->n; i++) {
+			if (rc_client_inflight(w->clients[i]) == 0)
+				continue;
+			int fd = -1, t = -1;
+			short ev = 0;
+			rc_client_pollinfo(w->clients[i], &fd, &ev, &t);
+			if (fd >= 0) {
+				pfd[k].fd = fd;
+				pfd[k].events = ev;
+				pfd[k].revents = 0;
+				who[k++] = i;
+			} else {
+				now = true;
+			}
+			if (t >= 0 && (tmo < 0 || t < tmo))
+				tmo = t;
+		}
+		if (now || k == 0)
+			tmo = 0;
+		int r = poll(pfd, (nfds_t)k, tmo);
+		if (r < 0 && errno != EINTR) {
+			perror("poll");
+			exit(1);
+		}
+		if (r > 0) {
+			for (int j = 0; j < k; j++)
+				if (pfd[j].revents)
+					rc_client_advance(w->clients[who[j]], pfd[j].revents);
+		}
+		if (r == 0 || now || k == 0) {
+			for (int i = 0; i < w->n; i++)
+				if (rc_client_inflight(w->clients[i]))
+					rc_client_advance(w->clients[i], 0);
+		}
+	}
+}
+
+/* One phase: count calls, --depth of them in flight on every client. */
+static void async_phase(worker *w, uint64_t count, bool record)
+{
+	const bench_opts *o = w->o;
+	w->a_target = count;
+	w->a_issued = 0;
+	w->a_done = 0;
+	w->a_record = record;
+	for (uint32_t k = 0; k < o->depth; k++) {
+		for (int d = 0; d < w->n; d++) {
+			if (w->a_issued >= count || atomic_load(&g_stop))
+				break;
+			aslot *s = &w->aslots[(size_t)k * (size_t)w->n + (size_t)d];
+			rc_status st = async_start(s);
+			if (st != RC_OK)
+				async_start_failed(s, st);
+		}
+	}
+	async_drive(w);
+}
+
+/* ---- multi: one rc_multicall per round ------------------------------------------------------- */
+
+typedef struct mctx {
+	worker *w;
+	uint32_t work;
+	size_t handled;
+	bool ok;
+} mctx;
+
+static bool multi_handle(size_t index, rc_status st, const bench_res *res, void *udata)
+{
+	mctx *m = udata;
+	bench_res r;
+	memset(&r, 0, sizeof r);
+	if (res)
+		r = *res; /* shallow: ECHO's bytes stay the call's (not freed here) */
+	m->ok &= check(m->w, (int)index, st, &r, m->work, false);
+	m->handled++;
+	return true;
+}
+
+/* The typed handlers of the generated *_multi stubs. */
+static bool on_multi_void(size_t index, rc_status st, void *res, void *udata)
+{
+	(void)res;
+	return multi_handle(index, st, NULL, udata);
+}
+
+static bool on_multi_int(size_t index, rc_status st, int32_t *res, void *udata)
+{
+	bench_res r = {.i = res ? *res : 0};
+	return multi_handle(index, st, res ? &r : NULL, udata);
+}
+
+static bool on_multi_uint(size_t index, rc_status st, uint32_t *res, void *udata)
+{
+	bench_res r = {.u = res ? *res : 0};
+	return multi_handle(index, st, res ? &r : NULL, udata);
+}
+
+static bool on_multi_hyper(size_t index, rc_status st, int64_t *res, void *udata)
+{
+	bench_res r = {.h = res ? *res : 0};
+	return multi_handle(index, st, res ? &r : NULL, udata);
+}
+
+static bool on_multi_data(size_t index, rc_status st, bench_data *res, void *udata)
+{
+	bench_res r;
+	memset(&r, 0, sizeof r);
+	if (res)
+		r.d = *res;
+	return multi_handle(index, st, res ? &r : NULL, udata);
+}
+
+static bool round_multi(worker *w)
+{
+	const bench_opts *o = w->o;
+	rc_client *const *cl = w->clients;
+	size_t n = (size_t)w->n;
+	int tmo = o->timeout_ms ? (int)o->timeout_ms : -1;
+	mctx m = {w, next_work(w), 0, true};
+	w->arg_work = m.work;
+	rc_status st;
+	if (o->procnum >= 0) {
+		st = rc_multicall(cl, n, (uint32_t)o->procnum, rc_xdr_void, NULL, rc_xdr_void, 0,
+		                  on_multi_void, &m, tmo);
+	} else {
+		switch (o->proc) {
+		case BP_NULL:
+			st = bench_null_1_multi(cl, n, on_multi_void, &m, tmo);
+			break;
+		case BP_INT:
+			st = bench_int_1_multi(cl, n, &w->arg_int, on_multi_void, &m, tmo);
+			break;
+		case BP_SEND:
+			st = bench_send_1_multi(cl, n, &w->arg, on_multi_void, &m, tmo);
+			break;
+		case BP_SENDR:
+			st = bench_sendr_1_multi(cl, n, &w->arg, on_multi_int, &m, tmo);
+			break;
+		case BP_ECHO:
+			st = bench_echo_1_multi(cl, n, &w->arg, on_multi_data, &m, tmo);
+			break;
+		case BP_WORK:
+			st = bench_work_1_multi(cl, n, &m.work, on_multi_uint, &m, tmo);
+			break;
+		case BP_ADD:
+			st = bench_add_1_multi(cl, n, &w->arg_add, on_multi_hyper, &m, tmo);
+			break;
+		default:
+			st = RC_INVAL;
+		}
+	}
+	if (st != RC_OK) {
+		char why[160];
+		snprintf(why, sizeof why, "the multi-call failed: %s [%s]", rc_strerror(st),
+		         rc_status_name(st));
+		report(w, 0, st, why);
+		return false;
+	}
+	if (m.handled != n) {
+		char why[160];
+		snprintf(why, sizeof why, "the handler ran for %zu of %zu destinations", m.handled,
+		         n);
+		report(w, 0, st, why);
+		return false;
+	}
+	return m.ok;
 }
 
 /* ---- the run ----------------------------------------------------------------------------- */
 
 static bool one_round(worker *w)
 {
-	return w->o->mode == MODE_SELECT ? round_select(w) : round_block(w);
+	switch (w->o->mode) {
+	case MODE_SELECT:
+		return round_select(w);
+	case MODE_MULTI:
+		return round_multi(w);
+	default:
+		return round_block(w);
+	}
 }
 
 static void *worker_main(void *p)
 {
 	worker *w = p;
+	if (w->o->mode == MODE_ASYNC) {
+		async_phase(w, w->warmup, false);
+		pthread_barrier_wait(w->barrier);
+		async_phase(w, w->calls, true);
+		return NULL;
+	}
 	for (uint64_t i = 0; i < w->warmup && !atomic_load(&g_stop); i++)
 		one_round(w);
 	pthread_barrier_wait(w->barrier);
@@ -377,7 +685,10 @@ int main(int argc, char **argv)
 	worker *ws = calloc(o.threads, sizeof *ws);
 	slot *slots = calloc((size_t)o.threads * (size_t)o.nuris, sizeof *slots);
 	int64_t *last = calloc((size_t)o.threads * (size_t)o.nuris, sizeof *last);
-	if (!ws || !slots || !last) {
+	aslot *aslots = NULL;
+	if (o.mode == MODE_ASYNC)
+		aslots = calloc((size_t)o.depth * (size_t)o.nuris, sizeof *aslots);
+	if (!ws || !slots || !last || (o.mode == MODE_ASYNC && !aslots)) {
 		fprintf(stderr, "%s: out of memory\n", progname);
 		return 1;
 	}
@@ -401,6 +712,13 @@ int main(int argc, char **argv)
 		w->arg_add = o.arg;
 		w->last_add = last + (size_t)t * (size_t)o.nuris;
 		w->slots = slots + (size_t)t * (size_t)o.nuris;
+		w->rng = bench_seed(o.seed ? o.seed + t : 0);
+		w->aslots = aslots;
+		if (aslots)
+			for (size_t k = 0; k < (size_t)o.depth * (size_t)o.nuris; k++) {
+				aslots[k].w = w;
+				aslots[k].dest = (int)(k % (size_t)o.nuris);
+			}
 		for (int i = 0; i < o.nuris; i++)
 			w->slots[i].pending = &w->pending;
 		w->barrier = &barrier;
@@ -456,6 +774,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < o.nuris; i++)
 		rc_client_destroy(clients[i]);
 	pthread_barrier_destroy(&barrier);
+	free(aslots);
 	free(last);
 	free(slots);
 	free(ws);

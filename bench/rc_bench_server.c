@@ -2,6 +2,11 @@
  * rc-bench-server -- serves bench.x with remotecall.
  *
  *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--rpcbind]
+ *                   [--work-dist const|exp] [--seed N]
+ *
+ * --work-dist exp: WORK's argument is a mean; each call sleeps a time drawn from the
+ * exponential distribution with that mean (each server process draws independently, as the
+ * servers of MultiRPC's Tables I-6..I-9 did) and still returns its argument.
  *
  * Prints "listening URI" (the URI actually bound, with the real port) per listener, flushes,
  * and serves until SIGINT or SIGTERM; then exits 0. Bad options: usage on stderr, exit 2.
@@ -10,6 +15,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +29,9 @@
 static const char *progname = "rc-bench-server";
 static rc_server *g_srv;
 static _Atomic int64_t g_total; /* ADD's server-wide counter */
+static bool g_work_exp;         /* --work-dist exp */
+static uint64_t g_seed;         /* --seed */
+static _Thread_local uint64_t t_rng;
 
 /* ---- the procedures ---------------------------------------------------------------------- */
 
@@ -69,11 +78,17 @@ bool bench_echo_1_svc(const bench_data *arg, bench_data *res, rc_svc_req *req)
 	return true;
 }
 
-/* WORK: sleep the given microseconds, return them. */
+/* WORK: sleep the given microseconds (--work-dist exp: a draw with that mean), return them. */
 bool bench_work_1_svc(const uint32_t *arg, uint32_t *res, rc_svc_req *req)
 {
 	(void)req;
-	struct timespec ts = {(time_t)(*arg / 1000000u), (long)(*arg % 1000000u) * 1000L};
+	uint32_t us = *arg;
+	if (g_work_exp) {
+		if (!t_rng)
+			t_rng = bench_seed(g_seed ? g_seed + (uint64_t)(uintptr_t)&t_rng : 0);
+		us = bench_draw_exp(&t_rng, (double)*arg);
+	}
+	struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 	*res = *arg;
@@ -97,7 +112,9 @@ static void usage(FILE *f)
 	        "  --listen URI   udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH (port 0: any);\n"
 	        "                 prints 'listening URI' with the real port for each\n"
 	        "  --threads N    worker threads [1]\n"
-	        "  --rpcbind      register with the local rpcbind (unregistered at exit)\n",
+	        "  --rpcbind      register with the local rpcbind (unregistered at exit)\n"
+	        "  --work-dist D  const: WORK sleeps its argument; exp: a draw with that mean [const]\n"
+	        "  --seed N       seed of those draws [clock and pid]\n",
 	        progname);
 }
 
@@ -114,6 +131,8 @@ int main(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},
 		{"threads", required_argument, NULL, 't'},
 		{"rpcbind", no_argument, NULL, 'r'},
+		{"work-dist", required_argument, NULL, 'w'},
+		{"seed", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -142,6 +161,24 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			rpcbind = true;
+			break;
+		case 'w':
+			if (strcmp(optarg, "const") == 0) {
+				g_work_exp = false;
+			} else if (strcmp(optarg, "exp") == 0) {
+				g_work_exp = true;
+			} else {
+				fprintf(stderr, "%s: bad --work-dist '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 's':
+			if (!bench_parse_u64(optarg, &g_seed)) {
+				fprintf(stderr, "%s: bad --seed '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);

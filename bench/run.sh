@@ -1,101 +1,790 @@
 #!/usr/bin/env bash
-# bench/run.sh [--build DIR] [--quick|--full] [--out FILE] -- run the call benchmarks.
+# bench/run.sh -- the paper-reproduction benchmark suite (what `make bench` runs).
 #
-# For each transport (udp, tcp), each pinning (server and client on one core; on two cores when
-# the machine has them) and each peer pair (rc->rc, tirpc->tirpc, rc->tirpc, tirpc->rc, raw),
-# runs NULL and ECHO at a few sizes and appends one JSON line per run to FILE (default
-# DIR/bench/results.jsonl), tagged with "transport", "pin" and "server". Prints a table at the
-# end. Every server started is stopped on exit.
+#   bench/run.sh [--build DIR] [--quick|--full|--smoke] [--only EXP[,EXP...]] [--out DIR]
+#                [--no-netns] [--no-report]
+#
+# Re-runs the experiments of the five papers in /work/shared/seeds on this machine with
+# remotecall, the libtirpc peer and a raw-socket baseline, in one run:
+#
+#   en        Elliott & Nutt Tables 2-3: C calls; RPC vs raw UDP/TCP, block vs select, 0/2/4-byte
+#             arguments, local and remote, client and server on one core and on two
+#   steps     where the time of one call goes (E&N Table 5, DCE Figures 1-2 and Table 2)
+#   courier   Larus Tables 1-4 and 9: 0/4/400/4000-byte arguments, with and without a result,
+#             TCP vs UDP
+#   dce       Khandker et al. Figure 3 (latency vs request size, first vs later calls) and
+#             Table 1 (throughput with 1-10 caller threads sharing one client)
+#   parpc     Martin et al. Figure 6: C call, in-process, local, remote, first calls
+#   multirpc  Satyanarayanan & Siegel Tables I-1..I-9: iterative vs multi-call to N servers
+#   pipeline  beyond the papers: pipelined async calls at depths 1-256 beside libtirpc
+#   xdr       beyond the papers: XDR encode/decode MB/s beside libtirpc
+#
+# "Remote" runs servers and clients in two network namespaces joined by a veth pair (MTU 1500,
+# 10.250.0.1/24 and 10.250.0.2/24) when running as root and `ip netns` works; otherwise only
+# "local" (loopback) runs and the report says why. Every process, namespace and rpcbind this
+# script starts is stopped on exit. A failing step is written down (failures.jsonl and the
+# report) and the run goes on.
+#
+# Results: bench/results/<timestamp>/ (raw.jsonl, meta.json, report.md, *.csv, *.png) and the
+# symlink bench/results/latest; --out DIR writes to DIR instead (and leaves latest alone).
 set -u
-BUILD=build
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+BUILD=$ROOT/build
 MODE=quick
-OUT=
+ONLY=""
+OUT=""
+USE_NETNS=1
+REPORT=1
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr"
+CMDLINE="$0 $*"
+
+usage() {
+	sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) BUILD=$2; shift 2 ;;
 	--quick) MODE=quick; shift ;;
 	--full) MODE=full; shift ;;
+	--smoke) MODE=smoke; shift ;;
+	--only) ONLY=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
-	*) echo "usage: $0 [--build DIR] [--quick|--full] [--out FILE]" >&2; exit 2 ;;
+	--no-netns) USE_NETNS=0; shift ;;
+	--no-report) REPORT=0; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 	esac
 done
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 B=$BUILD/bench
-OUT=${OUT:-$B/results.jsonl}
-for p in rc-bench-server rc-bench-client tirpc-bench-server tirpc-bench-client raw-pingpong; do
-	[ -x "$B/$p" ] || { echo "$0: $B/$p is missing (build first)" >&2; exit 1; }
+EXPS=$ALL_EXPS
+if [ -n "$ONLY" ]; then
+	EXPS=""
+	for e in ${ONLY//,/ }; do
+		case " $ALL_EXPS " in
+		*" $e "*) EXPS="$EXPS $e" ;;
+		*) echo "$0: unknown experiment '$e' (one of: $ALL_EXPS)" >&2; exit 2 ;;
+		esac
+	done
+fi
+for p in rc-bench-server rc-bench-client rc-bench-local tirpc-bench-server tirpc-bench-client \
+	raw-pingpong; do
+	[ -x "$B/$p" ] || { echo "$0: $B/$p is missing (build first: make build)" >&2; exit 1; }
 done
-if [ $MODE = quick ]; then CALLS=20000; BIG=200; else CALLS=200000; BIG=2000; fi
-TASKSET=$(command -v taskset || true)
+
+TS=$(date -u +%Y%m%dT%H%M%SZ)
+if [ -n "$OUT" ]; then
+	RES=$OUT
+	LINK_LATEST=0
+else
+	RES=$HERE/results/$TS
+	LINK_LATEST=1
+fi
+mkdir -p "$RES" || exit 1
+RES=$(cd "$RES" && pwd)
+RAW=$RES/raw.jsonl
+FAILS=$RES/failures.jsonl
+LOG=$RES/run.log
+: >"$RAW"
+: >"$FAILS"
+: >"$LOG"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/rcbench.XXXXXX")
+
+# ---- sizes of the run --------------------------------------------------------------------------
+# TRIALS: repetitions of every measurement (interleaved); CALLS: calls per measurement.
+case $MODE in
+smoke)
+	TRIALS=1; TARGET_TRIALS=2; CALLS=200; CALLS_SLOW=100; STEP_CALLS=200; FIRST_TRIALS=3; PARPC_TRIALS=3
+	MR_WORKS="10"; MR_NS="1 2"; MR_NS_1S=""; MR_ITER_ROUNDS=1; MR_MULTI_ROUNDS=2
+	MR_NULL_TRIALS=2; MR_NULL_CALLS=100
+	PIPE_DEPTHS="1 16"; PIPE_CALLS=2000; DCE_THREADS="1 2"; DCE_CALLS=200
+	FIG3_SIZES="0 1500 4016"; FIG3_FIRST="0 4016"; FIG3_CALLS=100; XDR_ARGS="--reps 1 --min-ms 2 --elems 4096"
+	PINS="cross"; ;;
+quick)
+	TRIALS=3; TARGET_TRIALS=9; CALLS=4000; CALLS_SLOW=2000; STEP_CALLS=3000; FIRST_TRIALS=20; PARPC_TRIALS=32
+	MR_WORKS="100"; MR_NS="1 2 5 10 20 50"; MR_NS_1S=""; MR_ITER_ROUNDS=3; MR_MULTI_ROUNDS=5
+	MR_NULL_TRIALS=5; MR_NULL_CALLS=1000
+	PIPE_DEPTHS="1 2 4 8 16 32 64 128 256"; PIPE_CALLS=200000; DCE_THREADS="1 2 3 4 5 6 7 8 9 10"
+	DCE_CALLS=10000
+	FIG3_SIZES="0 512 1024 1424 1428 1432 1436 1472 1480 1500 2000 2904 2908 2912 2960 3000 4016 4360 4400 5832 5836 8192 12048 16064 24096 32768 49152 65000"
+	FIG3_FIRST="0 4016 16064 24096 65000"; FIG3_CALLS=1000; XDR_ARGS="--reps 5 --min-ms 10"
+	PINS="same cross"; ;;
+full)
+	TRIALS=7; TARGET_TRIALS=21; CALLS=20000; CALLS_SLOW=10000; STEP_CALLS=20000; FIRST_TRIALS=128; PARPC_TRIALS=128
+	MR_WORKS="10 50 100 1000"; MR_NS="1 2 5 10 20 50 100 200 500"; MR_NS_1S="1 2 5 10 20 50"
+	MR_ITER_ROUNDS=3; MR_MULTI_ROUNDS=10; MR_NULL_TRIALS=10; MR_NULL_CALLS=1000
+	PIPE_DEPTHS="1 2 4 8 16 32 64 128 256"; PIPE_CALLS=1000000; DCE_THREADS="1 2 3 4 5 6 7 8 9 10"
+	DCE_CALLS=30000
+	FIG3_SIZES=""
+	for s in 0 256 512 1024 1392 1393; do FIG3_SIZES="$FIG3_SIZES $s"; done
+	# UDP fragments carry 1480 bytes of IP payload; a call adds 8 (UDP) + 44 (header, length)
+	# bytes: fragment k+1 starts at 1480k - 52 bytes of data. TCP segments carry 1448 bytes
+	# (MSS with timestamps); a record adds 4 + 44 bytes: segment k+1 starts at 1448k - 48.
+	for k in 1 2 3 4 5 6; do
+		u=$((1480 * k - 52)); t=$((1448 * k - 48))
+		FIG3_SIZES="$FIG3_SIZES $((u - 4)) $u $((u + 4)) $((t - 4)) $t $((t + 4))"
+	done
+	for s in 1472 1480 1500 2944 2960 3000 4016 4017 4096 8032 8033 8192 12048 12049 16064 16065 \
+		16384 20080 20081 24096 24097 32128 32129 32768 40000 48192 48193 49152 56000 60000 \
+		64256 65000 65460; do
+		FIG3_SIZES="$FIG3_SIZES $s"
+	done
+	FIG3_SIZES=$(printf '%s\n' $FIG3_SIZES | sort -n | uniq | tr '\n' ' ')
+	FIG3_FIRST="0 1392 4016 8032 16064 24096 32768 65000"; FIG3_CALLS=3000; XDR_ARGS=""
+	PINS="same cross"; ;;
+esac
 NCPU=$(nproc 2>/dev/null || echo 1)
-PINS="same"
-[ "$NCPU" -ge 2 ] && PINS="same cross"
+if [ "$NCPU" -lt 2 ]; then PINS="same"; fi
+# cores: "cross" = server on core 0, client on core 1; "same" = both on core 1 (core 0 alone)
+srv_core() { if [ "$1" = same ]; then echo $((NCPU > 1 ? 1 : 0)); else echo 0; fi; }
+cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
-SRV_PID=
-cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-pin() { # pin CORE CMD...
-	if [ -n "$TASKSET" ]; then "$TASKSET" -c "$1" "${@:2}"; else "${@:2}"; fi
+# ---- progress ------------------------------------------------------------------------------------
+# Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1)
+est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
+START=$(date +%s)
+EXP_START=$START
+CUR_EXP=""
+DONE_EST=0
+DONE_ACT=0
+LAST_PRINT=0
+IS_TTY=0
+[ -t 2 ] && IS_TTY=1
+fmt_t() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+progress() { # progress TEXT
+	local now el cur left scale100 e rem=0 seen=0
+	now=$(date +%s)
+	el=$((now - START))
+	cur=$((now - EXP_START))
+	scale100=100
+	[ "$DONE_EST" -gt 0 ] && scale100=$((DONE_ACT * 100 / DONE_EST))
+	[ $scale100 -lt 50 ] && scale100=50
+	[ $scale100 -gt 300 ] && scale100=300
+	for e in $EXPS; do
+		if [ $seen = 1 ]; then rem=$((rem + $(est "$e"))); fi
+		[ "$e" = "$CUR_EXP" ] && seen=1
+	done
+	left=$(( (rem + $(est "$CUR_EXP")) * scale100 / 100 - cur ))
+	[ $left -lt $((rem * scale100 / 100)) ] && left=$((rem * scale100 / 100))
+	local line="[$CUR_EXP] $1 | elapsed $(fmt_t $el) | ~$(fmt_t $left) left"
+	echo "$(date -u +%T) $line" >>"$LOG"
+	if [ $IS_TTY = 1 ]; then
+		printf '\r\033[K%s' "${line:0:$(( $(tput cols 2>/dev/null || echo 120) - 1 ))}" >&2
+	elif [ $((now - LAST_PRINT)) -ge 10 ]; then
+		echo "$line" >&2
+		LAST_PRINT=$now
+	fi
+}
+exp_begin() {
+	CUR_EXP=$1
+	EXP_START=$(date +%s)
+	LAST_PRINT=0
+	progress "start"
+}
+exp_end() {
+	local now
+	now=$(date +%s)
+	DONE_EST=$((DONE_EST + $(est "$CUR_EXP")))
+	DONE_ACT=$((DONE_ACT + now - EXP_START))
+	echo "$(date -u +%T) [$CUR_EXP] done in $((now - EXP_START)) s" >>"$LOG"
+	echo "{\"exp\":\"$CUR_EXP\",\"part\":\"duration\",\"seconds\":$((now - EXP_START))}" >>"$RAW"
+	[ $IS_TTY = 1 ] && printf '\r\033[K' >&2
+	echo "[$CUR_EXP] done in $(fmt_t $((now - EXP_START)))" >&2
 }
 
-start() { # start CORE SERVER-COMMAND... -> sets URI
-	local f i=0
-	f=$(mktemp)
-	pin "$@" >"$f" 2>/dev/null &
-	SRV_PID=$!
-	until grep -q '^listening ' "$f"; do
+# ---- processes, namespaces, cleanup --------------------------------------------------------------
+PIDS=""
+NS_S=""
+NS_C=""
+NETNS_NOTE="not requested (--no-netns)"
+OWN_RPCBIND=""
+cleanup() {
+	local p
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	sleep 0.2
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	if [ -n "$OWN_RPCBIND" ]; then kill "$OWN_RPCBIND" 2>/dev/null; wait "$OWN_RPCBIND" 2>/dev/null; fi
+	[ -n "$NS_S" ] && ip netns del "$NS_S" 2>/dev/null
+	[ -n "$NS_C" ] && ip netns del "$NS_C" 2>/dev/null
+	rm -rf "$TMP"
+	[ $IS_TTY = 1 ] && printf '\r\033[K' >&2
+}
+trap cleanup EXIT
+trap 'echo "$0: interrupted" >&2; exit 130' INT
+trap 'exit 143' TERM
+
+setup_netns() {
+	NS_S=rcb-s-$$
+	NS_C=rcb-c-$$
+	local vs=rcbs$$ vc=rcbc$$ e=$TMP/netns.err
+	if [ "$(id -u)" != 0 ]; then NETNS_NOTE="not root: local (loopback) runs only"; NS_S=""; NS_C=""; return 1; fi
+	if ! command -v ip >/dev/null; then NETNS_NOTE="no 'ip' command: local runs only"; NS_S=""; NS_C=""; return 1; fi
+	if ! { ip netns add "$NS_S" && ip netns add "$NS_C" &&
+		ip link add "$vs" type veth peer name "$vc" &&
+		ip link set "$vs" netns "$NS_S" && ip link set "$vc" netns "$NS_C" &&
+		ip -n "$NS_S" addr add 10.250.0.1/24 dev "$vs" &&
+		ip -n "$NS_C" addr add 10.250.0.2/24 dev "$vc" &&
+		ip -n "$NS_S" link set lo up && ip -n "$NS_C" link set lo up &&
+		ip -n "$NS_S" link set "$vs" mtu 1500 up && ip -n "$NS_C" link set "$vc" mtu 1500 up; } 2>"$e"; then
+		NETNS_NOTE="ip netns failed ($(head -c 200 "$e" | tr '\n' ' ')): local runs only"
+		ip netns del "$NS_S" 2>/dev/null; ip netns del "$NS_C" 2>/dev/null
+		ip link del "$vs" 2>/dev/null
+		NS_S=""; NS_C=""
+		return 1
+	fi
+	# Segment and fragment in software at 1500 bytes, as on a wire: no 64 KiB GSO super-packets.
+	local gso="gso_max_size 1500"
+	if ! { ip -n "$NS_S" link set "$vs" gso_max_size 1500 && ip -n "$NS_C" link set "$vc" gso_max_size 1500; } 2>/dev/null; then
+		gso="default GSO (gso_max_size not settable)"
+	fi
+	NETNS_NOTE="two namespaces $NS_S (10.250.0.1) and $NS_C (10.250.0.2) joined by a veth pair, MTU 1500, $gso"
+	return 0
+}
+if [ $USE_NETNS = 1 ]; then setup_netns; fi
+WHERES="local"
+[ -n "$NS_S" ] && WHERES="local remote"
+# where the "remote"-only experiments run: remote when we have it
+FAR=local
+[ -n "$NS_S" ] && FAR=remote
+
+host_of() { if [ "$1" = remote ]; then echo 10.250.0.1; else echo 127.0.0.1; fi; }
+# srv_pre WHERE / cli_pre WHERE: run in the server's / client's namespace
+# (words to put in front of a command; used unquoted, so they vanish for local)
+srv_pre() { if [ "$1" = remote ]; then echo "ip netns exec $NS_S"; fi; }
+cli_pre() { if [ "$1" = remote ]; then echo "ip netns exec $NS_C"; fi; }
+
+# srv VAR WHERE CORE CMD... -- start a server pinned to CORE on WHERE's server side, wait for
+# its "listening" lines (one per --listen); sets VAR_PID and VAR (its URIs, space-separated).
+# Returns 1 (and writes a failure) if it does not come up within 10 s.
+NSRV=0
+srv() {
+	local var=$1 where=$2 core=$3
+	shift 3
+	NSRV=$((NSRV + 1))
+	local f=$TMP/srv.$NSRV want=0 a i=0 pid n
+	for a in "$@"; do case $a in --listen | --server) want=$((want + 1)) ;; esac; done
+	[ $want = 0 ] && want=1
+	$(srv_pre "$where") taskset -c "$core" "$@" >"$f" 2>"$f.err" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	while :; do
+		n=$(grep -c '^listening ' "$f" 2>/dev/null)
+		[ "${n:-0}" -ge "$want" ] && break
 		i=$((i + 1))
-		[ $i -gt 100 ] && { echo "$0: server $* did not start" >&2; rm -f "$f"; exit 1; }
+		if [ $i -gt 200 ] || ! kill -0 "$pid" 2>/dev/null; then
+			note_fail "{\"exp\":\"$CUR_EXP\",\"what\":\"server start\"}" 1 "$*" "$f.err"
+			kill "$pid" 2>/dev/null
+			eval "${var}_PID="
+			eval "$var="
+			return 1
+		fi
 		sleep 0.05
 	done
-	URI=$(awk '/^listening /{ print $2; exit }' "$f")
-	rm -f "$f"
+	eval "${var}_PID=$pid"
+	eval "$var=\"$(awk '/^listening /{ printf "%s ", $2 }' "$f")\""
+	return 0
 }
-
-stop() { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=; }
-
-tag() { # tag TRANSPORT PIN SERVER: add fields to the JSON line on stdin
-	sed "s/^{/{\"transport\":\"$1\",\"pin\":\"$2\",\"server\":\"$3\",/" | tee -a "$OUT"
-}
-
-: >>"$OUT"
-FIRST=$(($(wc -l <"$OUT") + 1))
-echo "# $(date -u +%FT%TZ) $MODE, $NCPU cpus, results appended to $OUT" >&2
-for tr in udp tcp; do
-	sizes="0 4000"
-	[ $tr = tcp ] && sizes="0 4000 65536"
-	for pn in $PINS; do
-		sc=0; cc=0
-		[ $pn = cross ] && cc=1
-		for pair in rc:rc tirpc:tirpc rc:tirpc tirpc:rc; do
-			cl=${pair%%:*}; sv=${pair##*:}
-			start $sc "$B/$sv-bench-server" --listen "$tr://127.0.0.1:0"
-			pin $cc "$B/$cl-bench-client" --uri "$URI" --proc null --calls $CALLS --json | tag $tr $pn $sv
-			for s in $sizes; do
-				pin $cc "$B/$cl-bench-client" --uri "$URI" --proc echo --size $s --calls $CALLS --json | tag $tr $pn $sv
-			done
-			[ $tr = tcp ] && pin $cc "$B/$cl-bench-client" --uri "$URI" --proc echo --size 1m --calls $BIG --json | tag $tr $pn $sv
-			if [ $cl = rc ]; then
-				pin $cc "$B/rc-bench-client" --mode select --uri "$URI" --proc null --calls $CALLS --json | tag $tr $pn $sv
-			fi
-			stop
-		done
-		start $sc "$B/raw-pingpong" --server "$tr://127.0.0.1:0"
-		for s in $sizes; do
-			pin $cc "$B/raw-pingpong" --client "$URI" --size $s --calls $CALLS --json | tag $tr $pn raw
-		done
-		stop
+# stop PID... -- stop servers (SIGTERM, then wait)
+stop() {
+	local p
+	for p in "$@"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+	for p in "$@"; do
+		[ -n "$p" ] || continue
+		wait "$p" 2>/dev/null
+		PIDS=$(echo " $PIDS " | sed "s/ $p / /")
 	done
-done >/dev/null
+}
+# uri_of LIST SCHEME -- the first URI of LIST with that scheme
+uri_of() { local u; for u in $1; do case $u in "$2"://*) echo "$u"; return ;; esac; done; }
 
-# a table of this run
-python3 - "$OUT" "$FIRST" <<'EOF' 2>/dev/null || tail -n +"$FIRST" "$OUT"
+# note_fail TAGS RC CMD ERRFILE -- record a failed step
+note_fail() {
+	python3 - "$1" "$2" "$3" "$4" >>"$FAILS" <<'EOF'
 import json, sys
-lines = open(sys.argv[1]).read().splitlines()[int(sys.argv[2]) - 1:]
-rows = [json.loads(l) for l in lines if l.startswith("{")]
-cols = ("transport", "pin", "impl", "server", "mode", "proc", "size", "us_per_call", "median_us", "p99_us")
-print(" ".join(f"{c:>11}" for c in cols))
-for r in rows:
-    print(" ".join(f"{r[c]:>11.2f}" if isinstance(r[c], float) else f"{r[c]!s:>11}" for c in cols))
+tags = json.loads(sys.argv[1])
+try:
+    err = open(sys.argv[4], errors="replace").read().strip().splitlines()[-4:]
+except OSError:
+    err = []
+tags.update({"rc": int(sys.argv[2]), "cmd": sys.argv[3], "stderr": "\n".join(err)})
+print(json.dumps(tags))
 EOF
+	echo "$(date -u +%T) FAILED rc=$2: $3" >>"$LOG"
+}
+
+# rec TAGS TIMEOUT CMD... -- run CMD (bounded by TIMEOUT seconds), add TAGS (a JSON fragment
+# without braces) to each JSON line it prints and append them to raw.jsonl
+rec() {
+	local tags=$1 tmo=$2 rc
+	shift 2
+	timeout -k 5 "$tmo" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -q '^{' "$TMP/out"; then
+		[ $rc -eq 0 ] && rc=99
+		note_fail "{$tags}" $rc "$*" "$TMP/err"
+		return 1
+	fi
+	grep '^{' "$TMP/out" | sed "s/^{/{$tags,/" >>"$RAW"
+}
+
+# ---- metadata --------------------------------------------------------------------------------------
+write_meta() {
+	local cc ccver btype commit dirty tirpc
+	cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
+	ccver=$("${cc:-cc}" --version 2>/dev/null | head -1)
+	btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
+	commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)
+	dirty=$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | wc -l)
+	tirpc=$(dpkg-query -W -f '${Version}' libtirpc3 2>/dev/null || dpkg-query -W -f '${Version}' libtirpc3t64 2>/dev/null)
+	python3 - "$RES/meta.json" <<EOF
+import json, sys
+meta = {
+  "timestamp": "$TS", "mode": "$MODE", "experiments": "$EXPS".split(),
+  "command": """$CMDLINE""",
+  "uname": """$(uname -srvmo)""",
+  "cpu": """$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')""",
+  "ncpu": $NCPU,
+  "mem_mb": $(awk '/MemTotal/{ print int($2 / 1024) }' /proc/meminfo),
+  "compiler": """$ccver""", "build_type": "$btype", "build_dir": "$BUILD",
+  "commit": "$commit", "dirty_files": ${dirty:-0},
+  "libtirpc": "$tirpc",
+  "netns": """$NETNS_NOTE""", "remote": "$FAR",
+  "pins": "$PINS", "trials": $TRIALS, "calls": $CALLS,
+  "taskset": "cross = server on core 0, client on core 1; same = both on core $(cli_core)",
+}
+json.dump(meta, open(sys.argv[1], "w"), indent=1)
+EOF
+}
+write_meta
+
+# ==== the experiments ===============================================================================
+
+# ---- en: Elliott & Nutt Tables 2-3 ------------------------------------------------------------------
+exp_en() {
+	local where pin sc cc t a rc_arg raw_n
+	progress "C function calls"
+	rec '"exp":"en","part":"ccall"' 120 taskset -c "$(cli_core)" "$B/rc-bench-local" --what ccall --json
+	for where in $WHERES; do
+		local H
+		H=$(host_of $where)
+		for pin in $PINS; do
+			sc=$(srv_core $pin)
+			cc=$(cli_core)
+			srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || continue
+			srv TIS $where "$sc" "$B/tirpc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || { stop "$RCS_PID"; continue; }
+			srv RWU $where "$sc" "$B/raw-pingpong" --server "udp://$H:0"
+			srv RWT $where "$sc" "$B/raw-pingpong" --server "tcp://$H:0"
+			if [ $where = local ] && [ -n "$RWU" ]; then
+				# the null-call target: remotecall null vs raw ping-pong of 0 bytes and of the
+				# call's 40 bytes, interleaved, more trials (the ratio of each trial counts)
+				local u0 k
+				u0=$(uri_of "$RCS" udp)
+				for k in $(seq 1 $TARGET_TRIALS); do
+					progress "$where, $pin cores, null call vs raw ping-pong $k/$TARGET_TRIALS"
+					local tg="\"exp\":\"en\",\"part\":\"target\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"udp\",\"trial\":$k"
+					rec "$tg" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u0" --proc null --calls $CALLS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 0 --calls $CALLS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 40 --calls $CALLS --json
+				done
+			fi
+			for t in $(seq 1 $TRIALS); do
+				for a in noarg 2byte 4byte; do
+					progress "$where, $pin cores, trial $t/$TRIALS, $a"
+					case $a in
+					noarg) rc_arg="--proc null"; raw_n=0 ;;
+					2byte) rc_arg="--proc int --arg 4660"; raw_n=2 ;;
+					4byte) rc_arg="--proc int --arg 305419896"; raw_n=4 ;;
+					esac
+					local tag="\"exp\":\"en\",\"part\":\"calls\",\"where\":\"$where\",\"pin\":\"$pin\",\"arg\":\"$a\",\"trial\":$t"
+					local tr u
+					for tr in udp tcp; do
+						u=$(uri_of "$RCS" $tr)
+						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" $rc_arg --calls $CALLS --json
+						if [ $tr = udp ]; then u=$RWU; else u=$RWT; fi
+						[ -n "$u" ] && rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $u --size $raw_n --calls $CALLS --json
+						u=$(uri_of "$RCS" $tr)
+						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode select --uri "$u" $rc_arg --calls $CALLS --json
+						if [ $tr = udp ]; then u=$RWU; else u=$RWT; fi
+						[ -n "$u" ] && rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $u --wait select --size $raw_n --calls $CALLS --json
+						u=$(uri_of "$TIS" $tr)
+						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" $rc_arg --calls $CALLS --json
+					done
+				done
+			done
+			stop "$RCS_PID" "$TIS_PID" "$RWU_PID" "$RWT_PID"
+		done
+	done
+}
+
+# ---- steps: where the time of one call goes ------------------------------------------------------
+exp_steps() {
+	local where=$FAR H pin sc cc s tr u
+	H=$(host_of $where)
+	for pin in $PINS; do
+		sc=$(srv_core $pin)
+		cc=$(cli_core)
+		srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || continue
+		for tr in udp tcp; do
+			u=$(uri_of "$RCS" $tr)
+			for s in 0 1392 4016 8032 16064 24096; do
+				[ $tr = tcp ] && [ $s != 0 ] && [ $s != 4016 ] && [ $s != 24096 ] && continue
+				progress "$where, $pin cores, $tr, $s bytes"
+				local tag="\"exp\":\"steps\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\""
+				rec "$tag,\"series\":\"steps\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-local" --what steps --uri "$u" --size $s --calls $STEP_CALLS --json
+				if [ $s = 0 ]; then
+					rec "$tag,\"series\":\"lib\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $STEP_CALLS --json
+				else
+					rec "$tag,\"series\":\"lib\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc send --size $s --calls $STEP_CALLS --json
+				fi
+			done
+		done
+		stop "$RCS_PID"
+	done
+	steps_callgrind
+}
+
+# Instructions per call by function (callgrind), grouped into steps: the user-space half of
+# E&N's profile. Client and server both run under callgrind (local, null calls); each pair runs
+# N and 2N calls and the report takes the difference, so start-up and one-time costs cancel.
+steps_callgrind() {
+	command -v valgrind >/dev/null || { echo "$(date -u +%T) steps: no valgrind, no callgrind profile" >>"$LOG"; return; }
+	command -v callgrind_annotate >/dev/null || return
+	local n=2000 tr u k f side
+	[ $MODE = smoke ] && n=200
+	for tr in udp tcp; do
+		for k in $n $((2 * n)); do
+			progress "callgrind profile of $k null calls over $tr"
+			srv CGS local 0 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.server.$tr.$k" "$B/rc-bench-server" --listen "$tr://127.0.0.1:0" || continue
+			u=$(uri_of "$CGS" $tr)
+			timeout 300 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.client.$tr.$k" "$B/rc-bench-client" --uri "$u" --proc null --calls $k --warmup 0 --quiet >/dev/null 2>"$TMP/cg.err" ||
+				note_fail "{\"exp\":\"steps\",\"what\":\"callgrind client $tr\"}" $? "valgrind rc-bench-client" "$TMP/cg.err"
+			stop "$CGS_PID"
+			for side in client server; do
+				f=$TMP/cg.$side.$tr.$k
+				[ -s "$f" ] || continue
+				callgrind_annotate --inclusive=no --threshold=100 --auto=no "$f" 2>/dev/null |
+					python3 "$HERE/report.py" --callgrind-self "$side" "$tr" "$k" >>"$RAW" ||
+					echo "$(date -u +%T) steps: callgrind_annotate failed for $side $tr $k" >>"$LOG"
+			done
+		done
+	done
+}
+
+# ---- courier: Larus Tables 1-4, 9 -----------------------------------------------------------------
+exp_courier() {
+	local where=$FAR H sc cc t s p tr u impl
+	H=$(host_of $where)
+	sc=$(srv_core cross)
+	cc=$(cli_core)
+	srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || return
+	srv TIS $where "$sc" "$B/tirpc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0"
+	for t in $(seq 1 $TRIALS); do
+		for s in 0 4 400 4000; do
+			progress "$where, trial $t/$TRIALS, $s-byte argument"
+			for p in send sendr; do
+				for tr in udp tcp; do
+					local tag="\"exp\":\"courier\",\"where\":\"$where\",\"pin\":\"cross\",\"tr\":\"$tr\",\"trial\":$t"
+					u=$(uri_of "$RCS" $tr)
+					rec "$tag,\"series\":\"block\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p --size $s --calls $CALLS_SLOW --json
+					u=$(uri_of "$TIS" $tr)
+					[ -n "$u" ] && rec "$tag,\"series\":\"block\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc $p --size $s --calls $CALLS_SLOW --json
+					if [ $p = send ]; then # Courier's no-result calls did not wait: calls in flight
+						u=$(uri_of "$RCS" $tr)
+						rec "$tag,\"series\":\"nowait\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 16 --uri "$u" --proc $p --size $s --calls $((CALLS_SLOW * 4)) --json
+					fi
+				done
+			done
+		done
+	done
+	stop "$RCS_PID" "$TIS_PID"
+}
+
+# ---- dce: Khandker et al. Figure 3, Table 1, first calls ---------------------------------------------
+exp_dce() {
+	local where=$FAR H pin sc cc s tr u n p
+	H=$(host_of $where)
+	cc=$(cli_core)
+	# Figure 3: latency vs request size, later calls and first calls
+	for pin in $PINS; do
+		sc=$(srv_core $pin)
+		srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || continue
+		for tr in udp tcp; do
+			u=$(uri_of "$RCS" $tr)
+			for s in $FIG3_SIZES; do
+				[ $tr = udp ] && [ $s -gt 65460 ] && continue
+				progress "Figure 3: $pin cores, $tr, $s bytes"
+				rec "\"exp\":\"dce\",\"part\":\"fig3\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"series\":\"later\"" 120 \
+					$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc send --size $s --calls $FIG3_CALLS --warmup 20 --json
+			done
+			# the same sizes echoed by remotecall and by a raw socket: which jumps are the kernel's
+			srv RWS $where "$sc" "$B/raw-pingpong" --server "$tr://$H:0"
+			for s in $FIG3_FIRST; do
+				[ $tr = udp ] && [ $s -gt 65460 ] && continue
+				progress "Figure 3 echo vs raw echo: $pin cores, $tr, $s bytes"
+				rec "\"exp\":\"dce\",\"part\":\"fig3\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"series\":\"echo\"" 120 \
+					$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc echo --size $s --calls $FIG3_CALLS --warmup 20 --json
+				[ -n "$RWS" ] && rec "\"exp\":\"dce\",\"part\":\"fig3\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"series\":\"rawecho\"" 120 \
+					$(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $RWS --size $s --calls $FIG3_CALLS --warmup 20 --json
+			done
+			stop "$RWS_PID"
+			for s in $FIG3_FIRST; do
+				[ $tr = udp ] && [ $s -gt 65460 ] && continue
+				progress "Figure 3 first calls: $pin cores, $tr, $s bytes"
+				rec "\"exp\":\"dce\",\"part\":\"fig3\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"series\":\"first\"" 120 \
+					$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-local" --what first --uri "$u" --proc send --size $s --trials $FIRST_TRIALS --calls 10 --json
+			done
+		done
+		stop "$RCS_PID"
+	done
+	# Table 1: throughput with 1..10 caller threads sharing one client
+	sc=$(srv_core cross)
+	srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || return
+	srv TIS $where "$sc" "$B/tirpc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0"
+	for tr in udp tcp; do
+		for n in $DCE_THREADS; do
+			progress "Table 1: $tr, $n caller threads"
+			for p in null send; do
+				local tag="\"exp\":\"dce\",\"part\":\"threads\",\"where\":\"$where\",\"pin\":\"cross\",\"tr\":\"$tr\""
+				local sz=""
+				[ $p = send ] && sz="--size 4016"
+				u=$(uri_of "$RCS" $tr)
+				rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p $sz --threads $n --calls $DCE_CALLS --json
+				u=$(uri_of "$TIS" $tr)
+				[ -n "$u" ] && rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc $p $sz --threads $n --calls $DCE_CALLS --json
+			done
+		done
+	done
+	stop "$RCS_PID" "$TIS_PID"
+	# first call vs later calls: by port, and through rpcbind (local)
+	dce_first
+}
+
+rpcbind_up() { timeout 5 rpcinfo -p 127.0.0.1 >/dev/null 2>&1; }
+dce_first() {
+	local where H sc cc tr u
+	cc=$(cli_core)
+	sc=$(srv_core cross)
+	for where in $WHERES; do
+		H=$(host_of $where)
+		srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || continue
+		for tr in udp tcp; do
+			progress "first calls: $where, $tr, by port"
+			u=$(uri_of "$RCS" $tr)
+			rec "\"exp\":\"dce\",\"part\":\"first\",\"where\":\"$where\",\"tr\":\"$tr\",\"how\":\"port\"" 300 \
+				$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-local" --what first --uri "$u" --trials $FIRST_TRIALS --calls 100 --json
+		done
+		stop "$RCS_PID"
+	done
+	# through rpcbind: the system's if one runs, else a private one (stopped after)
+	if ! command -v rpcinfo >/dev/null; then
+		note_fail '{"exp":"dce","what":"rpcbind look-up"}' 77 "rpcinfo not installed" /dev/null
+		return
+	fi
+	if ! rpcbind_up; then
+		local rb
+		rb=$(command -v rpcbind || ls /usr/sbin/rpcbind /sbin/rpcbind 2>/dev/null | head -1)
+		if [ "$(id -u)" != 0 ] || [ -z "$rb" ]; then
+			note_fail '{"exp":"dce","what":"rpcbind look-up"}' 77 "no rpcbind running and cannot start one" /dev/null
+			return
+		fi
+		mkdir -p /run/rpcbind 2>/dev/null
+		"$rb" -f -w >"$TMP/rpcbind.log" 2>&1 &
+		OWN_RPCBIND=$!
+		local i=0
+		until rpcbind_up; do
+			i=$((i + 1))
+			if [ $i -gt 50 ]; then
+				note_fail '{"exp":"dce","what":"private rpcbind"}' 1 "$rb -f -w" "$TMP/rpcbind.log"
+				kill "$OWN_RPCBIND" 2>/dev/null; wait "$OWN_RPCBIND" 2>/dev/null; OWN_RPCBIND=""
+				return
+			fi
+			sleep 0.1
+		done
+		echo "$(date -u +%T) dce: started a private rpcbind (pid $OWN_RPCBIND)" >>"$LOG"
+	fi
+	rpcinfo -d 542262016 1 >/dev/null 2>&1
+	if srv RCS local "$sc" "$B/rc-bench-server" --rpcbind --listen "udp://127.0.0.1:0" --listen "tcp://127.0.0.1:0"; then
+		for tr in udp tcp; do
+			progress "first calls: local, $tr, through rpcbind"
+			rec "\"exp\":\"dce\",\"part\":\"first\",\"where\":\"local\",\"tr\":\"$tr\",\"how\":\"rpcbind\"" 300 \
+				taskset -c "$cc" "$B/rc-bench-local" --what first --uri "$tr://127.0.0.1" --trials $FIRST_TRIALS --calls 100 --json
+		done
+		stop "$RCS_PID"
+	fi
+	if [ -n "$OWN_RPCBIND" ]; then
+		kill "$OWN_RPCBIND" 2>/dev/null
+		wait "$OWN_RPCBIND" 2>/dev/null
+		OWN_RPCBIND=""
+	fi
+}
+
+# ---- parpc: Martin et al. Figure 6 --------------------------------------------------------------------
+exp_parpc() {
+	local where H sc cc tr u
+	cc=$(cli_core)
+	sc=$(srv_core cross)
+	progress "C calls and in-process calls"
+	rec '"exp":"parpc","part":"ccall"' 120 taskset -c "$cc" "$B/rc-bench-local" --what ccall --json
+	rec '"exp":"parpc","part":"inproc"' 120 taskset -c "$cc" "$B/rc-bench-local" --what inproc --calls $((CALLS * 10)) --json
+	for where in $WHERES; do
+		H=$(host_of $where)
+		srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0" --listen "tcp://$H:0" || continue
+		for tr in tcp udp; do
+			progress "$where calls and first calls, $tr"
+			u=$(uri_of "$RCS" $tr)
+			rec "\"exp\":\"parpc\",\"part\":\"call\",\"where\":\"$where\",\"tr\":\"$tr\"" 120 \
+				$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $CALLS --json
+			# the first call to a running ("resident") server, by host name where there is one
+			[ $where = local ] && u=${u/127.0.0.1/localhost}
+			rec "\"exp\":\"parpc\",\"part\":\"first\",\"where\":\"$where\",\"tr\":\"$tr\"" 300 \
+				$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-local" --what first --uri "$u" --trials $PARPC_TRIALS --calls 10 --json
+		done
+		stop "$RCS_PID"
+		# the first call to a server started for it ("user server")
+		progress "$where first call to a server started for it"
+		local cmd="taskset -c $sc $B/rc-bench-server"
+		[ $where = remote ] && cmd="ip netns exec $NS_S $cmd"
+		rec "\"exp\":\"parpc\",\"part\":\"spawn\",\"where\":\"$where\",\"tr\":\"tcp\"" 300 \
+			$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-local" --what spawn --server "$cmd" --listen "tcp://$H:0" --trials $PARPC_TRIALS --json
+	done
+}
+
+# ---- multirpc: Satyanarayanan & Siegel Tables I-1..I-9 ---------------------------------------------------
+# MR_URIS gets the URIs of N fresh rc-bench-server processes (each stands for a machine).
+MR_PIDS=""
+MR_URIS=""
+mr_start() { # mr_start N DIST
+	local n=$1 dist=$2 where=$FAR H i f pid got=0 k=0
+	H=$(host_of $where)
+	MR_PIDS=""
+	MR_URIS=""
+	for i in $(seq 1 "$n"); do
+		f=$TMP/mr.$i
+		$(srv_pre $where) taskset -c "$(srv_core cross)" "$B/rc-bench-server" --work-dist "$dist" --listen "udp://$H:0" >"$f" 2>"$f.err" &
+		pid=$!
+		PIDS="$PIDS $pid"
+		MR_PIDS="$MR_PIDS $pid"
+	done
+	while [ $got -lt "$n" ]; do
+		got=0
+		for i in $(seq 1 "$n"); do grep -q '^listening ' "$TMP/mr.$i" 2>/dev/null && got=$((got + 1)); done
+		[ $got -ge "$n" ] && break
+		k=$((k + 1))
+		if [ $k -gt 600 ]; then
+			note_fail "{\"exp\":\"multirpc\",\"what\":\"start $n servers\"}" 1 "rc-bench-server x $n (only $got listening)" "$TMP/mr.1.err"
+			return 1
+		fi
+		sleep 0.1
+	done
+	for i in $(seq 1 "$n"); do MR_URIS="$MR_URIS $(awk '/^listening /{ print $2; exit }' "$TMP/mr.$i")"; done
+}
+mr_stop() { stop $MR_PIDS; MR_PIDS=""; }
+
+exp_multirpc() {
+	local where=$FAR cc dist w n t maxn=0 args ns rounds
+	cc=$(cli_core)
+	for n in $MR_NS; do [ "$n" -gt $maxn ] && maxn=$n; done
+	for dist in const exp; do
+		progress "starting $maxn servers ($dist work)"
+		mr_start $maxn $dist || { mr_stop; continue; }
+		local all=($MR_URIS)
+		if [ $dist = const ]; then # Table I-1: null RPC vs null multi-call to one server
+			for t in $(seq 1 $MR_NULL_TRIALS); do
+				progress "Table I-1 trial $t/$MR_NULL_TRIALS"
+				local tag="\"exp\":\"multirpc\",\"part\":\"null\",\"where\":\"$where\",\"trial\":$t"
+				rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "${all[0]}" --proc null --calls $MR_NULL_CALLS --json
+				rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode multi --uri "${all[0]}" --proc null --calls $MR_NULL_CALLS --json
+			done
+		fi
+		for w in $MR_WORKS; do
+			ns=$MR_NS
+			[ "$w" -ge 1000 ] && ns=$MR_NS_1S
+			for n in $ns; do
+				args=""
+				for u in "${all[@]:0:$n}"; do args="$args --uri $u"; done
+				local tag="\"exp\":\"multirpc\",\"part\":\"work\",\"where\":\"$where\",\"dist\":\"$dist\",\"work_ms\":$w,\"n\":$n"
+				# timeouts: rounds x (n x work) for the iterative calls, generously
+				local tmo=$(( (MR_ITER_ROUNDS + 1) * n * w * 3 / 1000 + 60 ))
+				progress "$dist ${w} ms, $n servers: iterative"
+				rec "$tag" $tmo $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" $args --proc work --arg $((w * 1000)) \
+					--calls $MR_ITER_ROUNDS --warmup 0 --timeout 120000 --json
+				progress "$dist ${w} ms, $n servers: multi"
+				tmo=$(( (MR_MULTI_ROUNDS + 1) * w * 20 / 1000 + 60 ))
+				rec "$tag" $tmo $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode multi $args --proc work --arg $((w * 1000)) \
+					--calls $MR_MULTI_ROUNDS --warmup 1 --timeout 120000 --json
+			done
+		done
+		mr_stop
+	done
+}
+
+# ---- pipeline: async depth 1..256 beside libtirpc ---------------------------------------------------------
+exp_pipeline() {
+	local where=local pin sc cc t d n tr u
+	cc=$(cli_core)
+	for pin in $PINS; do
+		sc=$(srv_core $pin)
+		srv RCS $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" --listen "udp://127.0.0.1:0" || continue
+		srv TIS $where "$sc" "$B/tirpc-bench-server" --listen "tcp://127.0.0.1:0" --listen "udp://127.0.0.1:0"
+		for t in $(seq 1 $TRIALS); do
+			for tr in tcp udp; do
+				local tag="\"exp\":\"pipeline\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"trial\":$t"
+				progress "$pin cores, $tr, trial $t/$TRIALS: blocking calls"
+				u=$(uri_of "$TIS" $tr)
+				[ -n "$u" ] && rec "$tag" 120 taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc null --calls $CALLS --json
+				u=$(uri_of "$RCS" $tr)
+				rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $CALLS --json
+				for d in $PIPE_DEPTHS; do
+					[ $tr = udp ] && [ $d -gt 64 ] && continue # a datagram socket's buffers, not a pipe
+					progress "$pin cores, $tr, trial $t/$TRIALS: depth $d"
+					n=$((CALLS * d))
+					[ $n -gt $PIPE_CALLS ] && n=$PIPE_CALLS
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --mode async --depth $d --uri "$u" --proc null --calls $n --warmup $((d * 4)) --json
+				done
+			done
+		done
+		stop "$RCS_PID" "$TIS_PID"
+	done
+}
+
+# ---- xdr: marshalling throughput beside libtirpc ------------------------------------------------------------
+exp_xdr() {
+	local x=$B/xdr/rc-bench-xdr
+	if [ ! -x "$x" ]; then
+		note_fail '{"exp":"xdr"}' 1 "$x is missing (libtirpc not found at build time?)" /dev/null
+		return
+	fi
+	progress "rc-bench-xdr"
+	rec '"exp":"xdr"' 300 taskset -c "$(cli_core)" "$x" $XDR_ARGS --json
+}
+
+# ==== run ========================================================================================================
+echo "bench: $MODE run of [$(echo $EXPS)] -> $RES" >&2
+echo "bench: remote = $NETNS_NOTE" >&2
+for e in $EXPS; do
+	exp_begin "$e"
+	"exp_$e"
+	exp_end
+done
+END=$(date +%s)
+echo "{\"exp\":\"all\",\"part\":\"duration\",\"seconds\":$((END - START))}" >>"$RAW"
+
+if [ $REPORT = 1 ]; then
+	if python3 "$HERE/report.py" "$RES" >>"$LOG" 2>"$TMP/report.err"; then
+		echo "bench: report $RES/report.md" >&2
+	else
+		echo "bench: the report generator failed:" >&2
+		cat "$TMP/report.err" >&2
+	fi
+fi
+if [ $LINK_LATEST = 1 ]; then
+	ln -sfn "$TS" "$HERE/results/latest"
+fi
+NF=$(wc -l <"$FAILS")
+echo "bench: done in $(fmt_t $((END - START))); $NF failed step(s)$([ "$NF" -gt 0 ] && echo ": see $FAILS")" >&2
+exit 0

@@ -46,6 +46,7 @@ typedef struct worker {
 	u_int arg_work;
 	quad_t arg_add;
 	int64_t *last_add;
+	uint64_t rng;           /* --arg-dist exp draws */
 	pthread_t tid;
 	pthread_barrier_t *barrier;
 } worker;
@@ -138,6 +139,8 @@ static bool call_one(worker *w, int dest)
 	}
 	case BP_WORK: {
 		u_int r = 0;
+		if (o->arg_dist == BENCH_DIST_EXP)
+			w->arg_work = bench_draw_exp(&w->rng, (double)o->arg);
 		st = bench_work_1(&w->arg_work, &r, cl);
 		if (st == RPC_SUCCESS && r != w->arg_work) {
 			snprintf(why, sizeof why, "WORK returned %u, expected %u", r, w->arg_work);
@@ -281,6 +284,7 @@ int main(int argc, char **argv)
 		w->arg_work = (u_int)o.arg;
 		w->arg_add = (quad_t)o.arg;
 		w->last_add = last + (size_t)t * (size_t)o.nuris;
+		w->rng = bench_seed(o.seed ? o.seed + t : 0);
 		w->barrier = &barrier;
 		int e = pthread_create(&w->tid, NULL, worker_main, w);
 		if (e) {
