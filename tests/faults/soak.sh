@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# tests/faults/soak.sh -- the soak test: one rc-bench-server (UDP + TCP, 2 worker threads),
+# N faults-soak-client processes of mixed calls (NULL / ECHO of varied sizes / ADD, UDP and TCP,
+# clients recreated every few seconds, pipelined bursts) for the run's length, the server's
+# memory sampled from /proc/PID/status into a CSV.
+#
+#   soak.sh --bin BENCH_BIN --self FAULTS_BIN [--minutes M | --seconds S] [--clients N]
+#           [--out DIR] [--interval S] [--warmup S] [--rss-growth-kib K] [--seed N]
+#
+# Passes when: every client exits 0 (no failed call, every ECHO returned its own bytes, every
+# ADD total grew), the server's total equals the sum of every client's ADDs (none lost, none
+# run twice), the server's RSS under load at the end of the run (median of the last quarter of
+# the samples) exceeds the level just after the warm-up (median of the first quarter) by no more
+# than --rss-growth-kib (default 4096), its descriptor count returns to where it was,
+# and it exits 0 on SIGTERM.
+# DIR gets rss.csv (elapsed_s,rss_kib,hwm_kib,threads,fds), client-N.txt and summary.txt.
+# Every process started is killed on exit, whatever happens.
+set -u
+BIN="" SELF="" SECONDS_RUN=20 CLIENTS=4 OUT="" INTERVAL="" WARMUP="" GROWTH=4096 SEED=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--bin) BIN=$2; shift 2 ;;
+	--self) SELF=$2; shift 2 ;;
+	--minutes) SECONDS_RUN=$(($2 * 60)); shift 2 ;;
+	--seconds) SECONDS_RUN=$2; shift 2 ;;
+	--clients) CLIENTS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	--interval) INTERVAL=$2; shift 2 ;;
+	--warmup) WARMUP=$2; shift 2 ;;
+	--rss-growth-kib) GROWTH=$2; shift 2 ;;
+	--seed) SEED=$2; shift 2 ;;
+	*) echo "soak.sh: bad option $1" >&2; exit 2 ;;
+	esac
+done
+[ -n "$BIN" ] && [ -n "$SELF" ] || { echo "soak.sh: --bin and --self are required" >&2; exit 2; }
+[ -n "$INTERVAL" ] || INTERVAL=$([ "$SECONDS_RUN" -le 60 ] && echo 1 || echo 5)
+# warm-up: a quarter of the run, 5..60 s
+if [ -z "$WARMUP" ]; then
+	WARMUP=$((SECONDS_RUN / 4))
+	[ "$WARMUP" -lt 5 ] && WARMUP=5
+	[ "$WARMUP" -gt 60 ] && WARMUP=60
+fi
+[ "$SEED" -ne 0 ] || SEED=$(date +%s)
+T_LIMIT=60
+# shellcheck source=../interop/lib.sh
+. "$(dirname "$0")/../interop/lib.sh"
+[ -n "$OUT" ] || OUT=$TMPD/out
+mkdir -p "$OUT"
+CSV=$OUT/rss.csv
+
+echo "soak: $CLIENTS clients x ${SECONDS_RUN} s, RSS every ${INTERVAL} s, warm-up ${WARMUP} s, seed $SEED"
+start_server srv "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --listen tcp://127.0.0.1:0 \
+	--threads 2 || finish
+
+# the sampler: one line per interval until the server is gone
+(
+	t0=$(date +%s%N)
+	echo "elapsed_s,rss_kib,hwm_kib,threads,fds"
+	while [ -r "/proc/$srv_pid/status" ]; do
+		s=$(awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} /^Threads:/ {t=$2} END {print r "," h "," t}' \
+			"/proc/$srv_pid/status" 2>/dev/null)
+		f=$(ls "/proc/$srv_pid/fd" 2>/dev/null | wc -l)
+		now=$(date +%s%N)
+		d=$(((now - t0) / 100000000))
+		[ -n "$s" ] && printf '%d.%d,%s,%s\n' $((d / 10)) $((d % 10)) "$s" "$f"
+		sleep "$INTERVAL"
+	done
+) >"$CSV" &
+sampler=$!
+PIDS="$PIDS $sampler"
+
+cpids=""
+for i in $(seq 1 "$CLIENTS"); do
+	timeout $((SECONDS_RUN + 60)) "$SELF/faults-soak-client" --udp "$srv_udp" --tcp "$srv_tcp" \
+		--seconds "$SECONDS_RUN" --id "$i" --seed $((SEED + i)) >"$OUT/client-$i.txt" 2>&1 &
+	cpids="$cpids $!"
+	PIDS="$PIDS $!"
+done
+i=0
+for p in $cpids; do
+	i=$((i + 1))
+	wait "$p"
+	st=$?
+	CHECKS=$((CHECKS + 1))
+	if [ $st -ne 0 ]; then
+		fail "client $i exited with status $st: $(tail -5 "$OUT/client-$i.txt")"
+	else
+		echo "ok   $(tail -1 "$OUT/client-$i.txt")"
+	fi
+done
+sleep 1 # let the descriptor count settle (closed connections) before the last sample
+sleep "$INTERVAL"
+
+# ADD: the server's total is the sum of every client's successful ADDs
+CHECKS=$((CHECKS + 1))
+want=$(awk '/^client / { for (i = 1; i < NF; i++) if ($i == "add_sum") s += $(i + 1) } END { print s + 0 }' "$OUT"/client-*.txt)
+got=$(timeout 20 "$SELF/faults-soak-client" --read-total --udp "$srv_udp" | awk '{print $2}')
+if [ "$got" = "$want" ]; then
+	echo "ok   server total $got = the sum of the clients' ADDs"
+else
+	fail "server total '$got' != the clients' ADDs $want"
+fi
+calls=$(awk '/^client / { s += $4 } END { print s + 0 }' "$OUT"/client-*.txt)
+sessions=$(awk '/^client / { for (i = 1; i < NF; i++) if ($i == "sessions") s += $(i + 1) } END { print s + 0 }' "$OUT"/client-*.txt)
+stop_server srv
+kill "$sampler" 2>/dev/null
+wait "$sampler" 2>/dev/null
+
+# RSS after the warm-up, while the clients ran: the median of the first quarter of those
+# samples against the median of the last quarter (single samples swing by a few MiB with the
+# large ECHO buffers in flight; a leak raises the whole curve)
+CHECKS=$((CHECKS + 1))
+read -r base end max fd0 fd1 n idle <<<"$(awk -F, -v w="$WARMUP" -v e="$SECONDS_RUN" '
+	function median(a, lo, hi,   m, i, j, t, b) {
+		m = 0
+		for (i = lo; i <= hi; i++) b[++m] = a[i]
+		for (i = 2; i <= m; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
+		return b[int((m + 1) / 2)]
+	}
+	NR > 1 { idle = $2; fd1 = $5 }
+	NR > 1 && $1 >= w && $1 <= e { r[++n] = $2 + 0; if ($2 + 0 > max) max = $2 + 0; if (fd0 == "") fd0 = $5 }
+	END {
+		k = int(n / 4); if (k < 2) k = 2; if (k > n) k = n
+		if (n == 0) { print 0, 0, 0, fd0 + 0, fd1 + 0, 0, idle + 0; exit }
+		print median(r, 1, k), median(r, n - k + 1, n), max + 0, fd0 + 0, fd1 + 0, n, idle + 0
+	}' "$CSV")"
+first=$(awk -F, 'NR == 2 { print $2; exit }' "$CSV")
+growth=$((end - base))
+summary="soak: $CLIENTS clients, ${SECONDS_RUN} s, $calls calls in $sessions sessions; server RSS (KiB): ${first:-?} at start, median $base just after the ${WARMUP} s warm-up, median $end at the end of the run (growth $growth, limit $GROWTH), peak $max, $idle idle after the clients left; descriptors $fd0 -> $fd1; $n samples under load in $CSV"
+echo "$summary" | tee "$OUT/summary.txt"
+if [ "$n" -lt 4 ]; then
+	fail "too few RSS samples after the warm-up ($n)"
+elif [ "$growth" -gt "$GROWTH" ]; then
+	fail "server RSS grew $growth KiB after the warm-up (limit $GROWTH KiB)"
+else
+	echo "ok   RSS growth after warm-up $growth KiB <= $GROWTH KiB"
+fi
+CHECKS=$((CHECKS + 1))
+if [ "$fd1" -gt "$fd0" ]; then
+	fail "server descriptors grew: $fd0 -> $fd1"
+else
+	echo "ok   descriptors $fd0 -> $fd1"
+fi
+finish
