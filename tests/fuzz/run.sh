@@ -7,7 +7,7 @@
 #   corpus:  BUILD/fuzz/corpus/TARGET, seeded from tests/fuzz/corpus/TARGET (kept between runs)
 #   output:  BUILD/fuzz/TARGET.log (libFuzzer's output; -print_final_stats=1), crashes as
 #            BUILD/fuzz/crash-TARGET-* (reproduce: BUILD/tests/fuzz/TARGET FILE)
-#   JOBS:    parallel fuzzing processes per target (default 1)
+#   JOBS:    parallel fuzzing processes per target (default 1; more uses libFuzzer's -fork)
 #
 # Exit status 0 when no target found a crash; 1 otherwise (the crashing inputs are listed).
 set -euo pipefail
@@ -40,11 +40,12 @@ for t in "${targets[@]}"; do
   [ -f "tests/fuzz/$t.dict" ] && dict=-dict="$root/tests/fuzz/$t.dict"
   log="$out/$t.log"
   rc=0
+  par=()
+  [ "$JOBS" -le 1 ] || par=(-fork="$JOBS")
   ( cd "$out" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-      "$bin" "$dict" -max_total_time="$secs" \
-      -print_final_stats=1 -rss_limit_mb=2048 -timeout=10 -jobs="$JOBS" -workers="$JOBS" \
+      "$bin" "$dict" "${par[@]}" -max_total_time="$secs" \
+      -print_final_stats=1 -rss_limit_mb=2048 -timeout=10 \
       -artifact_prefix="crash-$t-" "corpus/$t" ) >"$log" 2>&1 || rc=$?
-  if [ "$JOBS" -gt 1 ]; then cat "$out"/fuzz-*.log >>"$log" 2>/dev/null || true; rm -f "$out"/fuzz-*.log; fi
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
   eps=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')

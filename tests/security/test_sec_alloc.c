@@ -160,9 +160,9 @@ static void warm_up(void)
 }
 
 /* UDP: windows of 32 datagrams, every reply read back. */
-static void attack_udp(unsigned count, uint32_t xid0)
+static void attack_udp(const char *uri, unsigned count, uint32_t xid0)
 {
-	int fd = sec_udp(S.uri[0]);
+	int fd = sec_udp(uri);
 	unsigned char m[256], r[256];
 	unsigned sent = 0;
 
@@ -179,7 +179,7 @@ static void attack_udp(unsigned count, uint32_t xid0)
 			uint32_t xid;
 			if (n < 0)
 				fail_msg("no reply to datagram %u", sent + i);
-			/* replies come back in order on loopback with one server thread */
+			/* replies may come back out of order with worker threads */
 			xid = get32(r);
 			assert_true(xid >= xid0 + sent && xid < xid0 + sent + w);
 			check_reply(r, n, xid, &V[(xid - xid0) % NV]);
@@ -190,7 +190,7 @@ static void attack_udp(unsigned count, uint32_t xid0)
 }
 
 /* TCP: batches of 64 pipelined records in one send; a fresh connection every 5,000. */
-static void attack_tcp(unsigned count, uint32_t xid0)
+static void attack_tcp(const char *uri, unsigned count, uint32_t xid0)
 {
 	static unsigned char batch[64 * 260];
 	unsigned char r[256];
@@ -203,7 +203,7 @@ static void attack_tcp(unsigned count, uint32_t xid0)
 		if (sent % 5000 == 0) {
 			if (fd >= 0)
 				close(fd);
-			fd = sec_tcp(S.uri[1]);
+			fd = sec_tcp(uri);
 			assert_true(fd >= 0);
 		}
 		for (unsigned i = 0; i < w; i++) {
@@ -234,8 +234,8 @@ static void rpcbomb_100k_udp_tcp(void **state)
 	rss0 = sec_rss_kib(0);
 	live0 = atomic_load(&sec_alloc_live);
 	sec_alloc_reset();
-	attack_udp(VOLUME / 2, 1000000);
-	attack_tcp(VOLUME / 2, 2000000);
+	attack_udp(S.uri[0], VOLUME / 2, 1000000);
+	attack_tcp(S.uri[1], VOLUME / 2, 2000000);
 	usleep(50000); /* the server closes the last connection */
 	rss1 = sec_rss_kib(0);
 	live1 = atomic_load(&sec_alloc_live);
@@ -257,6 +257,44 @@ static void rpcbomb_100k_udp_tcp(void **state)
 	}
 	assert_int_equal(sec_null_call(S.uri[0], 2000), RC_OK);
 	assert_int_equal(sec_null_call(S.uri[1], 2000), RC_OK);
+}
+
+/* The same with four worker threads sharing the sockets (20,000 messages a transport), and
+ * several attackers at once. */
+typedef struct { const char *uri; bool tcp; uint32_t xid0; } attacker;
+static void *attack_thread(void *p)
+{
+	attacker *a = p;
+	if (a->tcp)
+		attack_tcp(a->uri, 20000, a->xid0);
+	else
+		attack_udp(a->uri, 20000, a->xid0);
+	return NULL;
+}
+
+static void rpcbomb_with_workers(void **state)
+{
+	sec_server w;
+	pthread_t t[4];
+	attacker a[4];
+	long rss0, rss1;
+	(void)state;
+	build_variants();
+	assert_int_equal(sec_start(&w, uris, NULL, 4, 0), 0);
+	assert_int_equal(sec_null_call(w.uri[0], 2000), RC_OK);
+	rss0 = sec_rss_kib(0);
+	for (int i = 0; i < 4; i++) {
+		a[i] = (attacker){w.uri[i % 2], i % 2 == 1, 3000000u + (uint32_t)i * 100000u};
+		assert_int_equal(pthread_create(&t[i], NULL, attack_thread, &a[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	rss1 = sec_rss_kib(0);
+	print_message("4 workers, 4 attackers, 80,000 messages: RSS %ld -> %ld KiB\n", rss0, rss1);
+	assert_true(rss1 - rss0 < 8 * 1024);
+	assert_int_equal(sec_null_call(w.uri[0], 2000), RC_OK);
+	assert_int_equal(sec_null_call(w.uri[1], 2000), RC_OK);
+	sec_stop(&w);
 }
 
 /* CVE-2002-0391: 0x40000001 elements of 4 bytes (and of 256-byte C structs) wrap a 32-bit
@@ -337,6 +375,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rpcbomb_100k_udp_tcp),
+		cmocka_unit_test(rpcbomb_with_workers),
 		cmocka_unit_test(count_times_size_refused_before_allocating),
 		cmocka_unit_test(count_within_record_over_alloc_cap),
 	};

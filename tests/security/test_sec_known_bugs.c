@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sec_util.h"
@@ -129,12 +131,85 @@ static void progressing_client_not_reaped(void **state)
 	close(fd);
 }
 
+/*
+ * BUG 4 (idlc) -- idlc reads any file a line marker names, to the end.
+ * A diagnostic prints the offending source line, which idlc loads from the file named by the
+ * last `# LINE "FILE"` marker in cpp's output; a .x file can set that name with #line. With
+ * #line 1 "/dev/zero" the first error makes idlc read /dev/zero into memory until it runs out
+ * (a FIFO would block it forever; /proc/self/mem, /dev/urandom ... likewise). Expected: idlc
+ * reports the syntax error and exits 1 promptly, reading only regular files of sane size.
+ */
+static void idlc_line_marker_names_a_device(void **state)
+{
+	char path[] = "/tmp/rc-sec-idlcXXXXXX";
+	char out[64];
+	int fd = mkstemp(path), status = 0;
+	pid_t pid;
+	int64_t t0 = sec_ms();
+	static const char text[] = "#line 1 \"/dev/zero\"\nstruct {\n";
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	snprintf(out, sizeof(out), "%s.h", path);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = {(rlim_t)512 << 20, (rlim_t)512 << 20};
+		setrlimit(RLIMIT_AS, &rl); /* don't let it take the machine down */
+		alarm(5);
+		execl(RC_IDLC, "idlc", "-h", "-o", out, path, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	unlink(path);
+	unlink(out);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		fail_msg("idlc on '#line 1 \"/dev/zero\"': status 0x%x after %lld ms (want exit 1)",
+		         status, (long long)(sec_ms() - t0));
+}
+
+/*
+ * GAP 5 (hardening) -- the duplicate request cache is bounded in entries, not in bytes.
+ * Every UDP reply of a procedure other than NULL is kept for drc_ttl_ms (120 s) in one of
+ * drc_entries (1,024) slots, whatever its size: 2,000 calls with 60 KB replies leave about
+ * 60 MiB held for two minutes (an NFS READ-like procedure would do it with 100-byte
+ * requests). Expected: a byte cap on the cache (say 4 MiB, or replies over a few KiB not
+ * cached, as Linux nfsd does not cache READ replies), so RSS stays within 16 MiB here.
+ */
+static void drc_bytes_bounded(void **state)
+{
+	static const char *const u[] = {"udp://127.0.0.1:0", NULL};
+	static unsigned char m[65536], r[65536], a[60004];
+	sec_server s;
+	long r0, r1;
+	int fd;
+	(void)state;
+	assert_int_equal(sec_start(&s, u, NULL, 1, 0), 0);
+	fd = sec_udp(s.uri[0]);
+	put32(a, 60000);
+	r0 = sec_rss_kib(0);
+	for (uint32_t i = 0; i < 2000; i++) {
+		size_t len = sec_call(m, 100 + i, P_ECHO, a, sizeof(a));
+		assert_int_equal(send(fd, m, len, 0), (ssize_t)len);
+		assert_true(sec_recv_dgram(fd, r, sizeof(r), 2000) > 0);
+	}
+	r1 = sec_rss_kib(0);
+	close(fd);
+	sec_stop(&s);
+	if (r1 - r0 >= 16 * 1024)
+		fail_msg("2,000 UDP calls with 60 KB replies: RSS %ld -> %ld KiB (the cache keeps "
+		         "every reply)", r0, r1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stall_after_complete_record_mark),
 		cmocka_unit_test(endless_empty_fragments),
 		cmocka_unit_test(progressing_client_not_reaped),
+		cmocka_unit_test(idlc_line_marker_names_a_device),
+		cmocka_unit_test(drc_bytes_bounded),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, setup, teardown);
