@@ -215,15 +215,25 @@ static void replies_and_unknown_types_dropped_udp(void **state)
 		if (i % 64 == 63)
 			usleep(100); /* let the server keep up: its socket buffer is not the point */
 	}
-	assert_int_equal(send(fd, m, sec_call(m, 31338, P_NULL, NULL, 0), 0), 40);
 	{
 		uint32_t xid = 0;
-		ssize_t n = sec_recv_dgram(fd, r, sizeof(r), 5000);
+		ssize_t n = -1;
+		/* the null call is retransmitted (same xid) in case the flood overran the server's
+		 * socket buffer and it was dropped there; nothing else may come back */
+		for (int i = 0; i < 10 && n < 0; i++) {
+			assert_int_equal(send(fd, m, sec_call(m, 31338, P_NULL, NULL, 0), 0), 40);
+			n = sec_recv_dgram(fd, r, sizeof(r), 500);
+		}
 		assert_int_equal(n, 24);
 		assert_int_equal(sec_reply_kind(r, 24, &xid, NULL, NULL), ACC_SUCCESS);
 		assert_int_equal(xid, 31338);
 	}
-	assert_int_equal(sec_recv_dgram(fd, r, sizeof(r), 200), -1);
+	/* nothing else comes back (but a second answer to a retransmitted null call) */
+	{
+		ssize_t n;
+		while ((n = sec_recv_dgram(fd, r, sizeof(r), 200)) >= 0)
+			assert_true(n >= 4 && get32(r) == 31338);
+	}
 	assert_int_equal(atomic_load(&sec_calls), calls0);
 	close(fd);
 	server_still_answers();
