@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -202,6 +204,76 @@ static void drc_bytes_bounded(void **state)
 		         "every reply)", r0, r1);
 }
 
+/*
+ * BUG 6 -- the client's fast path decodes some replies without the client's allocation cap.
+ * rc__fast() (runtime/client.c) decodes the usual reply (AUTH_NONE verifier, SUCCESS) under
+ * the client's budget (4 x the largest message + 4 KiB: about 260 KiB on UDP), but a reply
+ * in any other shape -- here the same result behind a 4-byte verifier -- goes through
+ * rc_xdrmem_create + rc__reply_header with no rc_xdr_set_limits, i.e. the XDR default of
+ * 64 MiB. A 64 KB datagram of 16,000 four-byte elements of a 256-byte C struct then costs
+ * the client 4 MB instead of failing RC_CANTDECODERES as the same result does without the
+ * verifier (and as it does on the general path, rc__handle). Expected: the same cap on
+ * every path.
+ */
+static int fake_udp;
+static bool fake_verifier;
+
+static void *fake_big_reply(void *arg)
+{
+	static unsigned char r[65536];
+	unsigned char call[256];
+	struct sockaddr_storage from;
+	socklen_t fl = sizeof(from);
+	size_t n = 0;
+	(void)arg;
+	if (recvfrom(fake_udp, call, sizeof(call), 0, (struct sockaddr *)&from, &fl) < 4)
+		return NULL;
+	memcpy(r, call, 4);
+	put32(r + 4, 1);
+	put32(r + 8, 0);
+	put32(r + 12, 0);                 /* verifier flavor */
+	put32(r + 16, fake_verifier ? 4 : 0);
+	n = 20 + (fake_verifier ? 4 : 0);
+	put32(r + n, 0);                  /* SUCCESS */
+	put32(r + n + 4, 16000);          /* sec_bigs count: 16,000 x 256 bytes in C */
+	memset(r + n + 8, 0, 64000);
+	sendto(fake_udp, r, n + 8 + 64000, 0, (struct sockaddr *)&from, fl);
+	return NULL;
+}
+
+static void client_fast_path_alloc_cap(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t al = sizeof(a);
+	char uri[64];
+	(void)state;
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	fake_udp = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_int_equal(bind(fake_udp, (struct sockaddr *)&a, sizeof(a)), 0);
+	getsockname(fake_udp, (struct sockaddr *)&a, &al);
+	snprintf(uri, sizeof(uri), "udp://127.0.0.1:%d", ntohs(a.sin_port));
+	for (int v = 0; v <= 1; v++) {
+		rc_client *c;
+		pthread_t t;
+		sec_bigs res = {0, NULL};
+		rc_status st;
+		fake_verifier = v;
+		assert_int_equal(rc_client_create(&c, uri, SEC_PROG, 1), RC_OK);
+		rc_client_set_timeout(c, 2000);
+		pthread_create(&t, NULL, fake_big_reply, NULL);
+		sec_alloc_reset();
+		st = rc_call(c, P_BIG, NULL, NULL, (rc_xdrproc)xdr_sec_bigs, &res);
+		pthread_join(t, NULL);
+		rc_xdr_free((rc_xdrproc)xdr_sec_bigs, &res);
+		rc_client_destroy(c);
+		if (st != RC_CANTDECODERES)
+			fail_msg("%s verifier: %s, largest allocation %zu bytes (want RC_CANTDECODERES)",
+			         v ? "with a" : "without a", rc_status_name(st),
+			         (size_t)atomic_load(&sec_alloc_max));
+	}
+	close(fake_udp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +282,7 @@ int main(void)
 		cmocka_unit_test(progressing_client_not_reaped),
 		cmocka_unit_test(idlc_line_marker_names_a_device),
 		cmocka_unit_test(drc_bytes_bounded),
+		cmocka_unit_test(client_fast_path_alloc_cap),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, setup, teardown);
