@@ -81,7 +81,7 @@ static bool out(sink *s, const void *msg, size_t len)
 /* Answer one call according to mode. Returns false if the stream should be closed. */
 static bool respond(sink *s, const unsigned char *call)
 {
-	static unsigned char r[65536];
+	static _Thread_local unsigned char r[65536]; /* two fake servers, two threads */
 	size_t len = good_reply(r, call);
 	uint32_t xid = get32(call);
 
