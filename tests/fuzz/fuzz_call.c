@@ -5,17 +5,25 @@
  * security tests' program registered (tests/security/sec_prog.c: strings, opaque, arrays,
  * lists, trees, self-referencing unions, unbounded lengths).
  *
+ * Inputs whose xid is odd (bit 0 of byte 3) go instead as a datagram to a second server
+ * listening on loopback UDP, driven with rc_server_step (the public loop API): that adds the
+ * datagram transport and the duplicate request cache (8 entries kept 50 ms, so recycling,
+ * expiry and replays of earlier inputs all happen).
+ *
  * Checks: no crash, no sanitizer report, no leak; at most one reply; a reply carries the
  * call's xid, says REPLY and parses as a reply message.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "sec_util.h"
 #include "transports/transport.h"
 
-static rc_server *srv;
+static rc_server *srv, *usrv;
+static int ufd = -1;
 
 typedef struct seen {
 	const uint8_t *call;
@@ -31,10 +39,46 @@ static void on_reply(void *ctx, unsigned char *msg, size_t len)
 		abort();
 }
 
+static void setup_udp(void)
+{
+	rc_server_limits lim = {0};
+	char uri[128];
+	lim.max_alloc = 1u << 20;
+	lim.drc_entries = 8;
+	lim.drc_ttl_ms = 50;
+	if (rc_server_create(&usrv) != RC_OK || rc_server_set_limits(usrv, &lim) != RC_OK ||
+	    rc_server_register(usrv, &sec_prog1, NULL) != RC_OK ||
+	    rc_server_listen(usrv, "udp://127.0.0.1:0", uri, sizeof(uri)) != RC_OK ||
+	    (ufd = sec_udp(uri)) < 0)
+		abort();
+}
+
+static void over_udp(const uint8_t *data, size_t size)
+{
+	static unsigned char r[65536];
+	seen s = {data, size, 0};
+	ssize_t n;
+
+	if (size > 65507)
+		return;
+	if (usrv == NULL)
+		setup_udp();
+	if (send(ufd, data, size, 0) != (ssize_t)size)
+		abort();
+	rc_server_step(usrv, 0);
+	while ((n = recv(ufd, r, sizeof(r), MSG_DONTWAIT)) >= 0)
+		on_reply(&s, r, (size_t)n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	seen s = {data, size, 0};
+
+	if (size >= 4 && (data[3] & 1)) {
+		over_udp(data, size);
+		return 0;
+	}
 
 	if (srv == NULL) {
 		rc_server_limits lim = {0};
