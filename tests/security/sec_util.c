@@ -322,6 +322,21 @@ long sec_cpu_ticks(pid_t pid)
 	return (long)(ut + st);
 }
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+
+long sec_rss_slack_kib(void)
+{
+#ifdef RUNNING_ON_VALGRIND
+	if (RUNNING_ON_VALGRIND)
+		return 24 * 1024;
+#endif
+	return 0;
+}
+
 int64_t sec_ms(void)
 {
 	struct timespec ts;

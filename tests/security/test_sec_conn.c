@@ -71,6 +71,7 @@ typedef struct child {
 	char uri[256];
 } child;
 
+static char self[4096]; /* this program (readlink: under valgrind, /proc/self/exe is the tool) */
 static pid_t live_child; /* killed by the teardown if a test failed before reaping it */
 
 static int kill_leftover(void **state)
@@ -102,8 +103,7 @@ static void spawn(child *c, int nofile, int idle_ms, int stall_ms, int max_conns
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
-		execl("/proc/self/exe", "test_sec_conn", "--serve", a[0], a[1], a[2], a[3], a[4],
-		      (char *)NULL);
+		execl(self, "test_sec_conn", "--serve", a[0], a[1], a[2], a[3], a[4], (char *)NULL);
 		_exit(127);
 	}
 	live_child = c->pid;
@@ -369,5 +369,11 @@ int main(int argc, char **argv)
 	if (argc == 7 && strcmp(argv[1], "--serve") == 0)
 		return serve(argv);
 	signal(SIGPIPE, SIG_IGN);
+	{
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0)
+			return 1;
+		self[n] = '\0';
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
