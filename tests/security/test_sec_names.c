@@ -133,9 +133,12 @@ static void longest_valid_names_work(void **state)
 	sec_server s;
 	char bound[300], tiny[8];
 	const char *u[2] = {NULL, NULL};
-	/* unix: a path of 107 bytes fits sun_path (108 with its NUL); 108 does not */
-	char *p107 = rep("unix:/tmp/rc-sec-", 'p', 107 - strlen("/tmp/rc-sec-"), "");
-	char *p108 = rep("unix:/tmp/rc-sec-", 'p', 108 - strlen("/tmp/rc-sec-"), "");
+	/* unix: a path of 107 bytes fits sun_path (108 with its NUL); 108 does not (the pid
+	 * keeps concurrent runs apart) */
+	char dir[64];
+	snprintf(dir, sizeof(dir), "unix:/tmp/rc-sec-%d-", (int)getpid());
+	char *p107 = rep(dir, 'p', 107 - (strlen(dir) - 5), "");
+	char *p108 = rep(dir, 'p', 108 - (strlen(dir) - 5), "");
 	char *in200 = rep("inproc:", 'n', 200, "");
 	(void)state;
 	assert_int_equal(strlen(p107 + 5), 107);
