@@ -115,7 +115,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "usage: %s --uri URI [--uri URI]... --proc null|int|send|sendr|echo|work|add\n"
 	        "          [--size BYTES] [--arg N] [--calls N] [--warmup N] [--mode MODE]\n"
 	        "          [--depth N] [--threads N] [--arg-dist const|exp] [--seed N] [--json]\n"
-	        "          [--keep-going] [--timeout MS]\n"
+	        "          [--keep-going] [--timeout MS] [--max-seconds S]\n"
 	        "  --uri URI      udp://HOST:PORT, tcp://HOST:PORT (no port: ask HOST's rpcbind);\n"
 	        "                 with several, one call is one round over all of them\n"
 	        "  --proc P       the bench.x procedure to call\n"
@@ -131,6 +131,8 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "  --json         one JSON object per line\n"
 	        "  --keep-going   count failed calls instead of stopping at the first\n"
 	        "  --timeout MS   total time one call may take [library default]\n"
+	        "  --max-seconds S  stop measuring after S seconds even if fewer than --calls were\n"
+	        "                 made (the output counts the calls made) [no limit]\n"
 	        "  --prog N, --vers N, --procnum N   call other numbers (error-path tests;\n"
 	        "                 --procnum calls procedure N with void argument and result)\n"
 	        "  --mode MODE    how calls are made [%s]:\n",
@@ -142,7 +144,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 enum {
 	OPT_URI = 1000, OPT_PROC, OPT_SIZE, OPT_ARG, OPT_CALLS, OPT_WARMUP, OPT_MODE, OPT_THREADS,
 	OPT_JSON, OPT_DEPTH, OPT_KEEP, OPT_TIMEOUT, OPT_PROG, OPT_VERS, OPT_PROCNUM, OPT_QUIET,
-	OPT_HELP, OPT_ARGDIST, OPT_SEED
+	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC
 };
 
 static const struct option client_longopts[] = {
@@ -164,6 +166,7 @@ static const struct option client_longopts[] = {
 	{"procnum", required_argument, NULL, OPT_PROCNUM},
 	{"arg-dist", required_argument, NULL, OPT_ARGDIST},
 	{"seed", required_argument, NULL, OPT_SEED},
+	{"max-seconds", required_argument, NULL, OPT_MAXSEC},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -283,6 +286,14 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 			if (!bench_parse_u64(optarg, &o->seed))
 				BAD("bad --seed '%s'", optarg);
 			break;
+		case OPT_MAXSEC: {
+			char *end;
+			double sec = strtod(optarg, &end);
+			if (end == optarg || *end || !(sec > 0) || sec > 1e6)
+				BAD("bad --max-seconds '%s'", optarg);
+			o->max_ns = (uint64_t)(sec * 1e9);
+			break;
+		}
 		case OPT_HELP:
 			client_usage(stdout, prog, modes, nmodes);
 			exit(0);

@@ -71,6 +71,7 @@ typedef struct bench_opts {
 	bool keep_going;    /* count failed calls instead of stopping at the first */
 	bool quiet;         /* print nothing on success */
 	uint32_t timeout_ms; /* total time one call may take (0: the library's default) */
+	uint64_t max_ns;    /* --max-seconds: stop measuring after this long (0: no limit) */
 	/* error-path testing: override the numbers of the call */
 	int64_t prog;       /* -1: BENCH_PROG */
 	int64_t vers;       /* -1: BENCH_VERS */

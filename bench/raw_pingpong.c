@@ -4,7 +4,8 @@
  * and "Program Four" (TCP)).
  *
  *   raw-pingpong --server URI
- *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--wait block|select] [--json]
+ *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]
+ *                [--max-seconds S] [--json]
  *
  * --wait select: before reading each reply the client waits in select() (with a 25 s timeout,
  * as Sun RPC's clntudp_call did) instead of blocking in recv() straight away: Elliott &
@@ -42,7 +43,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: %s --server URI\n"
 	        "       %s --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]\n"
-	        "                 [--json]\n"
+	        "                 [--max-seconds S] [--json]\n"
 	        "  URI is udp://HOST:PORT or tcp://HOST:PORT (server: port 0 picks one)\n",
 	        progname, progname);
 }
@@ -201,7 +202,7 @@ static bool wait_readable(int fd)
 }
 
 static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t warmup, bool json,
-                      bool sel)
+                      bool sel, uint64_t max_ns)
 {
 	bench_uri u;
 	char err[300];
@@ -229,10 +230,12 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 	unsigned char *out = bench_xmalloc(size), *in = bench_xmalloc(size + 1);
 	bench_fill_pattern(out, size);
 	uint64_t *lat = bench_xmalloc(calls * sizeof *lat);
-	uint64_t total = warmup + calls, t0 = 0;
+	uint64_t total = warmup + calls, t0 = 0, made = 0;
 	for (uint64_t i = 0; i < total; i++) {
 		if (i == warmup)
 			t0 = bench_now_ns();
+		if (i > warmup && max_ns && bench_now_ns() - t0 > max_ns)
+			break;
 		uint64_t c0 = bench_now_ns();
 		bool ok;
 		errno = 0;
@@ -259,8 +262,10 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 			        errno ? strerror(errno) : "reply of the wrong size or content");
 			return 1;
 		}
-		if (i >= warmup)
+		if (i >= warmup) {
 			lat[i - warmup] = bench_now_ns() - c0;
+			made++;
+		}
 	}
 	uint64_t elapsed = bench_now_ns() - t0;
 	bench_result r = {
@@ -270,13 +275,13 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 		.dests = 1,
 		.proc = "raw",
 		.size = size,
-		.calls = calls,
+		.calls = made,
 		.errors = 0,
 		.threads = 1,
 		.depth = 0,
 		.elapsed_ns = elapsed,
 		.lat_ns = lat,
-		.nlat = calls,
+		.nlat = made,
 	};
 	bench_print_result(&r, json);
 	close(fd);
@@ -296,12 +301,14 @@ int main(int argc, char **argv)
 		{"warmup", required_argument, NULL, 'w'},
 		{"json", no_argument, NULL, 'j'},
 		{"wait", required_argument, NULL, 'W'},
+		{"max-seconds", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *client = NULL;
 	uint64_t size = 0, calls = 10000, warmup = 100;
 	bool json = false, sel = false;
+	uint64_t max_ns = 0;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -330,6 +337,17 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'j': json = true; break;
+		case 'M': {
+			char *end;
+			double sec = strtod(optarg, &end);
+			if (end == optarg || *end || !(sec > 0) || sec > 1e6) {
+				fprintf(stderr, "%s: bad --max-seconds '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			max_ns = (uint64_t)(sec * 1e9);
+			break;
+		}
 		case 'W':
 			if (strcmp(optarg, "block") == 0 || strcmp(optarg, "select") == 0) {
 				sel = strcmp(optarg, "select") == 0;
@@ -350,5 +368,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return server ? run_server(server) : run_client(client, (size_t)size, calls, warmup, json, sel);
+	return server ? run_server(server) : run_client(client, (size_t)size, calls, warmup, json, sel, max_ns);
 }

@@ -104,6 +104,7 @@ typedef struct worker {
 	aslot *aslots;          /* async: depth x URIs */
 	uint64_t a_target, a_issued, a_done; /* async: calls of this phase */
 	bool a_record;          /* async: this phase is measured */
+	uint64_t a_start;       /* async: when this phase began */
 	pthread_t tid;
 	pthread_barrier_t *barrier;
 } worker;
@@ -434,7 +435,8 @@ static void on_async(rc_async *call, rc_status st, void *udata)
 		if (!ok)
 			w->errors++;
 	}
-	if (w->a_issued < w->a_target && !atomic_load(&g_stop)) {
+	if (w->a_issued < w->a_target && !atomic_load(&g_stop) &&
+	    !(w->a_record && w->o->max_ns && t1 - w->a_start > w->o->max_ns)) {
 		rc_status st2 = async_start(s);
 		if (st2 != RC_OK)
 			async_start_failed(s, st2);
@@ -497,6 +499,7 @@ static void async_phase(worker *w, uint64_t count, bool record)
 	w->a_issued = 0;
 	w->a_done = 0;
 	w->a_record = record;
+	w->a_start = bench_now_ns();
 	for (uint32_t k = 0; k < o->depth; k++) {
 		for (int d = 0; d < w->n; d++) {
 			if (w->a_issued >= count || atomic_load(&g_stop))
@@ -647,8 +650,11 @@ static void *worker_main(void *p)
 	for (uint64_t i = 0; i < w->warmup && !atomic_load(&g_stop); i++)
 		one_round(w);
 	pthread_barrier_wait(w->barrier);
+	uint64_t start = bench_now_ns();
 	for (uint64_t i = 0; i < w->calls; i++) {
 		if (atomic_load(&g_stop))
+			break;
+		if (w->o->max_ns && bench_now_ns() - start > w->o->max_ns)
 			break;
 		uint64_t t0 = bench_now_ns();
 		bool ok = one_round(w);

@@ -284,7 +284,8 @@ def sec_header(run):
         ["libtirpc", m.get("libtirpc", "?") or "?"],
         ["remote path", m.get("netns", "?")],
         ["pinning", m.get("taskset", "?") + f"; pins run: {m.get('pins', '?')}"],
-        ["trials", f"{m.get('trials', '?')} per measurement (interleaved), {m.get('calls', '?')} calls each (E&N); medians over trials, ± = 95 % CI of the mean unless stated"],
+        ["trials", f"{m.get('trials', '?')} per measurement (interleaved), {m.get('calls', '?')} calls each (E&N; at most {m.get('max_seconds', '?')} s per run); medians over trials, ± = 95 % CI of the mean unless stated"],
+        ["load at start", m.get("loadavg_start", "?")],
         ["command", f"`{m.get('command', '?')}`"],
     ]))
     L.append("\nEvery table puts the paper's figures beside today's. Absolute times moved by three to "
@@ -1159,11 +1160,20 @@ def sec_reproduce(run):
 
 
 def durations(run):
-    d = {r["exp"]: r["seconds"] for r in run.rows if r.get("part") == "duration"}
+    rows = [r for r in run.rows if r.get("part") == "duration"]
+    d = {r["exp"]: r["seconds"] for r in rows}
     if not d:
         return ""
-    return "Durations: " + ", ".join(f"{k} {v} s" for k, v in d.items() if k != "all") + \
+    out = "Durations: " + ", ".join(f"{k} {v} s" for k, v in d.items() if k != "all") + \
         (f"; whole run {d['all'] // 60} min {d['all'] % 60} s" if "all" in d else "") + ".\n"
+    loads = [(r["exp"], r.get("load1_start"), r.get("load1_end")) for r in rows if r.get("load1_start") is not None]
+    busy = [(e, a, b) for e, a, b in loads if max(a, b) > 1.5]
+    if busy:
+        out += ("\n> **The machine was busy during this run**: the 1-minute load average (our own client and server "
+                "count for about 1 on two cores) reached " + ", ".join(f"{e} {a:.1f}→{b:.1f}" for e, a, b in busy) +
+                ". Other processes competed for the two cores, so absolute times (and the cross-core numbers most) "
+                "carry that noise; the interleaved ratios suffer least.\n")
+    return out
 
 
 def publish(d, root):

@@ -96,14 +96,14 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/rcbench.XXXXXX")
 # TRIALS: repetitions of every measurement (interleaved); CALLS: calls per measurement.
 case $MODE in
 smoke)
-	TRIALS=1; TARGET_TRIALS=2; CALLS=200; CALLS_SLOW=100; STEP_CALLS=200; FIRST_TRIALS=3; PARPC_TRIALS=3
+	TRIALS=1; TARGET_TRIALS=2; MAXS=1; CALLS=200; CALLS_SLOW=100; STEP_CALLS=200; FIRST_TRIALS=3; PARPC_TRIALS=3
 	MR_WORKS="10"; MR_NS="1 2"; MR_NS_1S=""; MR_ITER_ROUNDS=1; MR_MULTI_ROUNDS=2
 	MR_NULL_TRIALS=2; MR_NULL_CALLS=100
 	PIPE_DEPTHS="1 16"; PIPE_CALLS=2000; DCE_THREADS="1 2"; DCE_CALLS=200
 	FIG3_SIZES="0 1500 4016"; FIG3_FIRST="0 4016"; FIG3_CALLS=100; XDR_ARGS="--reps 1 --min-ms 2 --elems 4096"
 	PINS="cross"; ;;
 quick)
-	TRIALS=3; TARGET_TRIALS=9; CALLS=4000; CALLS_SLOW=2000; STEP_CALLS=3000; FIRST_TRIALS=20; PARPC_TRIALS=32
+	TRIALS=3; TARGET_TRIALS=9; MAXS=1.5; CALLS=4000; CALLS_SLOW=2000; STEP_CALLS=3000; FIRST_TRIALS=20; PARPC_TRIALS=32
 	MR_WORKS="100"; MR_NS="1 2 5 10 20 50"; MR_NS_1S=""; MR_ITER_ROUNDS=3; MR_MULTI_ROUNDS=5
 	MR_NULL_TRIALS=5; MR_NULL_CALLS=1000
 	PIPE_DEPTHS="1 2 4 8 16 32 64 128 256"; PIPE_CALLS=200000; DCE_THREADS="1 2 3 4 5 6 7 8 9 10"
@@ -112,7 +112,7 @@ quick)
 	FIG3_FIRST="0 4016 16064 24096 65000"; FIG3_CALLS=1000; XDR_ARGS="--reps 5 --min-ms 10"
 	PINS="same cross"; ;;
 full)
-	TRIALS=7; TARGET_TRIALS=21; CALLS=20000; CALLS_SLOW=10000; STEP_CALLS=20000; FIRST_TRIALS=128; PARPC_TRIALS=128
+	TRIALS=7; TARGET_TRIALS=21; MAXS=10; CALLS=20000; CALLS_SLOW=10000; STEP_CALLS=20000; FIRST_TRIALS=128; PARPC_TRIALS=128
 	MR_WORKS="10 50 100 1000"; MR_NS="1 2 5 10 20 50 100 200 500"; MR_NS_1S="1 2 5 10 20 50"
 	MR_ITER_ROUNDS=3; MR_MULTI_ROUNDS=10; MR_NULL_TRIALS=10; MR_NULL_CALLS=1000
 	PIPE_DEPTHS="1 2 4 8 16 32 64 128 256"; PIPE_CALLS=1000000; DCE_THREADS="1 2 3 4 5 6 7 8 9 10"
@@ -180,9 +180,11 @@ progress() { # progress TEXT
 		LAST_PRINT=$now
 	fi
 }
+load1() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0; }
 exp_begin() {
 	CUR_EXP=$1
 	EXP_START=$(date +%s)
+	EXP_LOAD=$(load1)
 	LAST_PRINT=0
 	progress "start"
 }
@@ -192,7 +194,7 @@ exp_end() {
 	DONE_EST=$((DONE_EST + $(est "$CUR_EXP")))
 	DONE_ACT=$((DONE_ACT + now - EXP_START))
 	echo "$(date -u +%T) [$CUR_EXP] done in $((now - EXP_START)) s" >>"$LOG"
-	echo "{\"exp\":\"$CUR_EXP\",\"part\":\"duration\",\"seconds\":$((now - EXP_START))}" >>"$RAW"
+	echo "{\"exp\":\"$CUR_EXP\",\"part\":\"duration\",\"seconds\":$((now - EXP_START)),\"load1_start\":$EXP_LOAD,\"load1_end\":$(load1)}" >>"$RAW"
 	[ $IS_TTY = 1 ] && printf '\r\033[K' >&2
 	echo "[$CUR_EXP] done in $(fmt_t $((now - EXP_START)))" >&2
 }
@@ -354,7 +356,8 @@ meta = {
   "commit": "$commit", "dirty_files": ${dirty:-0},
   "libtirpc": "$tirpc",
   "netns": """$NETNS_NOTE""", "remote": "$FAR",
-  "pins": "$PINS", "trials": $TRIALS, "calls": $CALLS,
+  "pins": "$PINS", "trials": $TRIALS, "calls": $CALLS, "max_seconds": $MAXS,
+  "loadavg_start": "$(cat /proc/loadavg 2>/dev/null)",
   "taskset": "cross = server on core 0, client on core 1; same = both on core $(cli_core)",
 }
 json.dump(meta, open(sys.argv[1], "w"), indent=1)
@@ -387,9 +390,9 @@ exp_en() {
 				for k in $(seq 1 $TARGET_TRIALS); do
 					progress "$where, $pin cores, null call vs raw ping-pong $k/$TARGET_TRIALS"
 					local tg="\"exp\":\"en\",\"part\":\"target\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"udp\",\"trial\":$k"
-					rec "$tg" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u0" --proc null --calls $CALLS --json
-					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 0 --calls $CALLS --json
-					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 40 --calls $CALLS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u0" --proc null --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 0 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 40 --calls $CALLS --max-seconds $MAXS --json
 				done
 			fi
 			for t in $(seq 1 $TRIALS); do
@@ -404,15 +407,15 @@ exp_en() {
 					local tr u
 					for tr in udp tcp; do
 						u=$(uri_of "$RCS" $tr)
-						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" $rc_arg --calls $CALLS --json
+						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" $rc_arg --calls $CALLS --max-seconds $MAXS --json
 						if [ $tr = udp ]; then u=$RWU; else u=$RWT; fi
-						[ -n "$u" ] && rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $u --size $raw_n --calls $CALLS --json
+						[ -n "$u" ] && rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $u --size $raw_n --calls $CALLS --max-seconds $MAXS --json
 						u=$(uri_of "$RCS" $tr)
-						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode select --uri "$u" $rc_arg --calls $CALLS --json
+						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode select --uri "$u" $rc_arg --calls $CALLS --max-seconds $MAXS --json
 						if [ $tr = udp ]; then u=$RWU; else u=$RWT; fi
-						[ -n "$u" ] && rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $u --wait select --size $raw_n --calls $CALLS --json
+						[ -n "$u" ] && rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $u --wait select --size $raw_n --calls $CALLS --max-seconds $MAXS --json
 						u=$(uri_of "$TIS" $tr)
-						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" $rc_arg --calls $CALLS --json
+						rec "$tag,\"tr\":\"$tr\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" $rc_arg --calls $CALLS --max-seconds $MAXS --json
 					done
 				done
 			done
@@ -490,12 +493,12 @@ exp_courier() {
 				for tr in udp tcp; do
 					local tag="\"exp\":\"courier\",\"where\":\"$where\",\"pin\":\"cross\",\"tr\":\"$tr\",\"trial\":$t"
 					u=$(uri_of "$RCS" $tr)
-					rec "$tag,\"series\":\"block\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p --size $s --calls $CALLS_SLOW --json
+					rec "$tag,\"series\":\"block\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p --size $s --calls $CALLS_SLOW --max-seconds $MAXS --json
 					u=$(uri_of "$TIS" $tr)
-					[ -n "$u" ] && rec "$tag,\"series\":\"block\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc $p --size $s --calls $CALLS_SLOW --json
+					[ -n "$u" ] && rec "$tag,\"series\":\"block\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc $p --size $s --calls $CALLS_SLOW --max-seconds $MAXS --json
 					if [ $p = send ]; then # Courier's no-result calls did not wait: calls in flight
 						u=$(uri_of "$RCS" $tr)
-						rec "$tag,\"series\":\"nowait\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 16 --uri "$u" --proc $p --size $s --calls $((CALLS_SLOW * 4)) --json
+						rec "$tag,\"series\":\"nowait\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 16 --uri "$u" --proc $p --size $s --calls $((CALLS_SLOW --max-seconds $MAXS * 4)) --json
 					fi
 				done
 			done
@@ -519,7 +522,7 @@ exp_dce() {
 				[ $tr = udp ] && [ $s -gt 65460 ] && continue
 				progress "Figure 3: $pin cores, $tr, $s bytes"
 				rec "\"exp\":\"dce\",\"part\":\"fig3\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"series\":\"later\"" 120 \
-					$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc send --size $s --calls $FIG3_CALLS --warmup 20 --json
+					$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc send --size $s --calls $FIG3_CALLS --max-seconds $MAXS --warmup 20 --json
 			done
 			# the same sizes echoed by remotecall and by a raw socket: which jumps are the kernel's
 			srv RWS $where "$sc" "$B/raw-pingpong" --server "$tr://$H:0"
@@ -527,9 +530,9 @@ exp_dce() {
 				[ $tr = udp ] && [ $s -gt 65460 ] && continue
 				progress "Figure 3 echo vs raw echo: $pin cores, $tr, $s bytes"
 				rec "\"exp\":\"dce\",\"part\":\"fig3\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"series\":\"echo\"" 120 \
-					$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc echo --size $s --calls $FIG3_CALLS --warmup 20 --json
+					$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc echo --size $s --calls $FIG3_CALLS --max-seconds $MAXS --warmup 20 --json
 				[ -n "$RWS" ] && rec "\"exp\":\"dce\",\"part\":\"fig3\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"series\":\"rawecho\"" 120 \
-					$(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $RWS --size $s --calls $FIG3_CALLS --warmup 20 --json
+					$(cli_pre $where) taskset -c "$cc" "$B/raw-pingpong" --client $RWS --size $s --calls $FIG3_CALLS --max-seconds $MAXS --warmup 20 --json
 			done
 			stop "$RWS_PID"
 			for s in $FIG3_FIRST; do
@@ -553,9 +556,9 @@ exp_dce() {
 				local sz=""
 				[ $p = send ] && sz="--size 4016"
 				u=$(uri_of "$RCS" $tr)
-				rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p $sz --threads $n --calls $DCE_CALLS --json
+				rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p $sz --threads $n --calls $DCE_CALLS --max-seconds $MAXS --json
 				u=$(uri_of "$TIS" $tr)
-				[ -n "$u" ] && rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc $p $sz --threads $n --calls $DCE_CALLS --json
+				[ -n "$u" ] && rec "$tag" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc $p $sz --threads $n --calls $DCE_CALLS --max-seconds $MAXS --json
 			done
 		done
 	done
@@ -638,7 +641,7 @@ exp_parpc() {
 			progress "$where calls and first calls, $tr"
 			u=$(uri_of "$RCS" $tr)
 			rec "\"exp\":\"parpc\",\"part\":\"call\",\"where\":\"$where\",\"tr\":\"$tr\"" 120 \
-				$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $CALLS --json
+				$(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $CALLS --max-seconds $MAXS --json
 			# the first call to a running ("resident") server, by host name where there is one
 			[ $where = local ] && u=${u/127.0.0.1/localhost}
 			rec "\"exp\":\"parpc\",\"part\":\"first\",\"where\":\"$where\",\"tr\":\"$tr\"" 300 \
@@ -736,15 +739,15 @@ exp_pipeline() {
 				local tag="\"exp\":\"pipeline\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"trial\":$t"
 				progress "$pin cores, $tr, trial $t/$TRIALS: blocking calls"
 				u=$(uri_of "$TIS" $tr)
-				[ -n "$u" ] && rec "$tag" 120 taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc null --calls $CALLS --json
+				[ -n "$u" ] && rec "$tag" 120 taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc null --calls $CALLS --max-seconds $MAXS --json
 				u=$(uri_of "$RCS" $tr)
-				rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $CALLS --json
+				rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $CALLS --max-seconds $MAXS --json
 				for d in $PIPE_DEPTHS; do
 					[ $tr = udp ] && [ $d -gt 64 ] && continue # a datagram socket's buffers, not a pipe
 					progress "$pin cores, $tr, trial $t/$TRIALS: depth $d"
 					n=$((CALLS * d))
 					[ $n -gt $PIPE_CALLS ] && n=$PIPE_CALLS
-					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --mode async --depth $d --uri "$u" --proc null --calls $n --warmup $((d * 4)) --json
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --mode async --depth $d --uri "$u" --proc null --calls $n --max-seconds $MAXS --warmup $((d * 4)) --json
 				done
 			done
 		done

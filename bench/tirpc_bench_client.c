@@ -187,8 +187,11 @@ static void *worker_main(void *p)
 	for (uint64_t i = 0; i < w->warmup && !atomic_load(&g_stop); i++)
 		one_round(w);
 	pthread_barrier_wait(w->barrier);
+	uint64_t start = bench_now_ns();
 	for (uint64_t i = 0; i < w->calls; i++) {
 		if (atomic_load(&g_stop))
+			break;
+		if (w->o->max_ns && bench_now_ns() - start > w->o->max_ns)
 			break;
 		uint64_t t0 = bench_now_ns();
 		bool ok = one_round(w);
