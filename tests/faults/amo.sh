@@ -7,8 +7,8 @@
 BIN=$1 SELF=$2 IMPL=$3
 shift 3
 T_LIMIT=${T_LIMIT:-120}
-# shellcheck source=../interop/lib.sh
-. "$(dirname "$0")/../interop/lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 start_server srv "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --threads 2 || finish
 CHECKS=$((CHECKS + 1))

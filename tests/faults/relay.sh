@@ -5,8 +5,8 @@
 # with its counters on stderr.
 BIN=$1 SELF=$2
 T_LIMIT=${T_LIMIT:-60}
-# shellcheck source=../interop/lib.sh
-. "$(dirname "$0")/../interop/lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 expect_fail "no --server" "server is required" "$SELF/rc-relay"
 expect_fail "probability over 1" "bad --drop" "$SELF/rc-relay" --server udp://127.0.0.1:9 --drop 1.5

@@ -42,8 +42,8 @@ if [ -z "$WARMUP" ]; then
 fi
 [ "$SEED" -ne 0 ] || SEED=$(date +%s)
 T_LIMIT=60
-# shellcheck source=../interop/lib.sh
-. "$(dirname "$0")/../interop/lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 [ -n "$OUT" ] || OUT=$TMPD/out
 mkdir -p "$OUT"
 CSV=$OUT/rss.csv
@@ -93,15 +93,15 @@ sleep "$INTERVAL"
 
 # ADD: the server's total is the sum of every client's successful ADDs
 CHECKS=$((CHECKS + 1))
-want=$(awk '/^client / { for (i = 1; i < NF; i++) if ($i == "add_sum") s += $(i + 1) } END { print s + 0 }' "$OUT"/client-*.txt)
+want=$(awk '/^client / { for (i = 1; i < NF; i++) if ($i == "add_sum") s += $(i + 1) } END { printf "%.0f\n", s }' "$OUT"/client-*.txt)
 got=$(timeout 20 "$SELF/faults-soak-client" --read-total --udp "$srv_udp" | awk '{print $2}')
 if [ "$got" = "$want" ]; then
 	echo "ok   server total $got = the sum of the clients' ADDs"
 else
 	fail "server total '$got' != the clients' ADDs $want"
 fi
-calls=$(awk '/^client / { s += $4 } END { print s + 0 }' "$OUT"/client-*.txt)
-sessions=$(awk '/^client / { for (i = 1; i < NF; i++) if ($i == "sessions") s += $(i + 1) } END { print s + 0 }' "$OUT"/client-*.txt)
+calls=$(awk '/^client / { s += $4 } END { printf "%.0f\n", s }' "$OUT"/client-*.txt)
+sessions=$(awk '/^client / { for (i = 1; i < NF; i++) if ($i == "sessions") s += $(i + 1) } END { printf "%.0f\n", s }' "$OUT"/client-*.txt)
 stop_server srv
 kill "$sampler" 2>/dev/null
 wait "$sampler" 2>/dev/null

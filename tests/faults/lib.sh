@@ -1,0 +1,137 @@
+# tests/faults/lib.sh -- shared by the fault scripts (bash); a copy of tests/interop/lib.sh
+# with start_server's start-up race fixed (its output files are created before the program
+# starts: the background job's own redirection may not have run when the first grep looks).
+# Source it after setting BIN (the folder holding rc-bench-*, tirpc-bench-*).
+#
+#   start_server NAME PROGRAM ARGS...   start in the background, wait (5 s) for one
+#                                       "listening URI" line per --listen (or --server); sets NAME_pid,
+#                                       NAME_udp, NAME_tcp (URIs) and NAME_udp_port, NAME_tcp_port
+#   stop_server NAME                    SIGTERM, wait up to 3 s (SIGKILL after), check exit 0
+#   expect_ok DESC CMD...               run CMD under timeout; it must exit 0
+#   expect_fail DESC PATTERN CMD...     CMD must exit non-zero with PATTERN (grep -E) in its output
+#   expect_out DESC PATTERN CMD...      CMD must exit 0 with PATTERN in its output
+#   finish                              print the summary; exit 1 if anything failed
+#
+# Everything started is killed on exit, whatever happens.
+set -u
+: "${BIN:?BIN must name the folder of the benchmark programs}"
+T_LIMIT=${T_LIMIT:-60}
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-faults.XXXXXX")
+PIDS=""
+FAILS=0
+CHECKS=0
+
+cleanup() {
+	local p
+	for p in $PIDS; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
+	sleep 0.2
+	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 1' INT TERM HUP
+
+fail() {
+	FAILS=$((FAILS + 1))
+	echo "FAIL $*"
+}
+
+start_server() {
+	local name=$1
+	shift
+	local out=$TMPD/$name.out err=$TMPD/$name.err n=0 a i=0 pid
+	for a in "$@"; do case $a in --listen | --server) n=$((n + 1)) ;; esac; done
+	: >"$out"
+	: >"$err"
+	"$@" >"$out" 2>"$err" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	eval "${name}_pid=$pid"
+	while [ "$(grep -c '^listening ' "$out" 2>/dev/null)" -lt "$n" ]; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
+			fail "$name ($*) did not start"
+			sed 's/^/    /' "$err"
+			return 1
+		fi
+		sleep 0.05
+	done
+	local u t
+	u=$(awk '/^listening udp/ { print $2; exit }' "$out")
+	t=$(awk '/^listening tcp/ { print $2; exit }' "$out")
+	eval "${name}_udp='$u'; ${name}_tcp='$t'; ${name}_udp_port='${u##*:}'; ${name}_tcp_port='${t##*:}'"
+	echo "     $name: pid $pid, ${u:-no udp} ${t:-no tcp}"
+	return 0
+}
+
+stop_server() {
+	local name=$1 pid i=0 st
+	pid=$(eval "echo \${${name}_pid:-}")
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		fail "$name did not stop within 3 s of SIGTERM"
+	fi
+	wait "$pid"
+	st=$?
+	CHECKS=$((CHECKS + 1))
+	if [ $st -ne 0 ]; then
+		fail "$name exited with status $st after SIGTERM"
+		sed 's/^/    /' "$TMPD/$name.err"
+	fi
+	eval "${name}_pid=''"
+}
+
+expect_ok() {
+	local desc=$1 out st
+	shift
+	CHECKS=$((CHECKS + 1))
+	out=$(timeout "$T_LIMIT" "$@" 2>&1)
+	st=$?
+	if [ $st -ne 0 ]; then
+		fail "$desc (exit $st): $*"
+		printf '%s\n' "$out" | head -20 | sed 's/^/    /'
+		return 1
+	fi
+	LAST_OUT=$out
+	echo "ok   $desc"
+	return 0
+}
+
+expect_fail() {
+	local desc=$1 pat=$2 out st
+	shift 2
+	CHECKS=$((CHECKS + 1))
+	out=$(timeout "$T_LIMIT" "$@" 2>&1)
+	st=$?
+	LAST_OUT=$out
+	if [ $st -eq 0 ] || [ $st -eq 124 ] || ! printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+		fail "$desc (exit $st, expected failure matching /$pat/): $*"
+		printf '%s\n' "$out" | head -20 | sed 's/^/    /'
+		return 1
+	fi
+	echo "ok   $desc: $(printf '%s\n' "$out" | grep -E -- "$pat" | head -1)"
+	return 0
+}
+
+finish() {
+	echo "$CHECKS checks, $FAILS failed"
+	[ "$FAILS" -eq 0 ]
+	exit $?
+}
+
+# expect_out DESC PATTERN CMD... -- CMD must exit 0 with PATTERN (grep -E) in its output.
+expect_out() {
+	local desc=$1 pat=$2
+	shift 2
+	expect_ok "$desc" "$@" || return 1
+	if ! printf '%s\n' "$LAST_OUT" | grep -Eq -- "$pat"; then
+		fail "$desc: output lacks /$pat/"
+		printf '%s\n' "$LAST_OUT" | head -20 | sed 's/^/    /'
+		return 1
+	fi
+	return 0
+}
