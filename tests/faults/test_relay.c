@@ -133,36 +133,47 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Send n datagrams (a little pacing so nothing overflows), then collect replies for ms. */
-static int send_and_collect(int fd, int n, int ms, int *seen, int *inversions)
+/* Wait (up to 5 s) until the relay has taken n requests off its socket. */
+static void wait_taken(relay *r, uint64_t n)
 {
-	int got = 0, last = -1;
+	relay_stats st;
+	int64_t end = now_ms() + 5000;
+	do {
+		relay_get_stats(r, &st);
+		if (st.in[RELAY_REQ] >= n)
+			return;
+		usleep(500);
+	} while (now_ms() < end);
+}
+
+static void note(int s, int n, int *got, int *seen, int *last, int *inversions)
+{
+	(*got)++;
+	if (seen && s < n)
+		seen[s]++;
+	if (s < *last && inversions)
+		(*inversions)++;
+	*last = s;
+}
+
+/*
+ * Send n datagrams in windows of 16, each window taken by the relay before the next leaves
+ * (no socket overflows, even under valgrind), then collect replies for ms.
+ */
+static int send_and_collect(relay *r, int fd, int n, int ms, int *seen, int *inversions)
+{
+	int got = 0, last = -1, s;
 	for (int i = 0; i < n; i++) {
 		send_seq(fd, i);
-		if (i % 32 == 31)
-			usleep(1000);
-		int s;
-		while ((s = recv_one(fd, 0, NULL)) >= 0) {
-			got++;
-			if (seen && s < n)
-				seen[s]++;
-			if (s < last && inversions)
-				(*inversions)++;
-			last = s;
-		}
+		if (i % 16 == 15)
+			wait_taken(r, (uint64_t)i + 1);
+		while ((s = recv_one(fd, 0, NULL)) >= 0)
+			note(s, n, &got, seen, &last, inversions);
 	}
-	int s;
 	int64_t end = now_ms() + ms;
-	while (now_ms() < end && (s = recv_one(fd, 50, NULL)) >= -1) {
-		if (s < 0)
-			continue;
-		got++;
-		if (seen && s < n)
-			seen[s]++;
-		if (s < last && inversions)
-			(*inversions)++;
-		last = s;
-	}
+	while (now_ms() < end)
+		if ((s = recv_one(fd, 50, NULL)) >= 0)
+			note(s, n, &got, seen, &last, inversions);
 	return got;
 }
 
@@ -171,7 +182,7 @@ static int send_and_collect(int fd, int n, int ms, int *seen, int *inversions)
 static void test_clean_in_order(void **state)
 {
 	(void)state;
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {0};
 	relay *r = start(&e, &o);
@@ -195,14 +206,14 @@ static void test_clean_in_order(void **state)
 static void test_drop_rate_per_direction(void **state)
 {
 	(void)state;
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {.seed = 7};
 	o.dir[RELAY_REQ].drop = 0.3;
 	relay *r = start(&e, &o);
 	int fd = client_socket(r);
 	int n = 4000;
-	int got = send_and_collect(fd, n, 300, NULL, NULL);
+	int got = send_and_collect(r, fd, n, 300, NULL, NULL);
 	relay_stats s;
 	relay_get_stats(r, &s);
 	char line[600];
@@ -222,7 +233,7 @@ static void test_drop_rate_per_direction(void **state)
 static void test_dup_rate(void **state)
 {
 	(void)state;
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {.seed = 11};
 	o.dir[RELAY_REP].dup = 0.5;
@@ -230,7 +241,7 @@ static void test_dup_rate(void **state)
 	int fd = client_socket(r);
 	int n = 2000;
 	int *seen = calloc((size_t)n, sizeof *seen);
-	int got = send_and_collect(fd, n, 300, seen, NULL);
+	int got = send_and_collect(r, fd, n, 300, seen, NULL);
 	int twice = 0, missing = 0;
 	for (int i = 0; i < n; i++) {
 		twice += seen[i] == 2;
@@ -249,7 +260,7 @@ static void test_dup_rate(void **state)
 static void test_reorder_loses_nothing(void **state)
 {
 	(void)state;
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {.seed = 3};
 	o.dir[RELAY_REQ].reorder = 0.2;
@@ -258,7 +269,7 @@ static void test_reorder_loses_nothing(void **state)
 	int fd = client_socket(r);
 	int n = 2000, inv = 0;
 	int *seen = calloc((size_t)n, sizeof *seen);
-	int got = send_and_collect(fd, n, 300, seen, &inv);
+	int got = send_and_collect(r, fd, n, 300, seen, &inv);
 	int missing = 0;
 	for (int i = 0; i < n; i++)
 		missing += seen[i] != 1;
@@ -286,7 +297,7 @@ static void test_reorder_loses_nothing(void **state)
 static void test_delay(void **state)
 {
 	(void)state;
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {0};
 	o.dir[RELAY_REQ].delay_ms = 40;
@@ -314,7 +325,7 @@ static void test_delay(void **state)
 static void test_held_is_bounded(void **state)
 {
 	(void)state;
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {.max_held = 100};
 	o.dir[RELAY_REQ].delay_ms = 2000;
@@ -341,7 +352,7 @@ static void test_held_is_bounded(void **state)
 static void test_clients_kept_apart(void **state)
 {
 	(void)state;
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {.seed = 5};
 	o.dir[RELAY_REQ].reorder = 0.5;
@@ -383,7 +394,7 @@ static void test_clients_kept_apart(void **state)
 /* The same seed and the same traffic, one datagram at a time: the same datagrams lost. */
 static void run_pattern(uint64_t seed, char *pat, int n)
 {
-	echo e;
+	static echo e;
 	echo_start(&e);
 	relay_opts o = {.seed = seed};
 	o.dir[RELAY_REQ].drop = 0.5;
