@@ -6,6 +6,11 @@
 #
 #   soak.sh --bin BENCH_BIN --self FAULTS_BIN [--minutes M | --seconds S] [--clients N]
 #           [--out DIR] [--interval S] [--warmup S] [--rss-growth-kib K] [--seed N]
+#           [--relay "RC-RELAY OPTIONS"]
+#
+# --relay sends the clients' UDP calls through rc-relay with those fault options (e.g.
+# "--drop 0.1 --dup 0.2 --reorder 0.2 --jitter 5"): retransmissions, replays of cached replies
+# (large ECHO replies too) and reordered replies, with the same checks.
 #
 # Passes when: every client exits 0 (no failed call, every ECHO returned its own bytes, every
 # ADD total grew), the server's total equals the sum of every client's ADDs (none lost, none
@@ -16,7 +21,7 @@
 # DIR gets rss.csv (elapsed_s,rss_kib,hwm_kib,threads,fds), client-N.txt and summary.txt.
 # Every process started is killed on exit, whatever happens.
 set -u
-BIN="" SELF="" SECONDS_RUN=20 CLIENTS=4 OUT="" INTERVAL="" WARMUP="" GROWTH=4096 SEED=0
+BIN="" SELF="" SECONDS_RUN=20 CLIENTS=4 OUT="" INTERVAL="" WARMUP="" GROWTH=4096 SEED=0 RELAY=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--bin) BIN=$2; shift 2 ;;
@@ -29,6 +34,7 @@ while [ $# -gt 0 ]; do
 	--warmup) WARMUP=$2; shift 2 ;;
 	--rss-growth-kib) GROWTH=$2; shift 2 ;;
 	--seed) SEED=$2; shift 2 ;;
+	--relay) RELAY=$2; shift 2 ;;
 	*) echo "soak.sh: bad option $1" >&2; exit 2 ;;
 	esac
 done
@@ -52,6 +58,14 @@ echo "soak: $CLIENTS clients x ${SECONDS_RUN} s, RSS every ${INTERVAL} s, warm-u
 start_server srv "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --listen tcp://127.0.0.1:0 \
 	--threads 2 || finish
 
+udp=$srv_udp
+if [ -n "$RELAY" ]; then
+	# shellcheck disable=SC2086
+	start_server rel "$SELF/rc-relay" --server "$srv_udp" $RELAY || finish
+	udp=$rel_udp
+	echo "     UDP calls go through rc-relay $RELAY"
+fi
+
 # the sampler: one line per interval until the server is gone
 (
 	t0=$(date +%s%N)
@@ -71,7 +85,7 @@ PIDS="$PIDS $sampler"
 
 cpids=""
 for i in $(seq 1 "$CLIENTS"); do
-	timeout $((SECONDS_RUN + 60)) "$SELF/faults-soak-client" --udp "$srv_udp" --tcp "$srv_tcp" \
+	timeout $((SECONDS_RUN + 60)) "$SELF/faults-soak-client" --udp "$udp" --tcp "$srv_tcp" \
 		--seconds "$SECONDS_RUN" --id "$i" --seed $((SEED + i)) >"$OUT/client-$i.txt" 2>&1 &
 	cpids="$cpids $!"
 	PIDS="$PIDS $!"
@@ -102,6 +116,10 @@ else
 fi
 calls=$(awk '/^client / { s += $4 } END { printf "%.0f\n", s }' "$OUT"/client-*.txt)
 sessions=$(awk '/^client / { for (i = 1; i < NF; i++) if ($i == "sessions") s += $(i + 1) } END { printf "%.0f\n", s }' "$OUT"/client-*.txt)
+if [ -n "$RELAY" ]; then
+	stop_server rel
+	echo "     $(cat "$TMPD/rel.err")"
+fi
 stop_server srv
 kill "$sampler" 2>/dev/null
 wait "$sampler" 2>/dev/null
