@@ -1129,12 +1129,18 @@ def sec_failures(run):
     L = ["## Failed steps\n"]
     if not run.fails:
         return "\n".join(L) + "None: every step of the run succeeded.\n"
-    rows = []
+    groups = {}
     for f in run.fails:
-        tags = {k: v for k, v in f.items() if k not in ("rc", "cmd", "stderr")}
-        rows.append([json.dumps(tags).replace("|", "\\|"), f.get("rc"), "`" + f.get("cmd", "")[:160].replace("|", "\\|") + "`",
-                     (f.get("stderr") or "").replace("\n", " ⏎ ").replace("|", "\\|")[:300]])
-    L.append(md_table(["step", "exit", "command", "stderr (last lines)"], rows))
+        key = (f.get("exp"), f.get("part") or f.get("what") or "", f.get("rc"), (f.get("stderr") or "").split("\n")[-1][:200])
+        groups.setdefault(key, []).append(f)
+    rows = []
+    for (exp, part, rc, err), fs in groups.items():
+        f = fs[0]
+        tags = {k: v for k, v in f.items() if k not in ("rc", "cmd", "stderr", "exp", "part", "what", "trial", "size")}
+        rows.append([exp, part, len(fs), rc, json.dumps(tags).replace("|", "\\|"),
+                     "`" + f.get("cmd", "")[:200].replace("|", "\\|") + "`", err.replace("|", "\\|")])
+    L.append(f"{len(run.fails)} step(s) failed (grouped; `failures.jsonl` lists each). The run went on without them.\n")
+    L.append(md_table(["experiment", "part", "count", "exit", "where (first)", "command (first)", "stderr (last line)"], rows))
     return "\n".join(L)
 
 

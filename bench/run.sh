@@ -205,11 +205,15 @@ NS_S=""
 NS_C=""
 NETNS_NOTE="not requested (--no-netns)"
 OWN_RPCBIND=""
+# Every process started is also listed in $TMP/pids: the experiments run in subshells (a crash
+# in one must not end the run), and what they start is stopped here whatever happened to them.
+track() { echo "$1" >>"$TMP/pids"; }
 cleanup() {
-	local p
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	local p all
+	all="$PIDS $(cat "$TMP/pids" 2>/dev/null)"
+	for p in $all; do kill "$p" 2>/dev/null; done
 	sleep 0.2
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for p in $all; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	if [ -n "$OWN_RPCBIND" ]; then kill "$OWN_RPCBIND" 2>/dev/null; wait "$OWN_RPCBIND" 2>/dev/null; fi
 	[ -n "$NS_S" ] && ip netns del "$NS_S" 2>/dev/null
 	[ -n "$NS_C" ] && ip netns del "$NS_C" 2>/dev/null
@@ -263,17 +267,17 @@ cli_pre() { if [ "$1" = remote ]; then echo "ip netns exec $NS_C"; fi; }
 # srv VAR WHERE CORE CMD... -- start a server pinned to CORE on WHERE's server side, wait for
 # its "listening" lines (one per --listen); sets VAR_PID and VAR (its URIs, space-separated).
 # Returns 1 (and writes a failure) if it does not come up within 10 s.
-NSRV=0
 srv() {
 	local var=$1 where=$2 core=$3
 	shift 3
-	NSRV=$((NSRV + 1))
-	local f=$TMP/srv.$NSRV want=0 a i=0 pid n
+	local f want=0 a i=0 pid n
+	f=$(mktemp "$TMP/srv.XXXXXX") # empty before the server starts: no stale "listening" line
 	for a in "$@"; do case $a in --listen | --server) want=$((want + 1)) ;; esac; done
 	[ $want = 0 ] && want=1
 	$(srv_pre "$where") taskset -c "$core" "$@" >"$f" 2>"$f.err" &
 	pid=$!
 	PIDS="$PIDS $pid"
+	track $pid
 	while :; do
 		n=$(grep -c '^listening ' "$f" 2>/dev/null)
 		[ "${n:-0}" -ge "$want" ] && break
@@ -498,7 +502,7 @@ exp_courier() {
 					[ -n "$u" ] && rec "$tag,\"series\":\"block\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc $p --size $s --calls $CALLS_SLOW --max-seconds $MAXS --json
 					if [ $p = send ]; then # Courier's no-result calls did not wait: calls in flight
 						u=$(uri_of "$RCS" $tr)
-						rec "$tag,\"series\":\"nowait\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 16 --uri "$u" --proc $p --size $s --calls $((CALLS_SLOW --max-seconds $MAXS * 4)) --json
+						rec "$tag,\"series\":\"nowait\"" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 16 --uri "$u" --proc $p --size $s --calls $((CALLS_SLOW * 4)) --max-seconds $MAXS --json
 					fi
 				done
 			done
@@ -598,6 +602,7 @@ dce_first() {
 		mkdir -p /run/rpcbind 2>/dev/null
 		"$rb" -f -w >"$TMP/rpcbind.log" 2>&1 &
 		OWN_RPCBIND=$!
+		track $OWN_RPCBIND
 		local i=0
 		until rpcbind_up; do
 			i=$((i + 1))
@@ -666,11 +671,14 @@ mr_start() { # mr_start N DIST
 	H=$(host_of $where)
 	MR_PIDS=""
 	MR_URIS=""
+	rm -f "$TMP"/mr.*
 	for i in $(seq 1 "$n"); do
 		f=$TMP/mr.$i
+		: >"$f" # empty before the server starts: no stale "listening" line
 		$(srv_pre $where) taskset -c "$(srv_core cross)" "$B/rc-bench-server" --work-dist "$dist" --listen "udp://$H:0" >"$f" 2>"$f.err" &
 		pid=$!
 		PIDS="$PIDS $pid"
+		track $pid
 		MR_PIDS="$MR_PIDS $pid"
 	done
 	while [ $got -lt "$n" ]; do
@@ -771,7 +779,13 @@ echo "bench: $MODE run of [$(echo $EXPS)] -> $RES" >&2
 echo "bench: remote = $NETNS_NOTE" >&2
 for e in $EXPS; do
 	exp_begin "$e"
-	"exp_$e"
+	# in a subshell: a script error inside one experiment is recorded and the run goes on
+	( "exp_$e" )
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "{\"exp\":\"$e\",\"what\":\"the experiment script stopped\",\"rc\":$rc,\"cmd\":\"exp_$e\",\"stderr\":\"see run.log and the terminal\"}" >>"$FAILS"
+		echo "$(date -u +%T) [$e] the experiment script stopped with status $rc" >>"$LOG"
+	fi
 	exp_end
 done
 END=$(date +%s)
