@@ -5,7 +5,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test bench bench-full test-sanitize test-valgrind clean
+.PHONY: all deps configure build test bench bench-full test-sanitize test-valgrind soak fuzz clean
 
 all: build
 
@@ -37,5 +37,17 @@ test-sanitize: deps
 test-valgrind: build
 	@cd $(BUILD) && ctest -T memcheck --output-on-failure -j $(JOBS) --timeout 1800
 
+# 4 client processes x SOAK_MINUTES of mixed calls against one server; the server's RSS curve
+# goes to $(BUILD)/soak/rss.csv (docs/runtime.md, "Faults and load").
+SOAK_MINUTES ?= 10
+soak: build
+	@timeout $$(( $(SOAK_MINUTES) * 60 + 300 )) bash tests/faults/soak.sh --bin $(BUILD)/bench \
+		--self $(BUILD)/tests/faults --minutes $(SOAK_MINUTES) --clients 4 --out $(BUILD)/soak
+
+# Build the libFuzzer targets with clang (build-fuzz) and run each for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan build-fuzz

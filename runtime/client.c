@@ -445,7 +445,14 @@ static int64_t rc__timers(rc_client *c, int64_t now)
 			continue;
 		}
 		if (c->dgram && now >= p->next_retry && c->tp != NULL) {
-			(void)c->tp->vt->send(c->tp, p->msg, p->msglen, NULL, MSG_DONTWAIT, NULL);
+			if (c->tp->vt->send(c->tp, p->msg, p->msglen, NULL, MSG_DONTWAIT, NULL) ==
+			        RC_CANTSEND &&
+			    errno == ECONNREFUSED) {
+				/* ICMP: nothing listens there. Each failed send clears the error the
+				 * previous one raised, so act on it here: every call fails now. */
+				rc__fail_all(c, RC_CANTRECV, ECONNREFUSED);
+				return now;
+			}
 			p->retry_ms = p->retry_ms * 2 > RC__MAX_RETRY_MS ? RC__MAX_RETRY_MS
 			                                                 : p->retry_ms * 2;
 			p->next_retry = now + (int64_t)p->retry_ms * 1000000;
@@ -809,7 +816,7 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 			rc__xdr_decoder(&x, m + 24, rlen - 24, c->max_msg * 4 + 4096);
 			*st = p->xres(&x, p->res) ? RC_OK : RC_CANTDECODERES;
 		} else {
-			rc_xdrmem_create(&x, (void *)(m + 4), rlen - 4, RC_XDR_DECODE);
+			rc__xdr_decoder(&x, m + 4, rlen - 4, c->max_msg * 4 + 4096);
 			*st = rc__reply_header(&x, &p->err);
 			if (*st == RC_OK && !p->xres(&x, p->res))
 				*st = RC_CANTDECODERES;

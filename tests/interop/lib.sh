@@ -40,6 +40,7 @@ start_server() {
 	shift
 	local out=$TMPD/$name.out err=$TMPD/$name.err n=0 a i=0 pid
 	for a in "$@"; do case $a in --listen | --server) n=$((n + 1)) ;; esac; done
+	: >"$out"; : >"$err"
 	"$@" >"$out" 2>"$err" &
 	pid=$!
 	PIDS="$PIDS $pid"
