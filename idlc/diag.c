@@ -1,6 +1,7 @@
 /*
  * idlc -- diagnostics in the GNU format, and the cache of source lines they quote.
  */
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,8 @@ idlc_diag_warnings(const idlc_diag *d)
 	return d->warnings;
 }
 
+#define SRC_MAX ((long)64 << 20) /* the largest source file shown in diagnostics */
+
 /* load -- the cached source file `name` (interned), reading it on first use. */
 static srcfile *
 load(idlc_diag *d, const char *name)
@@ -157,14 +160,22 @@ load(idlc_diag *d, const char *name)
 	f->next = d->src[h];
 	d->src[h] = f;
 
+	/* only a regular file of sane size: a line marker may name anything (/dev/zero) */
 	FILE *fp = fopen(name, "rb");
+	struct stat sb;
 	if (fp == NULL)
 		return f;
+	if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > SRC_MAX) {
+		fclose(fp);
+		return f;
+	}
 	idlc_buf b = { 0 };
 	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+	size_t n, total = 0;
+	while (total < SRC_MAX && (n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
 		idlc_buf_putn(&b, chunk, n);
+		total += n;
+	}
 	fclose(fp);
 	if (b.data == NULL)
 		idlc_buf_putn(&b, "", 0);

@@ -12,6 +12,7 @@
 #include "runtime/server_internal.h"
 
 #define RC__DRC_INLINE 256
+#define RC__DRC_HEAP_CAP ((size_t)4 << 20) /* bytes of large replies kept in all */
 
 typedef struct rc__drc_ent {
 	rc__drc_key key;
@@ -30,6 +31,7 @@ struct rc__drc {
 	uint32_t nbuckets;
 	uint32_t ring; /* next entry to recycle */
 	int64_t ttl_ns;
+	size_t heap_bytes; /* bytes of replies kept outside the entries */
 	uint32_t *buckets; /* index + 1 of the first entry, 0 empty */
 	rc__drc_ent *ents;
 };
@@ -144,8 +146,22 @@ static void rc__drc_unlink(rc__drc *d, rc__drc_ent *e)
 		*pp = e->next;
 	e->next = 0;
 	e->used = false;
+	if (e->rheap != NULL)
+		d->heap_bytes -= e->rlen;
 	free(e->rheap);
 	e->rheap = NULL;
+}
+
+/* Make room for `len` more heap bytes by forgetting the oldest large replies (other than
+ * keep); false if even that is not enough. */
+static bool rc__drc_room(rc__drc *d, size_t len, const rc__drc_ent *keep)
+{
+	for (uint32_t k = 0; k < d->n && d->heap_bytes + len > RC__DRC_HEAP_CAP; k++) {
+		rc__drc_ent *o = &d->ents[(d->ring + k) % d->n];
+		if (o != keep && o->used && o->done && o->rheap != NULL)
+			rc__drc_unlink(d, o);
+	}
+	return d->heap_bytes + len <= RC__DRC_HEAP_CAP;
 }
 
 rc__drc_result rc__drc_lookup(rc__drc *d, const rc__drc_key *k, rc__encbuf *rb, size_t *rlen)
@@ -212,10 +228,11 @@ void rc__drc_store(rc__drc *d, const rc__drc_key *k, const unsigned char *reply,
 			memcpy(e->rin, reply, len);
 			e->done = true;
 			e->rlen = len;
-		} else if ((e->rheap = malloc(len)) != NULL) {
+		} else if (rc__drc_room(d, len, e) && (e->rheap = malloc(len)) != NULL) {
 			memcpy(e->rheap, reply, len);
 			e->done = true;
 			e->rlen = len;
+			d->heap_bytes += len;
 		} else {
 			rc__drc_unlink(d, e); /* cannot keep it: forget the call */
 		}

@@ -872,6 +872,7 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		if (st != RC_OK)
 			goto dead; /* closed, reset, or a record over the cap */
 		c->last_active = rc__now();
+		c->partial_since = 0; /* a record completed: the stall clock starts again */
 		rlen = rc__serve(srv, w, msg, len, NULL, false);
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
 		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))

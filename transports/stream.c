@@ -117,7 +117,11 @@ static rc_status rc__stream_accept(rc_tp *tp, rc_tp **out, size_t max_record);
 
 static size_t rc__stream_buffered(rc_tp *tp)
 {
-	return rc_recreader_buffered(&((rc__stream *)tp)->rr);
+	const rc_recreader *r = &((rc__stream *)tp)->rr;
+	size_t n = rc_recreader_buffered(r);
+
+	/* a record under way counts even when its header is all that is held */
+	return n == 0 && rc_recreader_in_record(r) ? 1 : n;
 }
 
 static const rc_tp_vt rc__stream_vt = {

@@ -75,7 +75,12 @@ void rc_recreader_destroy(rc_recreader *r)
 	r->buf = NULL;
 	r->cap = r->len = r->off = r->rec = r->scan = 0;
 	r->frag_left = 0;
-	r->in_frag = r->last = false;
+	r->in_frag = r->last = r->started = false;
+}
+
+bool rc_recreader_in_record(const rc_recreader *r)
+{
+	return r->started || r->len > r->scan;
 }
 
 size_t rc_recreader_buffered(const rc_recreader *r)
@@ -155,6 +160,7 @@ rc_status rc_recreader_next(rc_recreader *r, void **rec, size_t *len)
 			r->scan += 4;
 			raw -= 4;
 			r->in_frag = true;
+			r->started = true;
 			if (r->rec == 0)
 				r->off = r->scan; /* a record's first fragment stays where it is */
 		}
@@ -174,6 +180,7 @@ rc_status rc_recreader_next(rc_recreader *r, void **rec, size_t *len)
 			*rec = r->buf + r->off;
 			*len = r->rec;
 			r->rec = 0;
+			r->started = false;
 			r->off = r->scan;
 			return RC_OK;
 		}

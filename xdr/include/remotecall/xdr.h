@@ -176,6 +176,7 @@ typedef struct rc_recreader {
 	bool in_frag;      /* a fragment header has been parsed */
 	bool last;         /* ...and it was the last fragment of its record */
 	bool failed;       /* a record broke the cap: the stream is unusable */
+	bool started;      /* a fragment header of the current record has been parsed */
 } rc_recreader;
 
 /* rc_recreader_init -- an empty reader capped at max_record bytes a record (0 means
@@ -206,6 +207,10 @@ rc_status rc_recreader_next(rc_recreader *r, void **rec, size_t *len);
 
 /* rc_recreader_buffered -- raw bytes received but not yet returned as part of a record. */
 size_t rc_recreader_buffered(const rc_recreader *r);
+
+/* rc_recreader_in_record -- true between the first byte of a record and its end (also when
+ * all that arrived is a header, or empty non-final fragments): the peer owes us the rest. */
+bool rc_recreader_in_record(const rc_recreader *r);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Primitives (RFC 4506 section 4)                                                          */
