@@ -14,7 +14,7 @@
 set -u
 : "${BIN:?BIN must name the folder of the benchmark programs}"
 T_LIMIT=${T_LIMIT:-60}
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-interop.XXXXXX")
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/${RC_TMP_PREFIX:-rc-interop}.XXXXXX")
 PIDS=""
 FAILS=0
 CHECKS=0
