@@ -135,7 +135,9 @@ static int run_server(const char *uri)
 		perror("socket");
 		return 1;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	/* TCP only: on UDP, SO_REUSEADDR lets bind(port 0) hand out a port another socket holds */
+	if (u.tcp)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&u.addr, u.addrlen) < 0 ||
 	    (u.tcp && listen(fd, 64) < 0)) {
 		fprintf(stderr, "%s: %s: %s\n", progname, uri, strerror(errno));

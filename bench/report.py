@@ -288,6 +288,8 @@ def sec_header(run):
         ["load at start", m.get("loadavg_start", "?")],
         ["command", f"`{m.get('command', '?')}`"],
     ]))
+    for note in m.get("notes", []):
+        L.append(f"\n> {note}\n")
     L.append("\nEvery table puts the paper's figures beside today's. Absolute times moved by three to "
              "four orders of magnitude since the 1980s; what carries over are the ratios (RPC ÷ raw socket, "
              "TCP ÷ UDP, iterative ÷ multi, first ÷ later call), so each table gives them for both. "
@@ -977,6 +979,15 @@ def sec_multirpc(run, targets):
              "each server draws its own sleep from an exponential distribution with the given mean "
              "(`rc-bench-server --work-dist exp`), as each of the paper's servers did independently. ms per round, mean "
              "(90 % CI) as in the paper.\n")
+    pc = run.sel(exp="multirpc", part="port-collisions")
+    if pc and any(r.get("restarts") for r in pc):
+        L.append("**A runtime finding on the way.** `rc-bench-server --listen udp://HOST:0` does not always get a port of "
+                 "its own: the UDP listener sets `SO_REUSEADDR` before `bind` (transports/udp.c), and Linux then may "
+                 "hand an ephemeral port that another such socket already holds to a second one; datagrams to that "
+                 "port reach only one of them. Starting " + ", ".join(f"{r['servers']} servers ({r['dist']})" for r in pc) +
+                 " gave " + ", ".join(str(r["restarts"]) for r in pc) + " collision(s); the script restarts a server "
+                 "whose port is taken until all are distinct (a shared port makes one server do two calls in a row "
+                 "and doubles the multi-call's time).\n")
     # Table I-1
     nl = run.sel(exp="multirpc", part="null")
     if nl:
@@ -1212,7 +1223,8 @@ def publish(d, root):
             "This is the committed reference run of the benchmark suite (`bench/run.sh`, see "
             "[bench/README.md](../bench/README.md)): the report exactly as the run wrote it, its plots in "
             "[docs/benchmarks/](benchmarks/). `make bench` writes a fresh one to `bench/results/latest/report.md`; "
-            f"this one is a **{meta.get('mode')}** run from {meta.get('timestamp')}.\n\n")
+            f"this one is a **{meta.get('mode')}** run from {meta.get('timestamp')}. Its raw data and CSVs stay in the "
+            "(git-ignored) results folder.\n\n")
     text = text.replace("\n\n", "\n\n" + head, 1) if text.startswith("# ") else head + text
     with open(os.path.join(root, "docs", "benchmarks.md"), "w") as f:
         f.write(text)

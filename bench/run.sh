@@ -664,35 +664,62 @@ exp_parpc() {
 
 # ---- multirpc: Satyanarayanan & Siegel Tables I-1..I-9 ---------------------------------------------------
 # MR_URIS gets the URIs of N fresh rc-bench-server processes (each stands for a machine).
+# rc-bench-server's UDP listener sets SO_REUSEADDR before binding port 0 (transports/udp.c), and
+# Linux may then give two such sockets the same port; a server whose port another already holds
+# is restarted until every port is distinct (the count is recorded: part "port-collisions").
 MR_PIDS=""
 MR_URIS=""
-mr_start() { # mr_start N DIST
-	local n=$1 dist=$2 where=$FAR H i f pid got=0 k=0
-	H=$(host_of $where)
-	MR_PIDS=""
-	MR_URIS=""
-	rm -f "$TMP"/mr.*
-	for i in $(seq 1 "$n"); do
-		f=$TMP/mr.$i
-		: >"$f" # empty before the server starts: no stale "listening" line
-		$(srv_pre $where) taskset -c "$(srv_core cross)" "$B/rc-bench-server" --work-dist "$dist" --listen "udp://$H:0" >"$f" 2>"$f.err" &
-		pid=$!
-		PIDS="$PIDS $pid"
-		track $pid
-		MR_PIDS="$MR_PIDS $pid"
-	done
-	while [ $got -lt "$n" ]; do
-		got=0
-		for i in $(seq 1 "$n"); do grep -q '^listening ' "$TMP/mr.$i" 2>/dev/null && got=$((got + 1)); done
-		[ $got -ge "$n" ] && break
+declare -a MR_PID MR_URI
+mr_launch() { # mr_launch I DIST: start server I in the background (file $TMP/mr.I)
+	local f=$TMP/mr.$1
+	: >"$f" # empty before the server starts: no stale "listening" line
+	$(srv_pre $FAR) taskset -c "$(srv_core cross)" "$B/rc-bench-server" --work-dist "$2" --listen "udp://$(host_of $FAR):0" >"$f" 2>"$f.err" &
+	MR_PID[$1]=$!
+	track $!
+}
+mr_wait() { # mr_wait I...: wait until each server I printed its URI (60 s in all); sets MR_URI[I]
+	local i k=0 missing
+	while :; do
+		missing=""
+		for i in "$@"; do grep -q '^listening ' "$TMP/mr.$i" 2>/dev/null || missing="$missing $i"; done
+		[ -z "$missing" ] && break
 		k=$((k + 1))
 		if [ $k -gt 600 ]; then
-			note_fail "{\"exp\":\"multirpc\",\"what\":\"start $n servers\"}" 1 "rc-bench-server x $n (only $got listening)" "$TMP/mr.1.err"
+			note_fail "{\"exp\":\"multirpc\",\"what\":\"start servers\"}" 1 "rc-bench-server ($(echo $missing | wc -w) of $# not listening)" "$TMP/mr.${missing##* }.err"
 			return 1
 		fi
 		sleep 0.1
 	done
-	for i in $(seq 1 "$n"); do MR_URIS="$MR_URIS $(awk '/^listening /{ print $2; exit }' "$TMP/mr.$i")"; done
+	for i in "$@"; do MR_URI[$i]=$(awk '/^listening /{ print $2; exit }' "$TMP/mr.$i"); done
+}
+mr_start() { # mr_start N DIST
+	local n=$1 dist=$2 i again tries=0 restarts=0
+	declare -A seen
+	MR_PID=()
+	MR_URI=()
+	rm -f "$TMP"/mr.*
+	for i in $(seq 1 "$n"); do mr_launch "$i" "$dist"; done
+	mr_wait $(seq 1 "$n") || return 1
+	while :; do
+		seen=()
+		again=""
+		for i in $(seq 1 "$n"); do
+			if [ -n "${seen[${MR_URI[$i]}]:-}" ]; then again="$again $i"; else seen[${MR_URI[$i]}]=$i; fi
+		done
+		[ -z "$again" ] && break
+		tries=$((tries + 1))
+		if [ $tries -gt 20 ]; then
+			note_fail '{"exp":"multirpc","what":"distinct ports"}' 1 "servers kept sharing ports:$again" /dev/null
+			break
+		fi
+		for i in $again; do kill "${MR_PID[$i]}" 2>/dev/null; wait "${MR_PID[$i]}" 2>/dev/null; done
+		for i in $again; do mr_launch "$i" "$dist"; restarts=$((restarts + 1)); done
+		mr_wait $again || return 1
+	done
+	echo "{\"exp\":\"multirpc\",\"part\":\"port-collisions\",\"dist\":\"$dist\",\"servers\":$n,\"restarts\":$restarts}" >>"$RAW"
+	MR_PIDS="${MR_PID[*]}"
+	PIDS="$PIDS $MR_PIDS"
+	MR_URIS="${MR_URI[*]}"
 }
 mr_stop() { stop $MR_PIDS; MR_PIDS=""; }
 
