@@ -757,14 +757,23 @@ def sec_dce(run, targets):
             for (s0, m0, _, _), (s1, m1, _, _) in zip(pts, pts[1:]):
                 if m0 and m1 and m1 - m0 > max(1.5, 0.06 * m0) and s1 - s0 <= 64:
                     jumps.append(f"{s0}→{s1}: +{m1 - m0:.1f} µs")
+            # the packet boundaries predicted for this transport: the largest request that still fits k packets
+            pred = [1480 * k - 52 for k in range(1, 45)] if tr == "udp" else [1448 * k - 48 for k in range(1, 46)]
+            sizes = [p[0] for p in pts]
+            bracketed = [b for b in pred if any(s0 <= b < s1 and s1 - s0 <= 64 for s0, s1 in zip(sizes, sizes[1:]))]
+            hit = [b for b in bracketed if any(s0 <= b + 4 and s1 >= b - 4 and s1 - s0 <= 64 and m1 - m0 > max(1.5, 0.06 * m0)
+                                               for (s0, m0, _, _), (s1, m1, _, _) in zip(pts, pts[1:]))]
+            pred_txt = (f" Predicted {'fragment' if tr == 'udp' else 'segment'} boundaries bracketed by the sizes "
+                        f"measured: {len(bracketed)}; with a step there (± 4 bytes): {len(hit)} ({', '.join(str(b) for b in hit) or 'none'})."
+                        if bracketed else "")
             if jumps:
-                L.append(f"- {pin} cores, {tr}: steps of more than 6 % between neighbouring sizes: " + "; ".join(jumps))
+                L.append(f"- {pin} cores, {tr}: steps of more than 6 % between neighbouring sizes: " + "; ".join(jumps) + "." + pred_txt)
             else:
-                L.append(f"- {pin} cores, {tr}: no step of more than 6 % between neighbouring sizes (≤ 64 bytes apart)")
+                L.append(f"- {pin} cores, {tr}: no step of more than 6 % between neighbouring sizes (≤ 64 bytes apart)." + pred_txt)
             if 0 in d and pts[-1][0] > 0:
                 s_last, m_last = pts[-1][0], pts[-1][1]
                 mbps = s_last * 8 / m_last if m_last else None
-                L[-1] += f"; {s_last:,} bytes take {m_last / d[0]:.1f}× a null call ({fnum(mbps, 0)} Mbit/s; DCE: 13.2×, 6.28 Mbit/s)."
+                L[-1] += f" {s_last:,} bytes take {m_last / d[0]:.1f}× a null call ({fnum(mbps, 0)} Mbit/s; DCE: 13.2×, 6.28 Mbit/s)."
     L.append("\n")
     L.append(md_table(["cores", "transport", "request bytes", "later call µs", "first call µs", "first ÷ later", "DCE"], rows))
     if echo:
