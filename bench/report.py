@@ -796,13 +796,11 @@ def sec_dce(run, targets):
                   "set xlabel 'request data (bytes)'\nset ylabel 'round trip (µs)'\nset key left top font ',8'\nset grid\n"
                   "set xrange [0:66000]\nset title 'up to 64 KiB'\n"
                   "plot " + ", \\\n     ".join(plots) + "\n"
-                  "set xrange [0:6200]\nset title 'the first packets (dotted: UDP fragment boundaries 1428, 2908, 4388, 5868 B)'\n"
+                  "set xrange [0:6200]\nset title 'first 6 KB (dotted: UDP fragment boundaries)'\n"
                   "unset key\n"
-                  "set arrow 1 from 1428, graph 0 to 1428, graph 1 nohead dt 3 lc rgb 'gray'\n"
-                  "set arrow 2 from 2908, graph 0 to 2908, graph 1 nohead dt 3 lc rgb 'gray'\n"
-                  "set arrow 3 from 4388, graph 0 to 4388, graph 1 nohead dt 3 lc rgb 'gray'\n"
-                  "set arrow 4 from 5868, graph 0 to 5868, graph 1 nohead dt 3 lc rgb 'gray'\n"
-                  "plot " + ", \\\n     ".join(plots) + "\nunset multiplot\n")
+                  + "".join(f"set arrow {i + 1} from first {b}, graph 0 to first {b}, graph 1 nohead dt 2 lw 1.5 lc rgb '#707070'\n"
+                            for i, b in enumerate((1428, 2908, 4388, 5868)))
+                  +                   "plot " + ", \\\n     ".join(plots) + "\nunset multiplot\n")
         png = run.plot("dce_figure3", script, data)
         if png:
             L.append(f"\n![Figure 3 re-run]({png})\n")
