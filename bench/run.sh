@@ -664,9 +664,9 @@ exp_parpc() {
 
 # ---- multirpc: Satyanarayanan & Siegel Tables I-1..I-9 ---------------------------------------------------
 # MR_URIS gets the URIs of N fresh rc-bench-server processes (each stands for a machine).
-# rc-bench-server's UDP listener sets SO_REUSEADDR before binding port 0 (transports/udp.c), and
-# Linux may then give two such sockets the same port; a server whose port another already holds
-# is restarted until every port is distinct (the count is recorded: part "port-collisions").
+# Defence in depth: if two servers ever share a port (older remotecall set SO_REUSEADDR on its
+# UDP listener, and Linux then may give two port-0 sockets the same port), the one whose port
+# another already holds is restarted until every port is distinct (count: part "port-collisions").
 MR_PIDS=""
 MR_URIS=""
 declare -a MR_PID MR_URI

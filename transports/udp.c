@@ -151,7 +151,7 @@ static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record, rc_server 
 	rc_peer addr;
 	rc__udp *u;
 	rc_status st;
-	int fd, one = 1, sz = 1 << 20;
+	int fd, sz = 1 << 20;
 
 	(void)srv;
 	if (uri->port < 0)
@@ -161,7 +161,8 @@ static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record, rc_server 
 	fd = socket(addr.ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return RC_LOCALERROR;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* No SO_REUSEADDR: on UDP it buys nothing (no TIME_WAIT) and lets bind(port 0) hand out a
+	 * port another socket already holds. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	if (bind(fd, (struct sockaddr *)&addr.ss, addr.len) != 0) {
 		int e = errno;
