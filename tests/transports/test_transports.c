@@ -57,17 +57,17 @@ static void udp_port0_ports_are_distinct(void **state)
 		rc_server_destroy(srv[s]);
 }
 
-/* A second server asking for the first one's UDP port is refused (EADDRINUSE). */
-static void udp_held_port_is_refused(void **state)
+/* A second server asking for the port a first one listens on is refused with EADDRINUSE. */
+static void held_port_is_refused(const char *scheme)
 {
 	rc_server *a, *b;
 	char bound[128], uri[160];
 
-	(void)state;
 	assert_int_equal(rc_server_create(&a), RC_OK);
 	assert_int_equal(rc_server_create(&b), RC_OK);
-	assert_int_equal(rc_server_listen(a, "udp://127.0.0.1:0", bound, sizeof bound), RC_OK);
-	snprintf(uri, sizeof uri, "udp://127.0.0.1:%d", port_of(bound));
+	snprintf(uri, sizeof uri, "%s://127.0.0.1:0", scheme);
+	assert_int_equal(rc_server_listen(a, uri, bound, sizeof bound), RC_OK);
+	snprintf(uri, sizeof uri, "%s://127.0.0.1:%d", scheme, port_of(bound));
 	errno = 0;
 	assert_int_equal(rc_server_listen(b, uri, NULL, 0), RC_LOCALERROR);
 	assert_int_equal(errno, EADDRINUSE);
@@ -75,20 +75,16 @@ static void udp_held_port_is_refused(void **state)
 	rc_server_destroy(a);
 }
 
-/* The same for TCP: a listening port cannot be taken twice. */
+static void udp_held_port_is_refused(void **state)
+{
+	(void)state;
+	held_port_is_refused("udp");
+}
+
 static void tcp_held_port_is_refused(void **state)
 {
-	rc_server *a, *b;
-	char bound[128], uri[160];
-
 	(void)state;
-	assert_int_equal(rc_server_create(&a), RC_OK);
-	assert_int_equal(rc_server_create(&b), RC_OK);
-	assert_int_equal(rc_server_listen(a, "tcp://127.0.0.1:0", bound, sizeof bound), RC_OK);
-	snprintf(uri, sizeof uri, "tcp://127.0.0.1:%d", port_of(bound));
-	assert_int_equal(rc_server_listen(b, uri, NULL, 0), RC_LOCALERROR);
-	rc_server_destroy(b);
-	rc_server_destroy(a);
+	held_port_is_refused("tcp");
 }
 
 int main(void)
