@@ -33,9 +33,11 @@ test-sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# The whole suite under valgrind memcheck (ctest's memcheck driver).
+# The whole suite under valgrind memcheck: ctest's memcheck driver runs each test program under
+# valgrind, and RC_VALGRIND=1 makes the test scripts run remotecall's own programs (servers,
+# clients, relay, examples) under valgrind too, failing on any error or definite leak.
 test-valgrind: build
-	@cd $(BUILD) && ctest -T memcheck --output-on-failure -j $(JOBS) --timeout 1800
+	@cd $(BUILD) && RC_VALGRIND=1 ctest -T memcheck --output-on-failure -j $(JOBS) --timeout 1800
 
 # 4 client processes x SOAK_MINUTES of mixed calls against one server; the server's RSS curve
 # goes to $(BUILD)/soak/rss.csv (docs/runtime.md, "Faults and load").
@@ -44,9 +46,11 @@ soak: build
 	@timeout $$(( $(SOAK_MINUTES) * 60 + 300 )) bash tests/faults/soak.sh --bin $(BUILD)/bench \
 		--self $(BUILD)/tests/faults --minutes $(SOAK_MINUTES) --clients 4 --out $(BUILD)/soak
 
-# Build the libFuzzer targets with clang (build-fuzz) and run each for FUZZ_SECONDS.
+# Build the libFuzzer targets with clang (build-fuzz; installs clang if missing) and run each
+# for FUZZ_SECONDS. CI runs it with FUZZ_SECONDS=20.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+fuzz:
+	@scripts/install-deps.sh --fuzz
 	@tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:

@@ -10,7 +10,17 @@
 #                               of the servers named, exit 0 if all went well
 #
 # Whatever happens, every server started is stopped when the script exits.
+#
+# RC_VALGRIND=1 in the environment (make test-valgrind) runs every program under valgrind
+# memcheck: an error or a definite leak makes it exit with status 97, which fails the script.
 set -u
+VG=()
+WAIT_TICKS=100 CLIENT_SECS=10
+if [ -n "${RC_VALGRIND:-}" ]; then
+	VG=(valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite
+	    --error-exitcode=97 --suppressions="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/valgrind.supp")
+	WAIT_TICKS=600 CLIENT_SECS=60
+fi
 BIN=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../build/examples}
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/rc-example.XXXXXX")
 SERVERS=""
@@ -27,7 +37,11 @@ stop_servers() {
 			echo "$name did not stop within 3 s of SIGTERM" >&2
 			STATUS=1
 		fi
-		wait "$pid" || { echo "$name exited with status $?" >&2; STATUS=1; }
+		wait "$pid" || {
+			echo "$name exited with status $?:" >&2
+			grep -v '^listening ' "$LOGS/$name.log" | tail -40 >&2
+			STATUS=1
+		}
 	done
 	SERVERS=""
 }
@@ -42,13 +56,13 @@ serve() {
 		exit 1
 	fi
 	: >"$LOGS/$var.log" # before the server starts, which is not at once
-	"$@" >"$LOGS/$var.log" 2>&1 &
+	"${VG[@]}" "$@" >"$LOGS/$var.log" 2>&1 &
 	pid=$!
 	SERVERS="$SERVERS $var:$pid"
 	while [ -z "$uri" ]; do
 		uri=$(awk '/^listening / { print $2; exit }' "$LOGS/$var.log")
 		[ -n "$uri" ] && break
-		if ! kill -0 "$pid" 2>/dev/null || [ $i -ge 100 ]; then
+		if ! kill -0 "$pid" 2>/dev/null || [ $i -ge $WAIT_TICKS ]; then
 			echo "$var ($*) did not start:" >&2
 			cat "$LOGS/$var.log" >&2
 			exit 1
@@ -61,7 +75,7 @@ serve() {
 
 run() {
 	local st=0
-	timeout 10 "$@" || st=$?
+	timeout $CLIENT_SECS "${VG[@]}" "$@" || st=$?
 	if [ $st -ne 0 ]; then
 		echo "${1##*/} exited with status $st" >&2
 		STATUS=1

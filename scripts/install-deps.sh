@@ -2,10 +2,19 @@
 # Installs, through the system package manager, the Debian packages remotecall's build, tests
 # and benchmarks need -- only those that are missing. Safe to run again: it does nothing when
 # everything is present.
+#
+#   scripts/install-deps.sh          what `make test` and `make bench` need
+#   scripts/install-deps.sh --fuzz   that, plus clang (libFuzzer) for `make fuzz`
 set -euo pipefail
 
 pkgs=(cmake make gcc flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
       valgrind iproute2 util-linux procps gnuplot-nox)
+for a in "$@"; do
+	case $a in
+	--fuzz) pkgs+=(clang libclang-rt-dev) ;;
+	*) echo "install-deps: unknown option $a" >&2; exit 2 ;;
+	esac
+done
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -12,7 +12,8 @@ T_LIMIT=${T_LIMIT:-120}
 
 start_server srv "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --threads 2 || finish
 CHECKS=$((CHECKS + 1))
-timeout "$T_LIMIT" "$SELF/faults-amo-$IMPL" --server "$srv_udp" "$@"
+vg_cmd "$SELF/faults-amo-$IMPL" --server "$srv_udp" "$@"
+timeout "$T_LIMIT" "${VG_CMD[@]}"
 st=$?
 [ $st -eq 0 ] || fail "faults-amo-$IMPL exited with status $st"
 stop_server srv

@@ -85,8 +85,9 @@ PIDS="$PIDS $sampler"
 
 cpids=""
 for i in $(seq 1 "$CLIENTS"); do
-	timeout $((SECONDS_RUN + 60)) "$SELF/faults-soak-client" --udp "$udp" --tcp "$srv_tcp" \
-		--seconds "$SECONDS_RUN" --id "$i" --seed $((SEED + i)) >"$OUT/client-$i.txt" 2>&1 &
+	vg_cmd "$SELF/faults-soak-client" --udp "$udp" --tcp "$srv_tcp" \
+		--seconds "$SECONDS_RUN" --id "$i" --seed $((SEED + i))
+	timeout $((SECONDS_RUN + 60)) "${VG_CMD[@]}" >"$OUT/client-$i.txt" 2>&1 &
 	cpids="$cpids $!"
 	PIDS="$PIDS $!"
 done
