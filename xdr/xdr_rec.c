@@ -94,6 +94,13 @@ rc_status rc_recreader_space(rc_recreader *r, void **p, size_t *n)
 
 	if (r->failed)
 		return RC_MSGTOOLARGE;
+	/* Everything handed out (the usual case between calls): start again at the front. */
+	if (r->len == r->scan && r->rec == 0 && !r->in_frag && r->cap >= RC__REC_MIN_BUF) {
+		r->len = r->scan = r->off = 0;
+		*p = r->buf;
+		*n = r->cap;
+		return RC_OK;
+	}
 	/*
 	 * Compact: the current record's payload to the front, the raw bytes right behind it.
 	 * Records handed out before this call are no longer valid.
@@ -142,6 +149,18 @@ rc_status rc_recreader_next(rc_recreader *r, void **rec, size_t *len)
 {
 	if (r->failed)
 		return RC_MSGTOOLARGE;
+	/* A whole single-fragment record at the start of a record: hand it out where it lies. */
+	if (!r->in_frag && r->rec == 0 && r->len - r->scan >= 4) {
+		uint32_t h = rc__get32(r->buf + r->scan);
+		size_t fl = h & RC_XDRREC_MAX_FRAG;
+		if ((h & RC_XDRREC_LAST_FRAG) && fl <= r->len - r->scan - 4 && fl <= r->max_record) {
+			*rec = r->buf + r->scan + 4;
+			*len = fl;
+			r->scan += 4 + fl;
+			r->off = r->scan;
+			return RC_OK;
+		}
+	}
 	for (;;) {
 		size_t raw = r->len - r->scan;
 		size_t k;
