@@ -30,6 +30,14 @@
 #define RC__STACK_MSG 2048
 #define RC__IDLE_CHECK_NS 100000000LL /* probe a stream idle this long before using it */
 
+/* REPLY (1) then MSG_ACCEPTED (0), as the 8 bytes lie on the wire, read as one word. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+static const uint64_t rc__reply_accepted = (uint64_t)1 << 32;
+#else
+static const uint64_t rc__reply_accepted = (uint64_t)1 << 24;
+#endif
+_Static_assert(RC__REPLY == 1 && RC__MSG_ACCEPTED == 0 && RC__SUCCESS == 0, "RFC 5531 values");
+
 struct rc_async {
 	rc_async *next, *prev; /* pending list, or the done queue (next only) */
 	rc_client *clnt;
@@ -72,15 +80,16 @@ struct rc_client {
 	rc_tp *tp; /* NULL while a stream is disconnected */
 	bool dgram;
 	uint32_t prog, vers;
-	uint32_t xid;
+	atomic_uint xid;
 	uint32_t timeout_ms, retry_ms, spin_us;
 	size_t max_msg;
-	int64_t last_io;
+	_Atomic int64_t last_io; /* relaxed: the fast path writes it without mu */
 	/*
-	 * A thread is inside tp->recv (set under mu; the fast path clears it without mu), and the
-	 * threads waiting on cv. A waiter counts itself before it looks at `reading`, and the fast
-	 * path clears `reading` before it looks at the count, so one of them always sees the
-	 * other (sequentially consistent atomics) and no wake-up is lost.
+	 * A thread is inside tp->recv, and the threads waiting on cv. `reading` is the reader's
+	 * role: taken only by compare-and-swap (rc__read under mu; a blocking call's fast path
+	 * without it), given up by a plain store. A waiter counts itself before it looks at
+	 * `reading`, and the fast path clears `reading` before it looks at the count, so one of
+	 * them always sees the other (sequentially consistent atomics) and no wake-up is lost.
 	 */
 	atomic_bool reading;
 	atomic_int nwaiters;
@@ -260,8 +269,12 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 	c->vers = vers;
 	c->timeout_ms = RC_DEFAULT_TIMEOUT_MS;
 	c->retry_ms = RC_DEFAULT_RETRY_MS;
-	if (getrandom(&c->xid, sizeof(c->xid), GRND_NONBLOCK) != sizeof(c->xid))
-		c->xid = (uint32_t)rc__now() ^ ((uint32_t)getpid() << 16);
+	{
+		uint32_t x0;
+		if (getrandom(&x0, sizeof(x0), GRND_NONBLOCK) != sizeof(x0))
+			x0 = (uint32_t)rc__now() ^ ((uint32_t)getpid() << 16);
+		atomic_init(&c->xid, x0);
+	}
 	rc__build_header(c, RC_AUTH_NONE, NULL, 0);
 
 	if (c->uri.port < 0 &&
@@ -500,9 +513,10 @@ static rc_status rc__read(rc_client *c, int64_t wake, int flags)
 	size_t len;
 	int e;
 
-	if (tp == NULL || c->reading)
+	bool idle = false;
+
+	if (tp == NULL || !atomic_compare_exchange_strong(&c->reading, &idle, true))
 		return RC_AGAIN;
-	c->reading = true;
 	pthread_mutex_unlock(&c->mu);
 	if (flags == 0) {
 		int64_t ns = wake - rc__now();
@@ -638,7 +652,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 		pthread_mutex_unlock(&c->mu);
 		return RC_MSGTOOLARGE;
 	}
-	p->xid = ++c->xid;
+	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
 	rc__put32(msg, p->xid);
 	p->msg = msg;
 	p->msglen = len;
@@ -727,8 +741,16 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 
 #define RC__KEEP_MAX ((size_t)1 << 20) /* the largest encode buffer a client keeps */
 
-/* Hand a heap encode buffer to the client for the next fast-path call (the reader, or under
- * c->mu). A client keeps at most one, of at most RC__KEEP_MAX bytes. */
+/* The general path's fields of a blocking call (the fast path needs none of them). */
+static inline void rc__call_init(rc_async *p)
+{
+	p->pending = p->done = p->has_cb = p->released = false;
+	p->next = p->prev = NULL;
+	p->msgblock = NULL;
+}
+
+/* Hand a heap encode buffer to the client for the next fast-path call (only the holder of the
+ * reader's role). A client keeps at most one, of at most RC__KEEP_MAX bytes. */
 static void rc__keep_buffer(rc_client *c, rc__encbuf *b)
 {
 	if (!b->heap || c->fastbuf != NULL || b->cap > RC__KEEP_MAX)
@@ -739,11 +761,12 @@ static void rc__keep_buffer(rc_client *c, rc__encbuf *b)
 }
 
 /*
- * The fast path of a blocking call: nobody else is using the client, so this thread takes the
- * reader's role at once, sends, and receives its reply without registering the call, touching
- * the lock again only at the end. Anything unusual -- a timeout, another call's reply, an error
- * -- hands the call over to the general path, registered as in flight. Returns true if the call
- * finished here (*st set), false if the caller continues with rc__drive (p is then in flight).
+ * The fast path of a blocking call: nobody else is using the client, so this thread has taken
+ * the reader's role (compare-and-swap, without the lock), and it sends and receives its reply
+ * without registering the call or touching the lock. Anything unusual -- a timeout, another
+ * call's reply, an error -- hands the call over to the general path, registered as in flight.
+ * Returns true if the call finished here (*st set, lock not held), false if the caller
+ * continues with rc__drive (p is then in flight and c->mu is held).
  */
 static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
                      const void *args, rc_status *st, int64_t now)
@@ -758,9 +781,8 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 	rc_status r;
 	int e = 0;
 
-	/* under c->mu, eligibility checked by the caller */
-	c->reading = true;
-	c->last_io = now;
+	/* the reader's role taken and eligibility checked by the caller */
+	atomic_store_explicit(&c->last_io, now, memory_order_relaxed);
 	if (c->fastbuf != NULL && b->max + RC_TP_HEADROOM >= c->fastcap) {
 		/* a message that outgrew the stack last time: reuse its heap buffer */
 		b->data = c->fastbuf;
@@ -768,7 +790,7 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 		b->heap = true;
 		c->fastbuf = NULL;
 	}
-	p->xid = ++c->xid;
+	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
 	/* the header template; every buffer has room for it (stack: RC__STACK_MSG bytes) */
 	h = b->data + RC_TP_HEADROOM;
 	if (c->hdrlen == 40)
@@ -776,7 +798,6 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 	else
 		memcpy(h, c->hdr, c->hdrlen);
 	rc__encbuf_xdr_at(b, &x, c->hdrlen);
-	pthread_mutex_unlock(&c->mu);
 
 	rc__put32(h, p->xid);
 	rc__put32(h + 20, proc);
@@ -806,13 +827,16 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 		return true;
 	}
 	interval = c->dgram && c->retry_ms < c->timeout_ms ? c->retry_ms : c->timeout_ms;
-	rc__tp_set_rcvtimeo(tp, (int)interval);
+	if (tp->rcvtimeo_ms != (int)interval)
+		rc__tp_set_rcvtimeo(tp, (int)interval);
 	r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
 	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) {
 		const unsigned char *m = rmsg;
-		/* the usual reply: REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
-		if (rc__get32(m + 4) == RC__REPLY && rc__get32(m + 8) == RC__MSG_ACCEPTED &&
-		    rc__get32(m + 16) == 0 && rc__get32(m + 20) == RC__SUCCESS) {
+		uint64_t type_stat, verflen_accept;
+		/* the usual reply: REPLY, MSG_ACCEPTED, a verifier with an empty body, SUCCESS */
+		memcpy(&type_stat, m + 4, 8);
+		memcpy(&verflen_accept, m + 16, 8);
+		if (type_stat == rc__reply_accepted && verflen_accept == 0) {
 			rc__xdr_decoder(&x, m + 24, rlen - 24, c->max_msg * 4 + 4096);
 			*st = p->xres(&x, p->res) ? RC_OK : RC_CANTDECODERES;
 		} else {
@@ -838,6 +862,7 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 		e = errno;
 general:
 	/* register the call as in flight and let the general path finish it */
+	rc__call_init(p);
 	pthread_mutex_lock(&c->mu);
 	p->msg = msg;
 	p->msglen = len;
@@ -863,6 +888,35 @@ done:
 	return true;
 }
 
+/*
+ * Take the reader's role for a fast-path call if nobody holds it, and keep it if the client is
+ * idle: no call in flight, no callbacks waiting, a connected socket, no spinning, and a stream
+ * used within RC__IDLE_CHECK_NS (an older one is probed on the general path first). The fields
+ * are read without the lock: a call another thread registers meanwhile finds the role taken
+ * and waits as a follower, and its reply, if it comes first, sends this call down the general
+ * path, which hands it over. Returns true with the role held.
+ */
+static bool rc__fast_eligible(rc_client *c, int64_t now)
+{
+	bool idle = false;
+	rc_tp *tp;
+
+	if (!atomic_compare_exchange_strong(&c->reading, &idle, true))
+		return false;
+	tp = c->tp;
+	if (c->npending == 0 && c->doneq == NULL && tp != NULL && tp->fd >= 0 && c->spin_us == 0 &&
+	    (c->dgram ||
+	     now - atomic_load_explicit(&c->last_io, memory_order_relaxed) <= RC__IDLE_CHECK_NS))
+		return true;
+	atomic_store(&c->reading, false);
+	if (atomic_load(&c->nwaiters) > 0) {
+		pthread_mutex_lock(&c->mu);
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	}
+	return false;
+}
+
 rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
                   rc_xdrproc xres, void *res)
 {
@@ -875,9 +929,6 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 
 	if (clnt == NULL)
 		return RC_INVAL;
-	p.pending = p.done = p.has_cb = p.released = false;
-	p.next = p.prev = NULL;
-	p.msgblock = NULL;
 	p.err = (rc_error){0};
 	p.xres = xres ? xres : rc_xdr_void;
 	p.res = res;
@@ -885,16 +936,13 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 
 	now = rc__now();
-	pthread_mutex_lock(&clnt->mu);
-	if (clnt->npending == 0 && !clnt->reading && clnt->doneq == NULL && clnt->tp != NULL &&
-	    clnt->tp->fd >= 0 && clnt->spin_us == 0 &&
-	    (clnt->dgram || now - clnt->last_io <= RC__IDLE_CHECK_NS)) {
+	if (rc__fast_eligible(clnt, now)) {
 		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st, now)) {
 			goto out;
 		}
 		/* p is in flight; the lock is held */
 	} else {
-		pthread_mutex_unlock(&clnt->mu);
+		rc__call_init(&p);
 		st = rc__encode(clnt, &b, proc, xargs, args, &len);
 		if (st == RC_OK)
 			st = rc__start(clnt, &p, rc__encbuf_msg(&b), len, 0);
@@ -904,8 +952,15 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 	}
 	rc__drive(clnt, &p, INT64_MAX);
 	rc__unlink(clnt, &p);
-	if (!clnt->reading)
-		rc__keep_buffer(clnt, &b);
+	{
+		bool idle = false;
+		if (b.heap && atomic_compare_exchange_strong(&clnt->reading, &idle, true)) {
+			rc__keep_buffer(clnt, &b);
+			atomic_store(&clnt->reading, false);
+			if (atomic_load(&clnt->nwaiters) > 0)
+				pthread_cond_broadcast(&clnt->cv);
+		}
+	}
 	pthread_mutex_unlock(&clnt->mu);
 	st = p.st;
 out:

@@ -39,34 +39,11 @@ bool rc__encbuf_grow(rc_xdr *x, size_t need)
 	return true;
 }
 
-void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize, size_t max)
-{
-	b->data = stack;
-	b->cap = stacksize;
-	b->max = max;
-	b->heap = false;
-	b->toolarge = false;
-}
-
 void rc__encbuf_xdr(rc__encbuf *b, rc_xdr *x)
 {
 	rc_xdrmem_create(x, b->data + RC_TP_HEADROOM, b->cap - RC_TP_HEADROOM, RC_XDR_ENCODE);
 	x->x_more = rc__encbuf_grow;
 	x->x_ctx = b;
-}
-
-void rc__encbuf_free(rc__encbuf *b)
-{
-	if (b->heap)
-		free(b->data);
-	b->data = NULL;
-	b->heap = false;
-}
-
-void rc__encbuf_detach(rc__encbuf *b)
-{
-	b->data = NULL;
-	b->heap = false;
 }
 
 /* Skip an opaque_auth (flavor, body of at most 400 bytes). */

@@ -6,6 +6,7 @@
 #define RC_RPC_H
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,7 +91,14 @@ typedef struct rc__encbuf {
 	bool toolarge;
 } rc__encbuf;
 
-void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize, size_t max);
+static inline void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize, size_t max)
+{
+	b->data = stack;
+	b->cap = stacksize;
+	b->max = max;
+	b->heap = false;
+	b->toolarge = false;
+}
 /* The x_more of an encode buffer's stream (msg.c). */
 bool rc__encbuf_grow(rc_xdr *x, size_t need);
 
@@ -134,9 +142,19 @@ static inline unsigned char *rc__encbuf_msg(rc__encbuf *b)
 {
 	return b->data + RC_TP_HEADROOM;
 }
-void rc__encbuf_free(rc__encbuf *b);
+static inline void rc__encbuf_free(rc__encbuf *b)
+{
+	if (b->heap)
+		free(b->data);
+	b->data = NULL;
+	b->heap = false;
+}
 /* Keep the heap buffer (the caller takes b->data and frees it). */
-void rc__encbuf_detach(rc__encbuf *b);
+static inline void rc__encbuf_detach(rc__encbuf *b)
+{
+	b->data = NULL;
+	b->heap = false;
+}
 
 /*
  * Decode a reply's header from x (positioned after the xid). On RC_OK x is positioned at the

@@ -18,6 +18,7 @@
 #include <remotecall/xdr.h>
 
 #include "transports/transport.h"
+#include "xdr/xdr_internal.h"
 
 typedef struct rc__stream {
 	rc_tp tp;
@@ -57,15 +58,34 @@ static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 	return RC_OK;
 }
 
+/* The status of a receive that returned got <= 0. */
+static rc_status rc__stream_recv_failed(ssize_t got)
+{
+	if (got == 0)
+		return RC_CLOSED;
+	if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+		return RC_AGAIN;
+	return errno == ECONNRESET ? RC_CLOSED : RC_CANTRECV;
+}
+
 static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
 {
 	rc__stream *s = (rc__stream *)tp;
+	void *p;
+	size_t n;
+	ssize_t got;
 
 	(void)from;
+	/* The usual case: nothing buffered, and one read brings exactly one whole record. */
+	if (rc__recreader_front(&s->rr, &p, &n)) {
+		got = rc__recvfrom(tp->fd, p, n, flags, NULL, NULL);
+		if (got <= 0)
+			return rc__stream_recv_failed(got);
+		if (rc__recreader_whole(&s->rr, (size_t)got, msg, len))
+			return RC_OK;
+		flags |= MSG_DONTWAIT; /* we have data; don't block for more */
+	}
 	for (;;) {
-		void *p;
-		size_t n;
-		ssize_t got;
 		rc_status st = rc_recreader_next(&s->rr, msg, len);
 
 		if (st != RC_AGAIN)
@@ -74,13 +94,8 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 		if (st != RC_OK)
 			return st;
 		got = rc__recvfrom(tp->fd, p, n, flags, NULL, NULL);
-		if (got == 0)
-			return RC_CLOSED;
-		if (got < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
-				return RC_AGAIN;
-			return errno == ECONNRESET ? RC_CLOSED : RC_CANTRECV;
-		}
+		if (got <= 0)
+			return rc__stream_recv_failed(got);
 		rc_recreader_commit(&s->rr, (size_t)got);
 		flags |= MSG_DONTWAIT; /* we have data; don't block for more */
 	}

@@ -5,6 +5,7 @@
 #ifndef RC_XDR_INTERNAL_H
 #define RC_XDR_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -44,6 +45,43 @@ static inline uint64_t rc__get64(const unsigned char *p)
 	uint64_t v;
 	memcpy(&v, p, 8);
 	return rc__be64(v);
+}
+
+/*
+ * Record-reader shortcuts for the stream transports' receive path (transports/stream.c), where
+ * a reply usually arrives as one whole single-fragment record in one read.
+ *
+ * rc__recreader_front: if the reader holds no bytes at all, the whole buffer from its front
+ * (*p, *n) for the next read, and true; false otherwise (use rc_recreader_space). Records
+ * handed out before are no longer valid.
+ * rc__recreader_whole: after such a read stored got bytes there -- if they are exactly one
+ * last fragment within the cap, hands that record out (*rec, *len; valid until the next read)
+ * and leaves the reader empty, returning true; otherwise keeps the bytes for
+ * rc_recreader_next and returns false.
+ */
+static inline bool rc__recreader_front(rc_recreader *r, void **p, size_t *n)
+{
+	if (r->len != r->scan || r->rec != 0 || r->in_frag || r->failed || r->cap == 0)
+		return false;
+	r->len = r->scan = r->off = 0;
+	*p = r->buf;
+	*n = r->cap;
+	return true;
+}
+
+static inline bool rc__recreader_whole(rc_recreader *r, size_t got, void **rec, size_t *len)
+{
+	uint32_t h = got >= 4 ? rc__get32(r->buf) : 0;
+
+	if ((h & RC_XDRREC_LAST_FRAG) && (h & RC_XDRREC_MAX_FRAG) == got - 4 &&
+	    got - 4 <= r->max_record) {
+		r->len = r->scan = r->off = got;
+		*rec = r->buf + 4;
+		*len = got - 4;
+		return true;
+	}
+	r->len = got;
+	return false;
 }
 
 /* Bytes n rounded up to the XDR unit (4). n is at most 2^32, so no overflow in size_t. */
