@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -394,6 +395,19 @@ static void rc__disconnect(rc_client *c)
 	}
 }
 
+/*
+ * A stream broke under a thread that is not the reader (under c->mu): close it, unless a
+ * reader is inside its recv (a blocking call's fast path uses the connection without the
+ * lock) -- then shut it down, so that recv fails and the reader closes it itself.
+ */
+static void rc__break_stream(rc_client *c)
+{
+	if (atomic_load(&c->reading) && c->tp != NULL && c->tp->fd >= 0)
+		shutdown(c->tp->fd, SHUT_RDWR);
+	else
+		rc__disconnect(c);
+}
+
 /* Run the callbacks of completed calls (without the lock held). */
 static void rc__run_callbacks(rc_client *c)
 {
@@ -702,7 +716,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 			rc__unlink(c, p);
 			if (!c->dgram && c->tp == tp) {
 				rc__fail_all(c, RC_CANTSEND, e);
-				rc__disconnect(c);
+				rc__break_stream(c);
 			}
 			p->err.sys_errno = e;
 			st = st == RC_MSGTOOLARGE ? st : RC_CANTSEND;
