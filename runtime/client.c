@@ -29,7 +29,7 @@
 #define RC__MAX_RETRY_MS 4000u
 #define RC__CLIENT_MAX_RECORD ((size_t)64 << 20)
 #define RC__STACK_MSG 2048
-#define RC__IDLE_CHECK_NS 100000000LL /* probe a stream idle this long before using it */
+#define RC__IDLE_CHECK_NS 1000000LL /* probe a stream idle this long before using it */
 
 /* REPLY (1) then MSG_ACCEPTED (0), as the 8 bytes lie on the wire, read as one word. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
