@@ -61,6 +61,9 @@ struct rc_async {
 	int64_t deadline;
 	int64_t next_retry;
 	uint32_t retry_ms;
+	/* a traced blocking call on the general path: when it began and was encoded (0: not
+	 * traced, or a started call) */
+	uint64_t tr_begin, tr_encoded;
 };
 
 struct rc_client {
@@ -103,6 +106,8 @@ struct rc_client {
 	/* call header template: xid, CALL, 2, prog, vers, proc, cred, verf */
 	unsigned char hdr[24 + 8 + RC__MAX_AUTH_BYTES + 8];
 	size_t hdrlen;
+	rc_trace_fn trace; /* NULL: off */
+	void *trace_arg;
 };
 
 static _Thread_local struct {
@@ -325,6 +330,24 @@ rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us)
 	return RC_OK;
 }
 
+rc_status rc_client_set_trace(rc_client *clnt, rc_trace_fn fn, void *arg)
+{
+	if (clnt == NULL)
+		return RC_INVAL;
+	pthread_mutex_lock(&clnt->mu);
+	clnt->trace = fn;
+	clnt->trace_arg = arg;
+	pthread_mutex_unlock(&clnt->mu);
+	return RC_OK;
+}
+
+/* Report step pt of call xid now (tracing on). Out of line: the untraced paths stay small. */
+static __attribute__((noinline)) void rc__trace(const rc_client *c, rc_trace_point pt,
+                                                 uint32_t xid)
+{
+	c->trace(c->trace_arg, pt, xid, rc__trace_clock());
+}
+
 /* ---- completion ------------------------------------------------------------------------- */
 
 static void rc__unlink(rc_client *c, rc_async *p)
@@ -448,6 +471,8 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 			break;
 	if (p == NULL)
 		return; /* stale (timed out, cancelled) or foreign: drop */
+	if (c->trace != NULL)
+		rc__trace(c, RC_TP_REPLY, xid);
 	rc_xdrmem_create(&x, (void *)(msg + 4), len - 4, RC_XDR_DECODE);
 	rc_xdr_set_limits(&x, c->max_msg * 4 + 4096, 0);
 	st = rc__reply_header(&x, &p->err);
@@ -455,6 +480,8 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 		return; /* a forged or mangled datagram: keep waiting for the real reply */
 	if (st == RC_OK && !p->xres(&x, p->res))
 		st = RC_CANTDECODERES;
+	if (c->trace != NULL)
+		rc__trace(c, RC_TP_DECODED, xid);
 	rc__complete(c, p, st);
 }
 
@@ -668,6 +695,10 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	}
 	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
 	rc__put32(msg, p->xid);
+	if (c->trace != NULL && p->tr_begin != 0) {
+		c->trace(c->trace_arg, RC_TP_CALL_BEGIN, p->xid, p->tr_begin);
+		c->trace(c->trace_arg, RC_TP_ENCODED, p->xid, p->tr_encoded);
+	}
 	p->msg = msg;
 	p->msglen = len;
 	p->deadline = now + (int64_t)c->timeout_ms * 1000000;
@@ -706,6 +737,8 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	}
 	{
 		int e = errno;
+		if (st == RC_OK && c->trace != NULL)
+			rc__trace(c, RC_TP_SENT, p->xid);
 		pthread_mutex_lock(&c->mu);
 		p->starting = false;
 		if (st != RC_OK && p->done) {
@@ -761,6 +794,7 @@ static inline void rc__call_init(rc_async *p)
 	p->pending = p->done = p->has_cb = p->released = false;
 	p->next = p->prev = NULL;
 	p->msgblock = NULL;
+	p->tr_begin = p->tr_encoded = 0;
 }
 
 /* Hand a heap encode buffer to the client for the next fast-path call (only the holder of the
@@ -782,8 +816,9 @@ static void rc__keep_buffer(rc_client *c, rc__encbuf *b)
  * Returns true if the call finished here (*st set, lock not held), false if the caller
  * continues with rc__drive (p is then in flight and c->mu is held).
  */
-static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
-                     const void *args, rc_status *st, int64_t now)
+static inline __attribute__((always_inline)) bool
+rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
+         const void *args, rc_status *st, int64_t now, const bool traced, uint64_t t0)
 {
 	rc_tp *tp = c->tp;
 	unsigned char *msg = rc__encbuf_msg(b), *h;
@@ -815,6 +850,8 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 
 	rc__put32(h, p->xid);
 	rc__put32(h + 20, proc);
+	if (traced)
+		c->trace(c->trace_arg, RC_TP_CALL_BEGIN, p->xid, t0);
 	if (!xargs(&x, (void *)args)) {
 		*st = b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
 		goto done;
@@ -825,7 +862,11 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 		*st = RC_MSGTOOLARGE;
 		goto done;
 	}
+	if (traced)
+		rc__trace(c, RC_TP_ENCODED, p->xid);
 	r = tp->vt->send(tp, msg, len, NULL, 0, NULL);
+	if (traced && r == RC_OK)
+		rc__trace(c, RC_TP_SENT, p->xid);
 	if (r != RC_OK) {
 		e = errno;
 		pthread_mutex_lock(&c->mu);
@@ -847,6 +888,8 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) {
 		const unsigned char *m = rmsg;
 		uint64_t type_stat, verflen_accept;
+		if (traced)
+			rc__trace(c, RC_TP_REPLY, p->xid);
 		/* the usual reply: REPLY, MSG_ACCEPTED, a verifier with an empty body, SUCCESS */
 		memcpy(&type_stat, m + 4, 8);
 		memcpy(&verflen_accept, m + 16, 8);
@@ -861,6 +904,8 @@ static bool rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc
 			if (*st == RC_BADREPLY && c->dgram)
 				goto general; /* mangled datagram: wait for the real reply */
 		}
+		if (traced)
+			rc__trace(c, RC_TP_DECODED, p->xid);
 		/* done: keep the buffer, give up the reader's role without the lock (see
 		 * rc_client.reading: the atomic store publishes fastbuf too) */
 		rc__keep_buffer(c, b);
@@ -910,7 +955,7 @@ done:
  * and waits as a follower, and its reply, if it comes first, sends this call down the general
  * path, which hands it over. Returns true with the role held.
  */
-static bool rc__fast_eligible(rc_client *c, int64_t now)
+static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c, int64_t now)
 {
 	bool idle = false;
 	rc_tp *tp;
@@ -931,8 +976,13 @@ static bool rc__fast_eligible(rc_client *c, int64_t now)
 	return false;
 }
 
-rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
-                  rc_xdrproc xres, void *res)
+/*
+ * A blocking call. Inlined twice (rc_call): untraced, with no trace code at all, and traced,
+ * reporting each step to the client's trace function.
+ */
+static inline __attribute__((always_inline)) rc_status
+rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_xdrproc xres,
+         void *res, const bool traced)
 {
 	unsigned char stack[RC__STACK_MSG];
 	rc__encbuf b;
@@ -940,9 +990,8 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 	size_t len;
 	rc_status st;
 	int64_t now;
+	uint64_t t0 = traced ? rc__trace_clock() : 0;
 
-	if (clnt == NULL)
-		return RC_INVAL;
 	p.err = (rc_error){0};
 	p.xres = xres ? xres : rc_xdr_void;
 	p.res = res;
@@ -951,13 +1000,17 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 
 	now = rc__now();
 	if (rc__fast_eligible(clnt, now)) {
-		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st, now)) {
+		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st, now, traced, t0)) {
 			goto out;
 		}
 		/* p is in flight; the lock is held */
 	} else {
 		rc__call_init(&p);
 		st = rc__encode(clnt, &b, proc, xargs, args, &len);
+		if (traced) {
+			p.tr_begin = t0;
+			p.tr_encoded = rc__trace_clock();
+		}
 		if (st == RC_OK)
 			st = rc__start(clnt, &p, rc__encbuf_msg(&b), len, 0);
 		if (st != RC_OK)
@@ -982,6 +1035,23 @@ out:
 	rc__set_lasterr(clnt, &p.err);
 	rc__encbuf_free(&b);
 	return st;
+}
+
+static __attribute__((noinline)) rc_status rc__call_traced(rc_client *clnt, uint32_t proc,
+                                                            rc_xdrproc xargs, const void *args,
+                                                            rc_xdrproc xres, void *res)
+{
+	return rc__call(clnt, proc, xargs, args, xres, res, true);
+}
+
+rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                  rc_xdrproc xres, void *res)
+{
+	if (clnt == NULL)
+		return RC_INVAL;
+	if (__builtin_expect(clnt->trace != NULL, 0))
+		return rc__call_traced(clnt, proc, xargs, args, xres, res);
+	return rc__call(clnt, proc, xargs, args, xres, res, false);
 }
 
 /* ---- started calls ---------------------------------------------------------------------- */

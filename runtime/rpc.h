@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <remotecall/client.h>
 #include <remotecall/server.h>
@@ -50,6 +51,15 @@ static inline void rc__st32(unsigned char *p, uint32_t v)
 	p[1] = (unsigned char)(v >> 16);
 	p[2] = (unsigned char)(v >> 8);
 	p[3] = (unsigned char)v;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: the time stamps of <remotecall/trace.h>. */
+static inline uint64_t rc__trace_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* A bounds-checked reader over a received message. */

@@ -100,6 +100,8 @@ struct rc_server {
 	unsigned threads;
 	rc_server_limits lim;
 	rc_svc_authfn auth;
+	rc_trace_fn trace; /* NULL: off */
+	void *trace_arg;
 	void *auth_ctx;
 	rc__drc *drc;
 	bool rpcbind;
@@ -299,8 +301,22 @@ const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req)
 typedef struct rc__wctx {
 	rc__encbuf rb;
 	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
+	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
 	unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
+
+/* Report step pt of call xid now, if the server traces. */
+#define RC__TRACE(srv, pt, xid)                                                              \
+	do {                                                                                  \
+		if (__builtin_expect((srv)->trace != NULL, 0))                                    \
+			(srv)->trace((srv)->trace_arg, (pt), (xid), rc__trace_clock());              \
+	} while (0)
+
+/* The received step needs the xid, which is parsed later: the time is taken first. */
+static inline uint64_t rc__trace_t0(const rc_server *srv)
+{
+	return __builtin_expect(srv->trace != NULL, 0) ? rc__trace_clock() : 0;
+}
 
 #define RC__DGRAM_MAX 65536
 
@@ -397,7 +413,7 @@ static size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denie
  * progress, a routine that declined).
  */
 static size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
-                        const rc_peer *peer, bool dgram)
+                        const rc_peer *peer, bool dgram, uint64_t t_received)
 {
 	rc_xdr x, rx;
 	rc_svc_req req;
@@ -413,6 +429,7 @@ static size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, s
 
 	rc__rd rd = {msg, msg + len};
 
+	w->xid = len >= 4 ? rc__ld32(msg) : 0;
 	req.has_sys = false;
 	/* The usual header, read at fixed offsets: CALL, RPC version 2, AUTH_NONE credentials
 	 * with an empty body, a verifier with an empty body. Anything else takes the general
@@ -446,6 +463,8 @@ static size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, s
 	}
 	(void)vflavor;
 header_read:
+	if (t_received != 0)
+		srv->trace(srv->trace_arg, RC_TP_SRV_RECEIVED, xid, t_received);
 	if (clen == 0)
 		cred = NULL;
 	req.srv = srv;
@@ -495,6 +514,7 @@ header_read:
 		}
 	}
 
+	RC__TRACE(srv, RC_TP_SRV_DISPATCH, xid);
 	/* Arguments and result objects, zeroed: on the stack when small. */
 	if (info->args_size > 0)
 		args = info->args_size <= sizeof(argstack) ? memset(argstack, 0, info->args_size)
@@ -512,7 +532,9 @@ header_read:
 		rlen = rc__reply_simple(w, max, xid, false, RC__GARBAGE_ARGS, NULL, 0);
 		goto out;
 	}
+	RC__TRACE(srv, RC_TP_SRV_ARGS, xid);
 	ok = req.proc->fn(args, res, &req);
+	RC__TRACE(srv, RC_TP_SRV_PROC, xid);
 	if (!ok) {
 		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
 		goto out;
@@ -523,6 +545,7 @@ header_read:
 		goto out;
 	}
 	rlen = rc_xdr_getpos(&rx);
+	RC__TRACE(srv, RC_TP_SRV_ENCODED, xid);
 out:
 	if (args != NULL) {
 		rc_xdr_free(info->xargs, args);
@@ -547,9 +570,11 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.rbuf = NULL;
-	rlen = rc__serve(srv, &w, msg, len, NULL, false);
-	if (rlen > 0)
+	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv));
+	if (rlen > 0) {
 		reply(ctx, rc__encbuf_msg(&w.rb), rlen);
+		RC__TRACE(srv, RC_TP_SRV_SENT, w.xid);
+	}
 	rc__encbuf_free(&w.rb);
 	free(w.rbuf);
 }
@@ -616,6 +641,15 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 		rc__drc_destroy(srv->drc);
 		srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_ttl_ms);
 	}
+	return RC_OK;
+}
+
+rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
+{
+	if (srv == NULL)
+		return RC_INVAL;
+	srv->trace = fn;
+	srv->trace_arg = arg;
 	return RC_OK;
 }
 
@@ -901,14 +935,17 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			break;
 		if (st != RC_OK)
 			goto dead; /* closed, reset, or a record over the cap */
+		uint64_t t_rcv = rc__trace_t0(srv);
 		c->last_active = rc__now();
 		c->partial_since = 0; /* a record completed: the stall clock starts again */
-		rlen = rc__serve(srv, w, msg, len, NULL, false);
+		rlen = rc__serve(srv, w, msg, len, NULL, false, t_rcv);
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
 		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))
 			goto dead;
 		if (!more && c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken)
 			goto dead;
+		if (rlen > 0 && c->outlen == c->outoff)
+			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent, not queued */
 	}
 	if (broken || (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken))
 		goto dead;
@@ -1007,11 +1044,14 @@ static void rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int 
 
 		if (st != RC_OK)
 			break;
+		uint64_t t_rcv = rc__trace_t0(srv);
 		if (i == 0 && rearm)
 			rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN); /* let another worker in */
-		rlen = rc__serve(srv, w, w->rbuf, len, &from, true);
-		if (rlen > 0)
+		rlen = rc__serve(srv, w, w->rbuf, len, &from, true, t_rcv);
+		if (rlen > 0) {
 			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0, NULL);
+			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid);
+		}
 		if (atomic_load(&srv->stop))
 			break;
 	}

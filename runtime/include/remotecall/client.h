@@ -19,6 +19,7 @@
 
 #include <remotecall/proc.h>
 #include <remotecall/status.h>
+#include <remotecall/trace.h>
 #include <remotecall/xdr.h>
 
 #ifdef __cplusplus
@@ -73,6 +74,14 @@ rc_status rc_client_set_retry(rc_client *clnt, uint32_t initial_ms);
  * microseconds (0, the default, blocks at once). Trades CPU for latency.
  */
 rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us);
+
+/*
+ * rc_client_set_trace -- from now on call fn(arg, step, xid, ns) at each step of every call
+ * this client makes (<remotecall/trace.h>: RC_TP_CALL_BEGIN .. RC_TP_DECODED); fn NULL turns
+ * tracing off (the default). Set it while no call is in flight on the client. Nothing is
+ * copied or allocated; arg stays the caller's. Returns RC_OK, or RC_INVAL for a NULL client.
+ */
+rc_status rc_client_set_trace(rc_client *clnt, rc_trace_fn fn, void *arg);
 
 /*
  * rc_client_set_auth_sys -- send AUTH_SYS credentials (RFC 5531 section 14) with every call

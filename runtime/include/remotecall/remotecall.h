@@ -7,5 +7,6 @@
 #include <remotecall/proc.h>
 #include <remotecall/client.h>
 #include <remotecall/server.h>
+#include <remotecall/trace.h>
 
 #endif

@@ -17,6 +17,7 @@
 
 #include <remotecall/proc.h>
 #include <remotecall/status.h>
+#include <remotecall/trace.h>
 #include <remotecall/xdr.h>
 
 #ifdef __cplusplus
@@ -91,6 +92,15 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim);
 /* rc_server_set_threads -- serve with n worker threads (0 or 1: the calling thread alone). Set
  * before rc_server_run. */
 rc_status rc_server_set_threads(rc_server *srv, unsigned n);
+
+/*
+ * rc_server_set_trace -- from now on call fn(arg, step, xid, ns) at each step of every call
+ * the server serves (<remotecall/trace.h>: RC_TP_SRV_RECEIVED .. RC_TP_SRV_SENT), on the
+ * thread serving it -- with worker threads, from several threads at once. fn NULL turns
+ * tracing off (the default). Set it before rc_server_run. Nothing is copied or allocated; arg
+ * stays the caller's. Returns RC_OK, or RC_INVAL for a NULL server.
+ */
+rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg);
 
 /*
  * rc_server_run -- serve until rc_server_stop. Returns RC_OK after a stop, or an error if the
