@@ -491,11 +491,13 @@ static int64_t rc__timers(rc_client *c, int64_t now)
 {
 	int64_t next = INT64_MAX;
 	rc_async *p, *n;
+	bool expired = false;
 
 	for (p = c->pending; p != NULL; p = n) {
 		n = p->next;
 		if (now >= p->deadline) {
 			rc__complete(c, p, RC_TIMEDOUT);
+			expired = true;
 			continue;
 		}
 		if (c->dgram && now >= p->next_retry && c->tp != NULL) {
@@ -516,6 +518,12 @@ static int64_t rc__timers(rc_client *c, int64_t now)
 		if (c->dgram && p->next_retry < next)
 			next = p->next_retry;
 	}
+	/* The last call on a stream gave up with part of a record read: the rest belongs to a
+	 * call nobody waits for, and could hold the next one up for long (a huge or endless
+	 * reply). Start the next call on a fresh connection instead. */
+	if (expired && !c->dgram && c->pending == NULL && !atomic_load(&c->reading) &&
+	    c->tp != NULL && c->tp->vt->buffered(c->tp) > 0)
+		rc__disconnect(c);
 	return next;
 }
 

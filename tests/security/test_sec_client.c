@@ -39,6 +39,7 @@ enum mode {
 	SHORT_CLOSE,     /* TCP: a mark for 100 bytes, 50 bytes, close */
 	FRAG_FLOOD,      /* TCP: non-final 64 KiB fragments until the client gives up */
 	DRIP,            /* TCP: the right reply, one byte every 50 ms */
+	STALL_HALF,      /* TCP: a mark for 100 bytes, 50 bytes, then silence (connection open) */
 };
 
 static _Atomic int mode = GOOD;
@@ -149,6 +150,10 @@ static bool respond(sink *s, const unsigned char *call)
 		put32(r, 0x80000064u);
 		(void)sec_send_all(s->fd, r, 54);
 		return false;
+	case STALL_HALF:
+		put32(r, 0x80000064u);
+		(void)sec_send_all(s->fd, r, 54);
+		return true;
 	case FRAG_FLOOD: {
 		static unsigned char f[4 + 65536];
 		put32(f, 65536);
@@ -360,6 +365,10 @@ static void hostile_tcp_replies(void **state)
 	assert_true(atomic_load(&sec_alloc_max) <= (size_t)1 << 20);
 	expect(c, SHORT_CLOSE, 600, RC_CANTRECV);
 	expect(c, DRIP, 600, RC_TIMEDOUT);  /* a trickle does not stretch the deadline */
+	/* half a record, then silence on an open connection: the call times out, and the next
+	 * one does not read its reply as the rest of that record (a fresh connection) */
+	expect(c, STALL_HALF, 600, RC_TIMEDOUT);
+	assert_int_equal(call_in(c, GOOD, 600), RC_OK);
 	rc_client_destroy(c);
 }
 
