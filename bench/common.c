@@ -133,6 +133,8 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "  --timeout MS   total time one call may take [library default]\n"
 	        "  --max-seconds S  stop measuring after S seconds even if fewer than --calls were\n"
 	        "                 made (the output counts the calls made) [no limit]\n"
+	        "  --trace        (remotecall, block mode, one thread) record the runtime's trace\n"
+	        "                 points; a second JSON line gives each step's median\n"
 	        "  --prog N, --vers N, --procnum N   call other numbers (error-path tests;\n"
 	        "                 --procnum calls procedure N with void argument and result)\n"
 	        "  --mode MODE    how calls are made [%s]:\n",
@@ -144,7 +146,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 enum {
 	OPT_URI = 1000, OPT_PROC, OPT_SIZE, OPT_ARG, OPT_CALLS, OPT_WARMUP, OPT_MODE, OPT_THREADS,
 	OPT_JSON, OPT_DEPTH, OPT_KEEP, OPT_TIMEOUT, OPT_PROG, OPT_VERS, OPT_PROCNUM, OPT_QUIET,
-	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC
+	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC, OPT_TRACE
 };
 
 static const struct option client_longopts[] = {
@@ -167,6 +169,7 @@ static const struct option client_longopts[] = {
 	{"arg-dist", required_argument, NULL, OPT_ARGDIST},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"max-seconds", required_argument, NULL, OPT_MAXSEC},
+	{"trace", no_argument, NULL, OPT_TRACE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -253,6 +256,9 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
+			break;
+		case OPT_TRACE:
+			o->trace = true;
 			break;
 		case OPT_TIMEOUT:
 			if (!bench_parse_u64(optarg, &v) || v > UINT32_MAX)

@@ -70,6 +70,8 @@ typedef struct bench_opts {
 	bool json;          /* one JSON object per line */
 	bool keep_going;    /* count failed calls instead of stopping at the first */
 	bool quiet;         /* print nothing on success */
+	bool trace;         /* --trace (rc-bench-client, block mode, one thread): the runtime's
+	                       trace points, one more JSON line of per-step medians */
 	uint32_t timeout_ms; /* total time one call may take (0: the library's default) */
 	uint64_t max_ns;    /* --max-seconds: stop measuring after this long (0: no limit) */
 	/* error-path testing: override the numbers of the call */

@@ -20,6 +20,9 @@
  * --arg-dist exp (work): each call's argument is drawn from an exponential distribution with
  * mean --arg (block, select, async: per call and destination; multi: one draw per round, as
  * rc_multicall sends every destination the same arguments).
+ * --trace (block mode, one thread): the client records the runtime's trace points
+ * (<remotecall/trace.h>) and prints, after the result, one more JSON line with the median of
+ * each step of the measured calls (trace_rec.h): encode, send, wait, decode, total.
  * Replies are verified (ECHO's bytes and length, SENDR's count, WORK's value, ADD's growth);
  * a failure prints rc_strerror()'s text and rc_error_format()'s detail and exits 1.
  */
@@ -36,8 +39,10 @@
 
 #include "bench.h"
 #include "common.h"
+#include "trace_rec.h"
 
 static const char *progname = "rc-bench-client";
+static trace_rec *g_trace; /* --trace */
 
 enum { MODE_BLOCK, MODE_SELECT, MODE_ASYNC, MODE_MULTI };
 static const bench_mode modes[] = {
@@ -649,6 +654,8 @@ static void *worker_main(void *p)
 	}
 	for (uint64_t i = 0; i < w->warmup && !atomic_load(&g_stop); i++)
 		one_round(w);
+	if (g_trace)
+		trace_rec_skip(g_trace);
 	pthread_barrier_wait(w->barrier);
 	uint64_t start = bench_now_ns();
 	for (uint64_t i = 0; i < w->calls; i++) {
@@ -671,6 +678,14 @@ int main(int argc, char **argv)
 	bench_opts o;
 	bench_parse_client(&o, argc, argv, progname, modes, (int)(sizeof modes / sizeof modes[0]));
 
+	if (o.trace && (o.mode != MODE_BLOCK || o.threads != 1)) {
+		fprintf(stderr, "%s: --trace needs --mode block and one thread\n", progname);
+		return 2;
+	}
+	if (o.trace && (g_trace = trace_rec_new(false, o.calls * (size_t)o.nuris)) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return 1;
+	}
 	uint32_t prog = o.prog >= 0 ? (uint32_t)o.prog : BENCH_PROG;
 	uint32_t vers = o.vers >= 0 ? (uint32_t)o.vers : BENCH_VERS;
 	rc_client *clients[BENCH_MAX_URIS];
@@ -683,6 +698,8 @@ int main(int argc, char **argv)
 		}
 		if (o.timeout_ms)
 			rc_client_set_timeout(clients[i], o.timeout_ms);
+		if (g_trace)
+			rc_client_set_trace(clients[i], trace_rec_point, g_trace);
 	}
 
 	unsigned char *buf = bench_xmalloc(o.size);
@@ -774,6 +791,8 @@ int main(int argc, char **argv)
 			.nlat = n,
 		};
 		bench_print_result(&r, o.json);
+		if (g_trace)
+			trace_rec_print(g_trace, stdout);
 		free(uri);
 	}
 
@@ -786,5 +805,6 @@ int main(int argc, char **argv)
 	free(ws);
 	free(lat);
 	free(buf);
+	trace_rec_free(g_trace);
 	return rc;
 }

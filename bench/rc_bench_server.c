@@ -2,11 +2,15 @@
  * rc-bench-server -- serves bench.x with remotecall.
  *
  *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--rpcbind]
- *                   [--work-dist const|exp] [--seed N]
+ *                   [--work-dist const|exp] [--seed N] [--trace]
  *
  * --work-dist exp: WORK's argument is a mean; each call sleeps a time drawn from the
  * exponential distribution with that mean (each server process draws independently, as the
  * servers of MultiRPC's Tables I-6..I-9 did) and still returns its argument.
+ *
+ * --trace: the server records the runtime's trace points (<remotecall/trace.h>) and, when it
+ * stops, prints one JSON line with the median of each step of the calls it served
+ * (trace_rec.h): dispatch, args, proc, encode, send, total.
  *
  * Prints "listening URI" (the URI actually bound, with the real port) per listener, flushes,
  * and serves until SIGINT or SIGTERM; then exits 0. Bad options: usage on stderr, exit 2.
@@ -25,6 +29,7 @@
 
 #include "bench.h"
 #include "common.h"
+#include "trace_rec.h"
 
 static const char *progname = "rc-bench-server";
 static rc_server *g_srv;
@@ -114,7 +119,9 @@ static void usage(FILE *f)
 	        "  --threads N    worker threads [1]\n"
 	        "  --rpcbind      register with the local rpcbind (unregistered at exit)\n"
 	        "  --work-dist D  const: WORK sleeps its argument; exp: a draw with that mean [const]\n"
-	        "  --seed N       seed of those draws [clock and pid]\n",
+	        "  --seed N       seed of those draws [clock and pid]\n"
+	        "  --trace        record the runtime's trace points; at exit print one JSON line of\n"
+	        "                 per-step medians\n",
 	        progname);
 }
 
@@ -133,6 +140,7 @@ int main(int argc, char **argv)
 		{"rpcbind", no_argument, NULL, 'r'},
 		{"work-dist", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
+		{"trace", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -140,6 +148,7 @@ int main(int argc, char **argv)
 	int nlisten = 0;
 	uint64_t threads = 1;
 	bool rpcbind = false;
+	trace_rec *trace = NULL;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -180,6 +189,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'T':
+			if (trace == NULL && (trace = trace_rec_new(true, (size_t)1 << 20)) == NULL) {
+				fprintf(stderr, "%s: out of memory\n", progname);
+				return 1;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -208,6 +223,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: register: %s\n", progname, rc_strerror(st));
 		return 1;
 	}
+	if (trace)
+		rc_server_set_trace(g_srv, trace_rec_point, trace);
 	if (threads > 1 && (st = rc_server_set_threads(g_srv, (unsigned)threads)) != RC_OK) {
 		fprintf(stderr, "%s: --threads %u: %s\n", progname, (unsigned)threads,
 		        rc_strerror(st));
@@ -250,6 +267,10 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, NULL); /* no rc_server_stop on a destroyed server */
 	rc_server_destroy(g_srv);
 	g_srv = NULL;
+	if (trace) {
+		trace_rec_print(trace, stdout);
+		trace_rec_free(trace);
+	}
 	if (st != RC_OK) {
 		fprintf(stderr, "%s: %s [%s]\n", progname, rc_strerror(st), rc_status_name(st));
 		return 1;

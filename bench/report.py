@@ -523,7 +523,10 @@ def sec_steps(run):
     L = ["## 2. Where the time goes — E&N Table 5, DCE Figures 1–2 and Table 2\n"]
     if not run.ran("steps"):
         return "\n".join(L) + "Not run (`--only`).\n"
-    L.append("**Method.** The runtime has no timestamp hooks, so `rc-bench-local --what steps` makes the call by hand "
+    L.append("**Method.** Two views of the same call. First (tables below the next), the runtime's own trace points: "
+             "remotecall time-stamps every step of a call when asked (off by default; `<remotecall/trace.h>`), on "
+             "the client and on the server. Second, a cross-check from outside the library: "
+             "`rc-bench-local --what steps` makes the call by hand "
              "with the library's own XDR routines (`rc_xdrmem_create`, `rc_xdr_u_int`, the generated `xdr_bench_data`) "
              "over a plain socket to the real `rc-bench-server` and stamps every step with `clock_gettime`: encode, "
              "send syscall, wait (`poll` until the reply is readable), receive syscall(s), decode. The server's side is "
@@ -587,6 +590,52 @@ def sec_steps(run):
                                 "c_decode_us", "c_sum_us", "measured_rc_call_us", "error_pct", "s_recv_us",
                                 "s_decode_dispatch_us", "s_procedure_us", "s_encode_us", "s_send_us", "s_total_us",
                                 "kernel_transit_us", "inproc_call_us", "dce_sum_us", "dce_measured_us"], csvrows)
+    # the runtime's own trace points (rc_client_set_trace / rc_server_set_trace)
+    trows, tcsv = [], []
+    keys = sorted({(r.get("pin"), r.get("tr"), r.get("size")) for r in run.sel(exp="steps", series="trace")},
+                  key=lambda k: (str(k[0]), str(k[1]), k[2] or 0))
+    for pin, tr, size in keys:
+        sel = [r for r in run.sel(exp="steps", series="trace", pin=pin, tr=tr) if r.get("size") == size]
+        cli = next((r for r in sel if r.get("trace") == "client"), None)
+        srv = next((r for r in sel if r.get("trace") == "server"), None)
+        call = next((r for r in sel if r.get("impl") == "remotecall"), None)
+        lib = [x for x in run.sel(exp="steps", series="lib", pin=pin, tr=tr) if x.get("size") == size]
+        libm = lib[0]["median_us"] if lib else None
+        if not cli:
+            continue
+        csum = cli["encode_us"] + cli["send_us"] + cli["wait_us"] + cli["decode_us"]
+        st = srv["total_us"] if srv else None
+        kern = cli["wait_us"] - st if st is not None else None
+        trows.append([f"{pin}, {tr}", size, fnum(cli["encode_us"], 2), fnum(cli["send_us"], 2), fnum(cli["wait_us"], 2),
+                      fnum(cli["decode_us"], 2), fnum(csum, 2),
+                      fnum(srv["dispatch_us"], 2) if srv else "–", fnum(srv["args_us"], 2) if srv else "–",
+                      fnum(srv["proc_us"], 2) if srv else "–", fnum(srv["encode_us"], 2) if srv else "–",
+                      fnum(srv["send_us"], 2) if srv else "–", fnum(kern, 1),
+                      fnum(call.get("median_us") if call else None, 2), fnum(libm, 2),
+                      fnum((csum - libm) / libm * 100 if libm else None, 1)])
+        tcsv.append([pin, tr, size, cli["encode_us"], cli["send_us"], cli["wait_us"], cli["decode_us"], csum,
+                     srv["dispatch_us"] if srv else None, srv["args_us"] if srv else None,
+                     srv["proc_us"] if srv else None, srv["encode_us"] if srv else None,
+                     srv["send_us"] if srv else None, st, kern, call.get("median_us") if call else None, libm])
+    if trows:
+        L.append("\n**From the runtime's trace points** (`rc_client_set_trace`, `rc_server_set_trace`: the library "
+                 "itself time-stamps each step of every call when asked; `rc-bench-client --trace` and "
+                 "`rc-bench-server --trace` keep the median of each step). Client: *encode* (rc_call entered → "
+                 "message encoded), *send* (→ send system call returned; on one core the woken server runs inside "
+                 "it), *wait* (→ reply received, the blocking receive included), *decode* (→ results decoded). "
+                 "Server: *dispatch* (request received → header, credentials, duplicate cache, procedure found), "
+                 "*args* (→ arguments decoded), *proc* (→ procedure returned), *encode* (→ reply encoded), "
+                 "*send* (→ send returned). *Kernel* is the client's wait less the server's whole turn: system "
+                 "calls, softirq, wake-ups. The sum of the client's steps is compared, as DCE did, with the "
+                 "measured round trip of the same calls (*traced call*) and of untraced calls (*rc_call*); the "
+                 "difference between those two is what recording costs (five clock reads a call). µs, medians.\n")
+        L.append(md_table(["cores, transport", "request bytes", "c encode", "c send", "c wait", "c decode", "sum",
+                           "s dispatch", "s args", "s proc", "s encode", "s send", "kernel", "traced call",
+                           "rc_call", "sum vs rc_call %"], trows))
+        run.write_csv("steps_trace.csv", ["pin", "transport", "size", "c_encode_us", "c_send_us", "c_wait_us",
+                                          "c_decode_us", "c_sum_us", "s_dispatch_us", "s_args_us", "s_proc_us",
+                                          "s_encode_us", "s_send_us", "s_total_us", "kernel_us", "traced_call_us",
+                                          "rc_call_us"], tcsv)
     # callgrind: per call = (profile of 2N calls - profile of N calls) / N
     raw = run.sel(exp="steps", part="callgrind", kind="self")
     cg = []

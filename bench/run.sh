@@ -292,6 +292,7 @@ srv() {
 		sleep 0.05
 	done
 	eval "${var}_PID=$pid"
+	eval "${var}_OUT=$f"
 	eval "$var=\"$(awk '/^listening /{ printf "%s ", $2 }' "$f")\""
 	return 0
 }
@@ -451,6 +452,24 @@ exp_steps() {
 			done
 		done
 		stop "$RCS_PID"
+		# The runtime's own trace points (rc_client_set_trace / rc_server_set_trace): the
+		# client's and the server's steps of the same calls, one traced server per size.
+		for tr in udp tcp; do
+			for s in 0 1392 4016 8032 16064 24096; do
+				[ $tr = tcp ] && [ $s != 0 ] && [ $s != 4016 ] && [ $s != 24096 ] && continue
+				progress "$where, $pin cores, $tr, $s bytes, trace points"
+				srv RTS $where "$sc" "$B/rc-bench-server" --trace --listen "$tr://$H:0" || continue
+				u=$(uri_of "$RTS" $tr)
+				local ttag="\"exp\":\"steps\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"$tr\",\"size\":$s,\"series\":\"trace\""
+				if [ $s = 0 ]; then
+					rec "$ttag" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $STEP_CALLS --trace --json
+				else
+					rec "$ttag" 120 $(cli_pre $where) taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc send --size $s --calls $STEP_CALLS --trace --json
+				fi
+				stop "$RTS_PID"
+				rec "$ttag" 10 grep '^{"trace"' "$RTS_OUT"
+			done
+		done
 	done
 	steps_callgrind
 }

@@ -252,6 +252,11 @@ int main(int argc, char **argv)
 {
 	bench_opts o;
 	bench_parse_client(&o, argc, argv, progname, modes, (int)(sizeof modes / sizeof modes[0]));
+	if (o.trace) {
+		fprintf(stderr, "%s: --trace needs remotecall's trace points (rc-bench-client)\n",
+		        progname);
+		return 2;
+	}
 
 	uint32_t prog = o.prog >= 0 ? (uint32_t)o.prog : BENCH_PROG;
 	uint32_t vers = o.vers >= 0 ? (uint32_t)o.vers : BENCH_VERS;

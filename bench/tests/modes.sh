@@ -143,5 +143,41 @@ json "rc-bench-local first (by port, TCP)" 'r["bench"] == "first" and r["trials"
 json "rc-bench-local spawn" 'r["bench"] == "spawn" and r["trials"] == 2' \
 	"$BIN/rc-bench-local" --what spawn --server "$BIN/rc-bench-server" --listen tcp://127.0.0.1:0 --trials 2 --json
 
+# ---- --trace: the runtime's trace points, client and server ------------------------------------
+start tr "$BIN/rc-bench-server" --trace --listen udp://127.0.0.1:0
+tr_pid=${PIDS##* }
+CHECKS=$((CHECKS + 1))
+if timeout 60 "$BIN/rc-bench-client" --uri "$tr_udp" --proc echo --size 100 --calls 300 --trace \
+	--json >"$TMPD/trc.out" 2>"$TMPD/trc.err" && python3 -c '
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert a["calls"] == 300 and a["errors"] == 0
+assert b["trace"] == "client" and b["calls"] == 300
+steps = ("encode", "send", "wait", "decode")
+assert all(b[k + "_us"] >= 0 for k in steps) and b["wait_us"] > 0
+assert abs(sum(b[k + "_us"] for k in steps) - b["total_us"]) < 0.5 * b["total_us"]
+' "$TMPD/trc.out"; then
+	echo "ok   rc-bench-client --trace: a result line, then the client's steps"
+else
+	fail "rc-bench-client --trace: $(head -c 400 "$TMPD/trc.out") $(head -c 200 "$TMPD/trc.err")"
+fi
+kill "$tr_pid"
+for _ in $(seq 50); do grep -q '^{"trace"' "$TMPD/tr.out" 2>/dev/null && break; sleep 0.1; done
+CHECKS=$((CHECKS + 1))
+if python3 -c '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{\"trace\"")][0]
+assert r["trace"] == "server" and r["calls"] >= 300
+assert all(r[k + "_us"] >= 0 for k in ("dispatch", "args", "proc", "encode", "send", "total"))
+' "$TMPD/tr.out"; then
+	echo "ok   rc-bench-server --trace: the server's steps at exit"
+else
+	fail "rc-bench-server --trace: $(cat "$TMPD/tr.out")"
+fi
+expect_fail "rc-bench-client --trace needs one thread" 2 "one thread" \
+	"$BIN/rc-bench-client" --uri "$rc_udp" --proc null --threads 2 --trace
+expect_fail "tirpc-bench-client refuses --trace" 2 "trace points" \
+	"$BIN/tirpc-bench-client" --uri "$rc_udp" --proc null --trace
+
 echo "$((CHECKS - FAILS))/$CHECKS checks passed"
 [ $FAILS -eq 0 ]
