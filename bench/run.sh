@@ -389,16 +389,24 @@ exp_en() {
 			srv RWT $where "$sc" "$B/raw-pingpong" --server "tcp://$H:0"
 			if [ $where = local ] && [ -n "$RWU" ]; then
 				# the null-call target: remotecall null vs raw ping-pong of 0 bytes and of the
-				# call's 40 bytes, interleaved, more trials (the ratio of each trial counts)
-				local u0 k
-				u0=$(uri_of "$RCS" udp)
+				# call's 40 bytes (and libtirpc's null call), interleaved, more trials (the
+				# ratio of each trial counts). remotecall's server listens on UDP alone, as the
+				# raw server does (one socket, one blocking receive a request), so the two
+				# servers do the same system calls.
+				local u0 k t0
+				srv RCT $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0"
+				u0=$(uri_of "$RCT" udp)
+				t0=$(uri_of "$TIS" udp)
 				for k in $(seq 1 $TARGET_TRIALS); do
+					[ -n "$u0" ] || break
 					progress "$where, $pin cores, null call vs raw ping-pong $k/$TARGET_TRIALS"
 					local tg="\"exp\":\"en\",\"part\":\"target\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"udp\",\"trial\":$k"
-					rec "$tg" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u0" --proc null --calls $CALLS --max-seconds $MAXS --json
-					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 0 --calls $CALLS --max-seconds $MAXS --json
-					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 40 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u0" --proc null --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 0 --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 40 --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/tirpc-bench-client" --uri "$t0" --proc null --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 				done
+				stop "$RCT_PID"
 			fi
 			for t in $(seq 1 $TRIALS); do
 				for a in noarg 2byte 4byte; do
