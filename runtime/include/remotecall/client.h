@@ -26,6 +26,7 @@
 extern "C" {
 #endif
 
+/* rc_client -- a client handle (opaque): rc_client_create to make one, rc_client_destroy. */
 typedef struct rc_client rc_client;
 
 /*
@@ -94,6 +95,7 @@ rc_status rc_client_set_auth_none(rc_client *clnt);
 
 /* ---- errors in detail ----------------------------------------------------------------------- */
 
+/* rc_error -- the detail of a failed call (rc_client_geterr; rc_error_format prints it). */
 typedef struct rc_error {
 	rc_status status;  /* the call's status */
 	int sys_errno;     /* errno behind RC_CANTSEND, RC_CANTRECV, RC_LOCALERROR; else 0 */

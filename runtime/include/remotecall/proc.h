@@ -18,6 +18,11 @@
 extern "C" {
 #endif
 
+/*
+ * rc_procinfo -- one procedure as idlc describes it (proc_V_info): its numbers and name, the
+ * XDR routines and C sizes of its argument and result. Static data; client stubs and server
+ * tables point to it.
+ */
 typedef struct rc_procinfo {
 	uint32_t prog;      /* program number */
 	uint32_t vers;      /* version number */

@@ -24,6 +24,7 @@
 extern "C" {
 #endif
 
+/* rc_server -- a server (opaque): rc_server_create to make one, rc_server_destroy. */
 typedef struct rc_server rc_server;
 
 /* One call being served; valid only during the procedure it is passed to. */
@@ -37,11 +38,14 @@ typedef struct rc_svc_req rc_svc_req;
  */
 typedef bool (*rc_svc_fn)(void *args, void *res, rc_svc_req *req);
 
+/* rc_svc_proc -- one procedure a server serves: its descriptor and the routine that serves it. */
 typedef struct rc_svc_proc {
 	const rc_procinfo *info; /* numbers and routines of the procedure */
 	rc_svc_fn fn;            /* the routine that serves it */
 } rc_svc_proc;
 
+/* rc_svc_prog -- one (program, version) and its procedures, for rc_server_register (idlc's
+ * prog_V_program). */
 typedef struct rc_svc_prog {
 	uint32_t prog;
 	uint32_t vers;
@@ -87,6 +91,9 @@ typedef struct rc_server_limits {
 	uint32_t drc_entries;   /* duplicate request cache entries (UDP) [1024] */
 	uint32_t drc_ttl_ms;    /* how long a cached reply is kept [120000] */
 } rc_server_limits;
+
+/* rc_server_set_limits -- apply the non-zero fields of lim (copied; a record cap under 64
+ * bytes counts as 64). Returns RC_OK, or RC_INVAL for NULL arguments or a running server. */
 rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim);
 
 /* rc_server_set_threads -- serve with n worker threads (0 or 1: the calling thread alone). Set

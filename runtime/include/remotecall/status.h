@@ -15,6 +15,7 @@
 extern "C" {
 #endif
 
+/* RC_STATUS_LIST(X) -- X(NAME, "text") for every status, in enum order (RC_OK first). */
 #define RC_STATUS_LIST(X)                                                                     \
 	X(OK,                 "success")                                                         \
 	X(CANTENCODEARGS,     "can't encode arguments")                                          \
@@ -47,6 +48,7 @@ extern "C" {
 	X(TOOMANY,            "limit reached (connections, calls in flight or descriptors)")     \
 	X(NOTSUPP,            "operation not supported by this transport")
 
+/* rc_status -- what every call returns: RC_OK (0) or what went wrong (RC_TIMEDOUT, ...). */
 typedef enum rc_status {
 #define RC__STATUS_ENUM(name, text) RC_##name,
 	RC_STATUS_LIST(RC__STATUS_ENUM)

@@ -37,12 +37,15 @@
 extern "C" {
 #endif
 
+/* rc_xdr_op -- what a stream does: encode into its buffer, decode from it, or free what a
+ * decode allocated. */
 typedef enum rc_xdr_op {
 	RC_XDR_ENCODE = 0,
 	RC_XDR_DECODE = 1,
 	RC_XDR_FREE = 2
 } rc_xdr_op;
 
+/* rc_xdr -- an XDR stream (struct below); lives on the caller's stack, no destructor. */
 typedef struct rc_xdr rc_xdr;
 
 /*
@@ -65,6 +68,7 @@ typedef bool (*rc_xdrproc)(rc_xdr *xdrs, void *objp);
  */
 typedef bool (*rc_xdrrec_writefn)(void *ctx, const void *buf, size_t len);
 
+/* The stream. Fields marked public may be read (x_op); the rest belong to the library. */
 struct rc_xdr {
 	/* public */
 	rc_xdr_op x_op;
@@ -216,6 +220,7 @@ bool rc_recreader_in_record(const rc_recreader *r);
 /* Primitives (RFC 4506 section 4)                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
+/* rc_xdr_void -- the routine of void: nothing on the wire; always true. */
 bool rc_xdr_void(rc_xdr *xdrs, void *unused);
 bool rc_xdr_int(rc_xdr *xdrs, int32_t *ip);
 bool rc_xdr_u_int(rc_xdr *xdrs, uint32_t *up);

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# tests/install/install.sh BUILD -- install BUILD into a temporary prefix (cmake --install) and
+# build tests/install/downstream against the installed package both ways, then run each
+# build's client against its server over loopback:
+#   1. CMake: find_package(remotecall) + remotecall_generate (CMAKE_PREFIX_PATH = the prefix)
+#   2. make: pkg-config --cflags/--libs remotecall, idlc found on PATH
+# Also checks what was installed (library, headers, idlc, man page, package files) and that
+# the pkg-config file validates. Everything it starts is stopped; the prefix is removed.
+set -u
+BUILD=$(cd "${1:?usage: install.sh BUILD}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-install.XXXXXX")
+PIDS=""
+FAILS=0
+CHECKS=0
+cleanup() {
+	local p
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fail() { FAILS=$((FAILS + 1)); echo "FAIL $*"; }
+ok() { echo "ok   $*"; }
+check() { # check DESC CMD...: CMD must succeed (output shown on failure)
+	local desc=$1
+	shift
+	CHECKS=$((CHECKS + 1))
+	if "$@" >"$TMPD/out" 2>&1; then ok "$desc"; else fail "$desc"; tail -30 "$TMPD/out" | sed 's/^/    /'; return 1; fi
+}
+
+P=$TMPD/prefix
+check "cmake --install into a fresh prefix" cmake --install "$BUILD" --prefix "$P" || exit 1
+LIBDIR=$(cd "$(dirname "$(find "$P" -name remotecall.pc | head -1)")/.." && pwd)
+# (a shared build's programs find libremotecall.so.0 there: the prefix is not a system one)
+for f in bin/idlc include/remotecall/remotecall.h include/remotecall/xdr.h \
+	include/remotecall/client.h include/remotecall/server.h include/remotecall/trace.h \
+	share/man/man1/idlc.1; do
+	check "installed: $f" test -e "$P/$f"
+done
+check "installed: the library" sh -c "ls '$LIBDIR'/libremotecall.*"
+check "installed: the CMake package" test -e "$LIBDIR/cmake/remotecall/remotecallConfig.cmake"
+export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
+check "pkg-config --validate remotecall" pkg-config --validate remotecall
+check "pkg-config's include and lib folders are the prefix's (relocated)" sh -c \
+	"[ \"\$(cd \"\$(pkg-config --variable=includedir remotecall)\" && pwd -P)\" = \"\$(cd '$P/include' && pwd -P)\" ] &&
+	 [ -e \"\$(pkg-config --variable=libdir remotecall)/pkgconfig/remotecall.pc\" ] &&
+	 [ -x \"\$(pkg-config --variable=idlc remotecall)\" ]"
+check "the man page formats" sh -c "command -v man >/dev/null || exit 0; MANWIDTH=80 man -l '$P/share/man/man1/idlc.1' | grep -q 'compile an ONC RPC interface'"
+check "idlc --version from the prefix" "$P/bin/idlc" --version
+
+# run_pair NAME DIR: start DIR/hello-server on port 0, run DIR/hello-client against it
+run_pair() {
+	local name=$1 dir=$2 out=$TMPD/$1.srv i=0 uri pid
+	: >"$out"
+	LD_LIBRARY_PATH=$LIBDIR "$dir/hello-server" udp://127.0.0.1:0 >"$out" 2>&1 &
+	pid=$!
+	PIDS="$PIDS $pid"
+	while ! grep -q '^listening ' "$out"; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
+			CHECKS=$((CHECKS + 1))
+			fail "$name: server did not start: $(cat "$out")"
+			return
+		fi
+		sleep 0.05
+	done
+	uri=$(awk '/^listening /{ print $2; exit }' "$out")
+	CHECKS=$((CHECKS + 1))
+	if LD_LIBRARY_PATH=$LIBDIR timeout 20 "$dir/hello-client" "$uri" world >"$TMPD/$name.cli" 2>&1 &&
+		grep -qx 'hello, world' "$TMPD/$name.cli" && grep -qx '2 + 40 = 42' "$TMPD/$name.cli"; then
+		ok "$name: client against server: $(tr '\n' ' ' <"$TMPD/$name.cli")"
+	else
+		fail "$name: client: $(cat "$TMPD/$name.cli")"
+	fi
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+}
+
+# 1. CMake
+cp -r "$HERE/downstream" "$TMPD/cm"
+check "CMake downstream configures (find_package)" \
+	cmake -S "$TMPD/cm" -B "$TMPD/cm/build" -DCMAKE_PREFIX_PATH="$P" &&
+	check "CMake downstream builds (remotecall_generate)" cmake --build "$TMPD/cm/build" -j 2 &&
+	run_pair cmake "$TMPD/cm/build"
+# idlc re-runs when the .x changes
+if [ -x "$TMPD/cm/build/hello-client" ]; then
+	touch "$TMPD/cm/hello.x"
+	CHECKS=$((CHECKS + 1))
+	if cmake --build "$TMPD/cm/build" 2>&1 | grep -q 'idlc hello.x'; then
+		ok "CMake downstream: idlc runs again after hello.x changed"
+	else
+		fail "CMake downstream: hello.x changed but idlc did not run"
+	fi
+fi
+
+# 2. make + pkg-config + idlc on PATH
+cp -r "$HERE/downstream" "$TMPD/mk"
+check "make downstream builds (pkg-config, idlc on PATH)" \
+	env PATH="$P/bin:$PATH" make -C "$TMPD/mk" &&
+	run_pair make "$TMPD/mk"
+
+echo "$CHECKS checks, $FAILS failed"
+[ $FAILS -eq 0 ]
