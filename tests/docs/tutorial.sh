@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# tests/docs/tutorial.sh SRC BUILD -- run docs/tutorial.md as a reader would: install BUILD into
+# a temporary prefix (the tutorial's step 1, blocks marked "skip-test"), then run every other
+# ```sh block of the tutorial, in order, in one bash in a temporary folder, and check that the
+# output contains the lines of the ```text output block. Everything it starts is stopped.
+set -u
+SRC=$(cd "${1:?usage: tutorial.sh SRC BUILD}" && pwd)
+BUILD=$(cd "${2:?usage: tutorial.sh SRC BUILD}" && pwd)
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-tutorial.XXXXXX")
+PG=""
+trap '[ -n "$PG" ] && kill -- -"$PG" 2>/dev/null; rm -rf "$TMPD"' EXIT
+
+python3 - "$SRC/docs/tutorial.md" "$TMPD/steps.sh" "$TMPD/expected" <<'PY' || exit 1
+import re, sys
+text = open(sys.argv[1]).read()
+blocks = re.findall(r"^```([^\n]*)\n(.*?)^```\s*$", text, re.S | re.M)
+run = [b for info, b in blocks if info.split()[:1] == ["sh"] and "skip-test" not in info.split()]
+out = [b for info, b in blocks if info.split() == ["text", "output"]]
+if len(run) < 5 or len(out) != 1:
+    sys.exit(f"tutorial.md: {len(run)} runnable sh blocks, {len(out)} output blocks: not the tutorial this test knows")
+open(sys.argv[2], "w").write("set -e\n" + "\n".join(run))
+open(sys.argv[3], "w").write(out[0])
+PY
+
+export RC=$SRC PREFIX=$TMPD/prefix
+cmake --install "$BUILD" --prefix "$PREFIX" >"$TMPD/install.log" 2>&1 || {
+	echo "FAIL cmake --install"; cat "$TMPD/install.log"; exit 1; }
+cd "$TMPD"
+# in a process group of its own, so a server the steps leave behind is stopped at exit
+setsid timeout 120 bash "$TMPD/steps.sh" >"$TMPD/out" 2>&1 &
+PG=$!
+if ! wait "$PG"; then
+	echo "FAIL the tutorial's commands failed:"
+	cat "$TMPD/out"
+	exit 1
+fi
+missing=0
+while IFS= read -r line; do
+	[ -n "$line" ] || continue
+	if ! grep -qxF -- "$line" "$TMPD/out"; then
+		echo "FAIL the output lacks: $line"
+		missing=1
+	fi
+done <"$TMPD/expected"
+if [ $missing -ne 0 ]; then
+	echo "--- output:"
+	cat "$TMPD/out"
+	exit 1
+fi
+echo "ok   docs/tutorial.md: $(grep -c . "$TMPD/steps.sh") lines of commands ran; the client printed what the tutorial shows"
