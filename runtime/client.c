@@ -322,6 +322,16 @@ rc_status rc_client_set_retry(rc_client *clnt, uint32_t initial_ms)
 	return RC_OK;
 }
 
+uint32_t rc_client_get_timeout(const rc_client *clnt)
+{
+	return clnt ? clnt->timeout_ms : 0;
+}
+
+uint32_t rc_client_get_retry(const rc_client *clnt)
+{
+	return clnt ? clnt->retry_ms : 0;
+}
+
 rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us)
 {
 	if (clnt == NULL || spin_us > 1000000)

@@ -70,6 +70,11 @@ rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms);
  */
 rc_status rc_client_set_retry(rc_client *clnt, uint32_t initial_ms);
 
+/* rc_client_get_timeout / rc_client_get_retry -- the client's total call timeout and first
+ * UDP retransmission interval, in ms (0 for a NULL client). */
+uint32_t rc_client_get_timeout(const rc_client *clnt);
+uint32_t rc_client_get_retry(const rc_client *clnt);
+
 /*
  * rc_client_set_spin -- opt-in: before blocking for a reply, poll the socket for up to spin_us
  * microseconds (0, the default, blocks at once). Trades CPU for latency.
