@@ -458,6 +458,12 @@ def sec_en(run, targets):
                 "value": f"median of {len(r0)} interleaved trials: **{med0:.3f}×** the 0-byte ping-pong "
                          f"({fnum(m('rc'), 2)} vs {fnum(m('raw0'), 2)} µs); {fratio(med40, 3)}× a ping-pong carrying the call's 40 bytes",
                 "met": med0 <= lim})
+            if share and pin == "same":
+                targets.append({
+                    "name": "null call's overhead over raw ≤ ⅓ of libtirpc's (one core, local)",
+                    "value": f"median of {len(share)} interleaved trials: **{statistics.median(share):.2f}** "
+                             f"(remotecall {fnum(m('rc'), 2)} µs, libtirpc {fnum(m('ti'), 2)} µs, raw {fnum(m('raw0'), 2)} µs)",
+                    "met": statistics.median(share) <= 1 / 3})
             verdict.append(f"{'on one core' if pin == 'same' else 'on two cores'} a remotecall null call costs {med0:.2f}× a raw "
                            f"0-byte UDP ping-pong ({fratio(med40)}× one carrying the same 40 bytes)")
         L.append(md_table(["cores", "trials", "remotecall null µs", "raw 0 B µs", "raw 40 B µs", "libtirpc null µs",
