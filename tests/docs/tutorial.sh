@@ -18,7 +18,9 @@ run = [b for info, b in blocks if info.split()[:1] == ["sh"] and "skip-test" not
 out = [b for info, b in blocks if info.split() == ["text", "output"]]
 if len(run) < 5 or len(out) != 1:
     sys.exit(f"tutorial.md: {len(run)} runnable sh blocks, {len(out)} output blocks: not the tutorial this test knows")
-open(sys.argv[2], "w").write("set -e\n" + "\n".join(run))
+# a sanitizer build's library needs the same flags in the programs that link it
+pre = 'cc() { command cc $RC_DOWNSTREAM_CFLAGS "$@"; }\n'
+open(sys.argv[2], "w").write("set -e\n" + pre + "\n".join(run))
 open(sys.argv[3], "w").write(out[0])
 PY
 

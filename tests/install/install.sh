@@ -80,8 +80,10 @@ run_pair() {
 
 # 1. CMake
 cp -r "$HERE/downstream" "$TMPD/cm"
+DF=${RC_DOWNSTREAM_CFLAGS:-} # the library's sanitizer flags, when it was built with them
 check "CMake downstream configures (find_package)" \
-	cmake -S "$TMPD/cm" -B "$TMPD/cm/build" -DCMAKE_PREFIX_PATH="$P" &&
+	cmake -S "$TMPD/cm" -B "$TMPD/cm/build" -DCMAKE_PREFIX_PATH="$P" \
+	"-DCMAKE_C_FLAGS=$DF" "-DCMAKE_EXE_LINKER_FLAGS=$DF" &&
 	check "CMake downstream builds (remotecall_generate)" cmake --build "$TMPD/cm/build" -j 2 &&
 	run_pair cmake "$TMPD/cm/build"
 # idlc re-runs when the .x changes
@@ -98,7 +100,7 @@ fi
 # 2. make + pkg-config + idlc on PATH
 cp -r "$HERE/downstream" "$TMPD/mk"
 check "make downstream builds (pkg-config, idlc on PATH)" \
-	env PATH="$P/bin:$PATH" make -C "$TMPD/mk" &&
+	env PATH="$P/bin:$PATH" make -C "$TMPD/mk" "CC=cc $DF" &&
 	run_pair make "$TMPD/mk"
 
 echo "$CHECKS checks, $FAILS failed"
