@@ -29,7 +29,7 @@
 #define RC__MAX_RETRY_MS 4000u
 #define RC__CLIENT_MAX_RECORD ((size_t)64 << 20)
 #define RC__STACK_MSG 2048
-#define RC__IDLE_CHECK_NS 1000000LL /* probe a stream idle this long before using it */
+#define RC__IDLE_CHECK_NS 200000LL /* probe a stream idle this long before using it */
 
 /* REPLY (1) then MSG_ACCEPTED (0), as the 8 bytes lie on the wire, read as one word. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -606,15 +606,20 @@ got:
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
+/* A stream the peer has closed (or reset): one poll, no waiting. */
+static bool rc__hung_up(const rc_tp *tp)
+{
+	struct pollfd pf = {tp->fd, POLLIN | POLLRDHUP, 0};
+
+	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /* Make sure a stream is connected, and probe one that sat idle (under c->mu). */
 static rc_status rc__ensure(rc_client *c, int *err)
 {
 	if (c->tp != NULL && !c->dgram && c->tp->fd >= 0 && c->npending == 0 &&
-	    rc__now() - c->last_io > RC__IDLE_CHECK_NS) {
-		struct pollfd pf = {c->tp->fd, POLLIN | POLLRDHUP, 0};
-		if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-			rc__disconnect(c); /* the server closed it: reconnect below */
-	}
+	    rc__now() - c->last_io > RC__IDLE_CHECK_NS && rc__hung_up(c->tp))
+		rc__disconnect(c); /* the server closed it: reconnect below */
 	if (c->tp == NULL) {
 		rc_status st = rc__connect(c);
 		if (st != RC_OK) {
@@ -968,7 +973,8 @@ done:
 /*
  * Take the reader's role for a fast-path call if nobody holds it, and keep it if the client is
  * idle: no call in flight, no callbacks waiting, a connected socket, no spinning, and a stream
- * used within RC__IDLE_CHECK_NS (an older one is probed on the general path first). The fields
+ * used within RC__IDLE_CHECK_NS or, if older, not closed by the peer meanwhile (one poll; a
+ * closed one goes to the general path, which reconnects). The fields
  * are read without the lock: a call another thread registers meanwhile finds the role taken
  * and waits as a follower, and its reply, if it comes first, sends this call down the general
  * path, which hands it over. Returns true with the role held.
@@ -983,7 +989,8 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 	tp = c->tp;
 	if (c->npending == 0 && c->doneq == NULL && tp != NULL && tp->fd >= 0 && c->spin_us == 0 &&
 	    (c->dgram ||
-	     now - atomic_load_explicit(&c->last_io, memory_order_relaxed) <= RC__IDLE_CHECK_NS))
+	     now - atomic_load_explicit(&c->last_io, memory_order_relaxed) <= RC__IDLE_CHECK_NS ||
+	     !rc__hung_up(tp)))
 		return true;
 	atomic_store(&c->reading, false);
 	if (atomic_load(&c->nwaiters) > 0) {
