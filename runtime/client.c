@@ -1171,11 +1171,14 @@ rc_status rc_async_wait(rc_async *call, int timeout_ms)
 
 void rc_async_cancel(rc_async *call)
 {
+	rc_client *c;
+
 	if (call == NULL)
 		return;
-	pthread_mutex_lock(&call->clnt->mu);
-	rc__complete(call->clnt, call, RC_CANCELLED);
-	pthread_mutex_unlock(&call->clnt->mu);
+	c = call->clnt; /* rc__complete may free a released call */
+	pthread_mutex_lock(&c->mu);
+	rc__complete(c, call, RC_CANCELLED);
+	pthread_mutex_unlock(&c->mu);
 }
 
 void rc_async_release(rc_async *call)

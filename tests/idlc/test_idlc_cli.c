@@ -226,8 +226,8 @@ test_default_outputs(void **state)
 {
 	(void)state;
 	const char *d = fresh_dir("default");
-	char out[4096];
-	snprintf(out, sizeof out, "%s/out", d);
+	char out[4096 + 8];
+	snprintf(out, sizeof out, "%s/out", d); /* d is at most PATH_MAX */
 	assert_int_equal(mkdir(out, 0755), 0);
 	write_file(d, "small.x", small_x, (size_t)-1);
 	char *err;
@@ -306,8 +306,8 @@ test_cpp_options(void **state)
 {
 	(void)state;
 	const char *d = fresh_dir("cpp");
-	char inc[4096];
-	snprintf(inc, sizeof inc, "%s/inc", d);
+	char inc[4096 + 8];
+	snprintf(inc, sizeof inc, "%s/inc", d); /* d is at most PATH_MAX */
 	assert_int_equal(mkdir(inc, 0755), 0);
 	write_file(inc, "sub.x", "typedef int from_sub;\n", (size_t)-1);
 	write_file(d, "opt.x",
