@@ -11,10 +11,12 @@
  * Loops: a server whose only listener is one UDP socket serves it with blocking receives (one
  * syscall in, one out, per call; every worker thread blocks on the same socket). Otherwise an
  * epoll loop serves listeners and connections; with worker threads, every thread waits on the
- * same epoll set and each descriptor is armed one-shot, so one connection is served by one
- * thread at a time.
+ * same epoll set for one event at a time and each descriptor is armed one-shot, so one
+ * connection is read by one thread at a time -- but its calls run in parallel, as jobs
+ * (rc__conn_serve_mt).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,8 +39,10 @@
 #define RC__ARGS_STACK 256
 #define RC__MAX_LISTENERS 64
 #define RC__OUT_HIGH ((size_t)256 << 10) /* queued reply bytes that pause reading */
+#define RC__CONN_JOBS 64                   /* worker threads: requests of one connection read */
+#define RC__CONN_JOB_BYTES ((size_t)1 << 20) /* and unanswered, at most (and this many bytes) */
 
-enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3 };
+enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5 };
 
 typedef struct rc__reg {
 	struct rc__reg *next; /* hash chain */
@@ -60,7 +64,15 @@ typedef struct rc__lsn {
 	char uri[RC_URI_MAX];
 } rc__lsn;
 
-typedef struct rc__conn {
+typedef struct rc__conn rc__conn;
+
+/* The epoll tag of a connection's output descriptor (worker threads). */
+typedef struct rc__outev {
+	int kind; /* RC__EV_OUT */
+	rc__conn *c;
+} rc__outev;
+
+struct rc__conn {
 	int kind; /* RC__EV_CONN */
 	struct rc__conn *next, *prev;
 	rc_tp *tp;
@@ -72,7 +84,26 @@ typedef struct rc__conn {
 	uint32_t armed;        /* epoll interest currently set */
 	bool busy;             /* a worker is serving it */
 	bool doomed;           /* shut down by the sweeper: its worker closes it */
-} rc__conn;
+	/* With worker threads (rc__conn_serve_mt): requests on one connection run in parallel. */
+	pthread_mutex_t wmu;   /* the output queue and sends: jobs reply concurrently */
+	int outfd;             /* a dup of the socket, armed for EPOLLOUT while output waits; or -1 */
+	rc__outev outev;       /* outfd's epoll tag */
+	bool out_armed;        /* under wmu: outfd is armed */
+	atomic_uint refs;      /* the reader's (until dead), one per job, one while outfd is armed */
+	unsigned jobs;         /* under srv->mu: requests read and not yet answered */
+	size_t jobbytes;       /* under srv->mu: their size */
+	bool held;             /* under srv->mu: left disarmed (jobs at the cap, or output backed up) */
+	bool dead;             /* under srv->mu: reading is over; freed when refs reach 0 */
+};
+
+/* A request copied out of a connection, for a worker thread to serve. */
+typedef struct rc__job {
+	struct rc__job *next;
+	rc__conn *c;
+	uint64_t t_rcv;
+	size_t len;
+	unsigned char msg[];
+} rc__job;
 
 struct rc_svc_req {
 	rc_server *srv;
@@ -95,6 +126,9 @@ struct rc_server {
 	int epfd;
 	int stopfd;
 	int stop_ev; /* the epoll tag of stopfd */
+	int jobfd;   /* an eventfd (semaphore) counting the queued jobs */
+	int job_ev;  /* its epoll tag */
+	rc__job *jobq, *jobq_tail; /* under mu */
 	atomic_int stop;
 	bool running;
 	unsigned threads;
@@ -600,11 +634,14 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.drc_ttl_ms = 120000;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (srv->epfd < 0 || srv->stopfd < 0) {
+	srv->jobfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (srv->epfd < 0 || srv->stopfd < 0 || srv->jobfd < 0) {
 		if (srv->epfd >= 0)
 			close(srv->epfd);
 		if (srv->stopfd >= 0)
 			close(srv->stopfd);
+		if (srv->jobfd >= 0)
+			close(srv->jobfd);
 		free(srv);
 		return RC_LOCALERROR;
 	}
@@ -613,6 +650,10 @@ rc_status rc_server_create(rc_server **out)
 	ev.events = EPOLLIN;
 	ev.data.ptr = &srv->stop_ev;
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->stopfd, &ev);
+	/* level-triggered, one count a job: each queued job wakes one waiting worker */
+	srv->job_ev = RC__EV_JOB;
+	ev.data.ptr = &srv->job_ev;
+	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->jobfd, &ev);
 	pthread_mutex_init(&srv->mu, NULL);
 	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_ttl_ms);
 	*out = srv;
@@ -744,7 +785,12 @@ static void rc__conn_close(rc_server *srv, rc__conn *c)
 		c->next->prev = c->prev;
 	srv->nconns--;
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->tp->fd, NULL);
+	if (c->outfd >= 0) {
+		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->outfd, NULL);
+		close(c->outfd);
+	}
 	c->tp->vt->close(c->tp);
+	pthread_mutex_destroy(&c->wmu);
 	free(c->out);
 	free(c);
 }
@@ -756,6 +802,11 @@ void rc_server_destroy(rc_server *srv)
 	if (srv->rpcbind)
 		rc__rpcbind_unset_all(srv);
 	pthread_mutex_lock(&srv->mu);
+	while (srv->jobq) { /* queued when the server stopped: never run */
+		rc__job *j = srv->jobq;
+		srv->jobq = j->next;
+		free(j);
+	}
 	while (srv->conns)
 		rc__conn_close(srv, srv->conns);
 	for (size_t i = 0; i < srv->nlsn; i++) {
@@ -774,6 +825,7 @@ void rc_server_destroy(rc_server *srv)
 	free(srv->step_rbuf);
 	close(srv->epfd);
 	close(srv->stopfd);
+	close(srv->jobfd);
 	pthread_mutex_destroy(&srv->mu);
 	free(srv);
 }
@@ -901,6 +953,15 @@ static bool rc__conn_flush(rc__conn *c, bool *broken)
 	return true;
 }
 
+/* The next complete request on a connection: RC_OK, RC_AGAIN (none yet, or 16 reads made this
+ * turn: level-triggered epoll brings us back for the rest), or the transport's error. */
+static rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
+{
+	if (c->tp->vt->buffered(c->tp) == 0 && (*reads)++ >= 16)
+		return RC_AGAIN;
+	return c->tp->vt->recv(c->tp, msg, len, NULL, MSG_DONTWAIT);
+}
+
 /*
  * Serve what a connection has: flush queued output, then serve every complete record, reading
  * more while there is room. At most 16 reads per event, so one busy peer cannot hold the loop;
@@ -928,9 +989,7 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			if (!rc__conn_flush(c, &broken) && (broken || c->outlen - c->outoff >= RC__OUT_HIGH))
 				break;
 		}
-		if (c->tp->vt->buffered(c->tp) == 0 && reads++ >= 16)
-			break; /* level-triggered epoll brings us back for the rest */
-		st = c->tp->vt->recv(c->tp, &msg, &len, NULL, MSG_DONTWAIT);
+		st = rc__conn_next(c, &reads, &msg, &len);
 		if (st == RC_AGAIN)
 			break;
 		if (st != RC_OK)
@@ -998,7 +1057,8 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
 			/* Over the cap: close the longest-idle connection to make room. */
 			rc__conn *old = NULL;
 			for (rc__conn *k = srv->conns; k; k = k->next)
-				if (!k->doomed && (old == NULL || k->last_active < old->last_active))
+				if (!k->doomed && !k->dead &&
+				    (old == NULL || k->last_active < old->last_active))
 					old = k;
 			pthread_mutex_unlock(&srv->mu);
 			if (old != NULL)
@@ -1015,6 +1075,11 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
 		}
 		c->kind = RC__EV_CONN;
 		c->tp = tp;
+		c->outfd = -1;
+		c->outev.kind = RC__EV_OUT;
+		c->outev.c = c;
+		pthread_mutex_init(&c->wmu, NULL);
+		atomic_init(&c->refs, 1);
 		c->armed = EPOLLIN | EPOLLRDHUP;
 		c->last_active = rc__now();
 		c->next = srv->conns;
@@ -1027,6 +1092,268 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
 	}
 	if (srv->threads > 1 && !l->paused)
 		rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN);
+}
+
+/* ---- worker threads on stream connections ----------------------------------------------
+ *
+ * With worker threads, the calls on one connection run in parallel, as calls on different
+ * connections do: the thread that takes a connection's event (its reader) copies out the
+ * complete records it can read, re-arms the connection at once (so calls that arrive while
+ * these run are read by another worker), queues all but the first as jobs -- one eventfd count
+ * each, which wakes one waiting worker -- and serves the first itself. Replies go out in the
+ * order they are ready, under the connection's write lock: straight to the socket or, when it
+ * is full, into the output queue, which a dup of the socket armed for EPOLLOUT drains.
+ *
+ * At most RC__CONN_JOBS requests (RC__CONN_JOB_BYTES bytes, or one request) of one connection
+ * are read and unanswered at a time, and none are read while RC__OUT_HIGH reply bytes wait: the connection is then left disarmed (held), and
+ * whoever brings it back under both limits re-arms it. Only the reader ends a connection; it is
+ * freed by whoever drops its last reference (reader, job or output handler), so a job still
+ * running never finds it gone.
+ */
+
+static void rc__conn_unref(rc_server *srv, rc__conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1) {
+		pthread_mutex_lock(&srv->mu);
+		rc__conn_close(srv, c);
+		pthread_mutex_unlock(&srv->mu);
+	}
+}
+
+/* Whether a connection with `jobs` requests of `bytes` read and unanswered may read more. */
+static inline bool rc__jobs_full(unsigned jobs, size_t bytes)
+{
+	return jobs >= RC__CONN_JOBS || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES);
+}
+
+/* Re-arm a held connection that is back under its limits (under srv->mu). */
+static void rc__conn_unhold(rc_server *srv, rc__conn *c)
+{
+	size_t pending;
+
+	if (!c->held || c->dead || rc__jobs_full(c->jobs, c->jobbytes))
+		return;
+	pthread_mutex_lock(&c->wmu);
+	pending = c->outlen - c->outoff;
+	pthread_mutex_unlock(&c->wmu);
+	if (pending >= RC__OUT_HIGH)
+		return;
+	c->held = false;
+	/* complete records may wait in the reader's buffer with nothing left on the socket to
+	 * raise EPOLLIN: ask for EPOLLOUT too, which an open socket raises at once */
+	rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c,
+	        EPOLLIN | EPOLLRDHUP | (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0));
+}
+
+/* The connection broke while sending (under srv->mu): shut it down so that its reader, woken
+ * now if it was held, ends it. */
+static void rc__conn_broken(rc_server *srv, rc__conn *c)
+{
+	shutdown(c->tp->fd, SHUT_RDWR);
+	if (c->held && !c->dead) {
+		c->held = false;
+		rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c, EPOLLIN | EPOLLRDHUP);
+	}
+}
+
+/* Arm the output descriptor (under c->wmu, by a holder of a reference). False: no descriptor. */
+static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
+{
+	struct epoll_event ev;
+	int op = EPOLL_CTL_MOD;
+
+	if (c->outfd < 0) {
+		if ((c->outfd = fcntl(c->tp->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			return false;
+		op = EPOLL_CTL_ADD;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLOUT | EPOLLONESHOT;
+	ev.data.ptr = &c->outev;
+	if (epoll_ctl(srv->epfd, op, c->outfd, &ev) != 0)
+		return false;
+	if (!c->out_armed)
+		atomic_fetch_add(&c->refs, 1);
+	c->out_armed = true;
+	return true;
+}
+
+/* The output descriptor is writable (or the socket shut down): drain the queue. */
+static void rc__conn_out(rc_server *srv, rc__conn *c)
+{
+	bool broken = false, armed = false;
+
+	pthread_mutex_lock(&c->wmu);
+	if (!rc__conn_flush(c, &broken) && !broken)
+		armed = rc__conn_arm_out(srv, c); /* keeps the reference it holds */
+	if (!armed)
+		c->out_armed = false;
+	broken = broken || (c->outlen > c->outoff && !armed);
+	pthread_mutex_unlock(&c->wmu);
+	pthread_mutex_lock(&srv->mu);
+	if (broken)
+		rc__conn_broken(srv, c);
+	else
+		rc__conn_unhold(srv, c);
+	pthread_mutex_unlock(&srv->mu);
+	if (!armed)
+		rc__conn_unref(srv, c);
+}
+
+/* Serve one job and send its reply; drops the job's reference. */
+static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j)
+{
+	rc__conn *c = j->c;
+	size_t rlen, len = j->len;
+	bool broken = false;
+
+	/* run even when the reader has since found the peer gone: a peer that shut down only
+	 * its sending side still reads the replies to what it sent */
+	rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv);
+	free(j);
+	if (rlen > 0) {
+		unsigned char *msg = rc__encbuf_msg(&w->rb);
+		pthread_mutex_lock(&c->wmu);
+		if (c->outlen > c->outoff)
+			broken = !rc__conn_queue(c, msg, rlen); /* behind earlier replies */
+		else
+			broken = !rc__conn_reply(c, msg, rlen, false);
+		if (!broken && c->outlen > c->outoff && !c->out_armed)
+			broken = !rc__conn_arm_out(srv, c);
+		pthread_mutex_unlock(&c->wmu);
+		if (!broken)
+			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent or queued */
+	}
+	pthread_mutex_lock(&srv->mu);
+	c->jobs--;
+	c->jobbytes -= len;
+	c->last_active = rc__now();
+	if (broken)
+		rc__conn_broken(srv, c);
+	else
+		rc__conn_unhold(srv, c);
+	pthread_mutex_unlock(&srv->mu);
+	rc__conn_unref(srv, c);
+}
+
+/*
+ * Serve queued jobs until none is left (the job eventfd is readable, or this thread has just
+ * queued some): a worker that finishes one takes the next itself rather than wait for another
+ * to wake up, so a batch of short calls costs no more wake-ups than it must.
+ */
+static void rc__job_next(rc_server *srv, rc__wctx *w)
+{
+	rc__job *j;
+	uint64_t one;
+
+	while (!atomic_load(&srv->stop)) {
+		pthread_mutex_lock(&srv->mu);
+		if ((j = srv->jobq) != NULL) {
+			if ((srv->jobq = j->next) == NULL)
+				srv->jobq_tail = NULL;
+			if (read(srv->jobfd, &one, sizeof(one)) < 0) {
+				/* cannot happen: the count is the queue's length */
+			}
+		}
+		pthread_mutex_unlock(&srv->mu);
+		if (j == NULL)
+			break;
+		rc__job_run(srv, w, j);
+	}
+}
+
+/* A connection's event with worker threads (the caller has marked it busy). */
+static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
+{
+	rc__job *head = NULL, **tail = &head, *j, *next;
+	unsigned n = 0, inflight;
+	size_t bytes = 0, inbytes;
+	bool dead = c->doomed, full, capped = false;
+	int reads = 0;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&srv->mu);
+	inflight = c->jobs;
+	inbytes = c->jobbytes;
+	pthread_mutex_unlock(&srv->mu);
+	pthread_mutex_lock(&c->wmu);
+	full = c->outlen - c->outoff >= RC__OUT_HIGH;
+	pthread_mutex_unlock(&c->wmu);
+	while (!dead) {
+		void *msg;
+		size_t len;
+		rc_status st;
+
+		if (full || rc__jobs_full(inflight + n, inbytes + bytes)) {
+			capped = true; /* complete records may be left in the buffer */
+			break;
+		}
+		st = rc__conn_next(c, &reads, &msg, &len);
+		if (st == RC_AGAIN)
+			break;
+		if (st != RC_OK || (j = malloc(sizeof(*j) + len)) == NULL) {
+			dead = true; /* closed, reset, a record over the cap, or out of memory */
+			break;
+		}
+		j->next = NULL;
+		j->c = c;
+		j->t_rcv = rc__trace_t0(srv);
+		j->len = len;
+		memcpy(j->msg, msg, len);
+		*tail = j;
+		tail = &j->next;
+		n++;
+		bytes += len;
+		c->last_active = rc__now();
+		c->partial_since = 0;
+	}
+	if (n > 0)
+		atomic_fetch_add(&c->refs, n);
+	pthread_mutex_lock(&srv->mu);
+	c->busy = false;
+	c->jobs += n;
+	c->jobbytes += bytes;
+	if (dead) {
+		c->dead = true;
+		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->tp->fd, NULL);
+		/* no more reading; replies still due go out, and the sweeper shuts the rest down
+		 * after stall_ms without progress (an armed output descriptor then lets go) */
+		shutdown(c->tp->fd, SHUT_RD);
+	} else {
+		size_t pending;
+		pthread_mutex_lock(&c->wmu);
+		pending = c->outlen - c->outoff;
+		pthread_mutex_unlock(&c->wmu);
+		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
+		if (c->tp->vt->buffered(c->tp) == 0 && pending == 0)
+			c->partial_since = 0;
+		else if (c->partial_since == 0)
+			c->partial_since = rc__now();
+		if (rc__jobs_full(c->jobs, c->jobbytes) || pending >= RC__OUT_HIGH)
+			c->held = true;
+		else /* jobs finished meanwhile; records left behind need EPOLLOUT to come back */
+			rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c,
+			        EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0));
+	}
+	for (j = head ? head->next : NULL; j != NULL; j = next) { /* the first one is ours */
+		next = j->next;
+		j->next = NULL;
+		if (srv->jobq_tail)
+			srv->jobq_tail->next = j;
+		else
+			srv->jobq = j;
+		srv->jobq_tail = j;
+		if (write(srv->jobfd, &one, sizeof(one)) < 0) {
+			/* cannot happen: the count stays far below the eventfd's maximum */
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+	if (dead)
+		rc__conn_unref(srv, c); /* the reader's reference */
+	if (head != NULL) {
+		rc__job_run(srv, w, head);
+		rc__job_next(srv, w); /* and what the other workers have not taken yet */
+	}
 }
 
 /* Serve up to n datagrams waiting on l without blocking. */
@@ -1067,6 +1394,12 @@ static void rc__sweep(rc_server *srv, int64_t now)
 	}
 	srv->next_sweep = now + 250000000LL;
 	for (rc__conn *c = srv->conns; c; c = c->next) {
+		if (c->dead) {
+			/* reading is over; its last replies got stall_ms to go out */
+			if (!c->doomed && now - c->last_active > (int64_t)srv->lim.stall_ms * 1000000)
+				rc__conn_doom(c);
+			continue;
+		}
 		if (c->doomed)
 			continue;
 		if (now - c->last_active > (int64_t)srv->lim.idle_ms * 1000000 ||
@@ -1088,7 +1421,9 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 	struct epoll_event evs[64];
 	int n;
 
-	n = epoll_wait(srv->epfd, evs, 64, timeout_ms);
+	/* with worker threads, one event at a time: an event taken with others would wait behind
+	 * whatever long call the first one runs, while other workers sit idle */
+	n = epoll_wait(srv->epfd, evs, srv->threads > 1 ? 1 : 64, timeout_ms);
 	if (n < 0) {
 		if (errno == EINTR)
 			return RC_OK;
@@ -1107,14 +1442,21 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 			} else {
 				rc__accept(srv, l);
 			}
-		} else {
+		} else if (kind == RC__EV_CONN) {
 			rc__conn *c = evs[i].data.ptr;
 			pthread_mutex_lock(&srv->mu);
 			c->busy = true;
 			pthread_mutex_unlock(&srv->mu);
 			if (c->doomed)
 				evs[i].events |= EPOLLHUP;
-			rc__conn_serve(srv, w, c, evs[i].events);
+			if (srv->threads > 1)
+				rc__conn_serve_mt(srv, w, c);
+			else
+				rc__conn_serve(srv, w, c, evs[i].events);
+		} else if (kind == RC__EV_JOB) {
+			rc__job_next(srv, w);
+		} else if (kind == RC__EV_OUT) {
+			rc__conn_out(srv, ((rc__outev *)evs[i].data.ptr)->c);
 		}
 	}
 	rc__sweep(srv, rc__now());

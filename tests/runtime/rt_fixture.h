@@ -1,7 +1,8 @@
 /*
  * A hand-written test program (no idlc): 0x20000099 version 1..2 with
  *   0 NULL, 1 ECHO(opaque<>) -> opaque<>, 2 ADD(hyper) -> hyper, 3 SLEEP(u_int ms) -> u_int,
- *   4 FAIL(void) -> routine returns false, 5 WHO(void) -> string (uid of AUTH_SYS caller or "none")
+ *   4 FAIL(void) -> routine returns false, 5 WHO(void) -> string (uid of AUTH_SYS caller or "none"),
+ *   6 DELAY(void) -> u_int, 7 MEET(u_int n) -> u_int (see rt_meet)
  * served by a server running in a background thread.
  */
 #ifndef RT_FIXTURE_H
@@ -72,6 +73,27 @@ static bool rt_delay(void *a, void *r, rc_svc_req *q)
 	*(uint32_t *)r = ms ? (uint32_t)*ms : 0;
 	return true;
 }
+/* 7 MEET(u_int n) -> u_int: waits (5 s at most) until n calls have entered since the test last
+ * set rt_meet_in to 0, and returns how many had: n only if n calls ran at the same time. */
+static int rt_meet_in;
+static pthread_mutex_t rt_meet_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rt_meet_cv = PTHREAD_COND_INITIALIZER;
+static bool rt_meet(void *a, void *r, rc_svc_req *q)
+{
+	int n = (int)*(uint32_t *)a;
+	struct timespec ts;
+	(void)q;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	pthread_mutex_lock(&rt_meet_mu);
+	if (++rt_meet_in >= n)
+		pthread_cond_broadcast(&rt_meet_cv);
+	while (rt_meet_in < n && pthread_cond_timedwait(&rt_meet_cv, &rt_meet_mu, &ts) == 0)
+		;
+	*(uint32_t *)r = (uint32_t)rt_meet_in;
+	pthread_mutex_unlock(&rt_meet_mu);
+	return true;
+}
 static bool rt_fail(void *a, void *r, rc_svc_req *q) { (void)a; (void)r; (void)q; return false; }
 static bool rt_who(void *a, void *r, rc_svc_req *q)
 {
@@ -95,14 +117,15 @@ RT_INFO(1, sleep, 3, rc_xdr_u_int, 4, rc_xdr_u_int, 4)
 RT_INFO(1, fail, 4, rc_xdr_void, 0, rc_xdr_void, 0)
 RT_INFO(1, who, 5, rc_xdr_void, 0, xdr_rt_str, sizeof(char *))
 RT_INFO(1, delay, 6, rc_xdr_void, 0, rc_xdr_u_int, 4)
+RT_INFO(1, meet, 7, rc_xdr_u_int, 4, rc_xdr_u_int, 4)
 RT_INFO(2, null, 0, rc_xdr_void, 0, rc_xdr_void, 0)
 
 static const rc_svc_proc rt_procs1[] = {
 	{&rt_null_1, rt_null}, {&rt_echo_1, rt_echo}, {&rt_add_1, rt_add},
 	{&rt_sleep_1, rt_sleep}, {&rt_fail_1, rt_fail}, {&rt_who_1, rt_who},
-	{&rt_delay_1, rt_delay},
+	{&rt_delay_1, rt_delay}, {&rt_meet_1, rt_meet},
 };
-static const rc_svc_prog rt_prog1 = {RT_PROG, 1, 7, rt_procs1};
+static const rc_svc_prog rt_prog1 = {RT_PROG, 1, 8, rt_procs1};
 static const rc_svc_proc rt_procs2[] = {{&rt_null_2, rt_null}};
 static const rc_svc_prog rt_prog2 = {RT_PROG, 2, 1, rt_procs2};
 

@@ -265,6 +265,123 @@ static void worker_threads_serve_in_parallel(void **state)
 	rt_stop(&s);
 }
 
+/* MEET(n) from n threads sharing one client (tcp:// or unix://): each returns n only if the
+ * server ran all n calls at once. A server serving a connection's calls one after another
+ * answers the first after 5 s with 1. */
+typedef struct { rc_client *c; uint32_t n, got; rc_status st; } meet_arg;
+static void *meeter(void *p)
+{
+	meet_arg *m = p;
+	m->st = rc_call(m->c, 7, (rc_xdrproc)rc_xdr_u_int, &m->n, (rc_xdrproc)rc_xdr_u_int, &m->got);
+	return NULL;
+}
+
+static void calls_on_one_connection_run_in_parallel(void **state)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "unix:///tmp/rc-test-meet-%d.sock", (int)getpid());
+	const char *const u[] = {"tcp://127.0.0.1:0", path, NULL};
+	rt_server s;
+	(void)state;
+	assert_int_equal(rt_start(&s, u, 4), 0);
+	for (int k = 0; k < 2; k++) {
+		rc_client *c;
+		pthread_t th[4];
+		meet_arg m[4];
+		assert_int_equal(rc_client_create(&c, s.uri[k], RT_PROG, 1), RC_OK);
+		/* blocking calls from four threads */
+		rt_meet_in = 0;
+		for (int i = 0; i < 4; i++) {
+			m[i] = (meet_arg){c, 4, 0, RC_INPROGRESS};
+			pthread_create(&th[i], NULL, meeter, &m[i]);
+		}
+		for (int i = 0; i < 4; i++) {
+			pthread_join(th[i], NULL);
+			assert_int_equal(m[i].st, RC_OK);
+			assert_int_equal(m[i].got, 4);
+		}
+		/* started calls from one thread, all in flight at once */
+		rc_async *a[3];
+		uint32_t three = 3, got[3];
+		rt_meet_in = 0;
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(rc_call_start(c, 7, (rc_xdrproc)rc_xdr_u_int, &three,
+			                               (rc_xdrproc)rc_xdr_u_int, &got[i], NULL, NULL, &a[i]),
+			                 RC_OK);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(rc_async_wait(a[i], 10000), RC_OK);
+			rc_async_release(a[i]);
+			assert_int_equal(got[i], 3);
+		}
+		rc_client_destroy(c);
+	}
+	rt_stop(&s);
+}
+
+/* 500 echo calls in flight on one connection to a server with 3 workers: each reply matches
+ * its call, whatever order they come back in. */
+static void pipelined_calls_on_threaded_server(void **state)
+{
+	static const char *const u[] = {"tcp://127.0.0.1:0", NULL};
+	enum { N = 500 };
+	rt_server s;
+	rc_client *c;
+	static rc_async *a[N];
+	static rt_blob in[N], out[N];
+	static char bufs[N][16];
+	(void)state;
+	assert_int_equal(rt_start(&s, u, 3), 0);
+	assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 1), RC_OK);
+	for (int i = 0; i < N; i++) {
+		in[i].len = (uint32_t)snprintf(bufs[i], sizeof(bufs[i]), "call %d", i);
+		in[i].val = bufs[i];
+		out[i] = (rt_blob){0, NULL};
+		assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)xdr_rt_blob, &in[i],
+		                               (rc_xdrproc)xdr_rt_blob, &out[i], NULL, NULL, &a[i]),
+		                 RC_OK);
+	}
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(rc_async_wait(a[i], 10000), RC_OK);
+		rc_async_release(a[i]);
+		assert_int_equal(out[i].len, in[i].len);
+		assert_memory_equal(out[i].val, in[i].val, in[i].len);
+		rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out[i]);
+	}
+	rc_client_destroy(c);
+	rt_stop(&s);
+}
+
+/* A client that goes away while its calls run on worker threads: the server finishes them,
+ * drops the connection (no crash, no leak under the sanitizers) and serves the next client. */
+static void peer_gone_while_calls_run(void **state)
+{
+	static const char *const u[] = {"tcp://127.0.0.1:0", NULL};
+	rt_server s;
+	rc_client *c;
+	rc_async *a[6];
+	uint32_t ms = 100, r[6];
+	(void)state;
+	assert_int_equal(rt_start(&s, u, 3), 0);
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 1), RC_OK);
+		for (int i = 0; i < 6; i++)
+			assert_int_equal(rc_call_start(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms,
+			                               (rc_xdrproc)rc_xdr_u_int, &r[i], NULL, NULL, &a[i]),
+			                 RC_OK);
+		usleep(20000); /* the first calls are running */
+		for (int i = 0; i < 6; i++)
+			rc_async_release(a[i]);
+		rc_client_destroy(c);
+	}
+	assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 1), RC_OK);
+	ms = 1;
+	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms, (rc_xdrproc)rc_xdr_u_int, &r[0]), RC_OK);
+	assert_int_equal(r[0], 1);
+	rc_client_destroy(c);
+	usleep(400000); /* let the calls of the vanished clients finish before stopping */
+	rt_stop(&s);
+}
+
 static void ipv6_loopback(void **state)
 {
 	static const char *const u[] = {"udp://[::1]:0", "tcp://[::1]:0", NULL};
@@ -373,6 +490,9 @@ int main(void)
 		cmocka_unit_test(auth_hook_rejects),
 		cmocka_unit_test(registration_rules),
 		cmocka_unit_test(worker_threads_serve_in_parallel),
+		cmocka_unit_test(calls_on_one_connection_run_in_parallel),
+		cmocka_unit_test(pipelined_calls_on_threaded_server),
+		cmocka_unit_test(peer_gone_while_calls_run),
 		cmocka_unit_test(ipv6_loopback),
 		cmocka_unit_test(application_loop_drives_server),
 		cmocka_unit_test(stop_from_another_thread),

@@ -213,12 +213,19 @@ static void attack_tcp(const char *uri, unsigned count, uint32_t xid0)
 			blen += 4 + len;
 		}
 		assert_true(sec_send_all(fd, batch, blen));
+		bool seen[64] = {false};
 		for (unsigned i = 0; i < w; i++) {
 			ssize_t n = sec_recv_record(fd, r, sizeof(r), 2000);
+			uint32_t xid;
 			if (n < 0)
 				fail_msg("no reply to record %u (%zd)", sent + i, n);
-			/* one connection: replies in call order */
-			check_reply(r, n, xid0 + sent + i, &V[(sent + i) % NV]);
+			/* with worker threads, the calls of one connection run in parallel and their
+			 * replies may come back in any order: each one once */
+			xid = get32(r);
+			assert_true(xid >= xid0 + sent && xid < xid0 + sent + w);
+			assert_false(seen[xid - xid0 - sent]);
+			seen[xid - xid0 - sent] = true;
+			check_reply(r, n, xid, &V[(xid - xid0) % NV]);
 		}
 		sent += w;
 	}

@@ -96,8 +96,12 @@ typedef struct rc_server_limits {
  * bytes counts as 64). Returns RC_OK, or RC_INVAL for NULL arguments or a running server. */
 rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim);
 
-/* rc_server_set_threads -- serve with n worker threads (0 or 1: the calling thread alone). Set
- * before rc_server_run. */
+/*
+ * rc_server_set_threads -- serve with n worker threads (0 or 1: the calling thread alone;
+ * at most 1024). With several, calls run in parallel even on one connection, and a
+ * connection's replies may then come back in a different order from its calls. Set it before
+ * rc_server_run. Returns RC_OK, or RC_INVAL for a NULL server, n over 1024 or a running server.
+ */
 rc_status rc_server_set_threads(rc_server *srv, unsigned n);
 
 /*
