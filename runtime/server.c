@@ -1060,9 +1060,9 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
 				if (!k->doomed && !k->dead &&
 				    (old == NULL || k->last_active < old->last_active))
 					old = k;
-			pthread_mutex_unlock(&srv->mu);
-			if (old != NULL)
+			if (old != NULL) /* under the lock: once it is released, old may be freed */
 				rc__conn_doom(old);
+			pthread_mutex_unlock(&srv->mu);
 			/* refuse this one; the client retries once the old one is gone */
 			tp->vt->close(tp);
 			continue;
