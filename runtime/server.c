@@ -634,14 +634,12 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.drc_ttl_ms = 120000;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	srv->jobfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (srv->epfd < 0 || srv->stopfd < 0 || srv->jobfd < 0) {
+	srv->jobfd = -1; /* made by rc_server_set_threads */
+	if (srv->epfd < 0 || srv->stopfd < 0) {
 		if (srv->epfd >= 0)
 			close(srv->epfd);
 		if (srv->stopfd >= 0)
 			close(srv->stopfd);
-		if (srv->jobfd >= 0)
-			close(srv->jobfd);
 		free(srv);
 		return RC_LOCALERROR;
 	}
@@ -650,10 +648,7 @@ rc_status rc_server_create(rc_server **out)
 	ev.events = EPOLLIN;
 	ev.data.ptr = &srv->stop_ev;
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->stopfd, &ev);
-	/* level-triggered, one count a job: each queued job wakes one waiting worker */
 	srv->job_ev = RC__EV_JOB;
-	ev.data.ptr = &srv->job_ev;
-	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->jobfd, &ev);
 	pthread_mutex_init(&srv->mu, NULL);
 	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_ttl_ms);
 	*out = srv;
@@ -696,8 +691,24 @@ rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
 
 rc_status rc_server_set_threads(rc_server *srv, unsigned n)
 {
+	struct epoll_event ev;
+
 	if (srv == NULL || n > 1024 || srv->running)
 		return RC_INVAL;
+	if (n > 1 && srv->jobfd < 0) {
+		/* the job queue's eventfd: level-triggered, one count a job, so each queued job
+		 * wakes one waiting worker */
+		if ((srv->jobfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC | EFD_SEMAPHORE)) < 0)
+			return RC_LOCALERROR;
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		ev.data.ptr = &srv->job_ev;
+		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->jobfd, &ev) != 0) {
+			close(srv->jobfd);
+			srv->jobfd = -1;
+			return RC_LOCALERROR;
+		}
+	}
 	srv->threads = n;
 	return RC_OK;
 }
@@ -825,7 +836,8 @@ void rc_server_destroy(rc_server *srv)
 	free(srv->step_rbuf);
 	close(srv->epfd);
 	close(srv->stopfd);
-	close(srv->jobfd);
+	if (srv->jobfd >= 0)
+		close(srv->jobfd);
 	pthread_mutex_destroy(&srv->mu);
 	free(srv);
 }

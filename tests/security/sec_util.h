@@ -150,9 +150,10 @@ long sec_rss_kib(pid_t pid);
 /* utime + stime of pid (0: this process) in clock ticks, or -1. */
 long sec_cpu_ticks(pid_t pid);
 /*
- * Extra RSS the memory-bound assertions allow for the checker the test runs under: 0 natively
- * (and under AddressSanitizer, whose quarantine sec_alloc.c keeps small); valgrind holds
- * freed blocks back (--freelist-vol, 20 MB) before reusing them, so 24 MiB more there.
+ * Extra RSS the memory-bound assertions allow for the checker the test runs under: 0 natively;
+ * 16 MiB under AddressSanitizer (its quarantine, which sec_alloc.c keeps at 4 MiB, per-thread
+ * caches and redzones); valgrind holds freed blocks back (--freelist-vol, 20 MB) before
+ * reusing them, so 24 MiB more there.
  */
 long sec_rss_slack_kib(void);
 /* Monotonic milliseconds. */

@@ -135,9 +135,11 @@ static void reap(child *c)
 		fail_msg("the server exited with status 0x%x", status);
 }
 
-static int open_fds(pid_t pid)
+/* The descriptors pid has open, or with sockets_only its sockets alone (a server under
+ * valgrind has the tool's descriptors as well). */
+static int open_fds_of(pid_t pid, bool sockets_only)
 {
-	char path[64];
+	char path[64], link[96], target[64];
 	struct dirent *e;
 	DIR *d;
 	int n = 0;
@@ -145,10 +147,25 @@ static int open_fds(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	if ((d = opendir(path)) == NULL)
 		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
+	while ((e = readdir(d)) != NULL) {
+		ssize_t k;
+		if (e->d_name[0] == '.')
+			continue;
+		if (!sockets_only) {
+			n++;
+			continue;
+		}
+		snprintf(link, sizeof(link), "%s/%.16s", path, e->d_name);
+		k = readlink(link, target, sizeof(target) - 1);
+		n += k > 7 && memcmp(target, "socket:", 7) == 0;
+	}
 	closedir(d);
 	return n;
+}
+
+static int open_fds(pid_t pid)
+{
+	return open_fds_of(pid, false);
 }
 
 /* CPU ticks (1/100 s) the server used over ms milliseconds. */
@@ -248,7 +265,13 @@ static void max_conns_evicts_longest_idle(void **state)
 	print_message("100 connections, max_conns 16: fresh client served after %lld ms\n",
 	              (long long)fresh_client(c.uri, 10000));
 	usleep(200000);
-	assert_true(open_fds(c.pid) <= 16 + 8);
+	/* the listener and at most max_conns connections (a few more while evicted ones close);
+	 * sockets only: a server under valgrind has the tool's descriptors too */
+	{
+		int n = open_fds_of(c.pid, true);
+		print_message("server sockets: %d\n", n);
+		assert_true(n >= 1 && n <= 1 + 16 + 2);
+	}
 	ticks = cpu_over(c.pid, 1000);
 	assert_true(ticks < 10);
 	close_all(fds, 100);
@@ -296,15 +319,14 @@ static void slowloris_stalled_records_reaped(void **state)
  * reading from it once 256 KiB of replies are queued (bounded memory) and closes it after
  * stall_ms; other clients are served throughout.
  */
-static void peer_not_reading_replies(void **state)
+static void not_reading_peer(int threads)
 {
 	static unsigned char batch[16 * (65536 + 64)];
 	child c;
 	long rss0, rss1;
 	int fd, base;
 	size_t blen = 0;
-	(void)state;
-	spawn(&c, 0, 60000, 500, 0, 1);
+	spawn(&c, 0, 60000, 500, 0, threads);
 	assert_int_equal(sec_null_call(c.uri, 2000), RC_OK);
 	usleep(50000);
 	base = open_fds(c.pid);
@@ -341,7 +363,7 @@ static void peer_not_reading_replies(void **state)
 	assert_int_equal(sec_null_call(c.uri, 2000), RC_OK);
 	rss1 = sec_rss_kib(c.pid);
 	print_message("server RSS %ld -> %ld KiB\n", rss0, rss1);
-	assert_true(rss1 - rss0 < 8 * 1024);
+	assert_true(rss1 - rss0 < 8 * 1024 + sec_rss_slack_kib());
 	/* closed after stall_ms although it never read a byte */
 	{
 		int64_t t0 = sec_ms();
@@ -357,6 +379,20 @@ static void peer_not_reading_replies(void **state)
 	reap(&c);
 }
 
+static void peer_not_reading_replies(void **state)
+{
+	(void)state;
+	not_reading_peer(1);
+}
+
+/* The same against four worker threads, where the calls of the connection run as parallel
+ * jobs and the replies that do not fit the socket wait for its output descriptor. */
+static void peer_not_reading_replies_workers(void **state)
+{
+	(void)state;
+	not_reading_peer(4);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +401,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(max_conns_evicts_longest_idle, kill_leftover),
 		cmocka_unit_test_teardown(slowloris_stalled_records_reaped, kill_leftover),
 		cmocka_unit_test_teardown(peer_not_reading_replies, kill_leftover),
+		cmocka_unit_test_teardown(peer_not_reading_replies_workers, kill_leftover),
 	};
 	if (argc == 7 && strcmp(argv[1], "--serve") == 0)
 		return serve(argv);

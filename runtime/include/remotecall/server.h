@@ -100,7 +100,8 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim);
  * rc_server_set_threads -- serve with n worker threads (0 or 1: the calling thread alone;
  * at most 1024). With several, calls run in parallel even on one connection, and a
  * connection's replies may then come back in a different order from its calls. Set it before
- * rc_server_run. Returns RC_OK, or RC_INVAL for a NULL server, n over 1024 or a running server.
+ * rc_server_run. Returns RC_OK; RC_INVAL for a NULL server, n over 1024 or a running server;
+ * RC_LOCALERROR when the job queue's eventfd cannot be made (n > 1; nothing changed).
  */
 rc_status rc_server_set_threads(rc_server *srv, unsigned n);
 
