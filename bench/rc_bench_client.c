@@ -694,6 +694,9 @@ int main(int argc, char **argv)
 		if (st != RC_OK) {
 			fprintf(stderr, "%s: %s: %s [%s]\n", progname, o.uris[i], rc_strerror(st),
 			        rc_status_name(st));
+			while (i-- > 0)
+				rc_client_destroy(clients[i]);
+			trace_rec_free(g_trace);
 			return 1;
 		}
 		if (o.timeout_ms)

@@ -39,6 +39,7 @@
 #define RC__ARGS_STACK 256
 #define RC__MAX_LISTENERS 64
 #define RC__OUT_HIGH ((size_t)256 << 10) /* queued reply bytes that pause reading */
+#define RC__BATCH_MAX (16u << 10)          /* larger replies are sent at once, not batched */
 #define RC__CONN_JOBS 64                   /* worker threads: requests of one connection read */
 #define RC__CONN_JOB_BYTES ((size_t)1 << 20) /* and unanswered, at most (and this many bytes) */
 
@@ -91,6 +92,7 @@ struct rc__conn {
 	bool out_armed;        /* under wmu: outfd is armed */
 	atomic_uint refs;      /* the reader's (until dead), one per job, one while outfd is armed */
 	unsigned jobs;         /* under srv->mu: requests read and not yet answered */
+	unsigned queued;       /* under srv->mu: those of them still in the job queue */
 	size_t jobbytes;       /* under srv->mu: their size */
 	bool held;             /* under srv->mu: left disarmed (jobs at the cap, or output backed up) */
 	bool dead;             /* under srv->mu: reading is over; freed when refs reach 0 */
@@ -126,7 +128,7 @@ struct rc_server {
 	int epfd;
 	int stopfd;
 	int stop_ev; /* the epoll tag of stopfd */
-	int jobfd;   /* an eventfd (semaphore) counting the queued jobs */
+	int jobfd;   /* an eventfd, non-zero while jobs are queued (worker threads) */
 	int job_ev;  /* its epoll tag */
 	rc__job *jobq, *jobq_tail; /* under mu */
 	atomic_int stop;
@@ -696,9 +698,9 @@ rc_status rc_server_set_threads(rc_server *srv, unsigned n)
 	if (srv == NULL || n > 1024 || srv->running)
 		return RC_INVAL;
 	if (n > 1 && srv->jobfd < 0) {
-		/* the job queue's eventfd: level-triggered, one count a job, so each queued job
-		 * wakes one waiting worker */
-		if ((srv->jobfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC | EFD_SEMAPHORE)) < 0)
+		/* the job queue's eventfd: level-triggered and non-zero while jobs wait, so waiting
+		 * workers keep waking while there is work */
+		if ((srv->jobfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
 			return RC_LOCALERROR;
 		memset(&ev, 0, sizeof(ev));
 		ev.events = EPOLLIN;
@@ -1111,16 +1113,18 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
  * With worker threads, the calls on one connection run in parallel, as calls on different
  * connections do: the thread that takes a connection's event (its reader) copies out the
  * complete records it can read, re-arms the connection at once (so calls that arrive while
- * these run are read by another worker), queues all but the first as jobs -- one eventfd count
- * each, which wakes one waiting worker -- and serves the first itself. Replies go out in the
- * order they are ready, under the connection's write lock: straight to the socket or, when it
- * is full, into the output queue, which a dup of the socket armed for EPOLLOUT drains.
+ * these run are read by another worker), queues all but the first as jobs -- the job eventfd,
+ * level-triggered and non-zero while the queue is not empty, wakes the waiting workers -- and
+ * serves the first itself. Replies go out in the order they are ready, under the connection's
+ * write lock: straight to the socket or, when it is full, into the output queue, which a dup
+ * of the socket armed for EPOLLOUT drains; small replies of a pipelined batch are gathered and
+ * sent together (rc__job_run).
  *
  * At most RC__CONN_JOBS requests (RC__CONN_JOB_BYTES bytes, or one request) of one connection
- * are read and unanswered at a time, and none are read while RC__OUT_HIGH reply bytes wait: the connection is then left disarmed (held), and
- * whoever brings it back under both limits re-arms it. Only the reader ends a connection; it is
- * freed by whoever drops its last reference (reader, job or output handler), so a job still
- * running never finds it gone.
+ * are read and unanswered at a time, and none are read while RC__OUT_HIGH reply bytes wait:
+ * the connection is then left disarmed (held), and whoever brings it back under both limits
+ * re-arms it. Only the reader ends a connection; it is freed by whoever drops its last
+ * reference (reader, job or output handler), so a job still running never finds it gone.
  */
 
 static void rc__conn_unref(rc_server *srv, rc__conn *c)
@@ -1212,26 +1216,55 @@ static void rc__conn_out(rc_server *srv, rc__conn *c)
 		rc__conn_unref(srv, c);
 }
 
-/* Serve one job and send its reply; drops the job's reference. */
-static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j)
+/* Send what a connection's output queue holds, as far as the socket takes it; arm the output
+ * descriptor for the rest (under c->wmu). False: the connection is broken. */
+static bool rc__conn_push_out(rc_server *srv, rc__conn *c)
+{
+	bool broken = false;
+
+	if (c->out_armed || c->outlen == c->outoff)
+		return true; /* nothing to send, or the output descriptor's handler will */
+	if (!rc__conn_flush(c, &broken) && broken)
+		return false;
+	return c->outlen == c->outoff || rc__conn_arm_out(srv, c);
+}
+
+/*
+ * Serve one job and send its reply; drops the job's reference. While more jobs of the same
+ * connection wait in the queue, a reply of up to RC__BATCH_MAX bytes joins the output queue
+ * unsent: the job that takes the last of them from the queue sends the batch (flush_first)
+ * before it runs, so pipelined calls get their replies in few sends and none waits behind a
+ * long call.
+ */
+static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_first)
 {
 	rc__conn *c = j->c;
 	size_t rlen, len = j->len;
-	bool broken = false;
+	bool broken = false, more;
 
+	if (flush_first) {
+		pthread_mutex_lock(&c->wmu);
+		broken = !rc__conn_push_out(srv, c);
+		pthread_mutex_unlock(&c->wmu);
+	}
 	/* run even when the reader has since found the peer gone: a peer that shut down only
 	 * its sending side still reads the replies to what it sent */
 	rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv);
 	free(j);
-	if (rlen > 0) {
+	if (rlen > 0 && !broken) {
 		unsigned char *msg = rc__encbuf_msg(&w->rb);
+		/* read `queued` and take the write lock before letting go of srv->mu: a job that
+		 * takes the last queued one after this sees our reply in the queue when it flushes */
+		pthread_mutex_lock(&srv->mu);
+		more = c->queued > 0 && rlen <= RC__BATCH_MAX;
 		pthread_mutex_lock(&c->wmu);
-		if (c->outlen > c->outoff)
-			broken = !rc__conn_queue(c, msg, rlen); /* behind earlier replies */
+		pthread_mutex_unlock(&srv->mu);
+		if (more)
+			broken = !rc__conn_queue(c, msg, rlen);
+		else if (c->outlen > c->outoff)
+			broken = !rc__conn_queue(c, msg, rlen) || !rc__conn_push_out(srv, c);
 		else
-			broken = !rc__conn_reply(c, msg, rlen, false);
-		if (!broken && c->outlen > c->outoff && !c->out_armed)
-			broken = !rc__conn_arm_out(srv, c);
+			broken = !rc__conn_reply(c, msg, rlen, false) || !rc__conn_push_out(srv, c);
 		pthread_mutex_unlock(&c->wmu);
 		if (!broken)
 			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent or queued */
@@ -1256,28 +1289,32 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j)
 static void rc__job_next(rc_server *srv, rc__wctx *w)
 {
 	rc__job *j;
-	uint64_t one;
+	uint64_t count;
+	bool last;
 
 	while (!atomic_load(&srv->stop)) {
 		pthread_mutex_lock(&srv->mu);
 		if ((j = srv->jobq) != NULL) {
-			if ((srv->jobq = j->next) == NULL)
+			if ((srv->jobq = j->next) == NULL) {
 				srv->jobq_tail = NULL;
-			if (read(srv->jobfd, &one, sizeof(one)) < 0) {
-				/* cannot happen: the count is the queue's length */
+				/* empty: the eventfd goes quiet until the next push */
+				if (read(srv->jobfd, &count, sizeof(count)) < 0) {
+					/* cannot happen: it was non-zero while the queue was not empty */
+				}
 			}
+			last = --j->c->queued == 0;
 		}
 		pthread_mutex_unlock(&srv->mu);
 		if (j == NULL)
 			break;
-		rc__job_run(srv, w, j);
+		rc__job_run(srv, w, j, last);
 	}
 }
 
 /* A connection's event with worker threads (the caller has marked it busy). */
 static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 {
-	rc__job *head = NULL, **tail = &head, *j, *next;
+	rc__job *head = NULL, **tail = &head, *j;
 	unsigned n = 0, inflight;
 	size_t bytes = 0, inbytes;
 	bool dead = c->doomed, full, capped = false;
@@ -1347,14 +1384,14 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 			rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c,
 			        EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0));
 	}
-	for (j = head ? head->next : NULL; j != NULL; j = next) { /* the first one is ours */
-		next = j->next;
-		j->next = NULL;
+	if (n > 1) { /* the first one is ours; the rest join the queue */
 		if (srv->jobq_tail)
-			srv->jobq_tail->next = j;
+			srv->jobq_tail->next = head->next;
 		else
-			srv->jobq = j;
-		srv->jobq_tail = j;
+			srv->jobq = head->next;
+		srv->jobq_tail = (rc__job *)((char *)tail - offsetof(rc__job, next));
+		head->next = NULL;
+		c->queued += n - 1;
 		if (write(srv->jobfd, &one, sizeof(one)) < 0) {
 			/* cannot happen: the count stays far below the eventfd's maximum */
 		}
@@ -1363,7 +1400,7 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	if (dead)
 		rc__conn_unref(srv, c); /* the reader's reference */
 	if (head != NULL) {
-		rc__job_run(srv, w, head);
+		rc__job_run(srv, w, head, false);
 		rc__job_next(srv, w); /* and what the other workers have not taken yet */
 	}
 }

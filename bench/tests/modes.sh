@@ -26,6 +26,7 @@ start() {
 	local name=$1 n=0 a i=0 pid
 	shift
 	for a in "$@"; do case $a in --listen | --server) n=$((n + 1)) ;; esac; done
+	: >"$TMPD/$name.out" # exists before the loop reads it (else grep -c prints nothing)
 	"$@" >"$TMPD/$name.out" 2>"$TMPD/$name.err" &
 	pid=$!
 	PIDS="$PIDS $pid"

@@ -20,16 +20,22 @@ static uint32_t get32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* A UDP socket connected to the server's udp URI. */
-static int udp_to(const char *uri)
+/* A socket of type (SOCK_DGRAM, SOCK_STREAM) connected to a server's 127.0.0.1 URI, with a
+ * 1 s receive timeout. */
+static int sock_to(const char *uri, int type)
 {
-	int port = atoi(strrchr(uri, ':') + 1), fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int port = atoi(strrchr(uri, ':') + 1), fd = socket(AF_INET, type, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
 	struct timeval tv = {1, 0};
 	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return fd;
+}
+
+static int udp_to(const char *uri)
+{
+	return sock_to(uri, SOCK_DGRAM);
 }
 
 /* Build a call: xid, CALL, rpcvers, prog, vers, proc, cred (flavor, body), AUTH_NONE verf,
@@ -382,6 +388,80 @@ static void peer_gone_while_calls_run(void **state)
 	rt_stop(&s);
 }
 
+/* Read exactly n bytes; false on timeout, EOF or error. */
+static bool read_n(int fd, unsigned char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = recv(fd, p, n, 0);
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* One reply record (single fragment) into rep; returns its xid, or 0 if none came within 1 s. */
+static uint32_t read_reply(int fd, unsigned char *rep, size_t cap)
+{
+	unsigned char mark[4];
+	size_t len;
+	if (!read_n(fd, mark, 4))
+		return 0;
+	len = get32(mark) & 0x7fffffffu;
+	assert_true(len >= 4 && len <= cap);
+	assert_true(read_n(fd, rep, len));
+	return get32(rep);
+}
+
+/*
+ * Ten short calls and one long one, pipelined in one write on one connection to two workers:
+ * the short calls' replies (gathered into few sends) come back while the long one still runs.
+ * The long one is MEET(2), which the test completes itself once those replies are in; a reply
+ * held back until the long call ends would not come within 1 s. The long call is sent first
+ * (the worker that reads the batch runs it) or last (taken from the job queue after the short
+ * ones: it must send their gathered replies before it starts).
+ */
+static void short_replies_do_not_wait_for_a_long_call(void **state)
+{
+	static const char *const u[] = {"tcp://127.0.0.1:0", NULL};
+	rt_server s;
+	(void)state;
+	assert_int_equal(rt_start(&s, u, 2), 0);
+	for (int round = 0; round < 6; round++) {
+		unsigned char batch[11 * 64], rep[256], arg[4];
+		size_t blen = 0;
+		bool seen[11] = {false};
+		int fd = sock_to(s.uri[0], SOCK_STREAM);
+		uint32_t gate = round % 2 == 0 ? 1 : 11;
+		rt_meet_in = 0;
+		for (uint32_t xid = 1; xid <= 11; xid++) {
+			size_t len;
+			put32(arg, 2); /* MEET(2), or the null procedure */
+			len = mkcall(batch + blen + 4, xid, 2, RT_PROG, 1, xid == gate ? 7 : 0, 0, NULL,
+			             0, arg, xid == gate ? 4 : 0);
+			put32(batch + blen, (uint32_t)len | 0x80000000u);
+			blen += 4 + len;
+		}
+		assert_int_equal(send(fd, batch, blen, 0), (ssize_t)blen);
+		for (int i = 0; i < 10; i++) {
+			uint32_t xid = read_reply(fd, rep, sizeof(rep));
+			if (xid == 0)
+				fail_msg("round %d: only %d short replies before the long call ended", round, i);
+			assert_true(xid >= 1 && xid <= 11 && xid != gate && !seen[xid - 1]);
+			seen[xid - 1] = true;
+		}
+		pthread_mutex_lock(&rt_meet_mu); /* the second "caller" of MEET opens the gate */
+		rt_meet_in++;
+		pthread_cond_broadcast(&rt_meet_cv);
+		pthread_mutex_unlock(&rt_meet_mu);
+		assert_int_equal(read_reply(fd, rep, sizeof(rep)), gate);
+		assert_int_equal(get32(rep + 24), 2); /* MEET saw two callers */
+		close(fd);
+	}
+	rt_stop(&s);
+}
+
 static void ipv6_loopback(void **state)
 {
 	static const char *const u[] = {"udp://[::1]:0", "tcp://[::1]:0", NULL};
@@ -493,6 +573,7 @@ int main(void)
 		cmocka_unit_test(calls_on_one_connection_run_in_parallel),
 		cmocka_unit_test(pipelined_calls_on_threaded_server),
 		cmocka_unit_test(peer_gone_while_calls_run),
+		cmocka_unit_test(short_replies_do_not_wait_for_a_long_call),
 		cmocka_unit_test(ipv6_loopback),
 		cmocka_unit_test(application_loop_drives_server),
 		cmocka_unit_test(stop_from_another_thread),
