@@ -388,8 +388,9 @@ exp_en() {
 			srv RWU $where "$sc" "$B/raw-pingpong" --server "udp://$H:0"
 			srv RWT $where "$sc" "$B/raw-pingpong" --server "tcp://$H:0"
 			if [ $where = local ] && [ -n "$RWU" ]; then
-				# the null-call target: remotecall null vs raw ping-pong of 0 bytes and of the
-				# call's 40 bytes (and libtirpc's null call), interleaved, more trials (the
+				# the null-call target: remotecall null vs raw ping-pong of 0 bytes, of 1 byte
+				# (an empty datagram is a cheaper case in the kernel) and of the call's 40
+				# bytes (and libtirpc's null call), interleaved, more trials (the
 				# ratio of each trial counts). remotecall's server listens on UDP alone, as the
 				# raw server does (one socket, one blocking receive a request), so the two
 				# servers do the same system calls.
@@ -403,6 +404,7 @@ exp_en() {
 					local tg="\"exp\":\"en\",\"part\":\"target\",\"where\":\"$where\",\"pin\":\"$pin\",\"tr\":\"udp\",\"trial\":$k"
 					rec "$tg" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u0" --proc null --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 0 --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 1 --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 40 --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 					rec "$tg" 120 taskset -c "$cc" "$B/tirpc-bench-client" --uri "$t0" --proc null --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 				done
