@@ -531,3 +531,30 @@ void bench_print_result(bench_result *r, bool json)
 	}
 	fflush(f);
 }
+
+void bench_run_workers(void *base, size_t stride, unsigned n, void *(*fn)(void *),
+                       pthread_barrier_t *barrier)
+{
+	pthread_t *tids;
+
+	if (n == 1) {
+		pthread_barrier_init(barrier, NULL, 1);
+		fn(base);
+		pthread_barrier_destroy(barrier);
+		return;
+	}
+	pthread_barrier_init(barrier, NULL, n + 1);
+	tids = bench_xmalloc(n * sizeof(*tids));
+	for (unsigned i = 0; i < n; i++) {
+		int e = pthread_create(&tids[i], NULL, fn, (char *)base + i * stride);
+		if (e) {
+			fprintf(stderr, "pthread_create: %s\n", strerror(e));
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(barrier);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+	pthread_barrier_destroy(barrier);
+	free(tids);
+}

@@ -8,6 +8,7 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -162,5 +163,17 @@ void *bench_xmalloc(size_t n);
 /* bench_parse_u64 -- a decimal (or 0x hex) number with an optional k/m/g (x1024) suffix. */
 bool bench_parse_u64(const char *s, uint64_t *out);
 bool bench_parse_i64(const char *s, int64_t *out);
+
+/*
+ * bench_run_workers -- run fn on each of n workers (worker i at base + i * stride) and return
+ * when all have finished. barrier (initialised here, destroyed before returning) is the one
+ * the workers wait on after their warm-up: one worker runs in the calling thread, alone at
+ * its barrier -- a second thread would make each of its system calls take the
+ * shared-descriptor-table path (a reference taken and dropped on the socket's file), which the
+ * single-threaded raw ping-pong does not pay; several run in threads released together with
+ * the calling thread. Exits with a message if a thread cannot be created.
+ */
+void bench_run_workers(void *base, size_t stride, unsigned n, void *(*fn)(void *),
+                       pthread_barrier_t *barrier);
 
 #endif

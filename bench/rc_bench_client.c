@@ -110,7 +110,6 @@ typedef struct worker {
 	uint64_t a_target, a_issued, a_done; /* async: calls of this phase */
 	bool a_record;          /* async: this phase is measured */
 	uint64_t a_start;       /* async: when this phase began */
-	pthread_t tid;
 	pthread_barrier_t *barrier;
 	uint64_t t_start; /* when the measured calls began (after the barrier) */
 } worker;
@@ -720,13 +719,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", progname);
 		return 1;
 	}
-	/* One caller thread runs in the main thread: a second thread would make every system
-	 * call of the measured loop take the shared-descriptor-table path (a reference count
-	 * taken and dropped on the socket's file), which the single-threaded raw ping-pong it is
-	 * compared with does not pay. Several run in threads the main thread releases at once. */
-	bool inline_worker = o.threads == 1;
 	pthread_barrier_t barrier;
-	pthread_barrier_init(&barrier, NULL, o.threads + (inline_worker ? 0 : 1));
 
 	uint64_t off = 0;
 	for (unsigned t = 0; t < o.threads; t++) {
@@ -755,26 +748,12 @@ int main(int argc, char **argv)
 		for (int i = 0; i < o.nuris; i++)
 			w->slots[i].pending = &w->pending;
 		w->barrier = &barrier;
-		if (inline_worker)
-			break;
-		int e = pthread_create(&w->tid, NULL, worker_main, w);
-		if (e) {
-			fprintf(stderr, "%s: pthread_create: %s\n", progname, strerror(e));
-			return 1;
-		}
 	}
-	uint64_t t0;
-	if (inline_worker) {
-		worker_main(&ws[0]);
-		t0 = ws[0].t_start;
-	} else {
-		pthread_barrier_wait(&barrier);
-		t0 = bench_now_ns();
-	}
-	uint64_t errors = 0, made = 0;
+	bench_run_workers(ws, sizeof(*ws), o.threads, worker_main, &barrier);
+	uint64_t t0 = ws[0].t_start, errors = 0, made = 0;
 	for (unsigned t = 0; t < o.threads; t++) {
-		if (!inline_worker)
-			pthread_join(ws[t].tid, NULL);
+		if (ws[t].t_start < t0)
+			t0 = ws[t].t_start;
 		errors += ws[t].errors;
 		made += ws[t].done_calls;
 	}
@@ -817,7 +796,6 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < o.nuris; i++)
 		rc_client_destroy(clients[i]);
-	pthread_barrier_destroy(&barrier);
 	free(aslots);
 	free(last);
 	free(slots);
