@@ -242,8 +242,11 @@ rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int
 
 static rc_status rc__connect(rc_client *c)
 {
-	rc_status st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, &c->tp);
+	rc_tp *tp = NULL;
+	rc_status st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, &tp);
 
+	/* tp, npending and doneq are stored atomically: rc__fast_eligible reads them unlocked */
+	__atomic_store_n(&c->tp, tp, __ATOMIC_RELEASE);
 	if (st == RC_OK) {
 		size_t m = c->tp->max_msg;
 		c->max_msg = m > RC__CLIENT_MAX_RECORD ? RC__CLIENT_MAX_RECORD : m;
@@ -372,7 +375,7 @@ static void rc__unlink(rc_client *c, rc_async *p)
 		p->next->prev = p->prev;
 	p->next = p->prev = NULL;
 	p->pending = false;
-	c->npending--;
+	__atomic_store_n(&c->npending, c->npending - 1, __ATOMIC_RELAXED);
 }
 
 static void rc__free_call(rc_async *p)
@@ -402,7 +405,7 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 		if (c->doneq_tail)
 			c->doneq_tail->next = p;
 		else
-			c->doneq = p;
+			__atomic_store_n(&c->doneq, p, __ATOMIC_RELAXED);
 		c->doneq_tail = p;
 	} else if (p->released) {
 		rc__free_call(p);
@@ -424,7 +427,7 @@ static void rc__disconnect(rc_client *c)
 {
 	if (c->tp != NULL && !c->dgram) {
 		c->tp->vt->close(c->tp);
-		c->tp = NULL;
+		__atomic_store_n(&c->tp, NULL, __ATOMIC_RELEASE);
 	}
 }
 
@@ -451,7 +454,7 @@ static void rc__run_callbacks(rc_client *c)
 		if (p && p->starting)
 			p = NULL; /* its starter still holds it: its callback runs on the next pass */
 		if (p) {
-			c->doneq = p->next;
+			__atomic_store_n(&c->doneq, p->next, __ATOMIC_RELAXED);
 			if (c->doneq == NULL)
 				c->doneq_tail = NULL;
 		}
@@ -736,7 +739,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	c->pending = p;
 	p->pending = true;
 	p->starting = true;
-	c->npending++;
+	__atomic_store_n(&c->npending, c->npending + 1, __ATOMIC_RELAXED);
 	tp = c->tp;
 	if (c->dgram || tp->fd < 0) {
 		/* datagrams need no send lock; in-process dispatch runs without our lock */
@@ -959,7 +962,7 @@ general:
 		c->pending->prev = p;
 	c->pending = p;
 	p->pending = true;
-	c->npending++;
+	__atomic_store_n(&c->npending, c->npending + 1, __ATOMIC_RELAXED);
 	rc__after_recv(c, r, rmsg, rlen, e);
 	return false;
 done:
@@ -986,8 +989,10 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 
 	if (!atomic_compare_exchange_strong(&c->reading, &idle, true))
 		return false;
-	tp = c->tp;
-	if (c->npending == 0 && c->doneq == NULL && tp != NULL && tp->fd >= 0 && c->spin_us == 0 &&
+	tp = __atomic_load_n(&c->tp, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&c->npending, __ATOMIC_RELAXED) == 0 &&
+	    __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL && tp != NULL && tp->fd >= 0 &&
+	    c->spin_us == 0 &&
 	    (c->dgram ||
 	     now - atomic_load_explicit(&c->last_io, memory_order_relaxed) <= RC__IDLE_CHECK_NS ||
 	     !rc__hung_up(tp)))

@@ -132,7 +132,7 @@ struct rc_server {
 	int job_ev;  /* its epoll tag */
 	rc__job *jobq, *jobq_tail; /* under mu */
 	atomic_int stop;
-	bool running;
+	atomic_bool running; /* read by rc_server_stop, maybe from a signal handler */
 	unsigned threads;
 	rc_server_limits lim;
 	rc_svc_authfn auth;
@@ -659,7 +659,7 @@ rc_status rc_server_create(rc_server **out)
 
 rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 {
-	if (srv == NULL || lim == NULL || srv->running)
+	if (srv == NULL || lim == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
 	if (lim->max_record)
 		srv->lim.max_record = lim->max_record < 64 ? 64 : lim->max_record;
@@ -695,7 +695,7 @@ rc_status rc_server_set_threads(rc_server *srv, unsigned n)
 {
 	struct epoll_event ev;
 
-	if (srv == NULL || n > 1024 || srv->running)
+	if (srv == NULL || n > 1024 || atomic_load(&srv->running))
 		return RC_INVAL;
 	if (n > 1 && srv->jobfd < 0) {
 		/* the job queue's eventfd: level-triggered and non-zero while jobs wait, so waiting
@@ -855,7 +855,7 @@ void rc_server_stop(rc_server *srv)
 	if (write(srv->stopfd, &one, sizeof(one)) < 0) {
 		/* the counter is already non-zero: a stop is pending anyway */
 	}
-	if (srv->running && srv->nlsn == 1 && srv->lsn[0]->dgram)
+	if (atomic_load(&srv->running) && srv->nlsn == 1 && srv->lsn[0]->dgram)
 		shutdown(srv->lsn[0]->tp->fd, SHUT_RD); /* wakes the blocking receivers */
 }
 
@@ -1353,15 +1353,17 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		tail = &j->next;
 		n++;
 		bytes += len;
-		c->last_active = rc__now();
-		c->partial_since = 0;
 	}
 	if (n > 0)
 		atomic_fetch_add(&c->refs, n);
-	pthread_mutex_lock(&srv->mu);
+	pthread_mutex_lock(&srv->mu); /* the sweeper reads last_active, partial_since under it */
 	c->busy = false;
 	c->jobs += n;
 	c->jobbytes += bytes;
+	if (n > 0) {
+		c->last_active = rc__now();
+		c->partial_since = 0; /* records completed: the stall clock starts again */
+	}
 	if (dead) {
 		c->dead = true;
 		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->tp->fd, NULL);
@@ -1561,7 +1563,7 @@ rc_status rc_server_run(rc_server *srv)
 
 	if (srv == NULL || srv->nlsn == 0)
 		return RC_INVAL;
-	srv->running = true;
+	atomic_store(&srv->running, true);
 	n = srv->threads > 1 ? srv->threads : 1;
 	if (rc__single_dgram(srv))
 		rc__sock_cloexec_nonblock(srv->lsn[0]->tp->fd, false); /* blocking receives */
@@ -1571,7 +1573,7 @@ rc_status rc_server_run(rc_server *srv)
 	rc__worker(srv);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
-	srv->running = false;
+	atomic_store(&srv->running, false);
 	if (rc__single_dgram(srv))
 		rc__sock_cloexec_nonblock(srv->lsn[0]->tp->fd, true);
 	return RC_OK;

@@ -5,8 +5,10 @@
  */
 #include "xdr_internal.h"
 
+/* Not under the sanitizers: an ifunc resolver runs before their runtime is set up (under
+ * ThreadSanitizer the instrumented resolver crashes the program at load). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
-	!defined(__SANITIZE_ADDRESS__)
+	!defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define RC__CLONES __attribute__((target_clones("avx2", "ssse3", "default")))
 #else
 #define RC__CLONES

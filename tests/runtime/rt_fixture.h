@@ -47,6 +47,15 @@ static bool rt_echo(void *a, void *r, rc_svc_req *q)
 	memcpy(out->val, in->val, in->len);
 	return true;
 }
+/* rt_total as the server left it (read under its lock). */
+static inline int64_t rt_total_now(void)
+{
+	int64_t v;
+	pthread_mutex_lock(&rt_mu);
+	v = rt_total;
+	pthread_mutex_unlock(&rt_mu);
+	return v;
+}
 static bool rt_add(void *a, void *r, rc_svc_req *q)
 {
 	(void)q;
@@ -66,18 +75,33 @@ static bool rt_sleep(void *a, void *r, rc_svc_req *q)
 /* 6 DELAY(void) -> u_int: sleeps the server's configured delay (its registration ctx) */
 static bool rt_delay(void *a, void *r, rc_svc_req *q)
 {
-	const int *ms = rc_svc_req_context(q);
+	const int *p = rc_svc_req_context(q);
+	int ms = p ? __atomic_load_n(p, __ATOMIC_RELAXED) : 0; /* the test may change it */
 	(void)a;
-	if (ms && *ms > 0)
-		usleep((useconds_t)*ms * 1000u);
-	*(uint32_t *)r = ms ? (uint32_t)*ms : 0;
+	if (ms > 0)
+		usleep((useconds_t)ms * 1000u);
+	*(uint32_t *)r = (uint32_t)ms;
 	return true;
 }
 /* 7 MEET(u_int n) -> u_int: waits (5 s at most) until n calls have entered since the test last
- * set rt_meet_in to 0, and returns how many had: n only if n calls ran at the same time. */
+ * called rt_meet_reset, and returns how many had: n only if n calls ran at the same time.
+ * rt_meet_enter(): the test itself enters, as one more caller. */
 static int rt_meet_in;
 static pthread_mutex_t rt_meet_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t rt_meet_cv = PTHREAD_COND_INITIALIZER;
+static inline void rt_meet_reset(void)
+{
+	pthread_mutex_lock(&rt_meet_mu);
+	rt_meet_in = 0;
+	pthread_mutex_unlock(&rt_meet_mu);
+}
+static inline void rt_meet_enter(void)
+{
+	pthread_mutex_lock(&rt_meet_mu);
+	rt_meet_in++;
+	pthread_cond_broadcast(&rt_meet_cv);
+	pthread_mutex_unlock(&rt_meet_mu);
+}
 static bool rt_meet(void *a, void *r, rc_svc_req *q)
 {
 	int n = (int)*(uint32_t *)a;
@@ -136,6 +160,12 @@ typedef struct rt_server {
 	int n;
 	int delay_ms; /* what DELAY sleeps */
 } rt_server;
+
+/* Set what DELAY sleeps on s (calls may be running meanwhile). */
+static inline void rt_set_delay(rt_server *s, int ms)
+{
+	__atomic_store_n(&s->delay_ms, ms, __ATOMIC_RELAXED);
+}
 
 static void *rt_run(void *arg)
 {

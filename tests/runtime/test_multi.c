@@ -73,7 +73,7 @@ static void multi_all_transports_in_arrival_order(void **state)
 	(void)state;
 	/* destination i answers after (NSRV - i) * 60 ms: arrival order is reversed */
 	for (int i = 0; i < NSRV; i++)
-		srv[i].delay_ms = (NSRV - i) * 60;
+		rt_set_delay(&srv[i], (NSRV - i) * 60);
 	clients_for(c, NSRV, 1);
 	assert_int_equal(rc_multicall(c, NSRV, 6, NULL, NULL, (rc_xdrproc)rc_xdr_u_int, 4, on_reply, &t, 5000), RC_OK);
 	assert_int_equal(t.n, NSRV);
@@ -91,7 +91,7 @@ static void multi_all_transports_in_arrival_order(void **state)
 	}
 	destroy_all(c, NSRV);
 	for (int i = 0; i < NSRV; i++)
-		srv[i].delay_ms = 0;
+		rt_set_delay(&srv[i], 0);
 }
 
 static void multi_same_args_echo(void **state)
@@ -126,17 +126,17 @@ static void multi_abort_first_reply_wins(void **state)
 	tally t = {0};
 	uint32_t v = 0;
 	(void)state;
-	srv[0].delay_ms = 10;
-	srv[1].delay_ms = 300;
-	srv[2].delay_ms = 300;
-	srv[3].delay_ms = 0;
+	rt_set_delay(&srv[0], 10);
+	rt_set_delay(&srv[1], 300);
+	rt_set_delay(&srv[2], 300);
+	rt_set_delay(&srv[3], 0);
 	clients_for(c, NSRV, 1);
 	t.stop_after = 1;
 	assert_int_equal(rc_multicall(c, NSRV, 6, NULL, NULL, (rc_xdrproc)rc_xdr_u_int, 4, on_reply, &t, 5000), RC_CANCELLED);
 	assert_int_equal(t.n, 1); /* the handler ran once: the rest were abandoned */
 	/* the late replies arrive while the next calls on the same clients run: ignored */
 	for (int i = 0; i < NSRV; i++)
-		srv[i].delay_ms = 0;
+		rt_set_delay(&srv[i], 0);
 	usleep(50000);
 	for (int i = 0; i < NSRV; i++) {
 		uint32_t ms = 7;
@@ -163,7 +163,7 @@ static void multi_per_destination_failures(void **state)
 	assert_int_equal(rc_client_create(&c[1], "udp://127.0.0.1:9", RT_PROG, 1), RC_OK);
 	assert_int_equal(rc_client_create(&c[2], srv[2].uri[0], RT_PROG + 5, 1), RC_OK);
 	assert_int_equal(rc_client_create(&c[3], srv[0].uri[0], RT_PROG, 1), RC_OK);
-	srv[0].delay_ms = 1500;
+	rt_set_delay(&srv[0], 1500);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	assert_int_equal(rc_multicall(c, 4, 6, NULL, NULL, (rc_xdrproc)rc_xdr_u_int, 4, on_reply, &t, 400), RC_OK);
 	clock_gettime(CLOCK_MONOTONIC, &b);
@@ -175,7 +175,7 @@ static void multi_per_destination_failures(void **state)
 	assert_int_equal(t.st[3], RC_TIMEDOUT);
 	/* bounded by the deadline (0.4 s), not the slow server (1.5 s) */
 	assert_true((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < 1200);
-	srv[0].delay_ms = 0;
+	rt_set_delay(&srv[0], 0);
 	destroy_all(c, 4);
 }
 

@@ -165,7 +165,7 @@ static void retransmission_runs_once(void **state)
 {
 	unsigned char m[256], r1[256], r2[256], a[8] = {0, 0, 0, 0, 0, 0, 0, 5};
 	int fd = udp_to(S.uri[0]);
-	int64_t before = rt_total;
+	int64_t before = rt_total_now();
 	size_t len = mkcall(m, 4242, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8);
 	(void)state;
 	ssize_t n1 = exchange(fd, m, len, r1, sizeof(r1));
@@ -173,11 +173,11 @@ static void retransmission_runs_once(void **state)
 	assert_int_equal(n1, 32);
 	assert_int_equal(n2, 32);
 	assert_memory_equal(r1, r2, 32);
-	assert_int_equal(rt_total - before, 5); /* executed once */
+	assert_int_equal(rt_total_now() - before, 5); /* executed once */
 	/* a new xid runs again */
 	put32(m, 4243);
 	assert_int_equal(exchange(fd, m, len, r2, sizeof(r2)), 32);
-	assert_int_equal(rt_total - before, 10);
+	assert_int_equal(rt_total_now() - before, 10);
 	close(fd);
 }
 
@@ -296,7 +296,7 @@ static void calls_on_one_connection_run_in_parallel(void **state)
 		meet_arg m[4];
 		assert_int_equal(rc_client_create(&c, s.uri[k], RT_PROG, 1), RC_OK);
 		/* blocking calls from four threads */
-		rt_meet_in = 0;
+		rt_meet_reset();
 		for (int i = 0; i < 4; i++) {
 			m[i] = (meet_arg){c, 4, 0, RC_INPROGRESS};
 			pthread_create(&th[i], NULL, meeter, &m[i]);
@@ -309,7 +309,7 @@ static void calls_on_one_connection_run_in_parallel(void **state)
 		/* started calls from one thread, all in flight at once */
 		rc_async *a[3];
 		uint32_t three = 3, got[3];
-		rt_meet_in = 0;
+		rt_meet_reset();
 		for (int i = 0; i < 3; i++)
 			assert_int_equal(rc_call_start(c, 7, (rc_xdrproc)rc_xdr_u_int, &three,
 			                               (rc_xdrproc)rc_xdr_u_int, &got[i], NULL, NULL, &a[i]),
@@ -434,7 +434,7 @@ static void short_replies_do_not_wait_for_a_long_call(void **state)
 		bool seen[11] = {false};
 		int fd = sock_to(s.uri[0], SOCK_STREAM);
 		uint32_t gate = round % 2 == 0 ? 1 : 11;
-		rt_meet_in = 0;
+		rt_meet_reset();
 		for (uint32_t xid = 1; xid <= 11; xid++) {
 			size_t len;
 			put32(arg, 2); /* MEET(2), or the null procedure */
@@ -451,10 +451,7 @@ static void short_replies_do_not_wait_for_a_long_call(void **state)
 			assert_true(xid >= 1 && xid <= 11 && xid != gate && !seen[xid - 1]);
 			seen[xid - 1] = true;
 		}
-		pthread_mutex_lock(&rt_meet_mu); /* the second "caller" of MEET opens the gate */
-		rt_meet_in++;
-		pthread_cond_broadcast(&rt_meet_cv);
-		pthread_mutex_unlock(&rt_meet_mu);
+		rt_meet_enter(); /* the second "caller" of MEET opens the gate */
 		assert_int_equal(read_reply(fd, rep, sizeof(rep)), gate);
 		assert_int_equal(get32(rep + 24), 2); /* MEET saw two callers */
 		close(fd);

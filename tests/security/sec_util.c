@@ -334,6 +334,9 @@ long sec_rss_slack_kib(void)
 	if (RUNNING_ON_VALGRIND)
 		return 24 * 1024;
 #endif
+#if defined(__SANITIZE_THREAD__)
+	return 256 * 1024; /* ThreadSanitizer's shadow memory grows with every byte touched */
+#endif
 #if defined(__SANITIZE_ADDRESS__)
 	/* AddressSanitizer holds freed blocks in its quarantine (4 MiB here, sec_alloc.c) and in
 	 * per-thread caches, with redzones around each: a server with worker threads, which copies

@@ -152,8 +152,8 @@ long sec_cpu_ticks(pid_t pid);
 /*
  * Extra RSS the memory-bound assertions allow for the checker the test runs under: 0 natively;
  * 16 MiB under AddressSanitizer (its quarantine, which sec_alloc.c keeps at 4 MiB, per-thread
- * caches and redzones); valgrind holds freed blocks back (--freelist-vol, 20 MB) before
- * reusing them, so 24 MiB more there.
+ * caches and redzones), 256 MiB under ThreadSanitizer (shadow memory); valgrind holds freed
+ * blocks back (--freelist-vol, 20 MB) before reusing them, so 24 MiB more there.
  */
 long sec_rss_slack_kib(void);
 /* Monotonic milliseconds. */
