@@ -5,7 +5,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test bench bench-full test-sanitize test-valgrind soak fuzz clean
+.PHONY: all deps configure build test bench bench-full test-sanitize test-tsan test-valgrind soak fuzz clean
 
 all: build
 
@@ -33,6 +33,14 @@ test-sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) --timeout 900
 
+# The unit tests (test_*: runtime, transports, security, XDR, idlc) under ThreadSanitizer --
+# the client's lock-free fast path, the server's worker threads and jobs. (The script-driven
+# tests start the benchmark programs, which this build leaves out.)
+test-tsan: deps
+	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DRC_SANITIZE=thread -DRC_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD)-tsan -j $(JOBS)
+	@cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) --timeout 900 -R '^test_'
+
 # The whole suite under valgrind memcheck: ctest's memcheck driver runs each test program under
 # valgrind, and RC_VALGRIND=1 makes the test scripts run remotecall's own programs (servers,
 # clients, relay, examples) under valgrind too, failing on any error or definite leak.
@@ -54,4 +62,4 @@ fuzz:
 	@tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan build-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan build-fuzz

@@ -19,6 +19,8 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #define STACK_KIB 2048 /* AddressSanitizer's frames are several times larger */
+#elif defined(__SANITIZE_THREAD__)
+#define STACK_KIB 4096 /* and ThreadSanitizer's larger still */
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define STACK_KIB 2048

@@ -157,9 +157,9 @@ static void idlc_line_marker_names_a_device(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-#if !defined(__SANITIZE_ADDRESS__)
-		/* don't let it take the machine down (AddressSanitizer needs terabytes of address
-		 * space for its shadow, so only the alarm bounds it there) */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+		/* don't let it take the machine down (the sanitizers need terabytes of address
+		 * space for their shadow, so only the alarm bounds it there) */
 		struct rlimit rl = {(rlim_t)512 << 20, (rlim_t)512 << 20};
 		setrlimit(RLIMIT_AS, &rl);
 #endif
