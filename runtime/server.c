@@ -1142,17 +1142,22 @@ static inline bool rc__jobs_full(unsigned jobs, size_t bytes)
 	return jobs >= RC__CONN_JOBS || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES);
 }
 
-/* Re-arm a held connection that is back under its limits (under srv->mu). */
-static void rc__conn_unhold(rc_server *srv, rc__conn *c)
+/* Reply bytes waiting in a connection's output queue (takes c->wmu). */
+static size_t rc__conn_pending(rc__conn *c)
 {
 	size_t pending;
 
-	if (!c->held || c->dead || rc__jobs_full(c->jobs, c->jobbytes))
-		return;
 	pthread_mutex_lock(&c->wmu);
 	pending = c->outlen - c->outoff;
 	pthread_mutex_unlock(&c->wmu);
-	if (pending >= RC__OUT_HIGH)
+	return pending;
+}
+
+/* Re-arm a held connection that is back under its limits (under srv->mu). */
+static void rc__conn_unhold(rc_server *srv, rc__conn *c)
+{
+	if (!c->held || c->dead || rc__jobs_full(c->jobs, c->jobbytes) ||
+	    rc__conn_pending(c) >= RC__OUT_HIGH)
 		return;
 	c->held = false;
 	/* complete records may wait in the reader's buffer with nothing left on the socket to
@@ -1172,7 +1177,8 @@ static void rc__conn_broken(rc_server *srv, rc__conn *c)
 	}
 }
 
-/* Arm the output descriptor (under c->wmu, by a holder of a reference). False: no descriptor. */
+/* Arm the output descriptor, which then holds a reference of its own (under c->wmu, not
+ * armed, by a holder of a reference). False: no descriptor. */
 static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
 {
 	struct epoll_event ev;
@@ -1188,32 +1194,9 @@ static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
 	ev.data.ptr = &c->outev;
 	if (epoll_ctl(srv->epfd, op, c->outfd, &ev) != 0)
 		return false;
-	if (!c->out_armed)
-		atomic_fetch_add(&c->refs, 1);
+	atomic_fetch_add(&c->refs, 1);
 	c->out_armed = true;
 	return true;
-}
-
-/* The output descriptor is writable (or the socket shut down): drain the queue. */
-static void rc__conn_out(rc_server *srv, rc__conn *c)
-{
-	bool broken = false, armed = false;
-
-	pthread_mutex_lock(&c->wmu);
-	if (!rc__conn_flush(c, &broken) && !broken)
-		armed = rc__conn_arm_out(srv, c); /* keeps the reference it holds */
-	if (!armed)
-		c->out_armed = false;
-	broken = broken || (c->outlen > c->outoff && !armed);
-	pthread_mutex_unlock(&c->wmu);
-	pthread_mutex_lock(&srv->mu);
-	if (broken)
-		rc__conn_broken(srv, c);
-	else
-		rc__conn_unhold(srv, c);
-	pthread_mutex_unlock(&srv->mu);
-	if (!armed)
-		rc__conn_unref(srv, c);
 }
 
 /* Send what a connection's output queue holds, as far as the socket takes it; arm the output
@@ -1227,6 +1210,24 @@ static bool rc__conn_push_out(rc_server *srv, rc__conn *c)
 	if (!rc__conn_flush(c, &broken) && broken)
 		return false;
 	return c->outlen == c->outoff || rc__conn_arm_out(srv, c);
+}
+
+/* The output descriptor is writable (or the socket shut down): drain the queue. */
+static void rc__conn_out(rc_server *srv, rc__conn *c)
+{
+	bool broken;
+
+	pthread_mutex_lock(&c->wmu);
+	c->out_armed = false; /* this event used up the arming; its reference is dropped below */
+	broken = !rc__conn_push_out(srv, c); /* re-armed, with a new reference, if output remains */
+	pthread_mutex_unlock(&c->wmu);
+	pthread_mutex_lock(&srv->mu);
+	if (broken)
+		rc__conn_broken(srv, c);
+	else
+		rc__conn_unhold(srv, c);
+	pthread_mutex_unlock(&srv->mu);
+	rc__conn_unref(srv, c);
 }
 
 /*
@@ -1259,12 +1260,9 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_firs
 		more = c->queued > 0 && rlen <= RC__BATCH_MAX;
 		pthread_mutex_lock(&c->wmu);
 		pthread_mutex_unlock(&srv->mu);
-		if (more)
-			broken = !rc__conn_queue(c, msg, rlen);
-		else if (c->outlen > c->outoff)
-			broken = !rc__conn_queue(c, msg, rlen) || !rc__conn_push_out(srv, c);
-		else
-			broken = !rc__conn_reply(c, msg, rlen, false) || !rc__conn_push_out(srv, c);
+		/* queued while more come (or behind queued output), else sent; then what is queued
+		 * goes out unless more come */
+		broken = !rc__conn_reply(c, msg, rlen, more) || (!more && !rc__conn_push_out(srv, c));
 		pthread_mutex_unlock(&c->wmu);
 		if (!broken)
 			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent or queued */
@@ -1325,9 +1323,7 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	inflight = c->jobs;
 	inbytes = c->jobbytes;
 	pthread_mutex_unlock(&srv->mu);
-	pthread_mutex_lock(&c->wmu);
-	full = c->outlen - c->outoff >= RC__OUT_HIGH;
-	pthread_mutex_unlock(&c->wmu);
+	full = rc__conn_pending(c) >= RC__OUT_HIGH;
 	while (!dead) {
 		void *msg;
 		size_t len;
@@ -1371,10 +1367,7 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		 * after stall_ms without progress (an armed output descriptor then lets go) */
 		shutdown(c->tp->fd, SHUT_RD);
 	} else {
-		size_t pending;
-		pthread_mutex_lock(&c->wmu);
-		pending = c->outlen - c->outoff;
-		pthread_mutex_unlock(&c->wmu);
+		size_t pending = rc__conn_pending(c);
 		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
 		if (c->tp->vt->buffered(c->tp) == 0 && pending == 0)
 			c->partial_since = 0;
