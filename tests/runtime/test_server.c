@@ -535,6 +535,60 @@ static void stop_from_another_thread(void **state)
 	}
 }
 
+/* Descriptors registered in the epoll set fd (its /proc fdinfo's "tfd:" lines). */
+static int epoll_members(int fd)
+{
+	char path[64], line[256];
+	int n = 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strncmp(line, "tfd:", 4) == 0;
+	fclose(f);
+	return n;
+}
+
+static void *runner(void *p)
+{
+	rc_server_run(p);
+	return NULL;
+}
+
+/* A server with one UDP listener serves it by blocking receives alone: the socket is out of
+ * the epoll set while rc_server_run runs (its wake-up callback would run on every datagram)
+ * and back in it afterwards; no listener can be added meanwhile. */
+static void single_udp_listener_served_outside_epoll(void **state)
+{
+	rc_server *srv;
+	rc_client *c;
+	pthread_t t;
+	char uri[256];
+	uint32_t one = 1, r = 0;
+	int before;
+	(void)state;
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", uri, sizeof(uri)), RC_OK);
+	before = epoll_members(rc_server_fd(srv));
+	assert_true(before >= 1);
+	pthread_create(&t, NULL, runner, srv);
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &one, (rc_xdrproc)rc_xdr_u_int, &r), RC_OK);
+	assert_int_equal(r, 1);
+	/* the call was served, so rc_server_run is running */
+	assert_int_equal(epoll_members(rc_server_fd(srv)), before - 1);
+	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", NULL, 0), RC_INVAL);
+	r = 0;
+	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &one, (rc_xdrproc)rc_xdr_u_int, &r), RC_OK);
+	assert_int_equal(r, 1); /* still served */
+	rc_server_stop(srv);
+	pthread_join(t, NULL);
+	assert_int_equal(epoll_members(rc_server_fd(srv)), before);
+	rc_client_destroy(c);
+	rc_server_destroy(srv);
+}
+
 static void stale_unix_socket_replaced(void **state)
 {
 	rc_server *a, *b;
@@ -574,6 +628,7 @@ int main(void)
 		cmocka_unit_test(ipv6_loopback),
 		cmocka_unit_test(application_loop_drives_server),
 		cmocka_unit_test(stop_from_another_thread),
+		cmocka_unit_test(single_udp_listener_served_outside_epoll),
 		cmocka_unit_test(stale_unix_socket_replaced),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -75,7 +75,8 @@ void rc_server_destroy(rc_server *srv);
 /*
  * rc_server_listen -- listen on uri (udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH,
  * inproc:NAME; port 0 picks a free port). The URI actually bound (with the real port) is
- * written to bound (if not NULL, NUL-terminated, truncated to len). Returns RC_OK,
+ * written to bound (if not NULL, NUL-terminated, truncated to len). Listen before
+ * rc_server_run. Returns RC_OK, RC_INVAL (NULL srv or uri, or a running server),
  * RC_UNKNOWNPROTO, RC_UNKNOWNADDR, RC_UNKNOWNHOST, RC_LOCALERROR (bind/listen failed: errno
  * kept), RC_TOOMANY, RC_NOMEM.
  */
@@ -115,8 +116,10 @@ rc_status rc_server_set_threads(rc_server *srv, unsigned n);
 rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg);
 
 /*
- * rc_server_run -- serve until rc_server_stop. Returns RC_OK after a stop, or an error if the
- * loop could not run (RC_LOCALERROR with errno, RC_INVAL if nothing is listening).
+ * rc_server_run -- serve until rc_server_stop. A server whose only listener is UDP serves it
+ * by blocking receives (the socket leaves rc_server_fd's set until the run ends); any other
+ * runs an epoll loop. Returns RC_OK after a stop, or an error if the loop could not run
+ * (RC_LOCALERROR with errno, RC_INVAL if nothing is listening).
  */
 rc_status rc_server_run(rc_server *srv);
 
