@@ -208,7 +208,8 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 	uint32_t maxdense = 0;
 	size_t i, ns = 0;
 
-	if (srv == NULL || def == NULL || (def->nprocs > 0 && def->procs == NULL))
+	if (srv == NULL || def == NULL || (def->nprocs > 0 && def->procs == NULL) ||
+	    atomic_load(&srv->running))
 		return RC_INVAL;
 	for (i = 0; i < def->nprocs; i++) {
 		const rc_svc_proc *p = &def->procs[i];
@@ -684,7 +685,7 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 
 rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
 {
-	if (srv == NULL)
+	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
 	srv->trace = fn;
 	srv->trace_arg = arg;
@@ -717,7 +718,7 @@ rc_status rc_server_set_threads(rc_server *srv, unsigned n)
 
 rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx)
 {
-	if (srv == NULL)
+	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
 	srv->auth = fn;
 	srv->auth_ctx = ctx;

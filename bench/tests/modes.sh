@@ -156,7 +156,9 @@ assert a["calls"] == 300 and a["errors"] == 0
 assert b["trace"] == "client" and b["calls"] == 300
 steps = ("encode", "send", "wait", "decode")
 assert all(b[k + "_us"] >= 0 for k in steps) and b["wait_us"] > 0
-assert abs(sum(b[k + "_us"] for k in steps) - b["total_us"]) < 0.5 * b["total_us"]
+# the steps partition each call, so their means add up to the mean total (medians need not:
+# unpinned, some calls are same-core and some cross-core)
+assert abs(sum(b[k + "_mean_us"] for k in steps) - b["total_mean_us"]) < 0.02 * b["total_mean_us"] + 0.01
 ' "$TMPD/trc.out"; then
 	echo "ok   rc-bench-client --trace: a result line, then the client's steps"
 else

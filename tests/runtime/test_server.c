@@ -555,37 +555,90 @@ static void *runner(void *p)
 	return NULL;
 }
 
+/* A server of rt_prog1 listening on uris (NULL-terminated), the first one's URI in uri, with
+ * rc_server_run started on thread t and a client c of it that has had one call served (so
+ * the server is running). */
+static rc_server *running_server(const char *const *uris, char *uri, size_t len, pthread_t *t,
+                                 rc_client **c)
+{
+	rc_server *srv;
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	for (int i = 0; uris[i]; i++)
+		assert_int_equal(rc_server_listen(srv, uris[i], i ? NULL : uri, i ? 0 : len), RC_OK);
+	pthread_create(t, NULL, runner, srv);
+	assert_int_equal(rc_client_create(c, uri, RT_PROG, 1), RC_OK);
+	return srv;
+}
+
+/* One SLEEP(1 ms) call through c: it must succeed and return 1. */
+static void sleep_call(rc_client *c)
+{
+	uint32_t one = 1, r = 0;
+	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &one, (rc_xdrproc)rc_xdr_u_int, &r), RC_OK);
+	assert_int_equal(r, 1);
+}
+
+static void stop_running(rc_server *srv, pthread_t t, rc_client *c)
+{
+	rc_client_destroy(c);
+	rc_server_stop(srv);
+	pthread_join(t, NULL);
+}
+
 /* A server with one UDP listener serves it by blocking receives alone: the socket is out of
  * the epoll set while rc_server_run runs (its wake-up callback would run on every datagram)
  * and back in it afterwards; no listener can be added meanwhile. */
 static void single_udp_listener_served_outside_epoll(void **state)
 {
+	static const char *const udp[] = {"udp://127.0.0.1:0", NULL};
 	rc_server *srv;
 	rc_client *c;
 	pthread_t t;
 	char uri[256];
-	uint32_t one = 1, r = 0;
 	int before;
 	(void)state;
 	assert_int_equal(rc_server_create(&srv), RC_OK);
-	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
-	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", uri, sizeof(uri)), RC_OK);
-	before = epoll_members(rc_server_fd(srv));
+	assert_int_equal(rc_server_listen(srv, udp[0], NULL, 0), RC_OK);
+	before = epoll_members(rc_server_fd(srv)); /* the same set up as running_server's */
+	rc_server_destroy(srv);
 	assert_true(before >= 1);
-	pthread_create(&t, NULL, runner, srv);
-	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
-	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &one, (rc_xdrproc)rc_xdr_u_int, &r), RC_OK);
-	assert_int_equal(r, 1);
-	/* the call was served, so rc_server_run is running */
+
+	srv = running_server(udp, uri, sizeof(uri), &t, &c);
+	sleep_call(c); /* served: rc_server_run is running */
 	assert_int_equal(epoll_members(rc_server_fd(srv)), before - 1);
 	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", NULL, 0), RC_INVAL);
-	r = 0;
-	assert_int_equal(rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &one, (rc_xdrproc)rc_xdr_u_int, &r), RC_OK);
-	assert_int_equal(r, 1); /* still served */
-	rc_server_stop(srv);
-	pthread_join(t, NULL);
+	sleep_call(c);
+	stop_running(srv, t, c);
 	assert_int_equal(epoll_members(rc_server_fd(srv)), before);
-	rc_client_destroy(c);
+	rc_server_destroy(srv);
+}
+
+static uint32_t no_auth(const rc_svc_req *req, void *ctx)
+{
+	(void)req;
+	(void)ctx;
+	return 0;
+}
+
+/* What must be set before rc_server_run is refused while it runs, and the server goes on. */
+static void running_server_refuses_changes(void **state)
+{
+	static const char *const both[] = {"tcp://127.0.0.1:0", "udp://127.0.0.1:0", NULL};
+	rc_server *srv;
+	rc_client *c;
+	pthread_t t;
+	char uri[256];
+	(void)state;
+	srv = running_server(both, uri, sizeof(uri), &t, &c);
+	sleep_call(c);
+	assert_int_equal(rc_server_register(srv, &rt_prog2, NULL), RC_INVAL);
+	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", NULL, 0), RC_INVAL);
+	assert_int_equal(rc_server_set_auth(srv, no_auth, NULL), RC_INVAL);
+	assert_int_equal(rc_server_set_trace(srv, NULL, NULL), RC_INVAL);
+	assert_int_equal(rc_server_set_threads(srv, 4), RC_INVAL);
+	sleep_call(c);
+	stop_running(srv, t, c);
 	rc_server_destroy(srv);
 }
 
@@ -629,6 +682,7 @@ int main(void)
 		cmocka_unit_test(application_loop_drives_server),
 		cmocka_unit_test(stop_from_another_thread),
 		cmocka_unit_test(single_udp_listener_served_outside_epoll),
+		cmocka_unit_test(running_server_refuses_changes),
 		cmocka_unit_test(stale_unix_socket_replaced),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

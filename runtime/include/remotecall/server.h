@@ -57,8 +57,8 @@ typedef struct rc_svc_prog {
  * rc_server_register -- serve def on this server; ctx is handed to every call of it (see
  * rc_svc_req_context). def must outlive the server (idlc's tables are static). Register before
  * rc_server_run (the dispatch table is read without a lock while serving). Returns RC_OK,
- * RC_INVAL (NULL def, duplicate procedure numbers, or (prog, vers) already registered),
- * RC_NOMEM.
+ * RC_INVAL (NULL def, duplicate procedure numbers, (prog, vers) already registered, or a
+ * running server), RC_NOMEM.
  */
 rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx);
 
@@ -111,7 +111,7 @@ rc_status rc_server_set_threads(rc_server *srv, unsigned n);
  * the server serves (<remotecall/trace.h>: RC_TP_SRV_RECEIVED .. RC_TP_SRV_SENT), on the
  * thread serving it -- with worker threads, from several threads at once. fn NULL turns
  * tracing off (the default). Set it before rc_server_run. Nothing is copied or allocated; arg
- * stays the caller's. Returns RC_OK, or RC_INVAL for a NULL server.
+ * stays the caller's. Returns RC_OK, or RC_INVAL for a NULL or running server.
  */
 rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg);
 
@@ -169,7 +169,8 @@ const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req);
  * call with an AUTH_ERROR reply.
  */
 typedef uint32_t (*rc_svc_authfn)(const rc_svc_req *req, void *ctx);
-/* rc_server_set_auth -- install (fn) or remove (NULL) the hook; set it before rc_server_run. */
+/* rc_server_set_auth -- install (fn) or remove (NULL) the hook; set it before rc_server_run.
+ * Returns RC_OK, or RC_INVAL for a NULL or running server. */
 rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx);
 
 /* rc_svc_req_context -- the ctx given to rc_server_register for this call's program. */
