@@ -110,6 +110,34 @@ static void replies_and_junk_are_dropped(void **state)
 	close(fd);
 }
 
+/* The epoll loop serves datagrams one per event while calls and replies alternate; a burst
+ * that follows must still be answered whole (the rest of the queue keeps the socket ready). */
+static void datagram_burst_after_ping_pong(void **state)
+{
+	enum { BURST = 48 };
+	unsigned char m[64], r[64];
+	bool seen[BURST] = {false};
+	int fd = udp_to(S.uri[0]), rcv = 1 << 20;
+	(void)state;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	for (uint32_t k = 0; k < 3; k++) {
+		for (uint32_t i = 0; i < 20; i++) /* one at a time */
+			assert_int_equal(exchange(fd, m, mkcall(m, 1000 + i, 2, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0), r, sizeof(r)), 24);
+		for (uint32_t i = 0; i < BURST; i++) { /* then all at once */
+			size_t n = mkcall(m, 5000 + i, 2, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0);
+			assert_int_equal(send(fd, m, n, 0), (ssize_t)n);
+		}
+		memset(seen, 0, sizeof(seen));
+		for (int i = 0; i < BURST; i++) {
+			assert_int_equal(recv(fd, r, sizeof(r), 0), 24);
+			uint32_t x = get32(r) - 5000;
+			assert_true(x < BURST && !seen[x]);
+			seen[x] = true;
+		}
+	}
+	close(fd);
+}
+
 static void malformed_auth_sys_is_badcred(void **state)
 {
 	unsigned char m[1024], r[256], body[600];
@@ -668,6 +696,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rpc_version_3_gets_rpc_mismatch),
 		cmocka_unit_test(replies_and_junk_are_dropped),
+		cmocka_unit_test(datagram_burst_after_ping_pong),
 		cmocka_unit_test(malformed_auth_sys_is_badcred),
 		cmocka_unit_test(trailing_and_truncated_args_are_garbage),
 		cmocka_unit_test(retransmission_runs_once),
