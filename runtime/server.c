@@ -1534,7 +1534,7 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	rc__wctx w;
 	rc_status st;
 
-	if (srv == NULL)
+	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.rbuf = srv->step_rbuf; /* kept between steps */
@@ -1577,9 +1577,8 @@ rc_status rc_server_run(rc_server *srv)
 	unsigned n, started = 0;
 	bool single;
 
-	if (srv == NULL || srv->nlsn == 0)
-		return RC_INVAL;
-	atomic_store(&srv->running, true); /* from here on no listener is added */
+	if (srv == NULL || srv->nlsn == 0 || atomic_exchange(&srv->running, true))
+		return RC_INVAL; /* from here on (or already) running: no listener is added */
 	n = srv->threads > 1 ? srv->threads : 1;
 	single = rc__single_dgram(srv);
 	if (single) {

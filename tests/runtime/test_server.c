@@ -665,6 +665,8 @@ static void running_server_refuses_changes(void **state)
 	assert_int_equal(rc_server_set_auth(srv, no_auth, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_trace(srv, NULL, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_threads(srv, 4), RC_INVAL);
+	assert_int_equal(rc_server_run(srv), RC_INVAL); /* a second loop */
+	assert_int_equal(rc_server_step(srv, 0), RC_INVAL);
 	sleep_call(c);
 	stop_running(srv, t, c);
 	rc_server_destroy(srv);

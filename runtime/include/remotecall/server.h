@@ -119,7 +119,7 @@ rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg);
  * rc_server_run -- serve until rc_server_stop. A server whose only listener is UDP serves it
  * by blocking receives (the socket leaves rc_server_fd's set until the run ends); any other
  * runs an epoll loop. Returns RC_OK after a stop, or an error if the loop could not run
- * (RC_LOCALERROR with errno, RC_INVAL if nothing is listening).
+ * (RC_LOCALERROR with errno, RC_INVAL if nothing is listening or it is running already).
  */
 rc_status rc_server_run(rc_server *srv);
 
@@ -130,7 +130,8 @@ void rc_server_stop(rc_server *srv);
 /*
  * For the application's own loop: rc_server_fd is one descriptor (an epoll set) that becomes
  * readable when the server has work; then call rc_server_step(srv, 0). rc_server_step(srv,
- * timeout_ms) also waits up to timeout_ms itself. Returns RC_OK or RC_LOCALERROR.
+ * timeout_ms) also waits up to timeout_ms itself. Returns RC_OK, RC_LOCALERROR, or RC_INVAL
+ * (NULL srv, or rc_server_run is serving it).
  */
 int rc_server_fd(rc_server *srv);
 rc_status rc_server_step(rc_server *srv, int timeout_ms);
