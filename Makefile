@@ -33,15 +33,23 @@ test-sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# The unit tests (test_*: runtime, transports, security, XDR, idlc) under ThreadSanitizer --
-# the client's lock-free fast path, the server's worker threads and jobs. (The script-driven
-# tests start the benchmark programs, which this build leaves out.) Run without address-space
-# randomisation (setarch -R): with the kernel's larger mmap_rnd_bits, TSAN's fixed shadow
-# layout can collide with a random mapping.
+# The whole suite under ThreadSanitizer -- the client's lock-free fast path, the server's worker
+# threads and jobs, and every remotecall program the test scripts start (benchmark clients in
+# async, multi and threaded modes, threaded servers). Each process writes its reports to
+# tsan-logs/ (a server stopped by a signal exits 0 all the same, so a script would not notice
+# them), and any report fails the pass. Run without address-space randomisation (setarch -R):
+# with the kernel's larger mmap_rnd_bits, TSAN's fixed shadow layout can collide with a random
+# mapping.
+TSAN_LOGS = $(abspath $(BUILD)-tsan)/tsan-logs
 test-tsan: deps
-	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DRC_SANITIZE=thread -DRC_BUILD_BENCH=OFF >/dev/null
+	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DRC_SANITIZE=thread -DRC_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(BUILD)-tsan -j $(JOBS)
-	@cd $(BUILD)-tsan && setarch $$(uname -m) -R ctest --output-on-failure -j $(JOBS) --timeout 900 -R '^test_'
+	@rm -rf $(TSAN_LOGS) && mkdir -p $(TSAN_LOGS)
+	@cd $(BUILD)-tsan && TSAN_OPTIONS="log_path=$(TSAN_LOGS)/tsan $${TSAN_OPTIONS:-}" \
+		setarch $$(uname -m) -R ctest --output-on-failure -j $(JOBS) --timeout 900; st=$$?; \
+	if [ -n "$$(ls -A $(TSAN_LOGS))" ]; then \
+		cat $(TSAN_LOGS)/*; echo "test-tsan: ThreadSanitizer reports above ($(TSAN_LOGS))"; exit 1; \
+	fi; exit $$st
 
 # The whole suite under valgrind memcheck: ctest's memcheck driver runs each test program under
 # valgrind, and RC_VALGRIND=1 makes the test scripts run remotecall's own programs (servers,
