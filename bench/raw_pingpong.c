@@ -3,9 +3,9 @@
  * blocking send + blocking receive, no marshalling (Elliott & Nutt's "Program Three" (UDP)
  * and "Program Four" (TCP)).
  *
- *   raw-pingpong --server URI
+ *   raw-pingpong --server URI [--null-rpc]
  *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]
- *                [--max-seconds S] [--json]
+ *                [--max-seconds S] [--null-rpc] [--json]
  *
  * --wait select: before reading each reply the client waits in select() (with a 25 s timeout,
  * as Sun RPC's clntudp_call did) instead of blocking in recv() straight away: Elliott &
@@ -16,6 +16,12 @@
  * same. The server prints "listening URI" (real port) and runs until SIGINT/SIGTERM. The
  * client checks every reply's length and bytes and prints the keys the RPC clients print
  * (impl "raw", mode "pingpong", proc "raw").
+ *
+ * --null-rpc (UDP): the same loop carrying a real ONC RPC exchange with nothing around it. The
+ * client sends bench.x's BENCH_NULL call (40 bytes, a new xid each time) and checks the 24-byte
+ * reply's xid and header; the server answers any call with a successful 24-byte reply. Against
+ * remotecall's server and client (proc "null") they measure what each side of remotecall adds
+ * to the round trip, in place: rc-bench-client -> raw server, raw client -> rc-bench-server.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,14 +43,31 @@
 static const char *progname = "raw-pingpong";
 static volatile sig_atomic_t g_stop;
 #define MAX_UDP 65507u
+#define NULL_CALL_LEN 40u  /* xid CALL 2 prog vers proc, AUTH_NONE credential and verifier */
+#define NULL_REPLY_LEN 24u /* xid REPLY MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+#define NULL_PROG 0x20524300u /* bench.x: BENCH_PROG, version 1, BENCH_NULL = 0 */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	uint32_t be = htonl(v);
+	memcpy(p, &be, 4);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t be;
+	memcpy(&be, p, 4);
+	return ntohl(be);
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: %s --server URI\n"
+	        "usage: %s --server URI [--null-rpc]\n"
 	        "       %s --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]\n"
-	        "                 [--max-seconds S] [--json]\n"
-	        "  URI is udp://HOST:PORT or tcp://HOST:PORT (server: port 0 picks one)\n",
+	        "                 [--max-seconds S] [--null-rpc] [--json]\n"
+	        "  URI is udp://HOST:PORT or tcp://HOST:PORT (server: port 0 picks one)\n"
+	        "  --null-rpc  (UDP) send BENCH_NULL calls / answer calls with a 24-byte reply\n",
 	        progname, progname);
 }
 
@@ -121,7 +144,7 @@ static void *tcp_conn(void *p)
 	return NULL;
 }
 
-static int run_server(const char *uri)
+static int run_server(const char *uri, bool rpc)
 {
 	bench_uri u;
 	char err[300];
@@ -138,6 +161,10 @@ static int run_server(const char *uri)
 	/* TCP only: on UDP, SO_REUSEADDR lets bind(port 0) hand out a port another socket holds */
 	if (u.tcp)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (rpc && u.tcp) {
+		fprintf(stderr, "%s: --null-rpc is for UDP\n", progname);
+		return 2;
+	}
 	if (bind(fd, (struct sockaddr *)&u.addr, u.addrlen) < 0 ||
 	    (u.tcp && listen(fd, 64) < 0)) {
 		fprintf(stderr, "%s: %s: %s\n", progname, uri, strerror(errno));
@@ -180,6 +207,13 @@ static int run_server(const char *uri)
 			ssize_t n = recvfrom(fd, buf, MAX_UDP, 0, (struct sockaddr *)&from, &fl);
 			if (n < 0)
 				continue;
+			if (rpc) {
+				if ((size_t)n < NULL_CALL_LEN || get32(buf + 4) != 0)
+					continue; /* not a call */
+				put32(buf + 4, 1); /* REPLY; the xid stays */
+				memset(buf + 8, 0, NULL_REPLY_LEN - 8);
+				n = NULL_REPLY_LEN;
+			}
 			sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
 		}
 		free(buf);
@@ -203,13 +237,24 @@ static bool wait_readable(int fd)
 	}
 }
 
+/* A reply to call xid: REPLY, MSG_ACCEPTED, an empty AUTH_NONE verifier, SUCCESS. */
+static bool null_reply_ok(const unsigned char *in, size_t got, uint32_t xid)
+{
+	return got == NULL_REPLY_LEN && get32(in) == xid && get32(in + 4) == 1 && get32(in + 8) == 0 &&
+	       get32(in + 12) == 0 && get32(in + 16) == 0 && get32(in + 20) == 0;
+}
+
 static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t warmup, bool json,
-                      bool sel, uint64_t max_ns)
+                      bool sel, uint64_t max_ns, bool rpc)
 {
 	bench_uri u;
 	char err[300];
 	if (!bench_parse_uri(uri, &u, err, sizeof err) || !u.has_port) {
 		fprintf(stderr, "%s: %s\n", progname, u.has_port ? err : "the URI needs a port");
+		return 2;
+	}
+	if (rpc && (u.tcp || size)) {
+		fprintf(stderr, "%s: --null-rpc is for UDP, without --size\n", progname);
 		return 2;
 	}
 	if (!u.tcp && size > MAX_UDP) {
@@ -229,8 +274,16 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 		struct timeval tv = {5, 0}; /* a lost datagram fails the run instead of hanging */
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	}
+	if (rpc)
+		size = NULL_CALL_LEN; /* the call goes out; the reply is checked by its header */
 	unsigned char *out = bench_xmalloc(size), *in = bench_xmalloc(size + 1);
+	uint32_t xid = (uint32_t)bench_now_ns();
 	bench_fill_pattern(out, size);
+	if (rpc) {
+		static const uint32_t call[10] = {0, 0, 2, NULL_PROG, 1, 0, 0, 0, 0, 0};
+		for (int k = 0; k < 10; k++)
+			put32(out + 4 * k, call[k]);
+	}
 	uint64_t *lat = bench_xmalloc(calls * sizeof *lat);
 	uint64_t total = warmup + calls, t0 = 0, made = 0;
 	for (uint64_t i = 0; i < total; i++) {
@@ -248,6 +301,8 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 			     read_full(fd, &rl, 4) &&
 			     (got = ntohl(rl)) == size && read_full(fd, in, size);
 		} else {
+			if (rpc)
+				put32(out, ++xid);
 			ok = send(fd, out, size, 0) == (ssize_t)size;
 			if (ok && sel)
 				ok = wait_readable(fd);
@@ -255,10 +310,10 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 				ssize_t n = recv(fd, in, size + 1, 0);
 				ok = n >= 0;
 				got = ok ? (size_t)n : 0;
-				ok = ok && got == size;
+				ok = ok && (rpc ? null_reply_ok(in, got, xid) : got == size);
 			}
 		}
-		if (!ok || !bench_check_pattern(in, size)) {
+		if (!ok || (!rpc && !bench_check_pattern(in, size))) {
 			fprintf(stderr, "%s: %s: call %llu failed: %s\n", progname, uri,
 			        (unsigned long long)i,
 			        errno ? strerror(errno) : "reply of the wrong size or content");
@@ -275,8 +330,8 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 		.mode = sel ? "select" : "pingpong",
 		.uri = uri,
 		.dests = 1,
-		.proc = "raw",
-		.size = size,
+		.proc = rpc ? "null" : "raw",
+		.size = rpc ? 0 : size,
 		.calls = made,
 		.errors = 0,
 		.threads = 1,
@@ -304,12 +359,13 @@ int main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"wait", required_argument, NULL, 'W'},
 		{"max-seconds", required_argument, NULL, 'M'},
+		{"null-rpc", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *client = NULL;
 	uint64_t size = 0, calls = 10000, warmup = 100;
-	bool json = false, sel = false;
+	bool json = false, sel = false, rpc = false;
 	uint64_t max_ns = 0;
 	int c;
 	opterr = 0;
@@ -339,6 +395,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'j': json = true; break;
+		case 'R': rpc = true; break;
 		case 'M': {
 			char *end;
 			double sec = strtod(optarg, &end);
@@ -370,5 +427,6 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return server ? run_server(server) : run_client(client, (size_t)size, calls, warmup, json, sel, max_ns);
+	return server ? run_server(server, rpc)
+	              : run_client(client, (size_t)size, calls, warmup, json, sel, max_ns, rpc);
 }

@@ -135,6 +135,14 @@ expect_fail "bad --work-dist" 2 "bad --work-dist" "$BIN/rc-bench-server" --work-
 start rw "$BIN/raw-pingpong" --server udp://127.0.0.1:0
 json "raw-pingpong --wait select" 'r["mode"] == "select" and r["errors"] == 0 and r["size"] == 4' \
 	"$BIN/raw-pingpong" --client "$rw_udp" --wait select --size 4 --calls 200 --json
+start nr "$BIN/raw-pingpong" --server udp://127.0.0.1:0 --null-rpc
+json "raw-pingpong --null-rpc client against rc-bench-server (headers checked)" 'r["impl"] == "raw" and r["proc"] == "null" and r["calls"] == 300 and r["errors"] == 0' \
+	"$BIN/raw-pingpong" --client "$rc_udp" --null-rpc --calls 300 --json
+json "rc-bench-client against raw-pingpong --null-rpc" 'r["impl"] == "remotecall" and r["proc"] == "null" and r["calls"] == 300 and r["errors"] == 0' \
+	"$C" --uri "$nr_udp" --proc null --calls 300 --json
+expect_fail "raw-pingpong --null-rpc: an echo is not a reply" 1 "wrong size or content" \
+	"$BIN/raw-pingpong" --client "$rw_udp" --null-rpc --calls 3
+expect_fail "raw-pingpong --null-rpc is for UDP" 2 "for UDP" "$BIN/raw-pingpong" --client tcp://127.0.0.1:9 --null-rpc
 json "rc-bench-local inproc echo (verified)" 'r["mode"] == "inproc" and r["calls"] == 1000 and r["size"] == 4000' \
 	"$BIN/rc-bench-local" --what inproc --proc echo --size 4000 --calls 1000 --json
 json "rc-bench-local steps (one JSON line, every step)" 'r["bench"] == "steps" and all(r[k] >= 0 for k in ("enc_us", "send_us", "wait_us", "recv_us", "dec_us", "srv_recv_us", "srv_send_us", "srv_decode_dispatch_us"))' \
