@@ -321,6 +321,31 @@ def en_cell(run, where, pin, tr, impl, mode, arg, key="median_us"):
     return agg(v)
 
 
+def en_split(split):
+    """Where the null call's time over the 0-byte ping-pong goes, from the same interleaved
+    trials: the same call and reply exchanged by hand on both sides (hh), and with remotecall's
+    server (hr) or client (rh) on one side. Medians of each trial's differences, µs."""
+    rows = []
+    for pin, byt in split:
+        d = lambda a, b: [v[a] - v[b] for v in byt.values() if a in v and b in v]
+        parts = [d("hh", "raw0"), d("hr", "hh"), d("rh", "hh"), d("rc", "raw0")]
+        if not all(parts):
+            continue
+        hh = statistics.median([v["hh"] for v in byt.values() if "hh" in v])
+        rows.append([f"{pin} core{'s' if pin == 'cross' else ''}", len(parts[0]), fnum(hh, 2)]
+                    + [f"{statistics.median(x):+.2f}" for x in parts])
+    if not rows:
+        return ""
+    return ("\n**Where the time over raw goes, in place.** `raw-pingpong --null-rpc` exchanges the null "
+            "call's 40-byte request and 24-byte reply with nothing around them; paired with remotecall's "
+            "server (*hand → rc server*) or client (*rc client → hand*), it shows what each side of "
+            "remotecall adds to a round trip. Medians of each trial's differences, µs; the first three "
+            "columns of differences add up to about the last.\n\n"
+            + md_table(["cores", "trials", "hand ↔ hand µs", "wire bytes (hand ↔ hand − raw 0 B)",
+                        "server (hand → rc server − hand ↔ hand)", "client (rc client → hand − hand ↔ hand)",
+                        "remotecall − raw 0 B"], rows))
+
+
 def sec_en(run, targets):
     L = ["## 1. Elliott & Nutt, Tables 2–3: the cost of a call\n"]
     if not run.ran("en"):
@@ -433,14 +458,15 @@ def sec_en(run, targets):
                  "share* is remotecall's time over raw (0 B) as a share of libtirpc's time over raw: the target "
                  "asks for at most a third. The 1-byte series is what any datagram that carries data costs: an "
                  "empty one takes a shorter path through the kernel, and an RPC message is never empty.\n")
-        rows = []
+        rows, split = [], []
         for pin in pins:
             byt = defaultdict(dict)
             for r in tg:
                 if r.get("pin") != pin:
                     continue
-                key = {"remotecall": "rc", "tirpc": "ti"}.get(r.get("impl"), f"raw{r.get('size')}")
+                key = r.get("role") or {"remotecall": "rc", "tirpc": "ti"}.get(r.get("impl"), f"raw{r.get('size')}")
                 byt[r["trial"]][key] = r["median_us"]
+            split.append((pin, byt))
             r0 = [v["rc"] / v["raw0"] for v in byt.values() if "rc" in v and v.get("raw0")]
             r40 = [v["rc"] / v["raw40"] for v in byt.values() if "rc" in v and v.get("raw40")]
             r1 = [v["rc"] / v["raw1"] for v in byt.values() if "rc" in v and v.get("raw1")]
@@ -474,6 +500,7 @@ def sec_en(run, targets):
                            f"0-byte UDP ping-pong ({fratio(med40)}× one carrying the same 40 bytes)")
         L.append(md_table(["cores", "trials", "remotecall null µs", "raw 0 B µs", "raw 1 B µs", "raw 40 B µs", "libtirpc null µs",
                            "÷ raw 0 B (range)", "÷ raw 1 B (range)", "÷ raw 40 B (range)", "overhead share of libtirpc's", "target"], rows))
+        L.append(en_split(split))
     for pin in pins:
         t = en_cell(run, "local", pin, "udp", "tirpc", "block", "noarg")
         b = en_cell(run, "local", pin, "udp", "raw", "pingpong", "noarg")

@@ -393,9 +393,13 @@ exp_en() {
 				# bytes (and libtirpc's null call), interleaved, more trials (the
 				# ratio of each trial counts). remotecall's server listens on UDP alone, as the
 				# raw server does (one socket, one blocking receive a request), so the two
-				# servers do the same system calls.
+				# servers do the same system calls. Then the same exchange hand-made on both
+				# sides (raw-pingpong --null-rpc: 40-byte call, 24-byte reply) and with
+				# remotecall on one side only: what the wire bytes, remotecall's server and
+				# its client each add, in place (role hh, hr, rh).
 				local u0 k t0
 				srv RCT $where "$sc" "$B/rc-bench-server" --listen "udp://$H:0"
+				srv RWN $where "$sc" "$B/raw-pingpong" --server "udp://$H:0" --null-rpc
 				u0=$(uri_of "$RCT" udp)
 				t0=$(uri_of "$TIS" udp)
 				for k in $(seq 1 $TARGET_TRIALS); do
@@ -407,8 +411,13 @@ exp_en() {
 					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 1 --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 					rec "$tg" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWU --size 40 --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 					rec "$tg" 120 taskset -c "$cc" "$B/tirpc-bench-client" --uri "$t0" --proc null --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
+					[ -n "$RWN" ] || continue
+					rec "$tg,\"role\":\"hh\"" 120 taskset -c "$cc" "$B/raw-pingpong" --client $RWN --null-rpc --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg,\"role\":\"hr\"" 120 taskset -c "$cc" "$B/raw-pingpong" --client "$u0" --null-rpc --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
+					rec "$tg,\"role\":\"rh\"" 120 taskset -c "$cc" "$B/rc-bench-client" --uri $RWN --proc null --warmup 1000 --calls $CALLS --max-seconds $MAXS --json
 				done
 				stop "$RCT_PID"
+				[ -z "$RWN" ] || stop "$RWN_PID"
 			fi
 			for t in $(seq 1 $TRIALS); do
 				for a in noarg 2byte 4byte; do
