@@ -88,6 +88,7 @@ struct rc__conn {
 	uint32_t armed;        /* epoll interest currently set */
 	bool busy;             /* a worker is serving it */
 	bool doomed;           /* shut down by the sweeper: its worker closes it */
+	unsigned lone;         /* one thread: non-zero while requests come one an event (rc__conn_serve) */
 	/* With worker threads (rc__conn_serve_mt): requests on one connection run in parallel. */
 	pthread_mutex_t wmu;   /* the output queue and sends: jobs reply concurrently */
 	int outfd;             /* a dup of the socket, armed for EPOLLOUT while output waits; or -1 */
@@ -990,7 +991,7 @@ static rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
 static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 {
 	bool broken = false;
-	int reads = 0;
+	int reads = 0, served = 0;
 
 	(void)events;
 	if (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken)
@@ -1008,10 +1009,13 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 				break;
 		}
 		st = rc__conn_next(c, &reads, &msg, &len);
-		if (st == RC_AGAIN)
+		if (st == RC_AGAIN) {
+			c->lone = served <= 1;
 			break;
+		}
 		if (st != RC_OK)
 			goto dead; /* closed, reset, or a record over the cap */
+		served++;
 		uint64_t t_rcv = rc__trace_t0(srv);
 		c->last_active = rc__now();
 		c->partial_since = 0; /* a record completed: the stall clock starts again */
@@ -1023,6 +1027,11 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			goto dead;
 		if (rlen > 0 && c->outlen == c->outoff)
 			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent, not queued */
+		/* While calls and replies alternate, one request an event: skip the read that would
+		 * only return EAGAIN (the descriptor is level-triggered: more input brings us back),
+		 * reading on every 8th event to notice a batch. As with datagrams (rc__dgram_event). */
+		if (!more && c->outlen == c->outoff && c->lone > 0 && (c->lone++ & 7) != 0)
+			break;
 	}
 	if (broken || (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken))
 		goto dead;
