@@ -317,6 +317,10 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 			fprintf(stderr, "%s: %s: call %llu failed: %s\n", progname, uri,
 			        (unsigned long long)i,
 			        errno ? strerror(errno) : "reply of the wrong size or content");
+			close(fd);
+			free(lat);
+			free(in);
+			free(out);
 			return 1;
 		}
 		if (i >= warmup) {
