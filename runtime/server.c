@@ -62,9 +62,7 @@ typedef struct rc__lsn {
 	bool dgram;
 	bool paused; /* accept hit the descriptor limit: off the epoll set for a while */
 	int64_t resume_at;
-	/* datagrams, epoll loop, one thread: non-zero while they come one at a time (see
-	 * rc__dgram_event); counts those events */
-	unsigned lone;
+	unsigned lone; /* one thread: non-zero while datagrams come one an event (rc__lone_skip) */
 	char uri[RC_URI_MAX];
 } rc__lsn;
 
@@ -88,7 +86,7 @@ struct rc__conn {
 	uint32_t armed;        /* epoll interest currently set */
 	bool busy;             /* a worker is serving it */
 	bool doomed;           /* shut down by the sweeper: its worker closes it */
-	unsigned lone;         /* one thread: non-zero while requests come one an event (rc__conn_serve) */
+	unsigned lone;         /* one thread: non-zero while requests come one an event (rc__lone_skip) */
 	/* With worker threads (rc__conn_serve_mt): requests on one connection run in parallel. */
 	pthread_mutex_t wmu;   /* the output queue and sends: jobs reply concurrently */
 	int outfd;             /* a dup of the socket, armed for EPOLLOUT while output waits; or -1 */
@@ -972,6 +970,18 @@ static bool rc__conn_flush(rc__conn *c, bool *broken)
 	return true;
 }
 
+/*
+ * The one-thread epoll loop while requests come one an event (*lone non-zero: set after an
+ * event that served at most one before its read said EAGAIN), as calls and replies alternate:
+ * whether to stop after the one served and skip the read that would only say EAGAIN (~0.3 us
+ * a call; the descriptor is level-triggered, so more input brings the event back). Every 8th
+ * time it reads on, to notice a batch.
+ */
+static inline bool rc__lone_skip(unsigned *lone)
+{
+	return *lone > 0 && ((*lone)++ & 7) != 0;
+}
+
 /* The next complete request on a connection: RC_OK, RC_AGAIN (none yet, or 16 reads made this
  * turn: level-triggered epoll brings us back for the rest), or the transport's error. */
 static rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
@@ -1027,10 +1037,8 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			goto dead;
 		if (rlen > 0 && c->outlen == c->outoff)
 			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent, not queued */
-		/* While calls and replies alternate, one request an event: skip the read that would
-		 * only return EAGAIN (the descriptor is level-triggered: more input brings us back),
-		 * reading on every 8th event to notice a batch. As with datagrams (rc__dgram_event). */
-		if (!more && c->outlen == c->outoff && c->lone > 0 && (c->lone++ & 7) != 0)
+		/* one request an event: stop here (records already read are served first) */
+		if (!more && c->outlen == c->outoff && rc__lone_skip(&c->lone))
 			break;
 	}
 	if (broken || (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken))
@@ -1190,6 +1198,19 @@ static void rc__conn_broken(rc_server *srv, rc__conn *c)
 	}
 }
 
+/* A job or the output handler is done with c (called under srv->mu, which it releases): shut
+ * c down if sending broke, else re-arm it if it was held and is back under its limits; then
+ * drop the caller's reference. */
+static void rc__conn_done(rc_server *srv, rc__conn *c, bool broken)
+{
+	if (broken)
+		rc__conn_broken(srv, c);
+	else
+		rc__conn_unhold(srv, c);
+	pthread_mutex_unlock(&srv->mu);
+	rc__conn_unref(srv, c);
+}
+
 /* Arm the output descriptor, which then holds a reference of its own (under c->wmu, not
  * armed, by a holder of a reference). False: no descriptor. */
 static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
@@ -1235,12 +1256,7 @@ static void rc__conn_out(rc_server *srv, rc__conn *c)
 	broken = !rc__conn_push_out(srv, c); /* re-armed, with a new reference, if output remains */
 	pthread_mutex_unlock(&c->wmu);
 	pthread_mutex_lock(&srv->mu);
-	if (broken)
-		rc__conn_broken(srv, c);
-	else
-		rc__conn_unhold(srv, c);
-	pthread_mutex_unlock(&srv->mu);
-	rc__conn_unref(srv, c);
+	rc__conn_done(srv, c, broken);
 }
 
 /*
@@ -1284,12 +1300,7 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_firs
 	c->jobs--;
 	c->jobbytes -= len;
 	c->last_active = rc__now();
-	if (broken)
-		rc__conn_broken(srv, c);
-	else
-		rc__conn_unhold(srv, c);
-	pthread_mutex_unlock(&srv->mu);
-	rc__conn_unref(srv, c);
+	rc__conn_done(srv, c, broken); /* after the counts: re-arming looks at them */
 }
 
 /*
@@ -1446,15 +1457,14 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int f
 /*
  * A datagram listener's epoll event. With worker threads: one datagram, then the one-shot
  * socket is re-armed for the next worker. With one thread: up to 64 while they come in
- * batches (one receive each, the last saying EAGAIN); while they come one at a time, as
- * calls and replies alternate, just the one the event announced -- the receive that would
- * only say EAGAIN cost ~0.3 us a call -- with a drain every 8th event to notice a batch.
+ * batches (one receive each, the last saying EAGAIN); while they come one at a time, just the
+ * one the event announced (rc__lone_skip).
  */
 static void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l)
 {
 	if (srv->threads > 1) {
 		rc__dgram_serve(srv, w, l, 1, MSG_DONTWAIT, true);
-	} else if (l->lone > 0 && (l->lone++ & 7) != 0) {
+	} else if (rc__lone_skip(&l->lone)) {
 		rc__dgram_serve(srv, w, l, 1, MSG_DONTWAIT, false);
 	} else {
 		l->lone = rc__dgram_serve(srv, w, l, 64, MSG_DONTWAIT, false) <= 1;
