@@ -9,8 +9,17 @@
  * rc_async_wait or rc_client_advance. Completion callbacks run only from rc_client_advance,
  * rc_async_wait and rc_client_destroy, never under the client's lock.
  *
+ * One engine: every call is started (rc__start: encoded, registered in flight, sent) and then
+ * waited for (rc__drive), whether the caller blocks in rc_call, waits in rc_async_wait or is
+ * driven from its own loop through rc_client_advance; every reply is decoded by one function
+ * (rc__decode) and every call completes once (rc__complete). A blocking call on an idle client
+ * first tries one step that needs no lock (rc__fast: send, one receive); anything unusual hands
+ * it to the engine, registered as in flight.
+ *
  * UDP calls are retransmitted with the same xid, with doubling intervals, inside the call's
- * total deadline. A stream connection that broke is reopened by the next call.
+ * total deadline. A stream connection that broke is reopened by the next call, within that
+ * call's deadline and without the client's lock held. The client never touches a socket: the
+ * transport (transports/transport.h) frames, queues and sends.
  */
 #include <errno.h>
 #include <poll.h>
@@ -27,9 +36,9 @@
 #include "runtime/rpc.h"
 
 #define RC__MAX_RETRY_MS 4000u
-#define RC__CLIENT_MAX_RECORD ((size_t)64 << 20)
-#define RC__STACK_MSG 2048
 #define RC__IDLE_CHECK_NS 200000LL /* probe a stream idle this long before using it */
+#define RC__OQ_BLOCK ((size_t)4 << 20) /* queued output beyond which a started call waits */
+#define RC__RETIRED_MAX 16             /* replaced header templates kept before waiting */
 
 /* REPLY (1) then MSG_ACCEPTED (0), as the 8 bytes lie on the wire, read as one word. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -52,6 +61,8 @@ struct rc_async {
 	bool has_cb;
 	bool released; /* no-callback handle released while in flight: free at completion */
 	bool starting; /* rc__start has not returned: another thread must not free it yet */
+	bool handle;   /* a started call without callback: in the client's handle list */
+	rc_async *hnext, *hprev; /* that list (the handles rc_client_destroy orphans) */
 	rc_async_cb cb;
 	void *udata;
 	/* datagram retransmission: the message (headroom before it) and its timers */
@@ -66,19 +77,27 @@ struct rc_async {
 	uint64_t tr_begin, tr_encoded;
 };
 
+/* A call-header template: xid, CALL, 2, prog, vers, proc, cred, verf. Replaced whole (never
+ * rewritten in place) when the credentials change, because the fast path copies it without the
+ * lock; a replaced one is freed once no fast path can be reading it (rc__retire). */
+typedef struct rc__hdr {
+	struct rc__hdr *next; /* the retired list */
+	size_t len;
+	unsigned char b[24 + 8 + RC__MAX_AUTH_BYTES + 8];
+} rc__hdr;
+
 struct rc_client {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	pthread_mutex_t smu; /* one sender at a time on a stream; guards the fields below */
+	pthread_mutex_t smu; /* one sender at a time on a stream; guards cork */
 	/*
 	 * Corking: while rc_client_advance runs completion callbacks, calls they start on a
-	 * stream are queued here and leave in one send afterwards (pipelined calls cost one
-	 * system call per batch, not one per call).
+	 * stream are gathered in the transport's output queue (RC_TPF_MORE) and leave in one
+	 * write afterwards (pipelined calls cost one system call per batch, not one per call).
 	 */
 	int cork;
-	unsigned char *outq;
-	size_t outlen, outcap;
-	rc_tp *outq_tp; /* the connection the queue was built for */
+	atomic_bool queued; /* the transport holds output not yet sent (the fast path then waits) */
+	bool connecting;    /* under mu: a thread is connecting without the lock */
 	const rc_tp_kind *kind;
 	rc_uri uri;
 	rc_tp *tp; /* NULL while a stream is disconnected */
@@ -103,9 +122,11 @@ struct rc_client {
 	rc_async *pending;
 	size_t npending;
 	rc_async *doneq, *doneq_tail; /* completed calls whose callbacks have not run */
-	/* call header template: xid, CALL, 2, prog, vers, proc, cred, verf */
-	unsigned char hdr[24 + 8 + RC__MAX_AUTH_BYTES + 8];
-	size_t hdrlen;
+	rc_async *handles;            /* started calls without callback, not yet released */
+	rc__hdr *hdr;                 /* the current template (atomic: the fast path reads it) */
+	rc__hdr *retired;             /* under mu: replaced templates not yet freed */
+	unsigned nretired;
+	rc__hdr hdr0;                 /* the first template, never freed */
 	rc_trace_fn trace; /* NULL: off */
 	void *trace_arg;
 };
@@ -157,34 +178,18 @@ char *rc_error_format(const rc_error *err, char *buf, size_t len)
 	return buf;
 }
 
-static int64_t rc__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void rc__put32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v >> 24);
-	p[1] = (unsigned char)(v >> 16);
-	p[2] = (unsigned char)(v >> 8);
-	p[3] = (unsigned char)v;
-}
-
-static uint32_t rc__get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+#define rc__now() ((int64_t)rc__clock_ns())
+#define rc__put32 rc__st32
+#define rc__get32 rc__ld32
 
 /* ---- the header template --------------------------------------------------------------- */
 
-/* Build the call header with the given credential body (flavor, bytes). */
-static void rc__build_header(rc_client *c, uint32_t flavor, const unsigned char *cred,
-                             size_t credlen)
+/* Fill h with the call header of c's program and version and the given credential body
+ * (flavor, bytes; credlen at most RC__MAX_AUTH_BYTES). */
+static void rc__build_header(const rc_client *c, rc__hdr *h, uint32_t flavor,
+                             const unsigned char *cred, size_t credlen)
 {
-	unsigned char *p = c->hdr;
+	unsigned char *p = h->b;
 
 	rc__put32(p + 0, 0); /* xid, patched per call */
 	rc__put32(p + 4, RC__CALL);
@@ -199,17 +204,75 @@ static void rc__build_header(rc_client *c, uint32_t flavor, const unsigned char 
 	p += 32 + credlen;
 	rc__put32(p, 0); /* verifier: AUTH_NONE */
 	rc__put32(p + 4, 0);
-	c->hdrlen = 32 + credlen + 8;
+	h->len = 32 + credlen + 8;
+	h->next = NULL;
+}
+
+/* Free the retired templates (under c->mu, holding the reader's role: no fast path can be
+ * copying one). */
+static void rc__free_retired(rc_client *c)
+{
+	while (c->retired) {
+		rc__hdr *h = c->retired;
+		c->retired = h->next;
+		free(h);
+	}
+	c->nretired = 0;
+}
+
+/* Release the reader's role and wake whoever waits for it (under c->mu). */
+static void rc__role_drop_locked(rc_client *c)
+{
+	atomic_store(&c->reading, false);
+	if (atomic_load(&c->nwaiters) > 0)
+		pthread_cond_broadcast(&c->cv);
+}
+
+/*
+ * Make a new template current (a fresh copy; the old one is retired, not rewritten, since a
+ * fast path may be copying it without the lock). Retired templates are freed at once if the
+ * reader's role is free; otherwise later, by the reader (rc__read) -- and past
+ * RC__RETIRED_MAX this waits for the role, so they never pile up. RC_OK or RC_NOMEM.
+ */
+static rc_status rc__set_header(rc_client *c, uint32_t flavor, const unsigned char *cred,
+                                size_t credlen)
+{
+	rc__hdr *h = malloc(sizeof(*h));
+	bool idle = false;
+
+	if (h == NULL)
+		return RC_NOMEM;
+	rc__build_header(c, h, flavor, cred, credlen);
+	pthread_mutex_lock(&c->mu);
+	if (c->hdr != &c->hdr0) {
+		c->hdr->next = c->retired;
+		c->retired = c->hdr;
+		c->nretired++;
+	}
+	__atomic_store_n(&c->hdr, h, __ATOMIC_RELEASE);
+	while (c->retired != NULL) {
+		idle = false;
+		if (atomic_compare_exchange_strong(&c->reading, &idle, true)) {
+			rc__free_retired(c);
+			rc__role_drop_locked(c);
+			break;
+		}
+		if (c->nretired <= RC__RETIRED_MAX)
+			break; /* the reader frees them */
+		atomic_fetch_add(&c->nwaiters, 1);
+		if (atomic_load(&c->reading))
+			pthread_cond_wait(&c->cv, &c->mu);
+		atomic_fetch_sub(&c->nwaiters, 1);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return RC_OK;
 }
 
 rc_status rc_client_set_auth_none(rc_client *clnt)
 {
 	if (clnt == NULL)
 		return RC_INVAL;
-	pthread_mutex_lock(&clnt->mu);
-	rc__build_header(clnt, RC_AUTH_NONE, NULL, 0);
-	pthread_mutex_unlock(&clnt->mu);
-	return RC_OK;
+	return rc__set_header(clnt, RC_AUTH_NONE, NULL, 0);
 }
 
 rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t uid,
@@ -229,10 +292,7 @@ rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t 
 	    !rc_xdr_u_int(&x, &gid) ||
 	    !rc_xdr_array(&x, &g, &ngids, 16, sizeof(uint32_t), (rc_xdrproc)rc_xdr_u_int))
 		return RC_INVAL;
-	pthread_mutex_lock(&clnt->mu);
-	rc__build_header(clnt, RC_AUTH_SYS, body, rc_xdr_getpos(&x));
-	pthread_mutex_unlock(&clnt->mu);
-	return RC_OK;
+	return rc__set_header(clnt, RC_AUTH_SYS, body, rc_xdr_getpos(&x));
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
@@ -240,18 +300,21 @@ rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t 
 /* Ask host's rpcbind which port serves (prog, vers) over the URI's protocol. */
 rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port);
 
-static rc_status rc__connect(rc_client *c)
+/* Connect c's transport by deadline (0: no limit) and make it current. Called without c->mu
+ * by the one thread that set c->connecting, or while the client is not yet shared (create).
+ * RC_OK, or the transport's failure (errno kept). */
+static rc_status rc__connect(rc_client *c, int64_t deadline)
 {
 	rc_tp *tp = NULL;
-	rc_status st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, &tp);
+	rc_status st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, deadline, &tp);
 
-	/* tp, npending and doneq are stored atomically: rc__fast_eligible reads them unlocked */
-	__atomic_store_n(&c->tp, tp, __ATOMIC_RELEASE);
 	if (st == RC_OK) {
-		size_t m = c->tp->max_msg;
+		size_t m = tp->max_msg;
 		c->max_msg = m > RC__CLIENT_MAX_RECORD ? RC__CLIENT_MAX_RECORD : m;
 		c->last_io = rc__now();
 	}
+	/* tp, npending and doneq are stored atomically: rc__fast_eligible reads them unlocked */
+	__atomic_store_n(&c->tp, tp, __ATOMIC_RELEASE);
 	return st;
 }
 
@@ -273,7 +336,7 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 		return st;
 	}
 	c->kind = rc__tp_find(c->uri.scheme);
-	c->dgram = strcmp(c->uri.scheme, "udp") == 0;
+	c->dgram = (c->kind->props & RC_TPP_DGRAM) != 0;
 	c->prog = prog;
 	c->vers = vers;
 	c->timeout_ms = RC_DEFAULT_TIMEOUT_MS;
@@ -284,7 +347,8 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 			x0 = (uint32_t)rc__now() ^ ((uint32_t)getpid() << 16);
 		atomic_init(&c->xid, x0);
 	}
-	rc__build_header(c, RC_AUTH_NONE, NULL, 0);
+	rc__build_header(c, &c->hdr0, RC_AUTH_NONE, NULL, 0);
+	c->hdr = &c->hdr0;
 
 	if (c->uri.port < 0 &&
 	    (strcmp(c->uri.scheme, "udp") == 0 || strcmp(c->uri.scheme, "tcp") == 0)) {
@@ -295,7 +359,7 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 		}
 		c->uri.port = port;
 	}
-	if ((st = rc__connect(c)) != RC_OK) {
+	if ((st = rc__connect(c, rc__now() + (int64_t)c->timeout_ms * 1000000)) != RC_OK) {
 		free(c);
 		return st;
 	}
@@ -311,7 +375,7 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 
 rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms)
 {
-	if (clnt == NULL || total_ms > 24u * 3600 * 1000)
+	if (clnt == NULL || total_ms > RC_MAX_TIMEOUT_MS)
 		return RC_INVAL;
 	clnt->timeout_ms = total_ms ? total_ms : RC_DEFAULT_TIMEOUT_MS;
 	return RC_OK;
@@ -339,6 +403,8 @@ rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us)
 {
 	if (clnt == NULL || spin_us > 1000000)
 		return RC_INVAL;
+	if (clnt->kind->props & RC_TPP_SYNC)
+		return RC_NOTSUPP; /* an in-process call is answered before its send returns */
 	clnt->spin_us = spin_us;
 	return RC_OK;
 }
@@ -363,6 +429,7 @@ static __attribute__((noinline)) void rc__trace(const rc_client *c, rc_trace_poi
 
 /* ---- completion ------------------------------------------------------------------------- */
 
+/* Take p off the list of calls in flight, if it is on it (under c->mu). */
 static void rc__unlink(rc_client *c, rc_async *p)
 {
 	if (!p->pending)
@@ -378,6 +445,50 @@ static void rc__unlink(rc_client *c, rc_async *p)
 	__atomic_store_n(&c->npending, c->npending - 1, __ATOMIC_RELAXED);
 }
 
+/* Put p on the list of calls in flight, completing at deadline, first retransmission after
+ * retry_ms (under c->mu). */
+static void rc__register(rc_client *c, rc_async *p, int64_t now, uint32_t retry_ms)
+{
+	p->retry_ms = retry_ms;
+	p->next_retry = now + (int64_t)retry_ms * 1000000;
+	p->st = RC_INPROGRESS;
+	p->clnt = c;
+	p->next = c->pending;
+	p->prev = NULL;
+	if (c->pending)
+		c->pending->prev = p;
+	c->pending = p;
+	p->pending = true;
+	__atomic_store_n(&c->npending, c->npending + 1, __ATOMIC_RELAXED);
+}
+
+/* Add a started call without callback to the client's handles, or take it off (under c->mu):
+ * rc_client_destroy orphans the handles still listed. */
+static void rc__handle_link(rc_client *c, rc_async *p)
+{
+	p->handle = true;
+	p->hprev = NULL;
+	p->hnext = c->handles;
+	if (c->handles)
+		c->handles->hprev = p;
+	c->handles = p;
+}
+
+static void rc__handle_unlink(rc_client *c, rc_async *p)
+{
+	if (!p->handle)
+		return;
+	if (p->hprev)
+		p->hprev->hnext = p->hnext;
+	else
+		c->handles = p->hnext;
+	if (p->hnext)
+		p->hnext->hprev = p->hprev;
+	p->hnext = p->hprev = NULL;
+	p->handle = false;
+}
+
+/* Free a started call and the message it kept for retransmission. */
 static void rc__free_call(rc_async *p)
 {
 	free(p->msgblock);
@@ -391,7 +502,8 @@ static void rc__wake(rc_client *c)
 		pthread_cond_broadcast(&c->cv);
 }
 
-/* Complete p with st (under c->mu). Wakes its waiter; queues its callback. */
+/* Complete p with st, once (under c->mu): the only place a call's outcome is set. Wakes its
+ * waiter; queues its callback; frees a handle released while in flight. */
 static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 {
 	if (p->done)
@@ -414,7 +526,7 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 	rc__wake(c);
 }
 
-/* Fail every call in flight with st (the connection broke), and drop the connection. */
+/* Fail every call in flight with st and errno detail err (the connection broke). */
 static void rc__fail_all(rc_client *c, rc_status st, int err)
 {
 	while (c->pending) {
@@ -423,11 +535,16 @@ static void rc__fail_all(rc_client *c, rc_status st, int err)
 	}
 }
 
+/* Close a stream connection (under c->mu, not as a sender): the next call reconnects. Takes
+ * the send lock, so no thread is inside a send on it. Datagram clients keep their socket. */
 static void rc__disconnect(rc_client *c)
 {
 	if (c->tp != NULL && !c->dgram) {
+		pthread_mutex_lock(&c->smu);
 		c->tp->vt->close(c->tp);
 		__atomic_store_n(&c->tp, NULL, __ATOMIC_RELEASE);
+		atomic_store(&c->queued, false);
+		pthread_mutex_unlock(&c->smu);
 	}
 }
 
@@ -438,13 +555,14 @@ static void rc__disconnect(rc_client *c)
  */
 static void rc__break_stream(rc_client *c)
 {
-	if (atomic_load(&c->reading) && c->tp != NULL && c->tp->fd >= 0)
-		shutdown(c->tp->fd, SHUT_RDWR);
+	if (atomic_load(&c->reading) && c->tp != NULL)
+		c->tp->vt->shutdown(c->tp, true);
 	else
 		rc__disconnect(c);
 }
 
-/* Run the callbacks of completed calls (without the lock held). */
+/* Run the callbacks of completed calls (without the lock held); each handle is freed after
+ * its callback returns. */
 static void rc__run_callbacks(rc_client *c)
 {
 	for (;;) {
@@ -468,11 +586,46 @@ static void rc__run_callbacks(rc_client *c)
 
 /* ---- replies ---------------------------------------------------------------------------- */
 
-/* Handle one incoming message (under c->mu): decode it into the call its xid names. */
+/* What decoding one reply may allocate: the results of the largest message, four times over
+ * (pointers and lengths outgrow their XDR encoding), plus slack for small ones. */
+static inline size_t rc__budget(const rc_client *c)
+{
+	return c->max_msg * 4 + 4096;
+}
+
+/*
+ * Decode reply m[0..len) (len >= 12; its xid names p) into p: the header, then the results
+ * with p->xres into p->res. The usual reply (accepted, empty verifier, SUCCESS) is recognised
+ * with two loads. Returns the call's status; RC_BADREPLY for a malformed reply, which a
+ * datagram client ignores (a forged or mangled datagram: the real reply may still come).
+ */
+static inline __attribute__((always_inline)) rc_status
+rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
+{
+	rc_xdr x;
+	rc_status st;
+
+	if (len >= 24) {
+		uint64_t type_stat, verflen_accept;
+		memcpy(&type_stat, m + 4, 8);
+		memcpy(&verflen_accept, m + 16, 8);
+		if (type_stat == rc__reply_accepted && verflen_accept == 0) {
+			rc__xdr_decoder(&x, m + 24, len - 24, rc__budget(c));
+			return p->xres(&x, p->res) ? RC_OK : RC_CANTDECODERES;
+		}
+	}
+	rc__xdr_decoder(&x, m + 4, len - 4, rc__budget(c));
+	st = rc__reply_header(&x, &p->err);
+	if (st == RC_OK && !p->xres(&x, p->res))
+		st = RC_CANTDECODERES;
+	return st;
+}
+
+/* Handle one incoming message (under c->mu): decode it into the call its xid names and
+ * complete that call; anything else (stale, foreign, too short) is dropped. */
 static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 {
 	rc_async *p;
-	rc_xdr x;
 	rc_status st;
 	uint32_t xid;
 
@@ -486,13 +639,9 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 		return; /* stale (timed out, cancelled) or foreign: drop */
 	if (c->trace != NULL)
 		rc__trace(c, RC_TP_REPLY, xid);
-	rc_xdrmem_create(&x, (void *)(msg + 4), len - 4, RC_XDR_DECODE);
-	rc_xdr_set_limits(&x, c->max_msg * 4 + 4096, 0);
-	st = rc__reply_header(&x, &p->err);
+	st = rc__decode(c, p, msg, len);
 	if (st == RC_BADREPLY && c->dgram)
-		return; /* a forged or mangled datagram: keep waiting for the real reply */
-	if (st == RC_OK && !p->xres(&x, p->res))
-		st = RC_CANTDECODERES;
+		return; /* keep waiting for the real reply */
 	if (c->trace != NULL)
 		rc__trace(c, RC_TP_DECODED, xid);
 	rc__complete(c, p, st);
@@ -514,7 +663,7 @@ static int64_t rc__timers(rc_client *c, int64_t now)
 			continue;
 		}
 		if (c->dgram && now >= p->next_retry && c->tp != NULL) {
-			if (c->tp->vt->send(c->tp, p->msg, p->msglen, NULL, MSG_DONTWAIT, NULL) ==
+			if (c->tp->vt->send(c->tp, p->msg, p->msglen, NULL, RC_TPF_DONTWAIT) ==
 			        RC_CANTSEND &&
 			    errno == ECONNREFUSED) {
 				/* ICMP: nothing listens there. Each failed send clears the error the
@@ -564,10 +713,10 @@ static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, in
 
 /*
  * Read from the transport as the reader (entered and left under c->mu, which it drops while
- * reading). flags 0 blocks up to wake; MSG_DONTWAIT reads what is there. Returns the transport
- * status of the last read.
+ * reading). flags 0 blocks up to wake; RC_TPF_DONTWAIT reads what is there. Returns the
+ * transport status of the last read (RC_TIMEDOUT: an in-process transport had no reply).
  */
-static rc_status rc__read(rc_client *c, int64_t wake, int flags)
+static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags)
 {
 	rc_tp *tp = c->tp;
 	rc_status st;
@@ -579,6 +728,8 @@ static rc_status rc__read(rc_client *c, int64_t wake, int flags)
 
 	if (tp == NULL || !atomic_compare_exchange_strong(&c->reading, &idle, true))
 		return RC_AGAIN;
+	if (c->retired != NULL)
+		rc__free_retired(c); /* the role held: no fast path is copying a template */
 	pthread_mutex_unlock(&c->mu);
 	if (flags == 0) {
 		int64_t ns = wake - rc__now();
@@ -586,13 +737,13 @@ static rc_status rc__read(rc_client *c, int64_t wake, int flags)
 		if (c->spin_us > 0) {
 			int64_t until = rc__now() + (int64_t)c->spin_us * 1000;
 			do
-				st = tp->vt->recv(tp, &msg, &len, NULL, MSG_DONTWAIT);
+				st = tp->vt->recv(tp, &msg, &len, NULL, RC_TPF_DONTWAIT);
 			while (st == RC_AGAIN && rc__now() < until);
 			if (st != RC_AGAIN)
 				goto got;
 		}
-		if (tp->fd < 0) {
-			st = tp->vt->recv(tp, &msg, &len, NULL, MSG_DONTWAIT);
+		if (c->kind->props & RC_TPP_SYNC) {
+			st = tp->vt->recv(tp, &msg, &len, NULL, RC_TPF_DONTWAIT);
 			if (st == RC_AGAIN)
 				st = RC_TIMEDOUT; /* in-process: no reply now means no reply ever */
 			goto got;
@@ -609,31 +760,50 @@ got:
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
-/* A stream the peer has closed (or reset): one poll, no waiting. */
-static bool rc__hung_up(const rc_tp *tp)
+/*
+ * Make sure a stream is connected (under c->mu; drops it while connecting), and probe one that
+ * sat idle, unless a reader holds it. One thread connects, by `deadline`; others wait for it.
+ * RC_OK, or the failure (RC_TIMEDOUT, RC_CANTSEND, RC_UNKNOWNHOST, RC_NOMEM) with errno in
+ * *err.
+ */
+static rc_status rc__ensure(rc_client *c, int64_t deadline, int *err)
 {
-	struct pollfd pf = {tp->fd, POLLIN | POLLRDHUP, 0};
-
-	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
-}
-
-/* Make sure a stream is connected, and probe one that sat idle (under c->mu). */
-static rc_status rc__ensure(rc_client *c, int *err)
-{
-	if (c->tp != NULL && !c->dgram && c->tp->fd >= 0 && c->npending == 0 &&
-	    rc__now() - c->last_io > RC__IDLE_CHECK_NS && rc__hung_up(c->tp))
+	if (c->tp != NULL && !c->dgram && c->npending == 0 && !atomic_load(&c->reading) &&
+	    rc__now() - c->last_io > RC__IDLE_CHECK_NS && c->tp->vt->hung_up(c->tp))
 		rc__disconnect(c); /* the server closed it: reconnect below */
-	if (c->tp == NULL) {
-		rc_status st = rc__connect(c);
+	while (c->tp == NULL) {
+		rc_status st;
+		int e;
+
+		if (c->connecting) { /* another thread connects: wait for it, up to deadline */
+			struct timespec ts = {(time_t)(deadline / 1000000000),
+			                      (long)(deadline % 1000000000)};
+			if (rc__now() >= deadline) {
+				*err = ETIMEDOUT;
+				return RC_TIMEDOUT;
+			}
+			atomic_fetch_add(&c->nwaiters, 1);
+			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+			atomic_fetch_sub(&c->nwaiters, 1);
+			continue;
+		}
+		c->connecting = true;
+		pthread_mutex_unlock(&c->mu);
+		st = rc__connect(c, deadline);
+		e = errno;
+		pthread_mutex_lock(&c->mu);
+		c->connecting = false;
+		pthread_cond_broadcast(&c->cv);
 		if (st != RC_OK) {
-			*err = errno;
+			*err = e;
 			return st;
 		}
 	}
 	return RC_OK;
 }
 
-/* Encode a call for proc into b: header template then arguments. */
+/* Encode a call for proc into b: the header template (copied under the lock) then the
+ * arguments. RC_OK with *len; RC_MSGTOOLARGE, RC_CANTENCODEARGS, RC_NOMEM. */
 static rc_status rc__encode(rc_client *c, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
                             const void *args, size_t *len)
 {
@@ -642,9 +812,9 @@ static rc_status rc__encode(rc_client *c, rc__encbuf *b, uint32_t proc, rc_xdrpr
 
 	rc__encbuf_xdr(b, &x);
 	pthread_mutex_lock(&c->mu);
-	h = rc_xdr_inline(&x, c->hdrlen);
+	h = rc_xdr_inline(&x, c->hdr->len);
 	if (h != NULL)
-		memcpy(h, c->hdr, c->hdrlen);
+		memcpy(h, c->hdr->b, c->hdr->len);
 	pthread_mutex_unlock(&c->mu);
 	if (h == NULL)
 		return b->toolarge ? RC_MSGTOOLARGE : RC_NOMEM;
@@ -655,54 +825,38 @@ static rc_status rc__encode(rc_client *c, rc__encbuf *b, uint32_t proc, rc_xdrpr
 	return RC_OK;
 }
 
-#define RC__CORK_MAX ((size_t)256 << 10)
-
-/* Queue a record (mark + msg) for tp while corked (under c->smu). False: send it now. */
-static bool rc__queue(rc_client *c, rc_tp *tp, const unsigned char *msg, size_t len)
+/* Send queued stream output, waiting at most timeout_ms (0: not at all; negative: no limit).
+ * Under c->smu. RC_OK (nothing left), RC_AGAIN (some left), RC_CANTSEND (errno kept). */
+static rc_status rc__flush_locked(rc_client *c, int timeout_ms)
 {
-	size_t need = c->outlen + len + 4;
+	rc_tp *tp = c->tp;
+	rc_status st;
 
-	if (need > RC__CORK_MAX)
-		return false;
-	if (need > c->outcap) {
-		size_t ncap = c->outcap ? c->outcap * 2 : 4096;
-		unsigned char *nb;
-		while (ncap < need)
-			ncap *= 2;
-		if ((nb = realloc(c->outq, ncap)) == NULL)
-			return false;
-		c->outq = nb;
-		c->outcap = ncap;
-	}
-	rc__put32(c->outq + c->outlen, (uint32_t)len | RC_XDRREC_LAST_FRAG);
-	memcpy(c->outq + c->outlen + 4, msg, len);
-	c->outlen = need;
-	c->outq_tp = tp;
-	return true;
+	if (tp == NULL || tp->vt->flush == NULL)
+		return RC_OK;
+	st = tp->vt->flush(tp, timeout_ms);
+	atomic_store(&c->queued, tp->vt->outq(tp) > 0);
+	return st;
 }
 
-/* Send what is queued, blocking until it is all out (under c->smu). */
-static rc_status rc__flush_queue(rc_client *c)
+/* A send on the stream failed under a thread that is not the reader: fail the calls in flight
+ * on that connection and close it (under c->mu). */
+static void rc__send_failed(rc_client *c, const rc_tp *tp, int e)
 {
-	size_t off = 0;
-
-	while (off < c->outlen) {
-		ssize_t n = rc__sendto(c->outq_tp->fd, c->outq + off, c->outlen - off, MSG_NOSIGNAL,
-		                       NULL, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			c->outlen = 0;
-			return RC_CANTSEND;
-		}
-		off += (size_t)n;
+	if (!c->dgram && c->tp == tp && tp != NULL) {
+		rc__fail_all(c, RC_CANTSEND, e);
+		rc__break_stream(c);
 	}
-	c->outlen = 0;
-	return RC_OK;
 }
 
-/* Register p (encoded in msg) as in flight and send it. On failure p is not in flight. */
-static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len, int flags)
+/*
+ * Start p: connect if needed (by p->deadline), give it an xid, register it as in flight and
+ * send msg[0..len) (headroom before msg). flags RC_TPF_DONTWAIT: a started call, which does not
+ * wait for the socket (a datagram that does not fit is as if lost; stream output is queued,
+ * up to RC__OQ_BLOCK bytes). On failure p is not in flight and the status says why.
+ */
+static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len,
+                           unsigned flags)
 {
 	rc_status st;
 	int64_t now = rc__now();
@@ -710,10 +864,10 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	rc_tp *tp;
 
 	pthread_mutex_lock(&c->mu);
-	if ((st = rc__ensure(c, &err)) != RC_OK) {
+	if ((st = rc__ensure(c, p->deadline, &err)) != RC_OK) {
 		pthread_mutex_unlock(&c->mu);
 		p->err.sys_errno = err;
-		return st == RC_NOMEM ? st : RC_CANTSEND;
+		return st == RC_NOMEM || st == RC_TIMEDOUT ? st : RC_CANTSEND;
 	}
 	if (len > c->max_msg) {
 		pthread_mutex_unlock(&c->mu);
@@ -727,37 +881,32 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	}
 	p->msg = msg;
 	p->msglen = len;
-	p->deadline = now + (int64_t)c->timeout_ms * 1000000;
-	p->retry_ms = c->retry_ms < c->timeout_ms ? c->retry_ms : c->timeout_ms;
-	p->next_retry = now + (int64_t)p->retry_ms * 1000000;
-	p->st = RC_INPROGRESS;
-	p->clnt = c;
-	p->next = c->pending;
-	p->prev = NULL;
-	if (c->pending)
-		c->pending->prev = p;
-	c->pending = p;
-	p->pending = true;
+	{
+		int64_t left = (p->deadline - now) / 1000000;
+		rc__register(c, p, now, (int64_t)c->retry_ms < left ? c->retry_ms
+		                                                     : (uint32_t)(left > 0 ? left : 0));
+	}
 	p->starting = true;
-	__atomic_store_n(&c->npending, c->npending + 1, __ATOMIC_RELAXED);
 	tp = c->tp;
-	if (c->dgram || tp->fd < 0) {
+	pthread_mutex_unlock(&c->mu);
+	if (c->dgram || (c->kind->props & RC_TPP_SYNC)) {
 		/* datagrams need no send lock; in-process dispatch runs without our lock */
-		pthread_mutex_unlock(&c->mu);
-		st = tp->vt->send(tp, msg, len, NULL, c->dgram ? flags : 0, NULL);
+		st = tp->vt->send(tp, msg, len, NULL, c->dgram ? (flags & RC_TPF_DONTWAIT) : 0);
 		if (st == RC_AGAIN)
 			st = RC_OK; /* socket buffer full: as if lost; retransmission covers it */
 	} else {
-		pthread_mutex_unlock(&c->mu);
+		unsigned f = 0;
 		pthread_mutex_lock(&c->smu);
-		if (c->outq_tp != tp)
-			c->outlen = 0; /* queued for a connection that is gone (its calls failed) */
-		if (c->cork > 0 && rc__queue(c, tp, msg, len)) {
-			st = RC_OK;
+		if (c->tp != tp) {
+			st = RC_CANTSEND; /* the connection broke meanwhile (its calls failed) */
+			errno = ECONNRESET;
 		} else {
-			st = rc__flush_queue(c);
-			if (st == RC_OK)
-				st = tp->vt->send(tp, msg, len, NULL, 0, NULL);
+			if (c->cork > 0)
+				f |= RC_TPF_MORE;
+			if ((flags & RC_TPF_DONTWAIT) && tp->vt->outq(tp) < RC__OQ_BLOCK)
+				f |= RC_TPF_DONTWAIT;
+			st = tp->vt->send(tp, msg, len, NULL, f);
+			atomic_store(&c->queued, tp->vt->outq(tp) > 0);
 		}
 		pthread_mutex_unlock(&c->smu);
 	}
@@ -773,16 +922,34 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 			st = RC_OK;
 		} else if (st != RC_OK) {
 			rc__unlink(c, p);
-			if (!c->dgram && c->tp == tp) {
-				rc__fail_all(c, RC_CANTSEND, e);
-				rc__break_stream(c);
-			}
+			rc__send_failed(c, tp, e);
 			p->err.sys_errno = e;
-			st = st == RC_MSGTOOLARGE ? st : RC_CANTSEND;
+			st = st == RC_MSGTOOLARGE || st == RC_NOMEM ? st : RC_CANTSEND;
 		}
 		pthread_mutex_unlock(&c->mu);
 	}
 	return st;
+}
+
+/* Send what the transport queued before waiting for replies to it (under c->mu, dropped
+ * meanwhile), waiting at most until wake. A failure fails the calls in flight. */
+static void rc__drain_output(rc_client *c, int64_t wake)
+{
+	int64_t ns = wake - rc__now();
+	int ms = ns <= 0 ? 0 : ns >= (int64_t)INT32_MAX * 1000000 ? -1 : (int)(ns / 1000000);
+	rc_status st;
+	rc_tp *tp;
+	int e;
+
+	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_lock(&c->smu);
+	tp = c->tp;
+	st = rc__flush_locked(c, ms);
+	e = errno;
+	pthread_mutex_unlock(&c->smu);
+	pthread_mutex_lock(&c->mu);
+	if (st == RC_CANTSEND)
+		rc__send_failed(c, tp, e);
 }
 
 /* Wait for p as the reader or beside it (under c->mu), until it completes or `until`. */
@@ -797,6 +964,10 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 			wake = until;
 		if (c->doneq != NULL && p->has_cb)
 			break; /* let the caller run callbacks */
+		if (atomic_load(&c->queued)) {
+			rc__drain_output(c, wake); /* its replies cannot come before it leaves */
+			continue;
+		}
 		if (!c->reading && c->tp != NULL) {
 			if (rc__read(c, wake, 0) == RC_TIMEDOUT && !p->done)
 				rc__complete(c, p, RC_TIMEDOUT); /* in-process: no reply was queued */
@@ -812,12 +983,14 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 	}
 }
 
+/* ---- blocking calls --------------------------------------------------------------------- */
+
 #define RC__KEEP_MAX ((size_t)1 << 20) /* the largest encode buffer a client keeps */
 
-/* The general path's fields of a blocking call (the fast path needs none of them). */
+/* The engine's fields of a blocking call (the fast step needs none of them). */
 static inline void rc__call_init(rc_async *p)
 {
-	p->pending = p->done = p->has_cb = p->released = false;
+	p->pending = p->done = p->has_cb = p->released = p->handle = false;
 	p->next = p->prev = NULL;
 	p->msgblock = NULL;
 	p->tr_begin = p->tr_encoded = 0;
@@ -834,11 +1007,22 @@ static void rc__keep_buffer(rc_client *c, rc__encbuf *b)
 	rc__encbuf_detach(b);
 }
 
+/* Give up the reader's role without the lock (the fast step), waking waiters if any. */
+static inline void rc__role_drop(rc_client *c)
+{
+	atomic_store(&c->reading, false);
+	if (atomic_load(&c->nwaiters) > 0) {
+		pthread_mutex_lock(&c->mu);
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
 /*
- * The fast path of a blocking call: nobody else is using the client, so this thread has taken
- * the reader's role (compare-and-swap, without the lock), and it sends and receives its reply
- * without registering the call or touching the lock. Anything unusual -- a timeout, another
- * call's reply, an error -- hands the call over to the general path, registered as in flight.
+ * The fast step of a blocking call: nobody else is using the client, so this thread has taken
+ * the reader's role (compare-and-swap, without the lock), and it encodes, sends and receives
+ * its reply without registering the call or touching the lock. Anything unusual -- a timeout,
+ * another call's reply, an error -- hands the call to the engine, registered as in flight.
  * Returns true if the call finished here (*st set, lock not held), false if the caller
  * continues with rc__drive (p is then in flight and c->mu is held).
  */
@@ -847,6 +1031,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
          const void *args, rc_status *st, int64_t now, const bool traced, uint64_t t0)
 {
 	rc_tp *tp = c->tp;
+	const rc__hdr *hdr = __atomic_load_n(&c->hdr, __ATOMIC_ACQUIRE);
 	unsigned char *msg = rc__encbuf_msg(b), *h;
 	uint32_t interval;
 	size_t len;
@@ -866,13 +1051,14 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		c->fastbuf = NULL;
 	}
 	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
-	/* the header template; every buffer has room for it (stack: RC__STACK_MSG bytes) */
+	/* the header template; every buffer has room for it (stack: RC__STACK_MSG bytes). A
+	 * template is never rewritten, and one replaced is freed only by a holder of the role. */
 	h = b->data + RC_TP_HEADROOM;
-	if (c->hdrlen == 40)
-		memcpy(h, c->hdr, 40); /* AUTH_NONE: a fixed-size copy the compiler inlines */
+	if (hdr->len == 40)
+		memcpy(h, hdr->b, 40); /* AUTH_NONE: a fixed-size copy the compiler inlines */
 	else
-		memcpy(h, c->hdr, c->hdrlen);
-	rc__encbuf_xdr_at(b, &x, c->hdrlen);
+		memcpy(h, hdr->b, hdr->len);
+	rc__encbuf_xdr_at(b, &x, hdr->len);
 
 	rc__put32(h, p->xid);
 	rc__put32(h + 20, proc);
@@ -890,7 +1076,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	}
 	if (traced)
 		rc__trace(c, RC_TP_ENCODED, p->xid);
-	r = tp->vt->send(tp, msg, len, NULL, 0, NULL);
+	r = tp->vt->send(tp, msg, len, NULL, 0);
 	if (traced && r == RC_OK)
 		rc__trace(c, RC_TP_SENT, p->xid);
 	if (r != RC_OK) {
@@ -904,83 +1090,52 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		rc__wake(c);
 		pthread_mutex_unlock(&c->mu);
 		p->err.sys_errno = e;
-		*st = r == RC_MSGTOOLARGE ? r : RC_CANTSEND;
+		*st = r == RC_MSGTOOLARGE || r == RC_NOMEM ? r : RC_CANTSEND;
 		return true;
 	}
-	interval = c->dgram && c->retry_ms < c->timeout_ms ? c->retry_ms : c->timeout_ms;
+	interval = c->dgram && c->retry_ms < p->retry_ms ? c->retry_ms : p->retry_ms;
 	if (tp->rcvtimeo_ms != (int)interval)
 		rc__tp_set_rcvtimeo(tp, (int)interval);
 	r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
-	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) {
-		const unsigned char *m = rmsg;
-		uint64_t type_stat, verflen_accept;
+	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) { /* (shorter: the engine) */
 		if (traced)
 			rc__trace(c, RC_TP_REPLY, p->xid);
-		/* the usual reply: REPLY, MSG_ACCEPTED, a verifier with an empty body, SUCCESS */
-		memcpy(&type_stat, m + 4, 8);
-		memcpy(&verflen_accept, m + 16, 8);
-		if (type_stat == rc__reply_accepted && verflen_accept == 0) {
-			rc__xdr_decoder(&x, m + 24, rlen - 24, c->max_msg * 4 + 4096);
-			*st = p->xres(&x, p->res) ? RC_OK : RC_CANTDECODERES;
-		} else {
-			rc__xdr_decoder(&x, m + 4, rlen - 4, c->max_msg * 4 + 4096);
-			*st = rc__reply_header(&x, &p->err);
-			if (*st == RC_OK && !p->xres(&x, p->res))
-				*st = RC_CANTDECODERES;
-			if (*st == RC_BADREPLY && c->dgram)
-				goto general; /* mangled datagram: wait for the real reply */
-		}
+		*st = rc__decode(c, p, rmsg, rlen);
+		if (*st == RC_BADREPLY && c->dgram)
+			goto general; /* mangled datagram: wait for the real reply */
 		if (traced)
 			rc__trace(c, RC_TP_DECODED, p->xid);
 		/* done: keep the buffer, give up the reader's role without the lock (see
 		 * rc_client.reading: the atomic store publishes fastbuf too) */
 		rc__keep_buffer(c, b);
-		atomic_store(&c->reading, false);
-		if (atomic_load(&c->nwaiters) > 0) {
-			pthread_mutex_lock(&c->mu);
-			pthread_cond_broadcast(&c->cv);
-			pthread_mutex_unlock(&c->mu);
-		}
+		rc__role_drop(c);
 		return true;
 	}
 	if (r == RC_CANTRECV)
 		e = errno;
 general:
-	/* register the call as in flight and let the general path finish it */
+	/* register the call as in flight and let the engine finish it */
 	rc__call_init(p);
+	p->deadline = now + (int64_t)p->retry_ms * 1000000; /* retry_ms: the call's timeout */
 	pthread_mutex_lock(&c->mu);
 	p->msg = msg;
 	p->msglen = len;
-	p->deadline = now + (int64_t)c->timeout_ms * 1000000;
-	p->retry_ms = interval;
-	p->next_retry = now + (int64_t)interval * 1000000;
-	p->st = RC_INPROGRESS;
-	p->clnt = c;
-	p->next = c->pending;
-	p->prev = NULL;
-	if (c->pending)
-		c->pending->prev = p;
-	c->pending = p;
-	p->pending = true;
-	__atomic_store_n(&c->npending, c->npending + 1, __ATOMIC_RELAXED);
+	rc__register(c, p, now, interval);
 	rc__after_recv(c, r, rmsg, rlen, e);
 	return false;
 done:
-	pthread_mutex_lock(&c->mu);
-	c->reading = false;
-	rc__wake(c);
-	pthread_mutex_unlock(&c->mu);
+	rc__role_drop(c);
 	return true;
 }
 
 /*
- * Take the reader's role for a fast-path call if nobody holds it, and keep it if the client is
- * idle: no call in flight, no callbacks waiting, a connected socket, no spinning, and a stream
- * used within RC__IDLE_CHECK_NS or, if older, not closed by the peer meanwhile (one poll; a
- * closed one goes to the general path, which reconnects). The fields
- * are read without the lock: a call another thread registers meanwhile finds the role taken
- * and waits as a follower, and its reply, if it comes first, sends this call down the general
- * path, which hands it over. Returns true with the role held.
+ * Take the reader's role for a fast step if nobody holds it, and keep it if the client is
+ * idle: no call in flight, no callbacks waiting, no output queued, a connected socket (not an
+ * in-process transport), no spinning, and a stream used within RC__IDLE_CHECK_NS or, if
+ * older, not closed by the peer meanwhile (one probe; a closed one goes to the engine, which
+ * reconnects). The fields are read without the lock: a call another thread registers
+ * meanwhile finds the role taken and waits as a follower, and its reply, if it comes first,
+ * sends this call down the engine, which hands it over. Returns true with the role held.
  */
 static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c, int64_t now)
 {
@@ -991,28 +1146,25 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 		return false;
 	tp = __atomic_load_n(&c->tp, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&c->npending, __ATOMIC_RELAXED) == 0 &&
-	    __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL && tp != NULL && tp->fd >= 0 &&
-	    c->spin_us == 0 &&
+	    __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL && tp != NULL &&
+	    !(tp->props & RC_TPP_SYNC) && c->spin_us == 0 &&
+	    !atomic_load_explicit(&c->queued, memory_order_relaxed) &&
 	    (c->dgram ||
 	     now - atomic_load_explicit(&c->last_io, memory_order_relaxed) <= RC__IDLE_CHECK_NS ||
-	     !rc__hung_up(tp)))
+	     !tp->vt->hung_up(tp)))
 		return true;
-	atomic_store(&c->reading, false);
-	if (atomic_load(&c->nwaiters) > 0) {
-		pthread_mutex_lock(&c->mu);
-		pthread_cond_broadcast(&c->cv);
-		pthread_mutex_unlock(&c->mu);
-	}
+	rc__role_drop(c);
 	return false;
 }
 
 /*
- * A blocking call. Inlined twice (rc_call): untraced, with no trace code at all, and traced,
- * reporting each step to the client's trace function.
+ * A blocking call: start, then wait -- the fast step first when the client is idle, else
+ * rc__start and rc__drive, the engine started calls use. Inlined twice (rc_call): untraced,
+ * with no trace code at all, and traced, reporting each step to the client's trace function.
  */
 static inline __attribute__((always_inline)) rc_status
 rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_xdrproc xres,
-         void *res, const bool traced)
+         void *res, uint32_t timeout_ms, const bool traced)
 {
 	unsigned char stack[RC__STACK_MSG];
 	rc__encbuf b;
@@ -1025,16 +1177,17 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	p.err = (rc_error){0};
 	p.xres = xres ? xres : rc_xdr_void;
 	p.res = res;
+	p.retry_ms = timeout_ms;
 	xargs = xargs ? xargs : rc_xdr_void;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 
 	now = rc__now();
 	if (rc__fast_eligible(clnt, now)) {
-		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st, now, traced, t0)) {
+		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st, now, traced, t0))
 			goto out;
-		}
 		/* p is in flight; the lock is held */
 	} else {
+		p.deadline = now + (int64_t)timeout_ms * 1000000;
 		rc__call_init(&p);
 		st = rc__encode(clnt, &b, proc, xargs, args, &len);
 		if (traced) {
@@ -1053,9 +1206,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 		bool idle = false;
 		if (b.heap && atomic_compare_exchange_strong(&clnt->reading, &idle, true)) {
 			rc__keep_buffer(clnt, &b);
-			atomic_store(&clnt->reading, false);
-			if (atomic_load(&clnt->nwaiters) > 0)
-				pthread_cond_broadcast(&clnt->cv);
+			rc__role_drop_locked(clnt);
 		}
 	}
 	pthread_mutex_unlock(&clnt->mu);
@@ -1069,9 +1220,29 @@ out:
 
 static __attribute__((noinline)) rc_status rc__call_traced(rc_client *clnt, uint32_t proc,
                                                             rc_xdrproc xargs, const void *args,
-                                                            rc_xdrproc xres, void *res)
+                                                            rc_xdrproc xres, void *res,
+                                                            uint32_t timeout_ms)
 {
-	return rc__call(clnt, proc, xargs, args, xres, res, true);
+	return rc__call(clnt, proc, xargs, args, xres, res, timeout_ms, true);
+}
+
+/* The total time a call with options opts may take, in ms. */
+static inline uint32_t rc__call_timeout(const rc_client *c, const rc_callopts *opts)
+{
+	return opts != NULL && opts->timeout_ms != 0 ? opts->timeout_ms : c->timeout_ms;
+}
+
+rc_status rc_call_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                     rc_xdrproc xres, void *res, const rc_callopts *opts)
+{
+	uint32_t t;
+
+	if (clnt == NULL || (opts != NULL && opts->timeout_ms > RC_MAX_TIMEOUT_MS))
+		return RC_INVAL;
+	t = rc__call_timeout(clnt, opts);
+	if (__builtin_expect(clnt->trace != NULL, 0))
+		return rc__call_traced(clnt, proc, xargs, args, xres, res, t);
+	return rc__call(clnt, proc, xargs, args, xres, res, t, false);
 }
 
 rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
@@ -1080,15 +1251,15 @@ rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *
 	if (clnt == NULL)
 		return RC_INVAL;
 	if (__builtin_expect(clnt->trace != NULL, 0))
-		return rc__call_traced(clnt, proc, xargs, args, xres, res);
-	return rc__call(clnt, proc, xargs, args, xres, res, false);
+		return rc__call_traced(clnt, proc, xargs, args, xres, res, clnt->timeout_ms);
+	return rc__call(clnt, proc, xargs, args, xres, res, clnt->timeout_ms, false);
 }
 
 /* ---- started calls ---------------------------------------------------------------------- */
 
-rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
-                        rc_xdrproc xres, void *res, rc_async_cb cb, void *udata,
-                        rc_async **out)
+rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                           rc_xdrproc xres, void *res, const rc_callopts *opts,
+                           rc_async_cb cb, void *udata, rc_async **out)
 {
 	unsigned char stack[RC__STACK_MSG];
 	rc__encbuf b;
@@ -1098,7 +1269,8 @@ rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const 
 
 	if (out)
 		*out = NULL;
-	if (clnt == NULL || (cb == NULL && out == NULL))
+	if (clnt == NULL || (cb == NULL && out == NULL) ||
+	    (opts != NULL && opts->timeout_ms > RC_MAX_TIMEOUT_MS))
 		return RC_INVAL;
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return RC_NOMEM;
@@ -1107,6 +1279,7 @@ rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const 
 	p->cb = cb;
 	p->udata = udata;
 	p->has_cb = cb != NULL;
+	p->deadline = rc__now() + (int64_t)rc__call_timeout(clnt, opts) * 1000000;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 	st = rc__encode(clnt, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
 	if (st == RC_OK && clnt->dgram) {
@@ -1122,7 +1295,17 @@ rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const 
 	}
 	if (st == RC_OK) {
 		unsigned char *msg = p->msgblock ? p->msgblock + RC_TP_HEADROOM : rc__encbuf_msg(&b);
-		st = rc__start(clnt, p, msg, len, MSG_DONTWAIT);
+		if (cb == NULL) {
+			pthread_mutex_lock(&clnt->mu);
+			rc__handle_link(clnt, p);
+			pthread_mutex_unlock(&clnt->mu);
+		}
+		st = rc__start(clnt, p, msg, len, RC_TPF_DONTWAIT);
+		if (st != RC_OK && cb == NULL) {
+			pthread_mutex_lock(&clnt->mu);
+			rc__handle_unlink(clnt, p);
+			pthread_mutex_unlock(&clnt->mu);
+		}
 	}
 	rc__encbuf_free(&b);
 	if (st != RC_OK) {
@@ -1134,15 +1317,25 @@ rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const 
 	return RC_OK;
 }
 
+rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                        rc_xdrproc xres, void *res, rc_async_cb cb, void *udata,
+                        rc_async **out)
+{
+	return rc_call_start_ex(clnt, proc, xargs, args, xres, res, NULL, cb, udata, out);
+}
+
 rc_status rc_async_status(const rc_async *call)
 {
+	rc_client *c;
 	rc_status st;
 
 	if (call == NULL)
 		return RC_INVAL;
-	pthread_mutex_lock(&call->clnt->mu);
+	if ((c = call->clnt) == NULL)
+		return call->st; /* orphaned by rc_client_destroy: complete */
+	pthread_mutex_lock(&c->mu);
 	st = call->done ? call->st : RC_INPROGRESS;
-	pthread_mutex_unlock(&call->clnt->mu);
+	pthread_mutex_unlock(&c->mu);
 	return st;
 }
 
@@ -1155,7 +1348,8 @@ rc_status rc_async_wait(rc_async *call, int timeout_ms)
 
 	if (call == NULL)
 		return RC_INVAL;
-	c = call->clnt;
+	if ((c = call->clnt) == NULL)
+		return call->st;
 	until = timeout_ms < 0 ? INT64_MAX : rc__now() + (int64_t)timeout_ms * 1000000;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
@@ -1178,10 +1372,9 @@ void rc_async_cancel(rc_async *call)
 {
 	rc_client *c;
 
-	if (call == NULL)
+	if (call == NULL || (c = call->clnt) == NULL)
 		return;
-	c = call->clnt; /* rc__complete may free a released call */
-	pthread_mutex_lock(&c->mu);
+	pthread_mutex_lock(&c->mu); /* c read first: rc__complete may free a released call */
 	rc__complete(c, call, RC_CANCELLED);
 	pthread_mutex_unlock(&c->mu);
 }
@@ -1192,8 +1385,12 @@ void rc_async_release(rc_async *call)
 
 	if (call == NULL || call->has_cb)
 		return;
-	c = call->clnt;
+	if ((c = call->clnt) == NULL) { /* orphaned: its client is gone, nothing else holds it */
+		rc__free_call(call);
+		return;
+	}
 	pthread_mutex_lock(&c->mu);
+	rc__handle_unlink(c, call);
 	if (call->done) {
 		rc__free_call(call);
 	} else {
@@ -1215,6 +1412,8 @@ size_t rc_client_inflight(rc_client *clnt)
 	return n;
 }
 
+/* ---- the application's loop ------------------------------------------------------------- */
+
 rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeout_ms)
 {
 	int64_t next, now;
@@ -1222,8 +1421,14 @@ rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeo
 	if (clnt == NULL || fd == NULL || events == NULL || timeout_ms == NULL)
 		return RC_INVAL;
 	pthread_mutex_lock(&clnt->mu);
-	*fd = clnt->tp ? clnt->tp->fd : -1;
-	*events = clnt->npending > 0 && *fd >= 0 ? POLLIN : 0;
+	*fd = clnt->tp ? rc__tp_pollfd(clnt->tp) : -1;
+	*events = 0;
+	if (*fd >= 0) {
+		if (clnt->npending > 0)
+			*events |= POLLIN;
+		if (atomic_load(&clnt->queued))
+			*events |= POLLOUT; /* calls wait in the output queue */
+	}
 	now = rc__now();
 	next = INT64_MAX;
 	for (rc_async *p = clnt->pending; p; p = p->next) {
@@ -1246,15 +1451,17 @@ rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeo
 
 rc_status rc_client_advance(rc_client *clnt, short revents)
 {
-	rc_status st = RC_OK;
+	rc_status st = RC_OK, fs = RC_OK;
+	rc_tp *tp = NULL;
+	int e = 0;
 
 	if (clnt == NULL)
 		return RC_INVAL;
 	pthread_mutex_lock(&clnt->mu);
-	if (clnt->tp != NULL && (revents != 0 || clnt->tp->fd < 0)) {
+	if (clnt->tp != NULL && ((revents & ~POLLOUT) != 0 || (clnt->kind->props & RC_TPP_SYNC))) {
 		/* read everything that is there */
 		for (int i = 0; i < 1024; i++) {
-			rc_status r = rc__read(clnt, 0, MSG_DONTWAIT);
+			rc_status r = rc__read(clnt, 0, RC_TPF_DONTWAIT);
 			if (r == RC_OK)
 				continue;
 			if (r != RC_AGAIN && r != RC_TIMEDOUT)
@@ -1265,28 +1472,24 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	(void)rc__timers(clnt, rc__now());
 	pthread_mutex_unlock(&clnt->mu);
 
+	/* callbacks may start calls: corked, they gather in the output queue */
 	pthread_mutex_lock(&clnt->smu);
 	clnt->cork++;
 	pthread_mutex_unlock(&clnt->smu);
 	rc__run_callbacks(clnt);
 	pthread_mutex_lock(&clnt->smu);
-	if (--clnt->cork == 0 && clnt->outlen > 0) {
-		rc_tp *tp = clnt->outq_tp;
-		rc_status fs = rc__flush_queue(clnt);
-		int e = errno;
-		pthread_mutex_unlock(&clnt->smu);
-		if (fs != RC_OK) {
-			pthread_mutex_lock(&clnt->mu);
-			if (clnt->tp == tp) {
-				rc__fail_all(clnt, RC_CANTSEND, e);
-				rc__disconnect(clnt);
-			}
-			pthread_mutex_unlock(&clnt->mu);
-			rc__run_callbacks(clnt);
-			st = RC_CANTSEND;
-		}
-	} else {
-		pthread_mutex_unlock(&clnt->smu);
+	if (--clnt->cork == 0 && atomic_load(&clnt->queued)) {
+		tp = clnt->tp;
+		fs = rc__flush_locked(clnt, 0); /* never blocks: the rest waits for POLLOUT */
+		e = errno;
+	}
+	pthread_mutex_unlock(&clnt->smu);
+	if (fs == RC_CANTSEND) {
+		pthread_mutex_lock(&clnt->mu);
+		rc__send_failed(clnt, tp, e);
+		pthread_mutex_unlock(&clnt->mu);
+		rc__run_callbacks(clnt);
+		st = RC_CANTSEND;
 	}
 	return st;
 }
@@ -1301,12 +1504,20 @@ void rc_client_destroy(rc_client *clnt)
 		rc__complete(clnt, clnt->pending, RC_CANCELLED);
 	pthread_mutex_unlock(&clnt->mu);
 	rc__run_callbacks(clnt);
+	/* Handles not yet released outlive the client, complete, until rc_async_release. */
+	while (clnt->handles) {
+		rc_async *p = clnt->handles;
+		rc__handle_unlink(clnt, p);
+		p->clnt = NULL;
+	}
 	if (clnt->tp)
 		clnt->tp->vt->close(clnt->tp);
+	rc__free_retired(clnt);
+	if (clnt->hdr != &clnt->hdr0)
+		free(clnt->hdr);
 	pthread_cond_destroy(&clnt->cv);
 	pthread_mutex_destroy(&clnt->mu);
 	pthread_mutex_destroy(&clnt->smu);
-	free(clnt->outq);
 	free(clnt->fastbuf);
 	free(clnt);
 }

@@ -16,6 +16,7 @@
 #include <remotecall/xdr.h>
 
 #include "transports/transport.h"
+#include "xdr/base.h"
 
 enum { RC__CALL = 0, RC__REPLY = 1 };
 enum { RC__MSG_ACCEPTED = 0, RC__MSG_DENIED = 1 };
@@ -37,30 +38,9 @@ enum {
 	RC__AUTH_TOOWEAK = 5
 };
 #define RC__RPCVERS 2u
-#define RC__MAX_AUTH_BYTES 400u
 
-/* Big-endian words, for the fixed parts of message headers. */
-static inline uint32_t rc__ld32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void rc__st32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v >> 24);
-	p[1] = (unsigned char)(v >> 16);
-	p[2] = (unsigned char)(v >> 8);
-	p[3] = (unsigned char)v;
-}
-
-/* CLOCK_MONOTONIC in nanoseconds: the time stamps of <remotecall/trace.h>. */
-static inline uint64_t rc__trace_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* The time stamps of <remotecall/trace.h>: the shared monotonic clock. */
+#define rc__trace_clock rc__clock_ns
 
 /* A bounds-checked reader over a received message. */
 typedef struct rc__rd {

@@ -35,7 +35,6 @@
 
 #define RC__NBUCKETS 64
 #define RC__DENSE_MAX 1024     /* procedure numbers below this index a table directly */
-#define RC__STACK_REPLY 4096
 #define RC__ARGS_STACK 256
 #define RC__MAX_LISTENERS 64
 #define RC__OUT_HIGH ((size_t)256 << 10) /* queued reply bytes that pause reading */
@@ -80,9 +79,6 @@ struct rc__conn {
 	rc_tp *tp;
 	int64_t last_active;
 	int64_t partial_since; /* 0, or when the current partial record began */
-	unsigned char *out;    /* reply bytes not yet sent: out[outoff..outlen) */
-	size_t outlen, outoff;
-	size_t outcap;
 	uint32_t armed;        /* epoll interest currently set */
 	bool busy;             /* a worker is serving it */
 	bool doomed;           /* shut down by the sweeper: its worker closes it */
@@ -147,13 +143,7 @@ struct rc_server {
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 };
 
-static int64_t rc__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#define rc__now() ((int64_t)rc__clock_ns())
 
 /* ---- registration ----------------------------------------------------------------------- */
 
@@ -303,7 +293,7 @@ size_t rc__server_listeners(rc_server *srv, const char **uris, bool *dgram, size
 	size_t n = 0;
 
 	for (size_t i = 0; i < srv->nlsn && n < max; i++) {
-		if (srv->lsn[i]->tp->fd < 0)
+		if (srv->lsn[i]->tp->props & RC_TPP_SYNC)
 			continue;
 		uris[n] = srv->lsn[i]->uri;
 		dgram[n] = srv->lsn[i]->dgram;
@@ -357,7 +347,6 @@ static inline uint64_t rc__trace_t0(const rc_server *srv)
 	return __builtin_expect(srv->trace != NULL, 0) ? rc__trace_clock() : 0;
 }
 
-#define RC__DGRAM_MAX 65536
 
 /* Parse an AUTH_SYS body (RFC 5531 section 14): exactly len bytes, bounded fields. */
 static bool rc__parse_authsys(const unsigned char *body, uint32_t len, rc_authsys *a)
@@ -618,6 +607,12 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 	free(w.rbuf);
 }
 
+/* A synchronous listener's delivery callback (rc_tp_deliver): serve the message now. */
+static void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx)
+{
+	rc__server_handle_direct(ctx, msg, len, reply, rctx);
+}
+
 /* ---- life cycle ------------------------------------------------------------------------- */
 
 rc_status rc_server_create(rc_server **out)
@@ -727,14 +722,29 @@ rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx)
 	return RC_OK;
 }
 
-static void rc__arm(rc_server *srv, int op, int fd, void *tag, uint32_t events)
+/* Add tp to the epoll set, or change its interest (op EPOLL_CTL_ADD / _MOD), one-shot with
+ * worker threads. False if epoll refused (errno kept): an ADD leaves tp unserved, a MOD of a
+ * connection means it can no longer be served (the caller ends it). */
+static bool rc__arm(rc_server *srv, int op, const rc_tp *tp, void *tag, uint32_t events)
 {
 	struct epoll_event ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.events = events | (srv->threads > 1 ? EPOLLONESHOT : 0);
 	ev.data.ptr = tag;
-	epoll_ctl(srv->epfd, op, fd, &ev);
+	return epoll_ctl(srv->epfd, op, rc__tp_pollfd(tp), &ev) == 0;
+}
+
+/* Take tp out of the epoll set (it may not be in it: nothing to report). */
+static void rc__disarm(rc_server *srv, const rc_tp *tp)
+{
+	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, rc__tp_pollfd(tp), NULL);
+}
+
+/* Reply bytes a connection's transport still holds. */
+static inline size_t rc__conn_outq(rc__conn *c)
+{
+	return c->tp->vt->outq(c->tp);
 }
 
 rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
@@ -743,6 +753,7 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	rc_status st;
 	rc__lsn *l;
 	const rc_tp_kind *k;
+	const rc_tp_deliver deliver = {rc__deliver, srv};
 
 	if (bound && len)
 		bound[0] = '\0';
@@ -756,15 +767,20 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return RC_NOMEM;
 	l->kind = RC__EV_LISTENER;
-	st = k->listen(&u, srv->lim.max_record, srv, &l->tp, l->uri, sizeof(l->uri));
+	st = k->listen(&u, srv->lim.max_record, &deliver, &l->tp, l->uri, sizeof(l->uri));
 	if (st != RC_OK) {
 		free(l);
 		return st;
 	}
-	l->dgram = !l->tp->stream && l->tp->fd >= 0;
-	if (l->tp->fd >= 0) {
-		rc__sock_cloexec_nonblock(l->tp->fd, !l->dgram);
-		rc__arm(srv, EPOLL_CTL_ADD, l->tp->fd, l, EPOLLIN);
+	l->dgram = (l->tp->props & RC_TPP_DGRAM) != 0;
+	if (!(l->tp->props & RC_TPP_SYNC) &&
+	    (rc__tp_set_nonblock(l->tp, !l->dgram) != RC_OK ||
+	     !rc__arm(srv, EPOLL_CTL_ADD, l->tp, l, EPOLLIN))) {
+		int e = errno;
+		l->tp->vt->close(l->tp);
+		free(l);
+		errno = e;
+		return RC_LOCALERROR;
 	}
 	pthread_mutex_lock(&srv->mu);
 	srv->lsn[srv->nlsn++] = l;
@@ -800,14 +816,13 @@ static void rc__conn_close(rc_server *srv, rc__conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	srv->nconns--;
-	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->tp->fd, NULL);
+	rc__disarm(srv, c->tp);
 	if (c->outfd >= 0) {
 		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->outfd, NULL);
 		close(c->outfd);
 	}
 	c->tp->vt->close(c->tp);
 	pthread_mutex_destroy(&c->wmu);
-	free(c->out);
 	free(c);
 }
 
@@ -859,7 +874,7 @@ void rc_server_stop(rc_server *srv)
 		/* the counter is already non-zero: a stop is pending anyway */
 	}
 	if (atomic_load(&srv->running) && srv->nlsn == 1 && srv->lsn[0]->dgram)
-		shutdown(srv->lsn[0]->tp->fd, SHUT_RD); /* wakes the blocking receivers */
+		srv->lsn[0]->tp->vt->shutdown(srv->lsn[0]->tp, false); /* wakes blocked receivers */
 }
 
 int rc_server_fd(rc_server *srv)
@@ -877,97 +892,30 @@ int rc_server_fd(rc_server *srv)
 static void rc__conn_doom(rc__conn *c)
 {
 	c->doomed = true;
-	shutdown(c->tp->fd, SHUT_RDWR);
-}
-
-/* Append a record (mark + msg) to the connection's output queue. False: out of memory. */
-static bool rc__conn_queue(rc__conn *c, const unsigned char *msg, size_t len)
-{
-	size_t pending = c->outlen - c->outoff, need = pending + len + 4;
-	uint32_t mark = (uint32_t)len | RC_XDRREC_LAST_FRAG;
-
-	if (c->outoff > 0) { /* slide what is left to the front */
-		memmove(c->out, c->out + c->outoff, pending);
-		c->outoff = 0;
-		c->outlen = pending;
-	}
-	if (need > c->outcap) {
-		size_t ncap = c->outcap ? c->outcap * 2 : 4096;
-		unsigned char *nb;
-		while (ncap < need)
-			ncap *= 2;
-		if ((nb = realloc(c->out, ncap)) == NULL)
-			return false;
-		c->out = nb;
-		c->outcap = ncap;
-	}
-	rc__st32(c->out + c->outlen, mark);
-	memcpy(c->out + c->outlen + 4, msg, len);
-	c->outlen += len + 4;
-	return true;
+	c->tp->vt->shutdown(c->tp, true);
 }
 
 /*
- * Send a reply on a connection (the connection is ours while busy). With nothing queued and
- * nothing more to serve, it goes out at once from the reply buffer; otherwise it joins the queue,
- * which rc__conn_serve flushes once per batch, so pipelined calls are answered with one send for
- * many replies. False: the connection is broken or memory ran out.
+ * Send a reply on a connection (the connection is ours while busy, or its write lock is held).
+ * With more requests to serve (more), it is gathered in the transport's output queue to leave
+ * with the next send or flush, so pipelined calls are answered with one write for many
+ * replies; otherwise it goes now, with whatever is queued, as far as the socket takes it (the
+ * rest stays queued). False: the connection is broken or memory ran out.
  */
 static bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more)
 {
-	size_t sent = 0;
-	rc_status st;
-
-	if (more || c->outlen > c->outoff)
-		return rc__conn_queue(c, msg, len);
-	st = c->tp->vt->send(c->tp, msg, len, NULL, MSG_DONTWAIT, &sent);
-	if (st == RC_OK)
-		return true;
-	if (st != RC_AGAIN)
-		return false;
-	/* the socket took only part: queue the rest of the record */
-	if (sent < 4) {
-		if (!rc__conn_queue(c, msg, len))
-			return false;
-		c->outoff += sent;
-		return true;
-	}
-	c->outlen = c->outoff = 0;
-	if (len + 4 - sent > c->outcap) {
-		unsigned char *nb = realloc(c->out, len + 4 - sent);
-		if (nb == NULL)
-			return false;
-		c->out = nb;
-		c->outcap = len + 4 - sent;
-	}
-	memcpy(c->out, msg - 4 + sent, len + 4 - sent);
-	c->outlen = len + 4 - sent;
-	return true;
+	return c->tp->vt->send(c->tp, msg, len, NULL,
+	                       RC_TPF_DONTWAIT | (more ? RC_TPF_MORE : 0)) == RC_OK;
 }
 
-/* Flush queued output. True when all of it went out. False with *broken on error. */
+/* Flush queued output without blocking. True when all of it went out. False with *broken on
+ * error. */
 static bool rc__conn_flush(rc__conn *c, bool *broken)
 {
-	*broken = false;
-	while (c->outoff < c->outlen) {
-		ssize_t n = send(c->tp->fd, c->out + c->outoff, c->outlen - c->outoff,
-		                 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				*broken = true;
-			return false;
-		}
-		c->outoff += (size_t)n;
-	}
-	c->outlen = c->outoff = 0;
-	if (c->outcap > ((size_t)256 << 10)) { /* don't keep a big buffer for an idle peer */
-		free(c->out);
-		c->out = NULL;
-		c->outcap = 0;
-	}
-	return true;
+	rc_status st = c->tp->vt->flush(c->tp, 0);
+
+	*broken = st != RC_OK && st != RC_AGAIN;
+	return st == RC_OK;
 }
 
 /*
@@ -988,7 +936,7 @@ static rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
 {
 	if (c->tp->vt->buffered(c->tp) == 0 && (*reads)++ >= 16)
 		return RC_AGAIN;
-	return c->tp->vt->recv(c->tp, msg, len, NULL, MSG_DONTWAIT);
+	return c->tp->vt->recv(c->tp, msg, len, NULL, RC_TPF_DONTWAIT);
 }
 
 /*
@@ -1004,7 +952,7 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 	int reads = 0, served = 0;
 
 	(void)events;
-	if (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken)
+	if (rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken)
 		goto dead;
 	for (;;) {
 		void *msg;
@@ -1012,10 +960,10 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		rc_status st;
 		bool more;
 
-		if (c->outlen - c->outoff >= RC__OUT_HIGH) {
+		if (rc__conn_outq(c) >= RC__OUT_HIGH) {
 			/* a batch of replies is ready, or the peer is slow to read: send first, and
 			 * stop reading while it does not take them (bounded memory) */
-			if (!rc__conn_flush(c, &broken) && (broken || c->outlen - c->outoff >= RC__OUT_HIGH))
+			if (!rc__conn_flush(c, &broken) && (broken || rc__conn_outq(c) >= RC__OUT_HIGH))
 				break;
 		}
 		st = rc__conn_next(c, &reads, &msg, &len);
@@ -1033,31 +981,34 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
 		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))
 			goto dead;
-		if (!more && c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken)
+		if (!more && rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken)
 			goto dead;
-		if (rlen > 0 && c->outlen == c->outoff)
+		if (rlen > 0 && rc__conn_outq(c) == 0)
 			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent, not queued */
 		/* one request an event: stop here (records already read are served first) */
-		if (!more && c->outlen == c->outoff && rc__lone_skip(&c->lone))
+		if (!more && rc__conn_outq(c) == 0 && rc__lone_skip(&c->lone))
 			break;
 	}
-	if (broken || (c->outlen > c->outoff && !rc__conn_flush(c, &broken) && broken))
+	if (broken || (rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken))
 		goto dead;
 	/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
-	if (c->tp->vt->buffered(c->tp) == 0 && c->outlen == c->outoff)
+	if (c->tp->vt->buffered(c->tp) == 0 && rc__conn_outq(c) == 0)
 		c->partial_since = 0;
 	else if (c->partial_since == 0)
 		c->partial_since = rc__now();
 	pthread_mutex_lock(&srv->mu);
 	c->busy = false;
 	{
-		size_t pending = c->outlen - c->outoff;
+		size_t pending = rc__conn_outq(c);
 		uint32_t want = pending >= RC__OUT_HIGH ? EPOLLOUT
 		                : pending > 0           ? (EPOLLIN | EPOLLRDHUP | EPOLLOUT)
 		                                        : (EPOLLIN | EPOLLRDHUP);
 		/* one-shot descriptors are re-armed every time; others only when interest changes */
 		if (srv->threads > 1 || want != c->armed) {
-			rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c, want);
+			if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, want)) {
+				pthread_mutex_unlock(&srv->mu);
+				goto dead; /* it could never be served again */
+			}
 			c->armed = want;
 		}
 	}
@@ -1083,7 +1034,7 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
 			pthread_mutex_lock(&srv->mu);
 			l->paused = true;
 			l->resume_at = rc__now() + 100000000LL;
-			epoll_ctl(srv->epfd, EPOLL_CTL_DEL, l->tp->fd, NULL);
+			rc__disarm(srv, l->tp);
 			pthread_mutex_unlock(&srv->mu);
 			return;
 		}
@@ -1122,11 +1073,12 @@ static void rc__accept(rc_server *srv, rc__lsn *l)
 			srv->conns->prev = c;
 		srv->conns = c;
 		srv->nconns++;
-		rc__arm(srv, EPOLL_CTL_ADD, tp->fd, c, EPOLLIN | EPOLLRDHUP);
+		if (!rc__arm(srv, EPOLL_CTL_ADD, tp, c, EPOLLIN | EPOLLRDHUP))
+			rc__conn_close(srv, c); /* epoll is out of memory: refuse it */
 		pthread_mutex_unlock(&srv->mu);
 	}
 	if (srv->threads > 1 && !l->paused)
-		rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN);
+		(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* MOD of a live one: succeeds */
 }
 
 /* ---- worker threads on stream connections ----------------------------------------------
@@ -1169,7 +1121,7 @@ static size_t rc__conn_pending(rc__conn *c)
 	size_t pending;
 
 	pthread_mutex_lock(&c->wmu);
-	pending = c->outlen - c->outoff;
+	pending = rc__conn_outq(c);
 	pthread_mutex_unlock(&c->wmu);
 	return pending;
 }
@@ -1183,18 +1135,20 @@ static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 	c->held = false;
 	/* complete records may wait in the reader's buffer with nothing left on the socket to
 	 * raise EPOLLIN: ask for EPOLLOUT too, which an open socket raises at once */
-	rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c,
-	        EPOLLIN | EPOLLRDHUP | (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0));
+	if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c,
+	             EPOLLIN | EPOLLRDHUP | (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
+		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
 }
 
 /* The connection broke while sending (under srv->mu): shut it down so that its reader, woken
  * now if it was held, ends it. */
 static void rc__conn_broken(rc_server *srv, rc__conn *c)
 {
-	shutdown(c->tp->fd, SHUT_RDWR);
+	c->tp->vt->shutdown(c->tp, true);
 	if (c->held && !c->dead) {
 		c->held = false;
-		rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c, EPOLLIN | EPOLLRDHUP);
+		(void)rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, EPOLLIN | EPOLLRDHUP); /* shut down:
+			the event, or the sweeper, ends it */
 	}
 }
 
@@ -1219,7 +1173,7 @@ static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
 	int op = EPOLL_CTL_MOD;
 
 	if (c->outfd < 0) {
-		if ((c->outfd = fcntl(c->tp->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		if ((c->outfd = fcntl(rc__tp_pollfd(c->tp), F_DUPFD_CLOEXEC, 0)) < 0)
 			return false;
 		op = EPOLL_CTL_ADD;
 	}
@@ -1239,11 +1193,11 @@ static bool rc__conn_push_out(rc_server *srv, rc__conn *c)
 {
 	bool broken = false;
 
-	if (c->out_armed || c->outlen == c->outoff)
+	if (c->out_armed || rc__conn_outq(c) == 0)
 		return true; /* nothing to send, or the output descriptor's handler will */
 	if (!rc__conn_flush(c, &broken) && broken)
 		return false;
-	return c->outlen == c->outoff || rc__conn_arm_out(srv, c);
+	return rc__conn_outq(c) == 0 || rc__conn_arm_out(srv, c);
 }
 
 /* The output descriptor is writable (or the socket shut down): drain the queue. */
@@ -1386,10 +1340,10 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	}
 	if (dead) {
 		c->dead = true;
-		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->tp->fd, NULL);
+		rc__disarm(srv, c->tp);
 		/* no more reading; replies still due go out, and the sweeper shuts the rest down
 		 * after stall_ms without progress (an armed output descriptor then lets go) */
-		shutdown(c->tp->fd, SHUT_RD);
+		c->tp->vt->shutdown(c->tp, false);
 	} else {
 		size_t pending = rc__conn_pending(c);
 		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
@@ -1399,9 +1353,10 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 			c->partial_since = rc__now();
 		if (rc__jobs_full(c->jobs, c->jobbytes) || pending >= RC__OUT_HIGH)
 			c->held = true;
-		else /* jobs finished meanwhile; records left behind need EPOLLOUT to come back */
-			rc__arm(srv, EPOLL_CTL_MOD, c->tp->fd, c,
-			        EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0));
+		else if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c,
+		                  EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0)))
+			c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
+		/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
 	}
 	if (n > 1) { /* the first one is ours; the rest join the queue */
 		if (srv->jobq_tail)
@@ -1425,7 +1380,7 @@ static void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 }
 
 /* Serve up to n datagrams waiting on l (flags 0: blocking for each). Returns how many. */
-static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int flags,
+static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned flags,
                            bool rearm)
 {
 	size_t cap = srv->lim.max_record < RC__DGRAM_MAX ? srv->lim.max_record : RC__DGRAM_MAX;
@@ -1442,10 +1397,11 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int f
 			break;
 		uint64_t t_rcv = rc__trace_t0(srv);
 		if (i == 0 && rearm)
-			rc__arm(srv, EPOLL_CTL_MOD, l->tp->fd, l, EPOLLIN); /* let another worker in */
+			(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* let another worker in */
 		rlen = rc__serve(srv, w, w->rbuf, len, &from, true, t_rcv);
 		if (rlen > 0) {
-			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0, NULL);
+			/* a reply the socket refuses is as if lost: the client retransmits */
+			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0);
 			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid);
 		}
 		if (atomic_load(&srv->stop))
@@ -1463,11 +1419,11 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, int f
 static void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l)
 {
 	if (srv->threads > 1) {
-		rc__dgram_serve(srv, w, l, 1, MSG_DONTWAIT, true);
+		rc__dgram_serve(srv, w, l, 1, RC_TPF_DONTWAIT, true);
 	} else if (rc__lone_skip(&l->lone)) {
-		rc__dgram_serve(srv, w, l, 1, MSG_DONTWAIT, false);
+		rc__dgram_serve(srv, w, l, 1, RC_TPF_DONTWAIT, false);
 	} else {
-		l->lone = rc__dgram_serve(srv, w, l, 64, MSG_DONTWAIT, false) <= 1;
+		l->lone = rc__dgram_serve(srv, w, l, 64, RC_TPF_DONTWAIT, false) <= 1;
 	}
 }
 
@@ -1496,8 +1452,10 @@ static void rc__sweep(rc_server *srv, int64_t now)
 	for (size_t i = 0; i < srv->nlsn; i++) {
 		rc__lsn *l = srv->lsn[i];
 		if (l->paused && now >= l->resume_at) {
-			l->paused = false;
-			rc__arm(srv, EPOLL_CTL_ADD, l->tp->fd, l, EPOLLIN);
+			if (!rc__arm(srv, EPOLL_CTL_ADD, l->tp, l, EPOLLIN))
+				l->resume_at = now + 100000000LL; /* epoll short of memory: later */
+			else
+				l->paused = false;
 		}
 	}
 	pthread_mutex_unlock(&srv->mu);
@@ -1595,6 +1553,7 @@ rc_status rc_server_run(rc_server *srv)
 	pthread_t tids[1024];
 	unsigned n, started = 0;
 	bool single;
+	rc_status st = RC_OK;
 
 	if (srv == NULL || srv->nlsn == 0 || atomic_exchange(&srv->running, true))
 		return RC_INVAL; /* from here on (or already) running: no listener is added */
@@ -1604,8 +1563,12 @@ rc_status rc_server_run(rc_server *srv)
 		/* Served by blocking receives alone. The socket leaves the epoll set meanwhile:
 		 * while it is in one, every datagram's arrival also runs epoll's wake-up callback,
 		 * which cost ~0.3 us a round trip on loopback. */
-		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, srv->lsn[0]->tp->fd, NULL);
-		rc__sock_cloexec_nonblock(srv->lsn[0]->tp->fd, false);
+		rc__disarm(srv, srv->lsn[0]->tp);
+		if (rc__tp_set_nonblock(srv->lsn[0]->tp, false) != RC_OK) {
+			/* cannot happen for a socket we made; served by the epoll loop instead */
+			single = false;
+			(void)rc__arm(srv, EPOLL_CTL_ADD, srv->lsn[0]->tp, srv->lsn[0], EPOLLIN);
+		}
 	}
 	for (unsigned i = 1; i < n; i++)
 		if (pthread_create(&tids[started], NULL, rc__worker, srv) == 0)
@@ -1614,9 +1577,10 @@ rc_status rc_server_run(rc_server *srv)
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	if (single) { /* back as rc_server_step expects it */
-		rc__sock_cloexec_nonblock(srv->lsn[0]->tp->fd, true);
-		rc__arm(srv, EPOLL_CTL_ADD, srv->lsn[0]->tp->fd, srv->lsn[0], EPOLLIN);
+		if (rc__tp_set_nonblock(srv->lsn[0]->tp, true) != RC_OK ||
+		    !rc__arm(srv, EPOLL_CTL_ADD, srv->lsn[0]->tp, srv->lsn[0], EPOLLIN))
+			st = RC_LOCALERROR; /* rc_server_step could not serve it any more */
 	}
 	atomic_store(&srv->running, false);
-	return RC_OK;
+	return st;
 }

@@ -39,6 +39,18 @@ rc__drc_result rc__drc_lookup(rc__drc *d, const rc__drc_key *k, rc__encbuf *rb, 
 /* Keep the reply of a call looked up as NEW. */
 void rc__drc_store(rc__drc *d, const rc__drc_key *k, const unsigned char *reply, size_t len);
 
+/* ---- serving one request ----------------------------------------------------------------- */
+
+/*
+ * Serve one request message msg[0..len) -- no sockets: bytes in, reply bytes out -- and hand
+ * the reply (with RC_TP_HEADROOM bytes before it, valid during the call) to
+ * reply(ctx, reply, rlen), at most once, before returning; no reply is handed over for a
+ * message that gets none (a reply, a duplicate of a call still running). The entry of
+ * synchronous transports and of the fuzzers.
+ */
+void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
+                              void *ctx);
+
 /* ---- rpcbind ---------------------------------------------------------------------------- */
 
 /* Register every (program, version) on every UDP/TCP listener with the local rpcbind. */

@@ -1,10 +1,12 @@
 /*
  * In-process transport (PARPC's "local procedure call"): client and server in one process, no
- * sockets. A server listening on inproc:NAME enters NAME in a process-wide table; a client's
- * send runs the server's dispatch synchronously in the calling thread and queues the reply,
- * which the next recv returns. A server that is destroyed leaves the table first, under the
- * table's write lock, so no call can reach a dead server.
+ * sockets. A listener on inproc:NAME enters NAME and the server's delivery callback in a
+ * process-wide table; a client's send hands the message to that callback in the calling thread
+ * (the server serves it there) and queues the reply, which the next recv returns. A listener
+ * that closes leaves the table first, under the table's write lock, so no call can reach a
+ * server that is gone.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,7 @@
 static pthread_rwlock_t rc__inproc_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct {
 	char name[256];
-	rc_server *srv;
+	rc_tp_deliver deliver; /* deliver.message NULL: a free slot */
 	rc_tp *tp;
 } rc__inproc_tab[RC__INPROC_MAX];
 
@@ -35,6 +37,7 @@ typedef struct rc__inproc {
 	pthread_mutex_t mu;
 } rc__inproc;
 
+/* The reply function a client's send passes along: queue a copy of the reply for its recv. */
 static void rc__inproc_queue(void *ctx, unsigned char *msg, size_t len)
 {
 	rc__inproc *c = ctx;
@@ -54,31 +57,39 @@ static void rc__inproc_queue(void *ctx, unsigned char *msg, size_t len)
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* A client's send: the listener of its name serves msg now, under the table's read lock (so
+ * the listener cannot close meanwhile); the reply is queued for recv. RC_CANTSEND (errno
+ * ECONNREFUSED) if no listener has the name. */
 static rc_status rc__inproc_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
-                                 int flags, size_t *sent)
+                                 unsigned flags)
 {
 	rc__inproc *c = (rc__inproc *)tp;
-	rc_server *srv = NULL;
+	bool found = false;
 
 	(void)to;
 	(void)flags;
 	if (len > tp->max_msg)
 		return RC_MSGTOOLARGE;
 	pthread_rwlock_rdlock(&rc__inproc_lock);
-	for (int i = 0; i < RC__INPROC_MAX; i++)
-		if (rc__inproc_tab[i].srv && strcmp(rc__inproc_tab[i].name, c->name) == 0)
-			srv = rc__inproc_tab[i].srv;
-	if (srv != NULL)
-		rc__server_handle_direct(srv, msg, len, rc__inproc_queue, c);
+	for (int i = 0; i < RC__INPROC_MAX && !found; i++) {
+		const rc_tp_deliver *d = &rc__inproc_tab[i].deliver;
+		if (d->message && strcmp(rc__inproc_tab[i].name, c->name) == 0) {
+			d->message(d->ctx, msg, len, rc__inproc_queue, c);
+			found = true;
+		}
+	}
 	pthread_rwlock_unlock(&rc__inproc_lock);
-	if (srv == NULL)
+	if (!found) {
+		errno = ECONNREFUSED;
 		return RC_CANTSEND;
-	if (sent)
-		*sent = len;
+	}
 	return RC_OK;
 }
 
-static rc_status rc__inproc_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
+/* The oldest queued reply (valid until the next recv), or RC_AGAIN: the server queued none,
+ * and none will come (a synchronous transport never answers later). */
+static rc_status rc__inproc_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
+                                 unsigned flags)
 {
 	rc__inproc *c = (rc__inproc *)tp;
 	rc__reply *r;
@@ -103,6 +114,14 @@ static rc_status rc__inproc_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 	return RC_OK;
 }
 
+/* Nothing to wake: no thread ever blocks in an in-process transport. */
+static void rc__inproc_shutdown(rc_tp *tp, bool both)
+{
+	(void)tp;
+	(void)both;
+}
+
+/* Close and free; a listener first leaves the name table. */
 static void rc__inproc_close(rc_tp *tp)
 {
 	rc__inproc *c = (rc__inproc *)tp;
@@ -126,12 +145,17 @@ static void rc__inproc_close(rc_tp *tp)
 
 static const rc_tp_vt rc__inproc_vt = {
 	.send = rc__inproc_send,
+	.flush = NULL,
+	.outq = rc__tp_nothing_queued,
 	.recv = rc__inproc_recv,
 	.accept = NULL,
 	.buffered = rc__tp_nothing_buffered,
+	.hung_up = rc__tp_never_hung_up,
+	.shutdown = rc__inproc_shutdown,
 	.close = rc__inproc_close,
 };
 
+/* A new in-process transport for name; NULL if memory is short. */
 static rc__inproc *rc__inproc_new(const char *name, size_t max_record)
 {
 	rc__inproc *c = calloc(1, sizeof(*c));
@@ -140,6 +164,7 @@ static rc__inproc *rc__inproc_new(const char *name, size_t max_record)
 		return NULL;
 	c->tp.vt = &rc__inproc_vt;
 	c->tp.fd = -1;
+	c->tp.props = RC_TPP_SYNC;
 	c->tp.max_msg = max_record;
 	c->tp.rcvtimeo_ms = -1;
 	snprintf(c->name, sizeof(c->name), "%s", name);
@@ -147,29 +172,37 @@ static rc__inproc *rc__inproc_new(const char *name, size_t max_record)
 	return c;
 }
 
-static rc_status rc__inproc_connect(const rc_uri *u, size_t max_record, rc_tp **out)
+/* A client's end: nothing is looked up until its first send (the server may come later). */
+static rc_status rc__inproc_connect(const rc_uri *u, size_t max_record, int64_t deadline,
+                                    rc_tp **out)
 {
 	rc__inproc *c = rc__inproc_new(u->host, max_record);
 
+	(void)deadline;
 	if (c == NULL)
 		return RC_NOMEM;
 	*out = &c->tp;
 	return RC_OK;
 }
 
-static rc_status rc__inproc_listen(const rc_uri *u, size_t max_record, rc_server *srv,
-                                   rc_tp **out, char *bound, size_t len)
+/* Enter u's name in the table with deliver (copied). RC_LOCALERROR if the name is taken,
+ * RC_TOOMANY if the table is full, RC_INVAL without a delivery callback, RC_NOMEM. */
+static rc_status rc__inproc_listen(const rc_uri *u, size_t max_record,
+                                   const rc_tp_deliver *deliver, rc_tp **out, char *bound,
+                                   size_t len)
 {
 	rc__inproc *c;
 	int slot = -1;
 
+	if (deliver == NULL || deliver->message == NULL)
+		return RC_INVAL;
 	pthread_rwlock_wrlock(&rc__inproc_lock);
 	for (int i = 0; i < RC__INPROC_MAX; i++) {
-		if (rc__inproc_tab[i].srv && strcmp(rc__inproc_tab[i].name, u->host) == 0) {
+		if (rc__inproc_tab[i].deliver.message && strcmp(rc__inproc_tab[i].name, u->host) == 0) {
 			pthread_rwlock_unlock(&rc__inproc_lock);
 			return RC_LOCALERROR; /* the name is taken */
 		}
-		if (rc__inproc_tab[i].srv == NULL && slot < 0)
+		if (rc__inproc_tab[i].deliver.message == NULL && slot < 0)
 			slot = i;
 	}
 	if (slot < 0 || (c = rc__inproc_new(u->host, max_record)) == NULL) {
@@ -178,7 +211,7 @@ static rc_status rc__inproc_listen(const rc_uri *u, size_t max_record, rc_server
 	}
 	c->tp.listener = true;
 	snprintf(rc__inproc_tab[slot].name, sizeof(rc__inproc_tab[slot].name), "%s", u->host);
-	rc__inproc_tab[slot].srv = srv;
+	rc__inproc_tab[slot].deliver = *deliver;
 	rc__inproc_tab[slot].tp = &c->tp;
 	pthread_rwlock_unlock(&rc__inproc_lock);
 	if (bound && len)
@@ -187,4 +220,5 @@ static rc_status rc__inproc_listen(const rc_uri *u, size_t max_record, rc_server
 	return RC_OK;
 }
 
-const rc_tp_kind rc__inproc_kind = {"inproc", rc__inproc_connect, rc__inproc_listen};
+const rc_tp_kind rc__inproc_kind = {"inproc", RC_TPP_SYNC, rc__inproc_connect,
+                                     rc__inproc_listen};

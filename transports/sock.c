@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <unistd.h>
 
@@ -199,4 +201,72 @@ size_t rc__tp_nothing_buffered(rc_tp *tp)
 {
 	(void)tp;
 	return 0;
+}
+
+/*
+ * Connect fd to a, waiting at most until deadline (CLOCK_MONOTONIC ns; 0: as long as the
+ * kernel takes). The socket is left blocking. RC_OK, RC_TIMEDOUT (errno ETIMEDOUT) or
+ * RC_CANTSEND (errno kept).
+ */
+rc_status rc__sock_connect(int fd, const rc_peer *a, int64_t deadline)
+{
+	int err = 0;
+	socklen_t el = sizeof(err);
+
+	if (deadline == 0) {
+		while (connect(fd, (const struct sockaddr *)&a->ss, a->len) != 0)
+			if (errno != EINTR)
+				return RC_CANTSEND;
+		return RC_OK;
+	}
+	if (rc__sock_cloexec_nonblock(fd, true) != 0)
+		return RC_CANTSEND;
+	if (connect(fd, (const struct sockaddr *)&a->ss, a->len) != 0) {
+		if (errno != EINPROGRESS && errno != EINTR)
+			return RC_CANTSEND;
+		for (;;) {
+			struct timespec ts;
+			struct pollfd pf = {fd, POLLOUT, 0};
+			int64_t left;
+			int n;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			left = deadline - ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+			if (left <= 0) {
+				errno = ETIMEDOUT;
+				return RC_TIMEDOUT;
+			}
+			n = poll(&pf, 1, (int)((left + 999999) / 1000000));
+			if (n > 0)
+				break;
+			if (n < 0 && errno != EINTR)
+				return RC_CANTSEND;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+			return RC_CANTSEND;
+		if (err != 0) {
+			errno = err;
+			return RC_CANTSEND;
+		}
+	}
+	return rc__sock_cloexec_nonblock(fd, false) == 0 ? RC_OK : RC_CANTSEND;
+}
+
+rc_status rc__tp_set_nonblock(rc_tp *tp, bool nonblock)
+{
+	if (tp->fd < 0)
+		return RC_NOTSUPP;
+	return rc__sock_cloexec_nonblock(tp->fd, nonblock) == 0 ? RC_OK : RC_LOCALERROR;
+}
+
+size_t rc__tp_nothing_queued(rc_tp *tp)
+{
+	(void)tp;
+	return 0;
+}
+
+bool rc__tp_never_hung_up(rc_tp *tp)
+{
+	(void)tp;
+	return false;
 }

@@ -7,11 +7,14 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -20,42 +23,186 @@
 #include "transports/transport.h"
 #include "xdr/xdr_internal.h"
 
+#define RC__OQ_GATHER ((size_t)256 << 10) /* queued with RC_TPF_MORE beyond this: send now */
+
 typedef struct rc__stream {
 	rc_tp tp;
 	rc_recreader rr;
 	size_t max_record;
+	/* the output queue: whole or partly sent records, oq[oqoff..oqlen) still to go */
+	unsigned char *oq;
+	size_t oqoff, oqlen, oqcap;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* unix listener: unlink on close */
 } rc__stream;
 
-static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
-                                 int flags, size_t *sent)
+/* Write the record mark of a len-byte message into the 4 bytes before msg (the headroom). */
+static void rc__stream_mark(unsigned char *msg, size_t len)
 {
 	uint32_t mark = (uint32_t)len | RC_XDRREC_LAST_FRAG;
 	unsigned char *rec = msg - RC_TP_HEADROOM;
-	size_t done = 0, total = len + 4;
 
-	(void)to;
-	if (len > RC_XDRREC_MAX_FRAG)
-		return RC_MSGTOOLARGE;
 	rec[0] = (unsigned char)(mark >> 24);
 	rec[1] = (unsigned char)(mark >> 16);
 	rec[2] = (unsigned char)(mark >> 8);
 	rec[3] = (unsigned char)mark;
-	/* *sent counts bytes of the record, mark included: a non-blocking caller queues the rest. */
-	while (done < total) {
-		ssize_t n = rc__sendto(tp->fd, rec + done, total - done, flags | MSG_NOSIGNAL, NULL, 0);
+}
+
+/* Append b[0..n) to the output queue (compacting it first). False if memory is short. */
+static bool rc__stream_enqueue(rc__stream *s, const unsigned char *b, size_t n)
+{
+	if (s->oqoff > 0 && s->oqoff == s->oqlen)
+		s->oqoff = s->oqlen = 0;
+	if (s->oqlen + n > s->oqcap) {
+		size_t live = s->oqlen - s->oqoff, ncap = s->oqcap ? s->oqcap : 4096;
+		unsigned char *nb;
+		while (ncap < live + n)
+			ncap *= 2;
+		if (s->oqoff > 0 && live + n <= s->oqcap) {
+			memmove(s->oq, s->oq + s->oqoff, live);
+		} else {
+			if ((nb = malloc(ncap)) == NULL)
+				return false;
+			memcpy(nb, s->oq + s->oqoff, live);
+			free(s->oq);
+			s->oq = nb;
+			s->oqcap = ncap;
+		}
+		s->oqoff = 0;
+		s->oqlen = live;
+	}
+	memcpy(s->oq + s->oqlen, b, n);
+	s->oqlen += n;
+	return true;
+}
+
+/* Wait until tp's socket takes more bytes or timeout_ms passes (negative: no limit). False on
+ * timeout (errno EAGAIN) or a poll failure. */
+static bool rc__stream_wait_out(rc_tp *tp, int timeout_ms)
+{
+	struct pollfd pf = {tp->fd, POLLOUT, 0};
+	int n;
+
+	do
+		n = poll(&pf, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		errno = EAGAIN;
+	return n > 0;
+}
+
+/*
+ * Send the queued bytes and then rec[0..rlen) (may be 0 bytes) as one gathered write, until
+ * all is out, or -- with timeout_ms 0 -- until the socket would block, or until timeout_ms
+ * passes. What of rec is not sent is queued. RC_OK (all out), RC_AGAIN (some queued),
+ * RC_CANTSEND (errno kept), RC_NOMEM (the rest could not be queued).
+ */
+static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_t rlen,
+                                  int timeout_ms)
+{
+	rc_tp *tp = &s->tp;
+	int flags = MSG_NOSIGNAL | (timeout_ms == 0 ? MSG_DONTWAIT : 0);
+
+	for (;;) {
+		size_t qlen = s->oqlen - s->oqoff;
+		struct iovec iov[2];
+		struct msghdr mh;
+		ssize_t n;
+		int k = 0;
+
+		if (qlen == 0 && rlen == 0)
+			return RC_OK;
+		if (qlen > 0)
+			iov[k++] = (struct iovec){s->oq + s->oqoff, qlen};
+		if (rlen > 0)
+			iov[k++] = (struct iovec){(void *)rec, rlen};
+		if (k == 1) {
+			n = rc__sendto(tp->fd, iov[0].iov_base, iov[0].iov_len, flags, NULL, 0);
+		} else {
+			memset(&mh, 0, sizeof(mh));
+			mh.msg_iov = iov;
+			mh.msg_iovlen = 2;
+			n = sendmsg(tp->fd, &mh, flags);
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (sent)
-				*sent = done;
-			return (errno == EAGAIN || errno == EWOULDBLOCK) ? RC_AGAIN : RC_CANTSEND;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return RC_CANTSEND;
+			if (timeout_ms != 0 && rc__stream_wait_out(tp, timeout_ms))
+				continue;
+			if (rlen > 0 && !rc__stream_enqueue(s, rec, rlen))
+				return RC_NOMEM;
+			return RC_AGAIN;
 		}
-		done += (size_t)n;
+		if ((size_t)n >= qlen) {
+			s->oqoff = s->oqlen = 0;
+			rec += (size_t)n - qlen;
+			rlen -= (size_t)n - qlen;
+		} else {
+			s->oqoff += (size_t)n;
+		}
 	}
-	if (sent)
-		*sent = done;
-	return RC_OK;
+}
+
+static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
+                                 unsigned flags)
+{
+	rc__stream *s = (rc__stream *)tp;
+	unsigned char *rec = msg - RC_TP_HEADROOM;
+	size_t total = len + RC_TP_HEADROOM;
+	rc_status st;
+
+	(void)to;
+	if (len > RC_XDRREC_MAX_FRAG)
+		return RC_MSGTOOLARGE;
+	rc__stream_mark(msg, len);
+	if (!(flags & RC_TPF_MORE) && s->oqlen == s->oqoff) {
+		/* the usual case, nothing queued: one send of the record */
+		ssize_t n = rc__sendto(tp->fd, rec, total,
+		                       MSG_NOSIGNAL | (int)(flags & RC_TPF_DONTWAIT),
+		                       NULL, 0);
+		if (n == (ssize_t)total)
+			return RC_OK;
+		if (n > 0) { /* part of it: the rest as below */
+			rec += n;
+			total -= (size_t)n;
+		}
+	}
+	if (flags & RC_TPF_MORE) {
+		if (!rc__stream_enqueue(s, rec, total))
+			return RC_NOMEM;
+		if (s->oqlen - s->oqoff < RC__OQ_GATHER)
+			return RC_OK;
+		rec = NULL;
+		total = 0;
+	}
+	st = rc__stream_write(s, rec, total, (flags & RC_TPF_DONTWAIT) ? 0 : -1);
+	return st == RC_AGAIN ? RC_OK : st; /* the rest is queued: flush sends it */
+}
+
+static rc_status rc__stream_flush(rc_tp *tp, int timeout_ms)
+{
+	return rc__stream_write((rc__stream *)tp, NULL, 0, timeout_ms);
+}
+
+static size_t rc__stream_outq(rc_tp *tp)
+{
+	const rc__stream *s = (const rc__stream *)tp;
+
+	return s->oqlen - s->oqoff;
+}
+
+/* A stream the peer has closed (or reset): one poll, no waiting. */
+static bool rc__stream_hung_up(rc_tp *tp)
+{
+	struct pollfd pf = {tp->fd, POLLIN | POLLRDHUP, 0};
+
+	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static void rc__stream_shutdown(rc_tp *tp, bool both)
+{
+	(void)shutdown(tp->fd, both ? SHUT_RDWR : SHUT_RD); /* fails only if not connected */
 }
 
 /* The status of a receive that returned got <= 0. */
@@ -68,9 +215,11 @@ static rc_status rc__stream_recv_failed(ssize_t got)
 	return errno == ECONNRESET ? RC_CLOSED : RC_CANTRECV;
 }
 
-static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
+static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
+                                 unsigned tflags)
 {
 	rc__stream *s = (rc__stream *)tp;
+	int flags = (int)(tflags & RC_TPF_DONTWAIT);
 	void *p;
 	size_t n;
 	ssize_t got;
@@ -108,7 +257,7 @@ static rc__stream *rc__stream_new(int fd, size_t max_record)
 	if (s == NULL)
 		return NULL;
 	s->tp.fd = fd;
-	s->tp.stream = true;
+	s->tp.props = RC_TPP_STREAM;
 	s->tp.max_msg = max_record;
 	s->tp.rcvtimeo_ms = -1;
 	s->max_record = max_record;
@@ -125,6 +274,7 @@ static void rc__stream_close(rc_tp *tp)
 	if (s->path[0] != '\0')
 		unlink(s->path);
 	rc_recreader_destroy(&s->rr);
+	free(s->oq);
 	free(s);
 }
 
@@ -141,18 +291,24 @@ static size_t rc__stream_buffered(rc_tp *tp)
 
 static const rc_tp_vt rc__stream_vt = {
 	.send = rc__stream_send,
+	.flush = rc__stream_flush,
+	.outq = rc__stream_outq,
 	.recv = rc__stream_recv,
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
+	.hung_up = rc__stream_hung_up,
+	.shutdown = rc__stream_shutdown,
 	.close = rc__stream_close,
 };
 
+/* TCP: no Nagle delay (a call or reply is one record; waiting for more only adds latency).
+ * Best effort: a socket that refuses still carries calls correctly, only slower. */
 static void rc__stream_tune(int fd, int family)
 {
 	int one = 1;
 
 	if (family == AF_INET || family == AF_INET6)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 static rc_status rc__stream_accept(rc_tp *tp, rc_tp **out, size_t max_record)
@@ -199,7 +355,8 @@ static rc_status rc__stream_addr(const rc_uri *u, rc_peer *a)
 	return rc__resolve(u, SOCK_STREAM, a);
 }
 
-static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, rc_tp **out)
+static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, int64_t deadline,
+                                    rc_tp **out)
 {
 	rc_peer a;
 	rc__stream *s;
@@ -212,13 +369,11 @@ static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, rc_tp **
 	if (fd < 0)
 		return RC_CANTSEND;
 	rc__stream_tune(fd, a.ss.ss_family);
-	while (connect(fd, (struct sockaddr *)&a.ss, a.len) != 0) {
+	if ((st = rc__sock_connect(fd, &a, deadline)) != RC_OK) {
 		int e = errno;
-		if (e == EINTR)
-			continue;
 		close(fd);
 		errno = e;
-		return RC_CANTSEND;
+		return st;
 	}
 	if ((s = rc__stream_new(fd, max_record)) == NULL) {
 		close(fd);
@@ -229,8 +384,9 @@ static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, rc_tp **
 	return RC_OK;
 }
 
-static rc_status rc__stream_listen(const rc_uri *u, size_t max_record, rc_server *srv, rc_tp **out,
-                                   char *bound, size_t len)
+static rc_status rc__stream_listen(const rc_uri *u, size_t max_record,
+                                   const rc_tp_deliver *deliver, rc_tp **out, char *bound,
+                                   size_t len)
 {
 	rc_peer a;
 	rc__stream *s;
@@ -238,7 +394,7 @@ static rc_status rc__stream_listen(const rc_uri *u, size_t max_record, rc_server
 	int fd, one = 1;
 	bool is_unix = strcmp(u->scheme, "unix") == 0;
 
-	(void)srv;
+	(void)deliver;
 	if ((st = rc__stream_addr(u, &a)) != RC_OK)
 		return st;
 	fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -249,8 +405,9 @@ static rc_status rc__stream_listen(const rc_uri *u, size_t max_record, rc_server
 		/* A socket file left by a server that died is replaced; anything else is not. */
 		if (lstat(u->host, &sb) == 0 && S_ISSOCK(sb.st_mode))
 			unlink(u->host);
-	} else {
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	} else if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
+		close(fd); /* without it a restarted server could not bind its port for minutes */
+		return RC_LOCALERROR;
 	}
 	if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 || listen(fd, 1024) != 0) {
 		int e = errno;
@@ -275,5 +432,5 @@ static rc_status rc__stream_listen(const rc_uri *u, size_t max_record, rc_server
 	return RC_OK;
 }
 
-const rc_tp_kind rc__tcp_kind = {"tcp", rc__stream_connect, rc__stream_listen};
-const rc_tp_kind rc__unix_kind = {"unix", rc__stream_connect, rc__stream_listen};
+const rc_tp_kind rc__tcp_kind = {"tcp", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen};
+const rc_tp_kind rc__unix_kind = {"unix", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen};

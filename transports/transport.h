@@ -16,6 +16,8 @@
 
 #include <remotecall/status.h>
 
+#include "xdr/base.h"
+
 #define RC_TP_HEADROOM 4
 #define RC_URI_MAX 1024 /* longest URI accepted */
 
@@ -39,58 +41,119 @@ typedef struct rc_peer {
 
 typedef struct rc_tp rc_tp;
 
-/* What a transport does. The client uses send/recv/close; the server uses all of it. */
+/* What kind of carrier a transport is: the client and server read these, never the scheme. */
+enum {
+	RC_TPP_DGRAM = 1u << 0,  /* one message a datagram; lost, duplicated or reordered */
+	RC_TPP_STREAM = 1u << 1, /* a reliable byte stream; the transport frames messages */
+	RC_TPP_SYNC = 1u << 2,   /* in-process: a send is served before it returns; no descriptor */
+};
+
+/* Flags of send and recv. RC_TPF_DONTWAIT is MSG_DONTWAIT's value, so that a socket transport
+ * passes it through (flags & RC_TPF_DONTWAIT) without a translation on every call. */
+enum {
+	RC_TPF_DONTWAIT = MSG_DONTWAIT, /* never block: what cannot go now is queued (streams) */
+	RC_TPF_MORE = 1u << 30,         /* more messages follow soon: gather this one (streams) */
+};
+
+/* A synchronous transport's listener hands each message it is sent to the server through
+ * this: serve msg[0..len) and pass the reply (with RC_TP_HEADROOM bytes before it) to
+ * reply(rctx, reply, len), at most once, before returning. */
+typedef void (*rc_reply_fn)(void *rctx, unsigned char *msg, size_t len);
+typedef struct rc_tp_deliver {
+	void (*message)(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx);
+	void *ctx;
+} rc_tp_deliver;
+
+/*
+ * What a transport does. Every message leaves through send (and flush) and arrives through
+ * recv, recv_into or accept: framing (record marks), output queues and descriptors stay
+ * inside the transport.
+ */
 typedef struct rc_tp_vt {
 	/*
-	 * Send the message msg[0..len) (with headroom before msg) to the connected peer, or to
-	 * `to` for a server's datagram socket. flags: MSG_DONTWAIT for a non-blocking try. Returns
-	 * RC_OK; RC_AGAIN if it would block and nothing was sent; RC_MSGTOOLARGE; RC_CANTSEND
-	 * (errno kept). A stream transport may send part and return RC_AGAIN with *sent < len; the
-	 * caller continues with send_more.
+	 * Send the message msg[0..len) (with RC_TP_HEADROOM writable bytes before msg) to the
+	 * connected peer, or to `to` for a server's datagram socket. A stream transport sends
+	 * what it has queued first, then the record (one gathered write). flags:
+	 *  - 0: block until it is all out;
+	 *  - RC_TPF_DONTWAIT: send what can go now; a stream transport copies the rest into its
+	 *    output queue (outq tells how much waits; flush sends it), a datagram one returns
+	 *    RC_AGAIN with nothing sent;
+	 *  - RC_TPF_MORE (streams): queue the record (copied) to leave with the next send or
+	 *    flush, unless the queue is already large (then it all goes now).
+	 * Returns RC_OK (sent or queued); RC_AGAIN (datagram, would block); RC_MSGTOOLARGE;
+	 * RC_CANTSEND (errno kept; a stream is then unusable).
 	 */
-	rc_status (*send)(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to, int flags,
-	                  size_t *sent);
+	rc_status (*send)(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
+	                  unsigned flags);
 	/*
-	 * Receive one message. flags: MSG_DONTWAIT or 0 (block up to the socket's receive timeout).
-	 * Returns RC_OK with *msg and *len (valid until the next recv on tp) and the sender in *from
-	 * if not NULL; RC_AGAIN (nothing yet / timed out); RC_CLOSED (peer closed); RC_CANTRECV
-	 * (errno kept); RC_MSGTOOLARGE (a record over the cap: close the transport).
+	 * Streams: send queued output. timeout_ms 0 tries once without blocking, a negative
+	 * value blocks until all is out, a positive one waits at most that long. RC_OK when the
+	 * queue is empty, RC_AGAIN when some is left, RC_CANTSEND (errno kept). NULL for
+	 * transports that never queue.
 	 */
-	rc_status (*recv)(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags);
+	rc_status (*flush)(rc_tp *tp, int timeout_ms);
+	/* Bytes waiting in the output queue (0 for transports that never queue). */
+	size_t (*outq)(rc_tp *tp);
+	/*
+	 * Receive one message. flags: RC_TPF_DONTWAIT or 0 (block up to the receive timeout set by
+	 * rc__tp_set_rcvtimeo). Returns RC_OK with *msg and *len (valid until the next recv on
+	 * tp) and the sender in *from if not NULL; RC_AGAIN (nothing yet / timed out); RC_CLOSED
+	 * (peer closed); RC_CANTRECV (errno kept); RC_MSGTOOLARGE (a record over the cap: close
+	 * the transport).
+	 */
+	rc_status (*recv)(rc_tp *tp, void **msg, size_t *len, rc_peer *from, unsigned flags);
 	/*
 	 * Datagram transports only (NULL for streams): receive one datagram into the caller's
 	 * buffer, so that several threads can receive on one socket at once. Same returns as recv.
 	 */
 	rc_status (*recv_into)(rc_tp *tp, void *buf, size_t cap, size_t *len, rc_peer *from,
-	                       int flags);
+	                       unsigned flags);
 	/* Accept a connection on a listening stream transport: RC_OK, RC_AGAIN, RC_TOOMANY
-	 * (descriptors exhausted), RC_LOCALERROR. */
+	 * (descriptors exhausted), RC_NOMEM, RC_LOCALERROR. NULL for other transports. */
 	rc_status (*accept)(rc_tp *tp, rc_tp **out, size_t max_record);
 	/* Bytes of an incomplete incoming message held (0 for datagrams). */
 	size_t (*buffered)(rc_tp *tp);
+	/* Whether the peer of a stream has closed or reset it (one probe, no waiting). */
+	bool (*hung_up)(rc_tp *tp);
+	/* End reading (and writing, if `both`) now, from any thread: a receive blocked in another
+	 * thread returns, and later ones fail. The transport stays allocated until close. */
+	void (*shutdown)(rc_tp *tp, bool both);
 	/* Close and free. */
 	void (*close)(rc_tp *tp);
 } rc_tp_vt;
 
+/* The common head of every transport. Only transports/ reads fd; the loops that wait on a
+ * transport ask rc__tp_pollfd. */
 struct rc_tp {
 	const rc_tp_vt *vt;
-	int fd;          /* -1 for a transport without a descriptor (in-process) */
-	bool stream;     /* byte stream with record marking (tcp, unix) */
-	bool listener;   /* a listening stream socket: accept, don't recv */
-	size_t max_msg;  /* largest message it can carry (UDP: 65507 - 0) */
-	int rcvtimeo_ms; /* the receive timeout currently set on fd (-1: none) */
+	int fd;          /* private to transports/: the socket, or -1 */
+	unsigned props;  /* RC_TPP_* */
+	bool listener;   /* a listener: accept (streams) or recv from many peers (datagrams) */
+	size_t max_msg;  /* largest message it can carry (UDP: 65507) */
+	int rcvtimeo_ms; /* the receive timeout currently set (-1: none) */
 };
 
-/* Client side: connect to u. RC_OK with *out; RC_UNKNOWNHOST, RC_UNKNOWNADDR, RC_CANTSEND
- * (connect failed, errno kept), RC_NOMEM. */
-typedef rc_status (*rc_tp_connect_fn)(const rc_uri *u, size_t max_record, rc_tp **out);
-typedef struct rc_server rc_server;
-/* Server side: bind (and listen) at u for srv; writes the bound URI. */
-typedef rc_status (*rc_tp_listen_fn)(const rc_uri *u, size_t max_record, rc_server *srv,
-                                     rc_tp **out, char *bound, size_t len);
+/* The descriptor an event loop waits on for tp's input (and output), or -1 for a
+ * synchronous transport, which is never waited on. */
+static inline int rc__tp_pollfd(const rc_tp *tp)
+{
+	return tp->fd;
+}
+
+/* Client side: connect to u, waiting at most until `deadline` (CLOCK_MONOTONIC ns; 0: no
+ * limit). RC_OK with *out; RC_UNKNOWNHOST, RC_UNKNOWNADDR, RC_TIMEDOUT, RC_CANTSEND (connect
+ * failed, errno kept), RC_NOMEM. */
+typedef rc_status (*rc_tp_connect_fn)(const rc_uri *u, size_t max_record, int64_t deadline,
+                                      rc_tp **out);
+/* Server side: bind (and listen) at u; writes the bound URI. A synchronous transport hands
+ * each message to `deliver` (copied); socket transports ignore it. */
+typedef rc_status (*rc_tp_listen_fn)(const rc_uri *u, size_t max_record,
+                                     const rc_tp_deliver *deliver, rc_tp **out, char *bound,
+                                     size_t len);
 
 typedef struct rc_tp_kind {
 	const char *scheme;
+	unsigned props; /* RC_TPP_* of its transports */
 	rc_tp_connect_fn connect;
 	rc_tp_listen_fn listen;
 } rc_tp_kind;
@@ -100,6 +163,11 @@ const rc_tp_kind *rc__tp_find(const char *scheme);
 
 /* Set tp's blocking receive timeout (ms; 0 = none) if it differs from the current one. */
 void rc__tp_set_rcvtimeo(rc_tp *tp, int ms);
+
+/* Put a socket transport's descriptor in blocking or non-blocking mode (and close-on-exec):
+ * a server's loops serve a lone UDP listener with blocking receives, the rest non-blocking.
+ * RC_OK, RC_LOCALERROR (errno kept), RC_NOTSUPP for a transport without a descriptor. */
+rc_status rc__tp_set_nonblock(rc_tp *tp, bool nonblock);
 
 /*
  * send/recv as direct system calls: libc's wrappers are thread-cancellation points and spend
@@ -123,16 +191,14 @@ static inline ssize_t rc__recvfrom(int fd, void *buf, size_t len, int flags,
 rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out);
 rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len);
 int rc__sock_cloexec_nonblock(int fd, bool nonblock);
+/* Connect fd to a by the deadline (CLOCK_MONOTONIC ns; 0: no limit); leaves it blocking.
+ * RC_OK, RC_TIMEDOUT, RC_CANTSEND (errno kept). */
+rc_status rc__sock_connect(int fd, const rc_peer *a, int64_t deadline);
+/* The `outq` of transports that never queue output. */
+size_t rc__tp_nothing_queued(rc_tp *tp);
+/* The `hung_up` of transports without a peer to lose. */
+bool rc__tp_never_hung_up(rc_tp *tp);
 /* The `buffered` of transports that never hold a partial message. */
 size_t rc__tp_nothing_buffered(rc_tp *tp);
-
-/*
- * The server's entry for transports without a descriptor (in-process): serve one request
- * message and hand the reply (with headroom before it) to reply(ctx, msg, len), at most once.
- * Defined in runtime/server.c.
- */
-typedef void (*rc_reply_fn)(void *ctx, unsigned char *msg, size_t len);
-void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
-                              void *ctx);
 
 #endif

@@ -11,7 +11,6 @@
 
 #include "transports/transport.h"
 
-#define RC__UDP_MAX 65507u /* largest UDP payload over IPv4 */
 
 typedef struct rc__udp {
 	rc_tp tp;
@@ -20,8 +19,9 @@ typedef struct rc__udp {
 } rc__udp;
 
 static rc_status rc__udp_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
-                              int flags, size_t *sent)
+                              unsigned tflags)
 {
+	int flags = (int)(tflags & RC_TPF_DONTWAIT);
 	ssize_t n;
 
 	if (len > tp->max_msg)
@@ -40,14 +40,13 @@ static rc_status rc__udp_send(rc_tp *tp, unsigned char *msg, size_t len, const r
 			return RC_MSGTOOLARGE;
 		return RC_CANTSEND;
 	}
-	if (sent)
-		*sent = (size_t)n;
 	return RC_OK;
 }
 
 static rc_status rc__udp_recv_into(rc_tp *tp, void *buf, size_t cap, size_t *len,
-                                   rc_peer *from, int flags)
+                                   rc_peer *from, unsigned tflags)
 {
+	int flags = (int)(tflags & RC_TPF_DONTWAIT);
 	ssize_t n;
 
 	for (;;) {
@@ -74,7 +73,8 @@ static rc_status rc__udp_recv_into(rc_tp *tp, void *buf, size_t cap, size_t *len
 	return RC_OK;
 }
 
-static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from, int flags)
+static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
+                              unsigned flags)
 {
 	rc__udp *u = (rc__udp *)tp;
 	rc_status st = rc__udp_recv_into(tp, u->buf, u->bufsize, len, from, flags);
@@ -82,6 +82,11 @@ static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
 	if (st == RC_OK)
 		*msg = u->buf;
 	return st;
+}
+
+static void rc__udp_shutdown(rc_tp *tp, bool both)
+{
+	(void)shutdown(tp->fd, both ? SHUT_RDWR : SHUT_RD); /* wakes blocked receivers */
 }
 
 static void rc__udp_close(rc_tp *tp)
@@ -93,10 +98,14 @@ static void rc__udp_close(rc_tp *tp)
 
 static const rc_tp_vt rc__udp_vt = {
 	.send = rc__udp_send,
+	.flush = NULL,
+	.outq = rc__tp_nothing_queued,
 	.recv = rc__udp_recv,
 	.recv_into = rc__udp_recv_into,
 	.accept = NULL,
 	.buffered = rc__tp_nothing_buffered,
+	.hung_up = rc__tp_never_hung_up,
+	.shutdown = rc__udp_shutdown,
 	.close = rc__udp_close,
 };
 
@@ -110,13 +119,15 @@ static rc__udp *rc__udp_new(int fd, size_t max_record)
 	memset(u, 0, sizeof(*u));
 	u->tp.vt = &rc__udp_vt;
 	u->tp.fd = fd;
+	u->tp.props = RC_TPP_DGRAM;
 	u->tp.max_msg = RC__UDP_MAX;
 	u->tp.rcvtimeo_ms = -1;
 	u->bufsize = bufsize;
 	return u;
 }
 
-static rc_status rc__udp_connect(const rc_uri *uri, size_t max_record, rc_tp **out)
+static rc_status rc__udp_connect(const rc_uri *uri, size_t max_record, int64_t deadline,
+                                 rc_tp **out)
 {
 	rc_peer peer;
 	rc__udp *u;
@@ -130,12 +141,13 @@ static rc_status rc__udp_connect(const rc_uri *uri, size_t max_record, rc_tp **o
 	fd = socket(peer.ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return RC_CANTSEND;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	if (connect(fd, (struct sockaddr *)&peer.ss, peer.len) != 0) {
+	/* best effort: a larger buffer only absorbs bursts of pipelined replies */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if ((st = rc__sock_connect(fd, &peer, deadline)) != RC_OK) {
 		int e = errno;
 		close(fd);
 		errno = e;
-		return RC_CANTSEND;
+		return st;
 	}
 	if ((u = rc__udp_new(fd, max_record)) == NULL) {
 		close(fd);
@@ -145,15 +157,16 @@ static rc_status rc__udp_connect(const rc_uri *uri, size_t max_record, rc_tp **o
 	return RC_OK;
 }
 
-static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record, rc_server *srv, rc_tp **out,
-                                char *bound, size_t len)
+static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record,
+                                const rc_tp_deliver *deliver, rc_tp **out, char *bound,
+                                size_t len)
 {
 	rc_peer addr;
 	rc__udp *u;
 	rc_status st;
 	int fd, sz = 1 << 20;
 
-	(void)srv;
+	(void)deliver;
 	if (uri->port < 0)
 		return RC_UNKNOWNADDR;
 	if ((st = rc__resolve(uri, SOCK_DGRAM, &addr)) != RC_OK)
@@ -163,7 +176,7 @@ static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record, rc_server 
 		return RC_LOCALERROR;
 	/* No SO_REUSEADDR: on UDP it buys nothing (no TIME_WAIT) and lets bind(port 0) hand out a
 	 * port another socket already holds. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)); /* best effort, as above */
 	if (bind(fd, (struct sockaddr *)&addr.ss, addr.len) != 0) {
 		int e = errno;
 		close(fd);
@@ -174,9 +187,10 @@ static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record, rc_server 
 		close(fd);
 		return RC_NOMEM;
 	}
+	u->tp.listener = true;
 	rc__sock_bound_uri(fd, "udp", bound, len);
 	*out = &u->tp;
 	return RC_OK;
 }
 
-const rc_tp_kind rc__udp_kind = {"udp", rc__udp_connect, rc__udp_listen};
+const rc_tp_kind rc__udp_kind = {"udp", RC_TPP_DGRAM, rc__udp_connect, rc__udp_listen};

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "sec_util.h"
-#include "transports/transport.h"
+#include "runtime/server_internal.h"
 
 static rc_server *srv;
 

@@ -5,6 +5,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <poll.h>
+#include <stdatomic.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
 
 #include "rt_fixture.h"
 
@@ -306,6 +311,193 @@ static void tcp_reconnects_after_server_restart(void **state)
 	rt_stop(&s2);
 }
 
+static int64_t ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A started call without callback outlives its client: rc_client_destroy completes it with
+ * RC_CANCELLED and it stays valid until released (was a use after free, and unreleased handles
+ * of a destroyed client leaked). Run under valgrind / ASan by the sanitizer passes. */
+static void handle_outlives_client(void **state)
+{
+	for (int i = 0; i < 2; i++) {
+		rc_client *c = connect_to(i, 1);
+		rc_async *a = NULL, *b = NULL;
+		uint32_t ms = 400, r1 = 0, one = 0, r2 = 0;
+		(void)state;
+		assert_int_equal(rc_call_start(c, 3, (rc_xdrproc)rc_xdr_u_int, &one,
+		                               (rc_xdrproc)rc_xdr_u_int, &r2, NULL, NULL, &b), RC_OK);
+		assert_int_equal(rc_async_wait(b, 5000), RC_OK); /* b done, not released */
+		assert_int_equal(rc_call_start(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms,
+		                               (rc_xdrproc)rc_xdr_u_int, &r1, NULL, NULL, &a), RC_OK);
+		rc_client_destroy(c); /* a still in flight */
+		assert_int_equal(rc_async_status(a), RC_CANCELLED);
+		assert_int_equal(rc_async_wait(a, 1000), RC_CANCELLED);
+		rc_async_cancel(a); /* no effect, no client touched */
+		assert_int_equal(rc_async_status(b), RC_OK);
+		rc_async_release(a);
+		rc_async_release(b);
+	}
+}
+
+/* Flip the credentials while another thread calls through the lock-free fast path: every call
+ * succeeds and carries one of the two credentials whole (was a data race on the header
+ * template: ThreadSanitizer reported it; make test-tsan runs this). */
+static atomic_int flip_stop;
+static void *thr_flip(void *p)
+{
+	rc_client *c = p;
+	for (int i = 0; !atomic_load(&flip_stop); i++) {
+		if (i & 1)
+			assert_int_equal(rc_client_set_auth_none(c), RC_OK);
+		else
+			assert_int_equal(rc_client_set_auth_sys(c, "flip", 7, 8, NULL, 0), RC_OK);
+	}
+	return NULL;
+}
+
+static void auth_change_during_calls(void **state)
+{
+	rc_client *c = connect_to(0, 1);
+	pthread_t t;
+	(void)state;
+	atomic_store(&flip_stop, 0);
+	assert_int_equal(pthread_create(&t, NULL, thr_flip, c), 0);
+	for (int i = 0; i < 2000; i++) {
+		char *who = NULL;
+		assert_int_equal(rc_call(c, 5, NULL, NULL, (rc_xdrproc)xdr_rt_str, &who), RC_OK);
+		assert_true(strcmp(who, "none") == 0 || strcmp(who, "flip:7:8:0") == 0);
+		rc_xdr_free((rc_xdrproc)xdr_rt_str, &who);
+	}
+	atomic_store(&flip_stop, 1);
+	pthread_join(t, NULL);
+	rc_client_destroy(c);
+}
+
+static rc_client *watched;
+static atomic_int watch_max_ms;
+static atomic_int watch_stop;
+/* Measure how long rc_client_inflight (which takes the client's lock) blocks while another
+ * thread reconnects. */
+static void *thr_watch(void *p)
+{
+	(void)p;
+	while (!atomic_load(&watch_stop)) {
+		int64_t t0 = ms_now();
+		(void)rc_client_inflight(watched);
+		int d = (int)(ms_now() - t0);
+		if (d > atomic_load(&watch_max_ms))
+			atomic_store(&watch_max_ms, d);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+/* A reconnect honours the call's deadline and does not hold the client's lock: against a peer
+ * whose SYNs are dropped, a call with a 300 ms timeout fails with RC_TIMEDOUT in well under the
+ * kernel's connect timeout, and another thread is never blocked meanwhile (was a blocking
+ * connect() with no deadline under the client's mutex). */
+static void reconnect_has_deadline_and_no_lock(void **state)
+{
+	static const char *const uris[] = {"tcp://127.0.0.1:0", NULL};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	rt_server s2;
+	rc_client *c;
+	int port, fills[4], l, one = 1;
+	pthread_t t;
+	rc_callopts o = {.timeout_ms = 300};
+	int64_t t0;
+	rc_status st;
+	(void)state;
+	assert_int_equal(rt_start(&s2, uris, 1), 0);
+	assert_int_equal(rc_client_create(&c, s2.uri[0], RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+	port = atoi(strrchr(s2.uri[0], ':') + 1);
+	rt_stop(&s2);
+	/* its port now belongs to a listener whose accept queue is full: further SYNs are
+	 * dropped, and a connect hangs (the kernel retries for over a minute) */
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	a.sin_port = htons((uint16_t)port);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 0), 0);
+	for (int i = 0; i < 4; i++) {
+		fills[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		(void)connect(fills[i], (struct sockaddr *)&a, sizeof(a));
+	}
+	usleep(50000);
+	watched = c;
+	atomic_store(&watch_max_ms, 0);
+	atomic_store(&watch_stop, 0);
+	assert_int_equal(pthread_create(&t, NULL, thr_watch, NULL), 0);
+	t0 = ms_now();
+	st = rc_call_ex(c, 0, NULL, NULL, NULL, NULL, &o);
+	assert_true(ms_now() - t0 < 900); /* 300 ms asked */
+	assert_int_equal(st, RC_TIMEDOUT);
+	atomic_store(&watch_stop, 1);
+	pthread_join(t, NULL);
+	assert_true(atomic_load(&watch_max_ms) < 150); /* the lock was free during the connect */
+	rc_client_destroy(c);
+	close(l);
+	for (int i = 0; i < 4; i++)
+		close(fills[i]);
+}
+
+/* A peer that accepts and never reads: started calls never block the caller, the client asks
+ * for POLLOUT while output waits, and rc_client_advance never blocks (rc_call_start blocked in
+ * send and rc_client_advance flushed with blocking sends; pollinfo never asked for POLLOUT). */
+static void advance_never_blocks_on_full_socket(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), peer;
+	char uri[64];
+	rc_client *c;
+	static char big[256 << 10];
+	rt_blob arg = {sizeof(big), big}, res[64];
+	rc_async *h[64];
+	int fd, tmo, n;
+	short ev;
+	bool pollout = false;
+	(void)state;
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 4), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &al), 0);
+	snprintf(uri, sizeof(uri), "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	peer = accept(l, NULL, NULL);
+	assert_true(peer >= 0);
+	alarm(20); /* a blocked send would hang here: the alarm ends the test as failed */
+	memset(res, 0, sizeof(res));
+	for (n = 0; n < 64; n++) {
+		int64_t t0 = ms_now();
+		assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)xdr_rt_blob, &arg,
+		                               (rc_xdrproc)xdr_rt_blob, &res[n], NULL, NULL, &h[n]),
+		                 RC_OK);
+		assert_true(ms_now() - t0 < 1000);
+		assert_int_equal(rc_client_pollinfo(c, &fd, &ev, &tmo), RC_OK);
+		if (ev & POLLOUT) {
+			pollout = true;
+			break;
+		}
+	}
+	assert_true(pollout); /* 16 MiB never fit the socket buffers */
+	{
+		int64_t t0 = ms_now();
+		assert_int_equal(rc_client_advance(c, POLLOUT), RC_OK);
+		assert_true(ms_now() - t0 < 1000);
+	}
+	alarm(0);
+	for (int i = 0; i <= n && i < 64; i++)
+		rc_async_release(h[i]);
+	rc_client_destroy(c);
+	close(peer);
+	close(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +514,10 @@ int main(void)
 		cmocka_unit_test(select_driven_calls),
 		cmocka_unit_test(started_call_wait_cancel),
 		cmocka_unit_test(tcp_reconnects_after_server_restart),
+		cmocka_unit_test(handle_outlives_client),
+		cmocka_unit_test(auth_change_during_calls),
+		cmocka_unit_test(reconnect_has_deadline_and_no_lock),
+		cmocka_unit_test(advance_never_blocks_on_full_socket),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

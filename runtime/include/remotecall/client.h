@@ -38,7 +38,15 @@ typedef struct rc_client rc_client;
  */
 rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers);
 
-/* rc_client_destroy -- close the client and free it. NULL is ignored. */
+/*
+ * rc_client_destroy -- close the client and free it. NULL is ignored. Calls still in flight
+ * complete with RC_CANCELLED first: started calls with a callback have it run (from this
+ * function) and are freed after it; a started call without a callback stays valid, complete
+ * with RC_CANCELLED (or the status it had), until rc_async_release() frees it -- the only use
+ * of such a handle after its client is gone besides rc_async_status(), rc_async_wait()
+ * (which return its status at once) and rc_async_cancel() (no effect). No other thread may
+ * use the client, or its handles, while it is destroyed.
+ */
 void rc_client_destroy(rc_client *clnt);
 
 /*
@@ -47,10 +55,28 @@ void rc_client_destroy(rc_client *clnt);
  * result into res with xres. A result that decoding allocated belongs to the caller, who
  * releases it with rc_xdr_free(xres, res); after a failure res may hold partial data, which
  * rc_xdr_free also releases. Returns RC_OK or the failure (RC_TIMEDOUT, RC_PROCUNAVAIL, ...);
- * rc_client_error() tells more.
+ * rc_client_geterr() tells more. A reply that is not a well-formed RPC reply fails the call
+ * with RC_BADREPLY on a stream (a datagram client ignores it and keeps waiting).
  */
 rc_status rc_call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
                   rc_xdrproc xres, void *res);
+
+/* rc_callopts -- options of one call (rc_call_ex, rc_call_start_ex); zero-initialise it. */
+typedef struct rc_callopts {
+	/* The total time this call may take -- connecting, sending, retransmissions and the
+	 * reply -- in ms (0: the client's timeout, rc_client_set_timeout). At most
+	 * RC_MAX_TIMEOUT_MS. */
+	uint32_t timeout_ms;
+} rc_callopts;
+
+#define RC_MAX_TIMEOUT_MS (24u * 3600 * 1000) /* one day */
+
+/*
+ * rc_call_ex -- rc_call with options for this call only (opts NULL: as rc_call). Same
+ * ownership and returns as rc_call, plus RC_INVAL for a timeout over RC_MAX_TIMEOUT_MS.
+ */
+rc_status rc_call_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                     rc_xdrproc xres, void *res, const rc_callopts *opts);
 
 /* ---- options ----------------------------------------------------------------------------- */
 
@@ -77,7 +103,8 @@ uint32_t rc_client_get_retry(const rc_client *clnt);
 
 /*
  * rc_client_set_spin -- opt-in: before blocking for a reply, poll the socket for up to spin_us
- * microseconds (0, the default, blocks at once). Trades CPU for latency.
+ * microseconds (0, the default, blocks at once). Trades CPU for latency. Returns RC_OK,
+ * RC_INVAL (over one second), RC_NOTSUPP (an in-process client: nothing to wait for).
  */
 rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us);
 
@@ -139,12 +166,24 @@ typedef void (*rc_async_cb)(rc_async *call, rc_status st, void *udata);
  * not NULL) receives the handle, usable until then (e.g. to cancel).
  * Without cb: *out receives the handle; poll it with rc_async_status()/rc_async_wait() and
  * free it with rc_async_release().
- * Returns RC_OK, or an error (RC_CANTENCODEARGS, RC_MSGTOOLARGE, RC_CANTSEND, RC_NOMEM,
- * RC_INVAL); on error no handle exists and cb will never run.
+ * The call never waits for the socket: on a stream, what the socket does not take at once waits
+ * in the client's output queue (rc_client_pollinfo then asks for POLLOUT, and
+ * rc_client_advance or any wait sends it); only past 4 MiB queued does a start block.
+ * Returns RC_OK, or an error (RC_CANTENCODEARGS, RC_MSGTOOLARGE, RC_CANTSEND, RC_TIMEDOUT
+ * (reconnecting took the call's whole time), RC_NOMEM, RC_INVAL); on error no handle exists
+ * and cb will never run. A handle without callback outlives its client: see
+ * rc_client_destroy.
  */
 rc_status rc_call_start(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
                         rc_xdrproc xres, void *res, rc_async_cb cb, void *udata,
                         rc_async **out);
+
+/* rc_call_start_ex -- rc_call_start with options for this call only (opts NULL: as
+ * rc_call_start); its deadline counts from now. Same ownership and returns, plus RC_INVAL for
+ * a timeout over RC_MAX_TIMEOUT_MS. */
+rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args,
+                           rc_xdrproc xres, void *res, const rc_callopts *opts,
+                           rc_async_cb cb, void *udata, rc_async **out);
 
 /* rc_async_status -- RC_INPROGRESS while the call is in flight, then its final status. */
 rc_status rc_async_status(const rc_async *call);
@@ -172,9 +211,11 @@ rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeo
 
 /*
  * rc_client_advance -- do what is ready without blocking: read replies, complete their calls,
- * retransmit or expire calls whose time has come. revents are poll()'s results for fd (0 if
- * only the timeout passed). Runs completion callbacks. Returns RC_OK, or the transport error
- * that failed every call in flight (they completed with it).
+ * retransmit or expire calls whose time has come, send queued calls as far as the socket
+ * takes them. revents are poll()'s results for fd (0 if only the timeout passed). Runs
+ * completion callbacks; calls they start on a stream are gathered and leave in one write when
+ * they return. Never blocks. Returns RC_OK, or the transport error that failed every call in
+ * flight (they completed with it).
  */
 rc_status rc_client_advance(rc_client *clnt, short revents);
 

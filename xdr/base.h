@@ -1,0 +1,82 @@
+/*
+ * Internal to remotecall: the pieces every layer shares (xdr/, transports/, runtime/), in one
+ * home -- the monotonic clock, big-endian words, a string hash -- and the named limits.
+ * Nothing here is installed.
+ */
+#ifndef RC_BASE_H
+#define RC_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* ---- limits -------------------------------------------------------------------------------- */
+
+#define RC__MAX_AUTH_BYTES 400u                  /* an opaque_auth body (RFC 5531) */
+#define RC__UDP_MAX 65507u                        /* largest UDP payload over IPv4 */
+#define RC__DGRAM_MAX 65536u                      /* a server's datagram receive buffer */
+#define RC__CLIENT_MAX_RECORD ((size_t)64 << 20)  /* largest reply record a client takes */
+#define RC__STACK_MSG 2048u                       /* a call encoded on the caller's stack */
+#define RC__STACK_REPLY 4096u                     /* a reply encoded on the server's stack */
+
+/* ---- time ---------------------------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in nanoseconds: deadlines, timers and the time stamps of
+ * <remotecall/trace.h>. */
+static inline uint64_t rc__clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- big-endian words ---------------------------------------------------------------------- */
+
+/* The 32-bit big-endian word at p. */
+static inline uint32_t rc__ld32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Store v at p as a 32-bit big-endian word. */
+static inline void rc__st32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* ---- hashing ------------------------------------------------------------------------------- */
+
+/* FNV-1a over n bytes, continuing from h (start with RC__HASH_INIT). */
+#define RC__HASH_INIT 2166136261u
+static inline uint32_t rc__hash_bytes(uint32_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* FNV-1a of a NUL-terminated string. */
+static inline uint32_t rc__hash_str(const char *s)
+{
+	uint32_t h = RC__HASH_INIT;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* Mix two words into a hash (a multiplicative mix: consecutive numbers spread well). */
+static inline uint32_t rc__hash_pair(uint32_t a, uint32_t b)
+{
+	uint64_t x = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(x >> 32);
+}
+
+#endif
