@@ -55,6 +55,7 @@ static bool rc__host_ok(const char *h, bool v6)
 	return true;
 }
 
+/* See transport.h. */
 rc_status rc__uri_parse(const char *text, rc_uri *u)
 {
 	const char *p, *colon, *host, *hend, *portp = NULL;
@@ -125,6 +126,8 @@ rc_status rc__uri_parse(const char *text, rc_uri *u)
 	return RC_OK;
 }
 
+/* The first address getaddrinfo gives for u (numeric port; a [literal] stays numeric).
+ * RC_UNKNOWNHOST if there is none. */
 rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out)
 {
 	struct addrinfo hints, *res = NULL;
@@ -148,6 +151,8 @@ rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out)
 	return RC_OK;
 }
 
+/* Write scheme://ADDR:PORT of fd's local address into bound (nothing if bound is NULL).
+ * RC_LOCALERROR if getsockname fails. */
 rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len)
 {
 	struct sockaddr_storage ss;
@@ -173,6 +178,7 @@ rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len
 	return RC_OK;
 }
 
+/* Set fd close-on-exec and (non-)blocking. 0, or -1 with errno. */
 int rc__sock_cloexec_nonblock(int fd, bool nonblock)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -185,6 +191,7 @@ int rc__sock_cloexec_nonblock(int fd, bool nonblock)
 	return fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* See transport.h; a transport without a descriptor has no timeout to set. */
 void rc__tp_set_rcvtimeo(rc_tp *tp, int ms)
 {
 	struct timeval tv;
@@ -197,6 +204,7 @@ void rc__tp_set_rcvtimeo(rc_tp *tp, int ms)
 		tp->rcvtimeo_ms = ms;
 }
 
+/* See transport.h (the shared trivial ops). */
 size_t rc__tp_nothing_buffered(rc_tp *tp)
 {
 	(void)tp;

@@ -62,7 +62,8 @@ static bool rc__stream_enqueue(rc__stream *s, const unsigned char *b, size_t n)
 		} else {
 			if ((nb = malloc(ncap)) == NULL)
 				return false;
-			memcpy(nb, s->oq + s->oqoff, live);
+			if (live > 0)
+				memcpy(nb, s->oq + s->oqoff, live);
 			free(s->oq);
 			s->oq = nb;
 			s->oqcap = ncap;
@@ -136,6 +137,11 @@ static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_
 		}
 		if ((size_t)n >= qlen) {
 			s->oqoff = s->oqlen = 0;
+			if (s->oqcap > RC__OQ_GATHER) { /* don't keep a big buffer for an idle peer */
+				free(s->oq);
+				s->oq = NULL;
+				s->oqcap = 0;
+			}
 			rec += (size_t)n - qlen;
 			rlen -= (size_t)n - qlen;
 		} else {
@@ -144,6 +150,8 @@ static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_
 	}
 }
 
+/* The vt's send: one single-fragment record, written straight from the caller's buffer when
+ * nothing is queued (the record mark goes in the headroom), else gathered behind the queue. */
 static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
                                  unsigned flags)
 {
@@ -180,11 +188,13 @@ static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 	return st == RC_AGAIN ? RC_OK : st; /* the rest is queued: flush sends it */
 }
 
+/* The vt's flush: send the output queue, waiting at most timeout_ms (see rc_tp_vt). */
 static rc_status rc__stream_flush(rc_tp *tp, int timeout_ms)
 {
 	return rc__stream_write((rc__stream *)tp, NULL, 0, timeout_ms);
 }
 
+/* The vt's outq: bytes of records not yet sent. */
 static size_t rc__stream_outq(rc_tp *tp)
 {
 	const rc__stream *s = (const rc__stream *)tp;
@@ -200,6 +210,7 @@ static bool rc__stream_hung_up(rc_tp *tp)
 	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+/* The vt's shutdown: end reading (and writing): a reader blocked in another thread returns. */
 static void rc__stream_shutdown(rc_tp *tp, bool both)
 {
 	(void)shutdown(tp->fd, both ? SHUT_RDWR : SHUT_RD); /* fails only if not connected */
@@ -215,6 +226,8 @@ static rc_status rc__stream_recv_failed(ssize_t got)
 	return errno == ECONNRESET ? RC_CLOSED : RC_CANTRECV;
 }
 
+/* The vt's recv: the next whole record, reading large pieces into the record reader (the usual
+ * case, one read bringing exactly one record, takes no copy). */
 static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
                                  unsigned tflags)
 {
@@ -250,6 +263,8 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 	}
 }
 
+/* A stream transport over connected or listening socket fd (which it then owns), records
+ * capped at max_record; NULL if memory is short (fd is not closed). */
 static rc__stream *rc__stream_new(int fd, size_t max_record)
 {
 	rc__stream *s = calloc(1, sizeof(*s));
@@ -265,6 +280,7 @@ static rc__stream *rc__stream_new(int fd, size_t max_record)
 	return s;
 }
 
+/* The vt's close: close the socket (a unix listener unlinks its path) and free everything. */
 static void rc__stream_close(rc_tp *tp)
 {
 	rc__stream *s = (rc__stream *)tp;
@@ -280,6 +296,7 @@ static void rc__stream_close(rc_tp *tp)
 
 static rc_status rc__stream_accept(rc_tp *tp, rc_tp **out, size_t max_record);
 
+/* The vt's buffered: bytes of an incomplete record held. */
 static size_t rc__stream_buffered(rc_tp *tp)
 {
 	const rc_recreader *r = &((rc__stream *)tp)->rr;
@@ -311,6 +328,7 @@ static void rc__stream_tune(int fd, int family)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* The vt's accept: the next connection, non-blocking and close-on-exec, as a new transport. */
 static rc_status rc__stream_accept(rc_tp *tp, rc_tp **out, size_t max_record)
 {
 	struct sockaddr_storage ss;
@@ -355,6 +373,7 @@ static rc_status rc__stream_addr(const rc_uri *u, rc_peer *a)
 	return rc__resolve(u, SOCK_STREAM, a);
 }
 
+/* The kind's connect: a connected TCP or unix stream by deadline (see rc_tp_connect_fn). */
 static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, int64_t deadline,
                                     rc_tp **out)
 {
@@ -384,6 +403,8 @@ static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, int64_t 
 	return RC_OK;
 }
 
+/* The kind's listen: a listening socket at u (a stale unix socket file is replaced); writes
+ * the bound URI. RC_LOCALERROR (errno kept) if it cannot bind or listen. */
 static rc_status rc__stream_listen(const rc_uri *u, size_t max_record,
                                    const rc_tp_deliver *deliver, rc_tp **out, char *bound,
                                    size_t len)
