@@ -3,6 +3,7 @@
  * XDR declarations, the XDR call that codes a declaration, procedure signatures.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "idlc.h"
@@ -34,12 +35,245 @@ idlc_gen_banner(idlc_gen *g, const char *what)
 	                what, base_name(g->unit->input));
 }
 
-/* idlc_gen_passthru -- a %-line, copied without its %. */
+/* idlc_gen_passthru -- a %-line, copied without its %; its bytes are recorded as verbatim
+ * so that idlc_gen_wrap leaves them as the user wrote them. */
 void
 idlc_gen_passthru(idlc_gen *g, const idlc_def *d)
 {
+	size_t start = g->out->len;
 	idlc_buf_puts(g->out, d->text);
 	idlc_buf_putc(g->out, '\n');
+	if (g->nverbatim == g->cverbatim) {
+		g->cverbatim = g->cverbatim ? g->cverbatim * 2 : 16;
+		g->verbatim = idlc_xrealloc(g->verbatim, g->cverbatim * 2 * sizeof(*g->verbatim));
+	}
+	g->verbatim[2 * g->nverbatim] = start;
+	g->verbatim[2 * g->nverbatim + 1] = g->out->len;
+	g->nverbatim++;
+}
+
+/* width_from -- the column reached after s[0..n) written from column col (a tab goes to the
+ * next multiple of 8). */
+static size_t
+width_from(size_t col, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		col = s[i] == '\t' ? (col / 8 + 1) * 8 : col + 1;
+	return col;
+}
+
+/* The scanner of wrap_line: where a character of a C line stands (bracket depth, inside a
+ * string or character literal, inside a comment). */
+typedef struct line_scan {
+	int depth;
+	char quote;     /* '"' or '\'' inside a literal, else 0 */
+	bool comment;
+} line_scan;
+
+/* scan_step -- advance sc over s[*i] (and what it must consume with it: an escape, the two
+ * characters of a comment's delimiter). Returns the character when it is code -- a bracket
+ * or a comma that counts -- and 0 otherwise. */
+static char
+scan_step(line_scan *sc, const char *s, size_t n, size_t *i)
+{
+	char c = s[*i];
+	if (sc->comment) {
+		if (c == '*' && *i + 1 < n && s[*i + 1] == '/') {
+			sc->comment = false;
+			++*i;
+		}
+		return 0;
+	}
+	if (sc->quote != 0) {
+		if (c == '\\')
+			++*i;
+		else if (c == sc->quote)
+			sc->quote = 0;
+		return 0;
+	}
+	if (c == '"' || c == '\'') {
+		sc->quote = c;
+		return 0;
+	}
+	if (c == '/' && *i + 1 < n && s[*i + 1] == '*') {
+		sc->comment = true;
+		++*i;
+		return 0;
+	}
+	return c;
+}
+
+#define WRAP_MAX_DEPTH 64
+#define WRAP_MAX_ALIGN 60 /* continuation lines align under a list starting left of this */
+
+/*
+ * wrap_line -- append the line s[0..n) (no newline) and its newline to out, broken as
+ * idlc_gen_wrap says: the list whose commas are least deeply nested (the first such) gives
+ * the break points; each piece takes as many items as fit in IDLC_MAX_COLUMNS (at least
+ * one).
+ */
+static void
+wrap_line(idlc_buf *out, const char *s, size_t n)
+{
+	size_t lead = 0, open[WRAP_MAX_DEPTH], list = SIZE_MAX;
+	int best = WRAP_MAX_DEPTH + 1;
+	line_scan sc = { 0, 0, false };
+
+	while (lead < n && s[lead] == '\t')
+		lead++;
+	/* the list: the first one holding a comma at the least depth */
+	for (size_t i = lead; i < n; i++) {
+		char c = scan_step(&sc, s, n, &i);
+		if (c == '(' || c == '{' || c == '[') {
+			if (sc.depth < WRAP_MAX_DEPTH)
+				open[sc.depth] = i;
+			sc.depth++;
+		} else if ((c == ')' || c == '}' || c == ']') && sc.depth > 0) {
+			sc.depth--;
+		} else if (c == ',' && sc.depth < best && sc.depth <= WRAP_MAX_DEPTH) {
+			best = sc.depth;
+			list = best > 0 ? open[best - 1] : SIZE_MAX;
+		}
+	}
+	if (best > WRAP_MAX_DEPTH) {
+		idlc_buf_putn(out, s, n);
+		idlc_buf_putc(out, '\n');
+		return;
+	}
+
+	/* its commas, in order */
+	size_t *cut = idlc_xmalloc(n * sizeof(*cut)), ncut = 0;
+	sc = (line_scan){ 0, 0, false };
+	bool inside = list == SIZE_MAX;
+	for (size_t i = lead; i < n; i++) {
+		size_t at = i;
+		char c = scan_step(&sc, s, n, &i);
+		if (c == '(' || c == '{' || c == '[') {
+			sc.depth++;
+			if (at == list)
+				inside = true;
+		} else if (c == ')' || c == '}' || c == ']') {
+			if (sc.depth > 0)
+				sc.depth--;
+			if (inside && list != SIZE_MAX && sc.depth < best)
+				break; /* the list closed */
+		} else if (c == ',' && inside && sc.depth == best) {
+			cut[ncut++] = at;
+		}
+	}
+
+	/* continuation lines: under the list's first item, or one tab deeper than the line */
+	size_t align = lead * 8, tabs = lead;
+	if (list != SIZE_MAX) {
+		size_t first = list + 1;
+		while (first < n && s[first] == ' ')
+			first++;
+		align = width_from(0, s, first);
+		if (align > WRAP_MAX_ALIGN)
+			align = ++tabs * 8;
+	}
+
+	size_t pos = 0, col = 0, next = 0;
+	while (width_from(col, s + pos, n - pos) > IDLC_MAX_COLUMNS && next < ncut) {
+		size_t pick = next;
+		for (size_t j = next; j < ncut; j++) {
+			if (width_from(col, s + pos, cut[j] + 1 - pos) > IDLC_MAX_COLUMNS)
+				break;
+			pick = j;
+		}
+		idlc_buf_putn(out, s + pos, cut[pick] + 1 - pos);
+		idlc_buf_putc(out, '\n');
+		idlc_indent(out, (int)tabs);
+		for (size_t k = tabs * 8; k < align; k++)
+			idlc_buf_putc(out, ' ');
+		pos = cut[pick] + 1;
+		while (pos < n && s[pos] == ' ')
+			pos++;
+		col = align;
+		next = pick + 1;
+	}
+	idlc_buf_putn(out, s + pos, n - pos);
+	idlc_buf_putc(out, '\n');
+	free(cut);
+}
+
+/* composed -- whether a line idlc wrote may be wrapped: not a preprocessor line, not a line
+ * of a comment. */
+static bool
+composed(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == '\t' || s[i] == ' '))
+		i++;
+	if (i == n)
+		return false;
+	return s[i] != '#' && s[i] != '*' && !(s[i] == '/' && i + 1 < n && s[i + 1] == '*');
+}
+
+/* idlc_gen_wrap -- see idlc.h. */
+void
+idlc_gen_wrap(idlc_gen *g)
+{
+	idlc_buf out = { 0 };
+	const char *s = g->out->data;
+	size_t len = g->out->len, v = 0;
+
+	for (size_t pos = 0; pos < len;) {
+		const char *nl = memchr(s + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (s + pos)) : len - pos;
+		while (v < g->nverbatim && g->verbatim[2 * v + 1] <= pos)
+			v++;
+		bool verbatim = v < g->nverbatim && g->verbatim[2 * v] <= pos;
+		if (!verbatim && composed(s + pos, n) &&
+		    width_from(0, s + pos, n) > IDLC_MAX_COLUMNS) {
+			wrap_line(&out, s + pos, n);
+		} else {
+			idlc_buf_putn(&out, s + pos, n);
+			if (nl != NULL)
+				idlc_buf_putc(&out, '\n');
+		}
+		pos += n + (nl != NULL);
+	}
+	idlc_buf_free(g->out);
+	*g->out = out;
+	free(g->verbatim);
+	g->verbatim = NULL;
+	g->nverbatim = g->cverbatim = 0;
+}
+
+/* idlc_emit_comment -- see idlc.h. */
+void
+idlc_emit_comment(idlc_buf *b, int indent, const char *text)
+{
+	idlc_indent(b, indent);
+	idlc_buf_puts(b, "/*\n");
+	const char *p = text;
+	while (*p != '\0') {
+		size_t col = 0;
+		idlc_indent(b, indent);
+		idlc_buf_puts(b, " *");
+		col = (size_t)indent * 8 + 2;
+		bool any = false;
+		for (;;) {
+			while (*p == ' ')
+				p++;
+			size_t w = strcspn(p, " \n");
+			if (w == 0)
+				break;
+			if (any && col + 1 + w > IDLC_MAX_COLUMNS)
+				break;
+			idlc_buf_putc(b, ' ');
+			idlc_buf_putn(b, p, w);
+			col += 1 + w;
+			p += w;
+			any = true;
+		}
+		idlc_buf_putc(b, '\n');
+		if (*p == '\n')
+			p++;
+	}
+	idlc_indent(b, indent);
+	idlc_buf_puts(b, " */\n");
 }
 
 /* op_text -- the C spelling of a binary operator. */
@@ -530,4 +764,78 @@ idlc_emit_svc_sig(idlc_gen *g, const idlc_proc *p)
 {
 	idlc_buf_printf(g->out, "bool %s_svc", idlc_proc_cname(g, p));
 	param_list(g, p, SIG_SVC);
+}
+
+/* idlc_type_spelling -- see idlc.h. */
+const char *
+idlc_type_spelling(idlc_gen *g, const idlc_type *t)
+{
+	if (t->kind != IDLC_T_NAMED)
+		return t->spelling != NULL ? t->spelling : prim_ctype(t->kind);
+	switch (t->tag) {
+	case IDLC_TAG_STRUCT: return str(g, "struct %s", t->name);
+	case IDLC_TAG_UNION: return str(g, "union %s", t->name);
+	case IDLC_TAG_ENUM: return str(g, "enum %s", t->name);
+	case IDLC_TAG_NONE: break;
+	}
+	return t->name;
+}
+
+static bool type_owns(const idlc_type *t, int depth);
+
+/* decl_owns -- whether a value declared by d may hold allocated memory (see
+ * idlc_type_owns_memory); depth bounds the walk through nested types. */
+static bool
+decl_owns(const idlc_decl *d, int depth)
+{
+	switch (d->kind) {
+	case IDLC_D_VOID:
+		return false;
+	case IDLC_D_VAR:
+	case IDLC_D_PTR:
+		return true;
+	case IDLC_D_PLAIN:
+	case IDLC_D_FIXED:
+		break;
+	}
+	return d->type->kind != IDLC_T_OPAQUE && type_owns(d->type, depth + 1);
+}
+
+/* type_owns -- idlc_type_owns_memory, at nesting depth (past 64 levels: assumed yes). */
+static bool
+type_owns(const idlc_type *t, int depth)
+{
+	if (depth > 64)
+		return true;
+	if (t->kind == IDLC_T_STRING)
+		return true;
+	if (t->kind != IDLC_T_NAMED)
+		return false;
+	const idlc_def *d = idlc_type_def(t);
+	if (d == NULL) /* Sun's netobj holds a counted byte string; external types may */
+		return t->sym == NULL || t->sym->kind != IDLC_S_PRELUDE ||
+		       t->sym->pre->special == IDLC_PRE_NETOBJ;
+	switch (d->kind) {
+	case IDLC_DEF_STRUCT:
+		for (const idlc_decl *f = d->fields; f != NULL; f = f->next)
+			if (decl_owns(f, depth))
+				return true;
+		return false;
+	case IDLC_DEF_UNION:
+		for (const idlc_arm *a = d->arms; a != NULL; a = a->next)
+			if (a->decl != NULL && decl_owns(a->decl, depth))
+				return true;
+		return false;
+	case IDLC_DEF_TYPEDEF:
+		return decl_owns(d->decl, depth);
+	default:
+		return false;
+	}
+}
+
+/* idlc_type_owns_memory -- see idlc.h. */
+bool
+idlc_type_owns_memory(const idlc_type *t)
+{
+	return type_owns(t, 0);
 }

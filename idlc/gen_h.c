@@ -123,6 +123,41 @@ gen_argument_struct(idlc_gen *g, const idlc_proc *p)
 	                name);
 }
 
+/*
+ * gen_proc_comment -- the comment above a procedure's declarations: where the .x file defines
+ * it, as it was written there, and who frees its result in each call mode.
+ */
+static void
+gen_proc_comment(idlc_gen *g, const idlc_proc *p)
+{
+	const char *name = idlc_proc_cname(g, p);
+	const char *file = strrchr(p->loc.file, '/');
+	idlc_buf t = { 0 };
+
+	idlc_buf_printf(&t, "%s, %s:%d: %s %s(", p->name, file ? file + 1 : p->loc.file,
+	                p->loc.line, idlc_type_spelling(g, p->result), p->name);
+	if (p->nparams == 0)
+		idlc_buf_puts(&t, "void");
+	for (const idlc_param *a = p->nparams ? p->params : NULL; a != NULL; a = a->next)
+		idlc_buf_printf(&t, "%s%s", a == p->params ? "" : ", ", idlc_type_spelling(g, a->type));
+	idlc_buf_printf(&t, ") = %" PRIu32 ".\n", p->num);
+	if (p->result->kind == IDLC_T_VOID)
+		idlc_buf_puts(&t, "No result: nothing to free.");
+	else if (!idlc_type_owns_memory(p->result))
+		idlc_buf_printf(&t, "The result (%s) holds no allocated memory: nothing to free.",
+		                idlc_param_ctype(g, p->result));
+	else
+		idlc_buf_printf(&t,
+		                "%s, %s_async: the caller frees what decoding left in *res, after a "
+		                "success or a failure alike, with rc_xdr_free(%s_info.xres, res).\n"
+		                "%s_multi: each result is freed when its handler returns.\n"
+		                "%s_svc: the server frees what it leaves in *res once the reply is "
+		                "sent.",
+		                name, name, name, name, name);
+	idlc_emit_comment(g->out, 0, t.data);
+	idlc_buf_free(&t);
+}
+
 /* gen_version -- the declarations of one program version. */
 static void
 gen_version(idlc_gen *g, const idlc_version *v)
@@ -135,6 +170,9 @@ gen_version(idlc_gen *g, const idlc_version *v)
 		if (p->nparams > 1)
 			gen_argument_struct(g, p);
 	for (const idlc_proc *p = v->procs; p != NULL; p = p->next) {
+		if (p != v->procs)
+			idlc_buf_putc(b, '\n');
+		gen_proc_comment(g, p);
 		idlc_buf_printf(b, "extern const rc_procinfo %s_info;\n", idlc_proc_cname(g, p));
 		idlc_emit_clnt_sig(g, p, false);
 		idlc_buf_puts(b, ";\n");

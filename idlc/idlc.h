@@ -342,12 +342,19 @@ void idlc_def_passthru(idlc_parse *ps, const char *text, idlc_loc loc);
 /* Generators                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The widest line idlc composes (a tab counts to the next multiple of 8). */
+#define IDLC_MAX_COLUMNS 100
+
 /* What every generator needs to name things. */
 typedef struct idlc_gen {
 	idlc_unit *unit;
 	const char *base;     /* input name without folder and .x: "nfs_prot" */
 	const char *header;   /* the header the .c files include: "nfs_prot.h" */
 	idlc_buf *out;
+	/* byte ranges of out copied from the .x file (%-lines): idlc_gen_wrap leaves them */
+	size_t *verbatim;     /* pairs [start, end) */
+	size_t nverbatim;     /* pairs used */
+	size_t cverbatim;     /* pairs allocated */
 } idlc_gen;
 
 /* Each writes one output file's text to g->out. */
@@ -358,7 +365,24 @@ void idlc_gen_svc(idlc_gen *g);
 
 /* gen_common.c */
 void idlc_gen_banner(idlc_gen *g, const char *what);
+/* idlc_gen_passthru -- a %-line, copied without its % (and recorded as verbatim). */
 void idlc_gen_passthru(idlc_gen *g, const idlc_def *d);
+/*
+ * idlc_gen_wrap -- the last step of every output: each line of g->out wider than
+ * IDLC_MAX_COLUMNS that idlc composed (not a %-line, a preprocessor line or a comment) is
+ * broken after the commas of its outermost bracketed list, continuation lines aligned under
+ * the list's first item (one tab deeper than the line when that is too far right). A line
+ * with no such list keeps its width. Frees g's verbatim ranges.
+ */
+void idlc_gen_wrap(idlc_gen *g);
+/* idlc_emit_comment -- a block comment at indent tabs holding text (paragraphs separated by
+ * '\n'), filled to IDLC_MAX_COLUMNS. */
+void idlc_emit_comment(idlc_buf *b, int indent, const char *text);
+/* idlc_type_spelling -- t as the .x file wrote it ("unsigned int", "struct foo"); arena. */
+const char *idlc_type_spelling(idlc_gen *g, const idlc_type *t);
+/* idlc_type_owns_memory -- whether a decoded value of type t may hold memory the decode
+ * allocated (strings, variable arrays, optional data; external types are assumed to). */
+bool idlc_type_owns_memory(const idlc_type *t);
 void idlc_emit_expr(idlc_buf *b, const idlc_expr *e);
 void idlc_emit_define_value(idlc_buf *b, const idlc_expr *e);
 void idlc_emit_clnt_sig(idlc_gen *g, const idlc_proc *p, bool definition);

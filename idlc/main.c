@@ -333,8 +333,9 @@ main(int argc, char **argv)
 				continue;
 			output *out = &outs[nout++];
 			out->pass = (idlc_pass)p;
-			idlc_gen g = { &units[p], base, header, &out->text };
+			idlc_gen g = { &units[p], base, header, &out->text, NULL, 0, 0 };
 			gen[p](&g);
+			idlc_gen_wrap(&g);
 			if (o.only >= 0)
 				out->path = o.out ? idlc_xstrdup(o.out) : NULL;
 			else

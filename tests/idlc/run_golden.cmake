@@ -5,8 +5,9 @@
 #
 # Runs `idlc -o WORK NAME.x` in the input's folder and compares the four outputs with
 # EXPECTED/NAME.h, NAME_xdr.c, NAME_clnt.c, NAME_svc.c byte for byte (and idlc's stderr
-# with EXPECTED/NAME.stderr, empty if that file does not exist); then compiles the three .c
-# files with -std=c11 -Wall -Wextra -Werror -Wpedantic.
+# with EXPECTED/NAME.stderr, empty if that file does not exist); checks that no line is wider
+# than 100 columns (check_width.cmake); then compiles the three .c files with -std=c11 -Wall
+# -Wextra -Werror -Wpedantic.
 #
 # To regenerate every expected file after a deliberate change of idlc's output:
 #   cmake --build BUILD --target idlc-regen-goldens
@@ -61,6 +62,10 @@ endforeach()
 if(failed)
   message(FATAL_ERROR "outputs differ from the golden files: ${failed}")
 endif()
+
+include(${CMAKE_CURRENT_LIST_DIR}/check_width.cmake)
+list(TRANSFORM outputs PREPEND ${WORK}/ OUTPUT_VARIABLE paths)
+idlc_check_width(${INPUT} ${paths})
 
 set(flags -std=c11 -Wall -Wextra -Werror -Wpedantic -I${WORK})
 string(REPLACE "|" ";" INCLUDES "${INCLUDES}")

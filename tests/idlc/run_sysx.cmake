@@ -3,8 +3,10 @@
 #   -DIDLC=path -DINPUT=/usr/include/.../NAME.x -DWORK=dir -DCC=compiler
 #   -DINCLUDES="dir|dir" -DCOMPILE=ON|OFF [-DPRE="other.x;..."] [-DCFLAGS="..."]
 #
-# idlc must accept the file (warnings are allowed, errors are not). With COMPILE, the three
-# generated .c files must compile with -std=c11 -Wall -Wextra -Werror -Wpedantic. PRE lists
+# idlc must accept the file (warnings are allowed, errors are not), and no line it composed
+# may be wider than 100 columns (check_width.cmake: %-lines are the user's). With COMPILE,
+# the three generated .c files must compile with -std=c11 -Wall -Wextra -Werror -Wpedantic.
+# PRE lists
 # .x files whose headers this one's %-lines include (<rpcsvc/NAME.h>): they are generated
 # first into WORK/inc/rpcsvc, which is on the include path.
 get_filename_component(name ${INPUT} NAME_WE)
@@ -33,6 +35,9 @@ foreach(f ${name}.h ${name}_xdr.c ${name}_clnt.c ${name}_svc.c)
     message(FATAL_ERROR "idlc ${INPUT} did not write ${f}")
   endif()
 endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/check_width.cmake)
+idlc_check_width(${INPUT} ${WORK}/out/${name}.h ${WORK}/out/${name}_xdr.c
+  ${WORK}/out/${name}_clnt.c ${WORK}/out/${name}_svc.c)
 if(NOT COMPILE)
   return()
 endif()

@@ -2,7 +2,8 @@
  * test_idlc_calls -- the client stubs and server tables idlc generates for golden/basic.x
  * and golden/lists.x, calling each other through remotecall (in-process transport): void
  * and non-void arguments and results, several arguments, strings, unions, two versions, the
- * server context, and a 100 000-node list sent and returned.
+ * server context, the multi stubs' typed handlers, and a 100 000-node list sent and
+ * returned.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -245,6 +246,98 @@ test_async_and_multi_stubs(void **state)
 	assert_true(ctx_ok);
 }
 
+/* What the typed multi handlers below saw. */
+typedef struct multi_seen {
+	int calls;
+	int32_t sum;
+	bool bad;   /* a result or status that should not have come */
+} multi_seen;
+
+static bool
+on_add(size_t index, rc_status st, int32_t *res, void *udata)
+{
+	multi_seen *m = udata;
+	if (st != RC_OK || res == NULL || index >= 3)
+		m->bad = true;
+	else
+		m->sum += *res;
+	m->calls++;
+	return true;
+}
+
+static bool
+on_get2(size_t index, rc_status st, scalars *res, void *udata)
+{
+	multi_seen *m = udata;
+	if (st != RC_OK || res == NULL || index >= 2 || res->uh != 77 || res->col != BLUE)
+		m->bad = true;
+	m->calls++;
+	return true;
+}
+
+static bool
+on_null(size_t index, rc_status st, void *res, void *udata)
+{
+	multi_seen *m = udata;
+	if (st != RC_OK || res != NULL || index >= 3)
+		m->bad = true;
+	m->calls++;
+	return true;
+}
+
+static bool
+on_stop(size_t index, rc_status st, int32_t *res, void *udata)
+{
+	multi_seen *m = udata;
+	(void)index;
+	(void)st;
+	(void)res;
+	m->calls++;
+	return false;
+}
+
+/* The multi stubs with typed handlers of each shape -- several arguments and a scalar result,
+ * a struct result, a void result -- reached through the generated trampolines: the caller's
+ * udata arrives, a handler's "stop" ends the call with RC_CANCELLED, a NULL handler is
+ * refused. (idlc_multi_fnsan runs this under -fsanitize=function.) */
+static void
+test_multi_typed_handlers(void **state)
+{
+	(void)state;
+	rc_client *cs[3] = {client(BASIC_PROG, BASIC_V1), client(BASIC_PROG, BASIC_V1),
+	                    client(BASIC_PROG, BASIC_V1)};
+	int32_t a = 40, b = 2;
+	multi_seen m = { 0 };
+	assert_int_equal(basic_add_1_multi(cs, 3, &a, &b, on_add, &m, 5000), RC_OK);
+	assert_int_equal(m.calls, 3);
+	assert_int_equal(m.sum, 126);
+	assert_false(m.bad);
+
+	memset(&m, 0, sizeof m);
+	assert_int_equal(basic_null_1_multi(cs, 3, on_null, &m, 5000), RC_OK);
+	assert_int_equal(m.calls, 3);
+	assert_false(m.bad);
+
+	memset(&m, 0, sizeof m);
+	assert_int_equal(basic_add_1_multi(cs, 3, &a, &b, on_stop, &m, 5000), RC_CANCELLED);
+	assert_int_equal(m.calls, 1);
+	assert_int_equal(basic_add_1_multi(cs, 3, &a, &b, NULL, &m, 5000), RC_INVAL);
+	assert_int_equal(m.calls, 1);
+
+	rc_client *v2[2] = {client(BASIC_PROG, BASIC_V2), client(BASIC_PROG, BASIC_V2)};
+	flag f = { .set = true, .flag_u.stamp = 77 };
+	memset(&m, 0, sizeof m);
+	assert_int_equal(basic_get_2_multi(v2, 2, &f, on_get2, &m, 5000), RC_OK);
+	assert_int_equal(m.calls, 2);
+	assert_false(m.bad);
+
+	for (int i = 0; i < 3; i++)
+		rc_client_destroy(cs[i]);
+	rc_client_destroy(v2[0]);
+	rc_client_destroy(v2[1]);
+	assert_true(ctx_ok);
+}
+
 static void
 test_structs_unions_strings(void **state)
 {
@@ -327,6 +420,7 @@ main(void)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_void_and_scalars),
 		cmocka_unit_test(test_async_and_multi_stubs),
+		cmocka_unit_test(test_multi_typed_handlers),
 		cmocka_unit_test(test_structs_unions_strings),
 		cmocka_unit_test(test_second_version),
 		cmocka_unit_test(test_list_call),

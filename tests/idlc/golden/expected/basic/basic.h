@@ -200,41 +200,89 @@ struct basic_put_1_argument {
 typedef struct basic_put_1_argument basic_put_1_argument;
 bool xdr_basic_put_1_argument(rc_xdr *xdrs, basic_put_1_argument *objp);
 
+/*
+ * BASIC_NULL, basic.x:102: void BASIC_NULL(void) = 0.
+ * No result: nothing to free.
+ */
 extern const rc_procinfo basic_null_1_info;
 rc_status basic_null_1(rc_client *clnt);
 rc_status basic_null_1_async(rc_client *clnt, rc_async_cb done, void *udata, rc_async **call);
 typedef bool (*basic_null_1_multi_fn)(size_t index, rc_status st, void *res, void *udata);
-rc_status basic_null_1_multi(rc_client *const *clnts, size_t n, basic_null_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status basic_null_1_multi(rc_client *const *clnts, size_t n, basic_null_1_multi_fn handler,
+                             void *udata, int timeout_ms);
 bool basic_null_1_svc(rc_svc_req *req);
+
+/*
+ * BASIC_ADD, basic.x:103: int BASIC_ADD(int, int) = 1.
+ * The result (int32_t) holds no allocated memory: nothing to free.
+ */
 extern const rc_procinfo basic_add_1_info;
 rc_status basic_add_1(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res);
-rc_status basic_add_1_async(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res, rc_async_cb done, void *udata, rc_async **call);
+rc_status basic_add_1_async(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res,
+                            rc_async_cb done, void *udata, rc_async **call);
 typedef bool (*basic_add_1_multi_fn)(size_t index, rc_status st, int32_t *res, void *udata);
-rc_status basic_add_1_multi(rc_client *const *clnts, size_t n, const int32_t *arg1, const int32_t *arg2, basic_add_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status basic_add_1_multi(rc_client *const *clnts, size_t n, const int32_t *arg1,
+                            const int32_t *arg2, basic_add_1_multi_fn handler, void *udata,
+                            int timeout_ms);
 bool basic_add_1_svc(const int32_t *arg1, const int32_t *arg2, int32_t *res, rc_svc_req *req);
+
+/*
+ * BASIC_GET, basic.x:104: result BASIC_GET(arrays) = 2.
+ * basic_get_1, basic_get_1_async: the caller frees what decoding left in *res, after a success or a
+ * failure alike, with rc_xdr_free(basic_get_1_info.xres, res).
+ * basic_get_1_multi: each result is freed when its handler returns.
+ * basic_get_1_svc: the server frees what it leaves in *res once the reply is sent.
+ */
 extern const rc_procinfo basic_get_1_info;
 rc_status basic_get_1(rc_client *clnt, const arrays *arg, result *res);
-rc_status basic_get_1_async(rc_client *clnt, const arrays *arg, result *res, rc_async_cb done, void *udata, rc_async **call);
+rc_status basic_get_1_async(rc_client *clnt, const arrays *arg, result *res, rc_async_cb done,
+                            void *udata, rc_async **call);
 typedef bool (*basic_get_1_multi_fn)(size_t index, rc_status st, result *res, void *udata);
-rc_status basic_get_1_multi(rc_client *const *clnts, size_t n, const arrays *arg, basic_get_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status basic_get_1_multi(rc_client *const *clnts, size_t n, const arrays *arg,
+                            basic_get_1_multi_fn handler, void *udata, int timeout_ms);
 bool basic_get_1_svc(const arrays *arg, result *res, rc_svc_req *req);
+
+/*
+ * BASIC_NAME, basic.x:105: string BASIC_NAME(string) = 3.
+ * basic_name_1, basic_name_1_async: the caller frees what decoding left in *res, after a success or
+ * a failure alike, with rc_xdr_free(basic_name_1_info.xres, res).
+ * basic_name_1_multi: each result is freed when its handler returns.
+ * basic_name_1_svc: the server frees what it leaves in *res once the reply is sent.
+ */
 extern const rc_procinfo basic_name_1_info;
 rc_status basic_name_1(rc_client *clnt, char *const *arg, char **res);
-rc_status basic_name_1_async(rc_client *clnt, char *const *arg, char **res, rc_async_cb done, void *udata, rc_async **call);
+rc_status basic_name_1_async(rc_client *clnt, char *const *arg, char **res, rc_async_cb done,
+                             void *udata, rc_async **call);
 typedef bool (*basic_name_1_multi_fn)(size_t index, rc_status st, char **res, void *udata);
-rc_status basic_name_1_multi(rc_client *const *clnts, size_t n, char *const *arg, basic_name_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status basic_name_1_multi(rc_client *const *clnts, size_t n, char *const *arg,
+                             basic_name_1_multi_fn handler, void *udata, int timeout_ms);
 bool basic_name_1_svc(char *const *arg, char **res, rc_svc_req *req);
+
+/*
+ * BASIC_PUT, basic.x:106: void BASIC_PUT(handle, name, hyper) = 4.
+ * No result: nothing to free.
+ */
 extern const rc_procinfo basic_put_1_info;
 rc_status basic_put_1(rc_client *clnt, const handle *arg1, const name *arg2, const int64_t *arg3);
-rc_status basic_put_1_async(rc_client *clnt, const handle *arg1, const name *arg2, const int64_t *arg3, rc_async_cb done, void *udata, rc_async **call);
+rc_status basic_put_1_async(rc_client *clnt, const handle *arg1, const name *arg2,
+                            const int64_t *arg3, rc_async_cb done, void *udata, rc_async **call);
 typedef bool (*basic_put_1_multi_fn)(size_t index, rc_status st, void *res, void *udata);
-rc_status basic_put_1_multi(rc_client *const *clnts, size_t n, const handle *arg1, const name *arg2, const int64_t *arg3, basic_put_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status basic_put_1_multi(rc_client *const *clnts, size_t n, const handle *arg1, const name *arg2,
+                            const int64_t *arg3, basic_put_1_multi_fn handler, void *udata,
+                            int timeout_ms);
 bool basic_put_1_svc(const handle *arg1, const name *arg2, const int64_t *arg3, rc_svc_req *req);
+
+/*
+ * BASIC_PING, basic.x:107: bool BASIC_PING(void) = 5.
+ * The result (bool) holds no allocated memory: nothing to free.
+ */
 extern const rc_procinfo basic_ping_1_info;
 rc_status basic_ping_1(rc_client *clnt, bool *res);
-rc_status basic_ping_1_async(rc_client *clnt, bool *res, rc_async_cb done, void *udata, rc_async **call);
+rc_status basic_ping_1_async(rc_client *clnt, bool *res, rc_async_cb done, void *udata,
+                             rc_async **call);
 typedef bool (*basic_ping_1_multi_fn)(size_t index, rc_status st, bool *res, void *udata);
-rc_status basic_ping_1_multi(rc_client *const *clnts, size_t n, basic_ping_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status basic_ping_1_multi(rc_client *const *clnts, size_t n, basic_ping_1_multi_fn handler,
+                             void *udata, int timeout_ms);
 bool basic_ping_1_svc(bool *res, rc_svc_req *req);
 
 extern const rc_svc_prog basic_prog_1_program;
@@ -242,11 +290,17 @@ rc_status basic_prog_1_register(rc_server *srv, void *ctx);
 
 /* program BASIC_PROG, version BASIC_V2 (2) */
 
+/*
+ * BASIC_GET, basic.x:110: scalars BASIC_GET(flag) = 2.
+ * The result (scalars) holds no allocated memory: nothing to free.
+ */
 extern const rc_procinfo basic_get_2_info;
 rc_status basic_get_2(rc_client *clnt, const flag *arg, scalars *res);
-rc_status basic_get_2_async(rc_client *clnt, const flag *arg, scalars *res, rc_async_cb done, void *udata, rc_async **call);
+rc_status basic_get_2_async(rc_client *clnt, const flag *arg, scalars *res, rc_async_cb done,
+                            void *udata, rc_async **call);
 typedef bool (*basic_get_2_multi_fn)(size_t index, rc_status st, scalars *res, void *udata);
-rc_status basic_get_2_multi(rc_client *const *clnts, size_t n, const flag *arg, basic_get_2_multi_fn handler, void *udata, int timeout_ms);
+rc_status basic_get_2_multi(rc_client *const *clnts, size_t n, const flag *arg,
+                            basic_get_2_multi_fn handler, void *udata, int timeout_ms);
 bool basic_get_2_svc(const flag *arg, scalars *res, rc_svc_req *req);
 
 extern const rc_svc_prog basic_prog_2_program;

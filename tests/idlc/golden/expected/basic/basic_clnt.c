@@ -9,152 +9,340 @@
 rc_status
 basic_null_1(rc_client *clnt)
 {
-	return rc_call(clnt, BASIC_NULL, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL);
+	const rc_procinfo *rc__pi = &basic_null_1_info;
+
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres, NULL);
 }
 
 rc_status
 basic_null_1_async(rc_client *clnt, rc_async_cb done, void *udata, rc_async **call)
 {
-	return rc_call_start(clnt, BASIC_NULL, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL, done, udata, call);
+	const rc_procinfo *rc__pi = &basic_null_1_info;
+
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres, NULL, done,
+	                     udata, call);
+}
+
+/* basic_null_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__basic_null_1_multi_ctx {
+	basic_null_1_multi_fn handler;
+	void *udata;
+} rc__basic_null_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls basic_null_1_multi's typed handler. */
+static bool
+rc__basic_null_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__basic_null_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-basic_null_1_multi(rc_client *const *clnts, size_t n, basic_null_1_multi_fn handler, void *udata, int timeout_ms)
+basic_null_1_multi(rc_client *const *clnts, size_t n, basic_null_1_multi_fn handler, void *udata,
+                   int timeout_ms)
 {
-	return rc_multicall(clnts, n, BASIC_NULL, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, 0, (rc_multi_fn)handler, udata, timeout_ms);
+	const rc_procinfo *rc__pi = &basic_null_1_info;
+	rc__basic_null_1_multi_ctx rc__ctx = { handler, udata };
+
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__basic_null_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }
 
 rc_status
 basic_add_1(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res)
 {
+	const rc_procinfo *rc__pi = &basic_add_1_info;
 	basic_add_1_argument arg;
 
 	memcpy(&arg.arg1, arg1, sizeof(arg.arg1));
 	memcpy(&arg.arg2, arg2, sizeof(arg.arg2));
-	return rc_call(clnt, BASIC_ADD, (rc_xdrproc)xdr_basic_add_1_argument, &arg, (rc_xdrproc)rc_xdr_int, res);
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, &arg, rc__pi->xres, res);
 }
 
 rc_status
-basic_add_1_async(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res, rc_async_cb done, void *udata, rc_async **call)
+basic_add_1_async(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res,
+                  rc_async_cb done, void *udata, rc_async **call)
 {
+	const rc_procinfo *rc__pi = &basic_add_1_info;
 	basic_add_1_argument arg;
 
 	memcpy(&arg.arg1, arg1, sizeof(arg.arg1));
 	memcpy(&arg.arg2, arg2, sizeof(arg.arg2));
-	return rc_call_start(clnt, BASIC_ADD, (rc_xdrproc)xdr_basic_add_1_argument, &arg, (rc_xdrproc)rc_xdr_int, res, done, udata, call);
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, &arg, rc__pi->xres, res, done,
+	                     udata, call);
+}
+
+/* basic_add_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__basic_add_1_multi_ctx {
+	basic_add_1_multi_fn handler;
+	void *udata;
+} rc__basic_add_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls basic_add_1_multi's typed handler. */
+static bool
+rc__basic_add_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__basic_add_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-basic_add_1_multi(rc_client *const *clnts, size_t n, const int32_t *arg1, const int32_t *arg2, basic_add_1_multi_fn handler, void *udata, int timeout_ms)
+basic_add_1_multi(rc_client *const *clnts, size_t n, const int32_t *arg1, const int32_t *arg2,
+                  basic_add_1_multi_fn handler, void *udata, int timeout_ms)
 {
+	const rc_procinfo *rc__pi = &basic_add_1_info;
+	rc__basic_add_1_multi_ctx rc__ctx = { handler, udata };
 	basic_add_1_argument arg;
 
 	memcpy(&arg.arg1, arg1, sizeof(arg.arg1));
 	memcpy(&arg.arg2, arg2, sizeof(arg.arg2));
-	return rc_multicall(clnts, n, BASIC_ADD, (rc_xdrproc)xdr_basic_add_1_argument, &arg, (rc_xdrproc)rc_xdr_int, sizeof(int32_t), (rc_multi_fn)handler, udata, timeout_ms);
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, &arg, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__basic_add_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }
 
 rc_status
 basic_get_1(rc_client *clnt, const arrays *arg, result *res)
 {
-	return rc_call(clnt, BASIC_GET, (rc_xdrproc)xdr_arrays, arg, (rc_xdrproc)xdr_result, res);
+	const rc_procinfo *rc__pi = &basic_get_1_info;
+
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res);
 }
 
 rc_status
-basic_get_1_async(rc_client *clnt, const arrays *arg, result *res, rc_async_cb done, void *udata, rc_async **call)
+basic_get_1_async(rc_client *clnt, const arrays *arg, result *res, rc_async_cb done, void *udata,
+                  rc_async **call)
 {
-	return rc_call_start(clnt, BASIC_GET, (rc_xdrproc)xdr_arrays, arg, (rc_xdrproc)xdr_result, res, done, udata, call);
+	const rc_procinfo *rc__pi = &basic_get_1_info;
+
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res, done, udata,
+	                     call);
+}
+
+/* basic_get_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__basic_get_1_multi_ctx {
+	basic_get_1_multi_fn handler;
+	void *udata;
+} rc__basic_get_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls basic_get_1_multi's typed handler. */
+static bool
+rc__basic_get_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__basic_get_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-basic_get_1_multi(rc_client *const *clnts, size_t n, const arrays *arg, basic_get_1_multi_fn handler, void *udata, int timeout_ms)
+basic_get_1_multi(rc_client *const *clnts, size_t n, const arrays *arg,
+                  basic_get_1_multi_fn handler, void *udata, int timeout_ms)
 {
-	return rc_multicall(clnts, n, BASIC_GET, (rc_xdrproc)xdr_arrays, arg, (rc_xdrproc)xdr_result, sizeof(result), (rc_multi_fn)handler, udata, timeout_ms);
+	const rc_procinfo *rc__pi = &basic_get_1_info;
+	rc__basic_get_1_multi_ctx rc__ctx = { handler, udata };
+
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__basic_get_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }
 
 rc_status
 basic_name_1(rc_client *clnt, char *const *arg, char **res)
 {
-	return rc_call(clnt, BASIC_NAME, (rc_xdrproc)rc_xdr_wrapstring, arg, (rc_xdrproc)rc_xdr_wrapstring, res);
+	const rc_procinfo *rc__pi = &basic_name_1_info;
+
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res);
 }
 
 rc_status
-basic_name_1_async(rc_client *clnt, char *const *arg, char **res, rc_async_cb done, void *udata, rc_async **call)
+basic_name_1_async(rc_client *clnt, char *const *arg, char **res, rc_async_cb done, void *udata,
+                   rc_async **call)
 {
-	return rc_call_start(clnt, BASIC_NAME, (rc_xdrproc)rc_xdr_wrapstring, arg, (rc_xdrproc)rc_xdr_wrapstring, res, done, udata, call);
+	const rc_procinfo *rc__pi = &basic_name_1_info;
+
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res, done, udata,
+	                     call);
+}
+
+/* basic_name_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__basic_name_1_multi_ctx {
+	basic_name_1_multi_fn handler;
+	void *udata;
+} rc__basic_name_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls basic_name_1_multi's typed handler. */
+static bool
+rc__basic_name_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__basic_name_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-basic_name_1_multi(rc_client *const *clnts, size_t n, char *const *arg, basic_name_1_multi_fn handler, void *udata, int timeout_ms)
+basic_name_1_multi(rc_client *const *clnts, size_t n, char *const *arg,
+                   basic_name_1_multi_fn handler, void *udata, int timeout_ms)
 {
-	return rc_multicall(clnts, n, BASIC_NAME, (rc_xdrproc)rc_xdr_wrapstring, arg, (rc_xdrproc)rc_xdr_wrapstring, sizeof(char *), (rc_multi_fn)handler, udata, timeout_ms);
+	const rc_procinfo *rc__pi = &basic_name_1_info;
+	rc__basic_name_1_multi_ctx rc__ctx = { handler, udata };
+
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__basic_name_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }
 
 rc_status
 basic_put_1(rc_client *clnt, const handle *arg1, const name *arg2, const int64_t *arg3)
 {
+	const rc_procinfo *rc__pi = &basic_put_1_info;
 	basic_put_1_argument arg;
 
 	memcpy(&arg.arg1, arg1, sizeof(arg.arg1));
 	memcpy(&arg.arg2, arg2, sizeof(arg.arg2));
 	memcpy(&arg.arg3, arg3, sizeof(arg.arg3));
-	return rc_call(clnt, BASIC_PUT, (rc_xdrproc)xdr_basic_put_1_argument, &arg, (rc_xdrproc)rc_xdr_void, NULL);
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, &arg, rc__pi->xres, NULL);
 }
 
 rc_status
-basic_put_1_async(rc_client *clnt, const handle *arg1, const name *arg2, const int64_t *arg3, rc_async_cb done, void *udata, rc_async **call)
+basic_put_1_async(rc_client *clnt, const handle *arg1, const name *arg2, const int64_t *arg3,
+                  rc_async_cb done, void *udata, rc_async **call)
 {
+	const rc_procinfo *rc__pi = &basic_put_1_info;
 	basic_put_1_argument arg;
 
 	memcpy(&arg.arg1, arg1, sizeof(arg.arg1));
 	memcpy(&arg.arg2, arg2, sizeof(arg.arg2));
 	memcpy(&arg.arg3, arg3, sizeof(arg.arg3));
-	return rc_call_start(clnt, BASIC_PUT, (rc_xdrproc)xdr_basic_put_1_argument, &arg, (rc_xdrproc)rc_xdr_void, NULL, done, udata, call);
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, &arg, rc__pi->xres, NULL, done,
+	                     udata, call);
+}
+
+/* basic_put_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__basic_put_1_multi_ctx {
+	basic_put_1_multi_fn handler;
+	void *udata;
+} rc__basic_put_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls basic_put_1_multi's typed handler. */
+static bool
+rc__basic_put_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__basic_put_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-basic_put_1_multi(rc_client *const *clnts, size_t n, const handle *arg1, const name *arg2, const int64_t *arg3, basic_put_1_multi_fn handler, void *udata, int timeout_ms)
+basic_put_1_multi(rc_client *const *clnts, size_t n, const handle *arg1, const name *arg2,
+                  const int64_t *arg3, basic_put_1_multi_fn handler, void *udata, int timeout_ms)
 {
+	const rc_procinfo *rc__pi = &basic_put_1_info;
+	rc__basic_put_1_multi_ctx rc__ctx = { handler, udata };
 	basic_put_1_argument arg;
 
 	memcpy(&arg.arg1, arg1, sizeof(arg.arg1));
 	memcpy(&arg.arg2, arg2, sizeof(arg.arg2));
 	memcpy(&arg.arg3, arg3, sizeof(arg.arg3));
-	return rc_multicall(clnts, n, BASIC_PUT, (rc_xdrproc)xdr_basic_put_1_argument, &arg, (rc_xdrproc)rc_xdr_void, 0, (rc_multi_fn)handler, udata, timeout_ms);
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, &arg, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__basic_put_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }
 
 rc_status
 basic_ping_1(rc_client *clnt, bool *res)
 {
-	return rc_call(clnt, BASIC_PING, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_bool, res);
+	const rc_procinfo *rc__pi = &basic_ping_1_info;
+
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres, res);
 }
 
 rc_status
 basic_ping_1_async(rc_client *clnt, bool *res, rc_async_cb done, void *udata, rc_async **call)
 {
-	return rc_call_start(clnt, BASIC_PING, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_bool, res, done, udata, call);
+	const rc_procinfo *rc__pi = &basic_ping_1_info;
+
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres, res, done,
+	                     udata, call);
+}
+
+/* basic_ping_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__basic_ping_1_multi_ctx {
+	basic_ping_1_multi_fn handler;
+	void *udata;
+} rc__basic_ping_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls basic_ping_1_multi's typed handler. */
+static bool
+rc__basic_ping_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__basic_ping_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-basic_ping_1_multi(rc_client *const *clnts, size_t n, basic_ping_1_multi_fn handler, void *udata, int timeout_ms)
+basic_ping_1_multi(rc_client *const *clnts, size_t n, basic_ping_1_multi_fn handler, void *udata,
+                   int timeout_ms)
 {
-	return rc_multicall(clnts, n, BASIC_PING, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_bool, sizeof(bool), (rc_multi_fn)handler, udata, timeout_ms);
+	const rc_procinfo *rc__pi = &basic_ping_1_info;
+	rc__basic_ping_1_multi_ctx rc__ctx = { handler, udata };
+
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__basic_ping_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }
 
 rc_status
 basic_get_2(rc_client *clnt, const flag *arg, scalars *res)
 {
-	return rc_call(clnt, BASIC_GET, (rc_xdrproc)xdr_flag, arg, (rc_xdrproc)xdr_scalars, res);
+	const rc_procinfo *rc__pi = &basic_get_2_info;
+
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res);
 }
 
 rc_status
-basic_get_2_async(rc_client *clnt, const flag *arg, scalars *res, rc_async_cb done, void *udata, rc_async **call)
+basic_get_2_async(rc_client *clnt, const flag *arg, scalars *res, rc_async_cb done, void *udata,
+                  rc_async **call)
 {
-	return rc_call_start(clnt, BASIC_GET, (rc_xdrproc)xdr_flag, arg, (rc_xdrproc)xdr_scalars, res, done, udata, call);
+	const rc_procinfo *rc__pi = &basic_get_2_info;
+
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res, done, udata,
+	                     call);
+}
+
+/* basic_get_2_multi's handler and udata, for the trampoline below. */
+typedef struct rc__basic_get_2_multi_ctx {
+	basic_get_2_multi_fn handler;
+	void *udata;
+} rc__basic_get_2_multi_ctx;
+
+/* rc_multi_fn's exact type: calls basic_get_2_multi's typed handler. */
+static bool
+rc__basic_get_2_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__basic_get_2_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-basic_get_2_multi(rc_client *const *clnts, size_t n, const flag *arg, basic_get_2_multi_fn handler, void *udata, int timeout_ms)
+basic_get_2_multi(rc_client *const *clnts, size_t n, const flag *arg, basic_get_2_multi_fn handler,
+                  void *udata, int timeout_ms)
 {
-	return rc_multicall(clnts, n, BASIC_GET, (rc_xdrproc)xdr_flag, arg, (rc_xdrproc)xdr_scalars, sizeof(scalars), (rc_multi_fn)handler, udata, timeout_ms);
+	const rc_procinfo *rc__pi = &basic_get_2_info;
+	rc__basic_get_2_multi_ctx rc__ctx = { handler, udata };
+
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__basic_get_2_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }

@@ -17,7 +17,8 @@ rc__basic_add_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
 	basic_add_1_argument *rc__argp = rc__args;
 
-	return basic_add_1_svc((const int32_t *)&rc__argp->arg1, (const int32_t *)&rc__argp->arg2, rc__res, rc__req);
+	return basic_add_1_svc((const int32_t *)&rc__argp->arg1, (const int32_t *)&rc__argp->arg2,
+	                       rc__res, rc__req);
 }
 
 static bool
@@ -38,7 +39,8 @@ rc__basic_put_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	basic_put_1_argument *rc__argp = rc__args;
 
 	(void)rc__res;
-	return basic_put_1_svc((const handle *)&rc__argp->arg1, (const name *)&rc__argp->arg2, (const int64_t *)&rc__argp->arg3, rc__req);
+	return basic_put_1_svc((const handle *)&rc__argp->arg1, (const name *)&rc__argp->arg2,
+	                       (const int64_t *)&rc__argp->arg3, rc__req);
 }
 
 static bool

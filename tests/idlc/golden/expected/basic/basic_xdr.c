@@ -53,7 +53,8 @@ xdr_blob(rc_xdr *xdrs, blob *objp)
 bool
 xdr_ints(rc_xdr *xdrs, ints *objp)
 {
-	if (!rc_xdr_array(xdrs, &objp->ints_val, &objp->ints_len, SMALL, sizeof(int32_t), (rc_xdrproc)rc_xdr_int))
+	if (!rc_xdr_array(xdrs, &objp->ints_val, &objp->ints_len, SMALL, sizeof(int32_t),
+	                  (rc_xdrproc)rc_xdr_int))
 		return false;
 	return true;
 }
@@ -121,15 +122,20 @@ xdr_arrays(rc_xdr *xdrs, arrays *objp)
 		return false;
 	if (!rc_xdr_vector(xdrs, objp->hfixed, TWICE, sizeof(int64_t), (rc_xdrproc)rc_xdr_hyper))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->dvar.dvar_val, &objp->dvar.dvar_len, UINT32_MAX, sizeof(double), (rc_xdrproc)rc_xdr_double))
+	if (!rc_xdr_array(xdrs, &objp->dvar.dvar_val, &objp->dvar.dvar_len, UINT32_MAX,
+	                  sizeof(double), (rc_xdrproc)rc_xdr_double))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->fvar.fvar_val, &objp->fvar.fvar_len, 10, sizeof(float), (rc_xdrproc)rc_xdr_float))
+	if (!rc_xdr_array(xdrs, &objp->fvar.fvar_val, &objp->fvar.fvar_len, 10, sizeof(float),
+	                  (rc_xdrproc)rc_xdr_float))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->flags.flags_val, &objp->flags.flags_len, 4, sizeof(bool), (rc_xdrproc)rc_xdr_bool))
+	if (!rc_xdr_array(xdrs, &objp->flags.flags_val, &objp->flags.flags_len, 4, sizeof(bool),
+	                  (rc_xdrproc)rc_xdr_bool))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->cvar.cvar_val, &objp->cvar.cvar_len, UINT32_MAX, sizeof(color), (rc_xdrproc)rc_xdr_enum))
+	if (!rc_xdr_array(xdrs, &objp->cvar.cvar_val, &objp->cvar.cvar_len, UINT32_MAX,
+	                  sizeof(color), (rc_xdrproc)rc_xdr_enum))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->nvar.nvar_val, &objp->nvar.nvar_len, UINT32_MAX, sizeof(count), (rc_xdrproc)rc_xdr_int))
+	if (!rc_xdr_array(xdrs, &objp->nvar.nvar_val, &objp->nvar.nvar_len, UINT32_MAX,
+	                  sizeof(count), (rc_xdrproc)rc_xdr_int))
 		return false;
 	if (!rc_xdr_opaque(xdrs, objp->ofixed, 3))
 		return false;
@@ -139,11 +145,13 @@ xdr_arrays(rc_xdr *xdrs, arrays *objp)
 		return false;
 	if (!rc_xdr_string(xdrs, &objp->bounded, SMALL))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->names.names_val, &objp->names.names_len, UINT32_MAX, sizeof(name), (rc_xdrproc)xdr_name))
+	if (!rc_xdr_array(xdrs, &objp->names.names_val, &objp->names.names_len, UINT32_MAX,
+	                  sizeof(name), (rc_xdrproc)xdr_name))
 		return false;
 	if (!rc_xdr_vector(xdrs, objp->handles, 2, sizeof(handle), (rc_xdrproc)xdr_handle))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->structs.structs_val, &objp->structs.structs_len, UINT32_MAX, sizeof(scalars), (rc_xdrproc)xdr_scalars))
+	if (!rc_xdr_array(xdrs, &objp->structs.structs_val, &objp->structs.structs_len, UINT32_MAX,
+	                  sizeof(scalars), (rc_xdrproc)xdr_scalars))
 		return false;
 	if (!rc_xdr_pointer(xdrs, &objp->opt, sizeof(int32_t), (rc_xdrproc)rc_xdr_int))
 		return false;
@@ -198,7 +206,8 @@ xdr_byint(rc_xdr *xdrs, byint *objp)
 		return false;
 	switch (objp->kind) {
 	case 1:
-		if (!rc_xdr_bytes(xdrs, &objp->byint_u.raw.raw_val, &objp->byint_u.raw.raw_len, UINT32_MAX))
+		if (!rc_xdr_bytes(xdrs, &objp->byint_u.raw.raw_val, &objp->byint_u.raw.raw_len,
+		                  UINT32_MAX))
 			return false;
 		break;
 	case 2:

@@ -56,11 +56,17 @@ bool xdr_picks(rc_xdr *xdrs, picks *objp);
 
 /* program EXPR_PROG, version EXPR_V (1) */
 
+/*
+ * EXPR_GET, exprs.x:35: int EXPR_GET(void) = 1.
+ * The result (int32_t) holds no allocated memory: nothing to free.
+ */
 extern const rc_procinfo expr_get_1_info;
 rc_status expr_get_1(rc_client *clnt, int32_t *res);
-rc_status expr_get_1_async(rc_client *clnt, int32_t *res, rc_async_cb done, void *udata, rc_async **call);
+rc_status expr_get_1_async(rc_client *clnt, int32_t *res, rc_async_cb done, void *udata,
+                           rc_async **call);
 typedef bool (*expr_get_1_multi_fn)(size_t index, rc_status st, int32_t *res, void *udata);
-rc_status expr_get_1_multi(rc_client *const *clnts, size_t n, expr_get_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status expr_get_1_multi(rc_client *const *clnts, size_t n, expr_get_1_multi_fn handler,
+                           void *udata, int timeout_ms);
 bool expr_get_1_svc(int32_t *res, rc_svc_req *req);
 
 extern const rc_svc_prog expr_prog_1_program;

@@ -6,17 +6,44 @@
 rc_status
 expr_get_1(rc_client *clnt, int32_t *res)
 {
-	return rc_call(clnt, EXPR_GET, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_int, res);
+	const rc_procinfo *rc__pi = &expr_get_1_info;
+
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres, res);
 }
 
 rc_status
 expr_get_1_async(rc_client *clnt, int32_t *res, rc_async_cb done, void *udata, rc_async **call)
 {
-	return rc_call_start(clnt, EXPR_GET, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_int, res, done, udata, call);
+	const rc_procinfo *rc__pi = &expr_get_1_info;
+
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres, res, done,
+	                     udata, call);
+}
+
+/* expr_get_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__expr_get_1_multi_ctx {
+	expr_get_1_multi_fn handler;
+	void *udata;
+} rc__expr_get_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls expr_get_1_multi's typed handler. */
+static bool
+rc__expr_get_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__expr_get_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-expr_get_1_multi(rc_client *const *clnts, size_t n, expr_get_1_multi_fn handler, void *udata, int timeout_ms)
+expr_get_1_multi(rc_client *const *clnts, size_t n, expr_get_1_multi_fn handler, void *udata,
+                 int timeout_ms)
 {
-	return rc_multicall(clnts, n, EXPR_GET, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_int, sizeof(int32_t), (rc_multi_fn)handler, udata, timeout_ms);
+	const rc_procinfo *rc__pi = &expr_get_1_info;
+	rc__expr_get_1_multi_ctx rc__ctx = { handler, udata };
+
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, NULL, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__expr_get_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }

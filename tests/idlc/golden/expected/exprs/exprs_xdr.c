@@ -14,7 +14,8 @@ xdr_sized(rc_xdr *xdrs, sized *objp)
 {
 	if (!rc_xdr_opaque(xdrs, objp->a, 32))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->b.b_val, &objp->b.b_len, 17, sizeof(int32_t), (rc_xdrproc)rc_xdr_int))
+	if (!rc_xdr_array(xdrs, &objp->b.b_val, &objp->b.b_len, 17, sizeof(int32_t),
+	                  (rc_xdrproc)rc_xdr_int))
 		return false;
 	if (!rc_xdr_string(xdrs, &objp->c, 63))
 		return false;

@@ -58,11 +58,20 @@ bool xdr_holder(rc_xdr *xdrs, holder *objp);
 
 /* program LISTS_PROG, version LISTS_V1 (1) */
 
+/*
+ * LISTS_REVERSE, lists.x:33: list LISTS_REVERSE(list) = 1.
+ * lists_reverse_1, lists_reverse_1_async: the caller frees what decoding left in *res, after a
+ * success or a failure alike, with rc_xdr_free(lists_reverse_1_info.xres, res).
+ * lists_reverse_1_multi: each result is freed when its handler returns.
+ * lists_reverse_1_svc: the server frees what it leaves in *res once the reply is sent.
+ */
 extern const rc_procinfo lists_reverse_1_info;
 rc_status lists_reverse_1(rc_client *clnt, const list *arg, list *res);
-rc_status lists_reverse_1_async(rc_client *clnt, const list *arg, list *res, rc_async_cb done, void *udata, rc_async **call);
+rc_status lists_reverse_1_async(rc_client *clnt, const list *arg, list *res, rc_async_cb done,
+                                void *udata, rc_async **call);
 typedef bool (*lists_reverse_1_multi_fn)(size_t index, rc_status st, list *res, void *udata);
-rc_status lists_reverse_1_multi(rc_client *const *clnts, size_t n, const list *arg, lists_reverse_1_multi_fn handler, void *udata, int timeout_ms);
+rc_status lists_reverse_1_multi(rc_client *const *clnts, size_t n, const list *arg,
+                                lists_reverse_1_multi_fn handler, void *udata, int timeout_ms);
 bool lists_reverse_1_svc(const list *arg, list *res, rc_svc_req *req);
 
 extern const rc_svc_prog lists_prog_1_program;

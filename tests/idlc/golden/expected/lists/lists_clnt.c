@@ -6,17 +6,45 @@
 rc_status
 lists_reverse_1(rc_client *clnt, const list *arg, list *res)
 {
-	return rc_call(clnt, LISTS_REVERSE, (rc_xdrproc)xdr_list, arg, (rc_xdrproc)xdr_list, res);
+	const rc_procinfo *rc__pi = &lists_reverse_1_info;
+
+	return rc_call(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res);
 }
 
 rc_status
-lists_reverse_1_async(rc_client *clnt, const list *arg, list *res, rc_async_cb done, void *udata, rc_async **call)
+lists_reverse_1_async(rc_client *clnt, const list *arg, list *res, rc_async_cb done, void *udata,
+                      rc_async **call)
 {
-	return rc_call_start(clnt, LISTS_REVERSE, (rc_xdrproc)xdr_list, arg, (rc_xdrproc)xdr_list, res, done, udata, call);
+	const rc_procinfo *rc__pi = &lists_reverse_1_info;
+
+	return rc_call_start(clnt, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres, res, done, udata,
+	                     call);
+}
+
+/* lists_reverse_1_multi's handler and udata, for the trampoline below. */
+typedef struct rc__lists_reverse_1_multi_ctx {
+	lists_reverse_1_multi_fn handler;
+	void *udata;
+} rc__lists_reverse_1_multi_ctx;
+
+/* rc_multi_fn's exact type: calls lists_reverse_1_multi's typed handler. */
+static bool
+rc__lists_reverse_1_multi_cb(size_t index, rc_status st, void *res, void *udata)
+{
+	const rc__lists_reverse_1_multi_ctx *rc__ctx = udata;
+
+	return rc__ctx->handler(index, st, res, rc__ctx->udata);
 }
 
 rc_status
-lists_reverse_1_multi(rc_client *const *clnts, size_t n, const list *arg, lists_reverse_1_multi_fn handler, void *udata, int timeout_ms)
+lists_reverse_1_multi(rc_client *const *clnts, size_t n, const list *arg,
+                      lists_reverse_1_multi_fn handler, void *udata, int timeout_ms)
 {
-	return rc_multicall(clnts, n, LISTS_REVERSE, (rc_xdrproc)xdr_list, arg, (rc_xdrproc)xdr_list, sizeof(list), (rc_multi_fn)handler, udata, timeout_ms);
+	const rc_procinfo *rc__pi = &lists_reverse_1_info;
+	rc__lists_reverse_1_multi_ctx rc__ctx = { handler, udata };
+
+	/* a NULL handler stays NULL: rc_multicall refuses it */
+	return rc_multicall(clnts, n, rc__pi->proc, rc__pi->xargs, arg, rc__pi->xres,
+	                    rc__pi->res_size, handler != NULL ? rc__lists_reverse_1_multi_cb : NULL,
+	                    &rc__ctx, timeout_ms);
 }

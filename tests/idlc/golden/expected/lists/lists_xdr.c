@@ -27,7 +27,8 @@ xdr_node(rc_xdr *xdrs, node *objp)
 		while (rc__cur != NULL) {
 			rc__next = rc__cur->next;
 			rc__cur->next = NULL;
-			if (!rc_xdr_reference(xdrs, &rc__cur, sizeof(node), (rc_xdrproc)rc__xdr_node_node))
+			if (!rc_xdr_reference(xdrs, &rc__cur, sizeof(node),
+			                      (rc_xdrproc)rc__xdr_node_node))
 				return false;
 			rc__cur = rc__next;
 		}
@@ -43,7 +44,8 @@ xdr_node(rc_xdr *xdrs, node *objp)
 			objp->next = NULL;
 			return true;
 		}
-		if (!rc_xdr_reference(xdrs, &objp->next, sizeof(node), (rc_xdrproc)rc__xdr_node_node))
+		if (!rc_xdr_reference(xdrs, &objp->next, sizeof(node),
+		                      (rc_xdrproc)rc__xdr_node_node))
 			return false;
 		objp = objp->next;
 	}
@@ -91,7 +93,8 @@ xdr_entry(rc_xdr *xdrs, entry *objp)
 		while (rc__cur != NULL) {
 			rc__next = rc__cur->rest;
 			rc__cur->rest = NULL;
-			if (!rc_xdr_reference(xdrs, &rc__cur, sizeof(entry), (rc_xdrproc)rc__xdr_entry_node))
+			if (!rc_xdr_reference(xdrs, &rc__cur, sizeof(entry),
+			                      (rc_xdrproc)rc__xdr_entry_node))
 				return false;
 			rc__cur = rc__next;
 		}
@@ -107,7 +110,8 @@ xdr_entry(rc_xdr *xdrs, entry *objp)
 			objp->rest = NULL;
 			return true;
 		}
-		if (!rc_xdr_reference(xdrs, &objp->rest, sizeof(entry), (rc_xdrproc)rc__xdr_entry_node))
+		if (!rc_xdr_reference(xdrs, &objp->rest, sizeof(entry),
+		                      (rc_xdrproc)rc__xdr_entry_node))
 			return false;
 		objp = objp->rest;
 	}

@@ -22,7 +22,8 @@ xdr_pp(rc_xdr *xdrs, pp *objp)
 		return false;
 	if (!xdr_inc_t(xdrs, &objp->inner))
 		return false;
-	if (!rc_xdr_array(xdrs, &objp->sizes.sizes_val, &objp->sizes.sizes_len, PP_LONG, sizeof(int32_t), (rc_xdrproc)rc_xdr_int))
+	if (!rc_xdr_array(xdrs, &objp->sizes.sizes_val, &objp->sizes.sizes_len, PP_LONG,
+	                  sizeof(int32_t), (rc_xdrproc)rc_xdr_int))
 		return false;
 	return true;
 }
