@@ -237,9 +237,6 @@ rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t 
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
-/* Ask host's rpcbind which port serves (prog, vers) over the URI's protocol. */
-rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port);
-
 static rc_status rc__connect(rc_client *c)
 {
 	rc_tp *tp = NULL;
@@ -255,7 +252,8 @@ static rc_status rc__connect(rc_client *c)
 	return st;
 }
 
-rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers)
+/* rpc.h: the client's own open, for the layer above (rpcbind.c); the URI has its port. */
+rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint32_t vers)
 {
 	rc_client *c;
 	rc_status st;
@@ -264,14 +262,11 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 	if (out == NULL)
 		return RC_INVAL;
 	*out = NULL;
-	if (uri == NULL)
+	if (u == NULL)
 		return RC_INVAL;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return RC_NOMEM;
-	if ((st = rc__uri_parse(uri, &c->uri)) != RC_OK) {
-		free(c);
-		return st;
-	}
+	c->uri = *u;
 	c->kind = rc__tp_find(c->uri.scheme);
 	c->dgram = strcmp(c->uri.scheme, "udp") == 0;
 	c->prog = prog;
@@ -286,15 +281,6 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 	}
 	rc__build_header(c, RC_AUTH_NONE, NULL, 0);
 
-	if (c->uri.port < 0 &&
-	    (strcmp(c->uri.scheme, "udp") == 0 || strcmp(c->uri.scheme, "tcp") == 0)) {
-		int port;
-		if ((st = rc__rpcbind_getport(&c->uri, prog, vers, &port)) != RC_OK) {
-			free(c);
-			return st;
-		}
-		c->uri.port = port;
-	}
 	if ((st = rc__connect(c)) != RC_OK) {
 		free(c);
 		return st;

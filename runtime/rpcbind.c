@@ -1,13 +1,20 @@
 /*
- * rpcbind: the client's port look-up (RPCBIND v4/v3 GETADDR and PMAP v2 GETPORT) and the
- * server's registration (RPCBIND SET/UNSET over rpcbind's local socket, falling back to PMAP
- * SET/UNSET over loopback UDP).
+ * rpcbind: a layer above the client and the server, calling down only. rc_client_create
+ * parses the URI, asks the host's rpcbind for a missing udp/tcp port (RPCBIND v4/v3 GETADDR
+ * and PMAP v2 GETPORT) and opens the client through client.c's rc__client_open (rpc.h).
+ * rc_server_rpcbind registers the server (RPCBIND SET/UNSET over rpcbind's local socket,
+ * falling back to PMAP SET/UNSET over loopback UDP), reading its listeners and programs through
+ * rc__server_view and learning of new ones through the hook it installs (server_internal.h).
+ * Neither client.c nor server.c calls this file.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "runtime/rpc.h"
 #include "runtime/server_internal.h"
 
 #define RC__PMAP_PROG 100000u
@@ -72,19 +79,20 @@ static int rc__uaddr_port(const char *ua)
  */
 static rc_status rc__rpcb_client(const rc_uri *u, uint32_t v, rc_client **c)
 {
-	char uri[RC_URI_MAX + 32];
+	rc_uri r = *u;
 	rc_status st;
 
-	snprintf(uri, sizeof(uri), u->v6literal ? "%s://[%s]:%d" : "%s://%s:%d", u->scheme,
-	         u->host, RC__PMAP_PORT);
-	if ((st = rc_client_create(c, uri, RC__PMAP_PROG, v)) != RC_OK)
+	r.port = RC__PMAP_PORT;
+	if ((st = rc__client_open(c, &r, RC__PMAP_PROG, v)) != RC_OK)
 		return st;
 	rc_client_set_timeout(*c, 5000);
 	rc_client_set_retry(*c, 1000);
 	return RC_OK;
 }
 
-rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port)
+/* Ask u's host's rpcbind which port serves (prog, vers) over u's protocol. RC_OK with *port,
+ * RC_PROGNOTREGISTERED, RC_UNKNOWNHOST or RC_PMAPFAILURE. */
+static rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port)
 {
 	bool tcp = strcmp(u->scheme, "tcp") == 0;
 	rc_client *c = NULL;
@@ -134,6 +142,25 @@ rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int
 	}
 }
 
+/* client.h: parse uri, ask rpcbind for a missing udp/tcp port, open. */
+rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers)
+{
+	rc_uri u;
+	rc_status st;
+
+	if (out == NULL)
+		return RC_INVAL;
+	*out = NULL;
+	if (uri == NULL)
+		return RC_INVAL;
+	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
+		return st;
+	if (u.port < 0 && (strcmp(u.scheme, "udp") == 0 || strcmp(u.scheme, "tcp") == 0) &&
+	    (st = rc__rpcbind_getport(&u, prog, vers, &u.port)) != RC_OK)
+		return st;
+	return rc__client_open(out, &u, prog, vers);
+}
+
 /* ---- registration ----------------------------------------------------------------------- */
 
 /* A client to the local rpcbind for SET/UNSET: the local socket (trusted by rpcbind), else
@@ -142,10 +169,12 @@ static rc_status rc__rpcb_local(uint32_t v, rc_client **c)
 {
 	for (size_t i = 0; i < sizeof(rc__rpcb_sockets) / sizeof(rc__rpcb_sockets[0]); i++) {
 		char uri[64];
+		rc_uri u;
 		if (access(rc__rpcb_sockets[i], F_OK) != 0)
 			continue;
 		snprintf(uri, sizeof(uri), "unix:%s", rc__rpcb_sockets[i]);
-		if (rc_client_create(c, uri, RC__PMAP_PROG, v) == RC_OK) {
+		if (rc__uri_parse(uri, &u) == RC_OK &&
+		    rc__client_open(c, &u, RC__PMAP_PROG, v) == RC_OK) {
 			rc_client_set_timeout(*c, 5000);
 			return RC_OK;
 		}
@@ -153,13 +182,20 @@ static rc_status rc__rpcb_local(uint32_t v, rc_client **c)
 	return RC_PMAPFAILURE;
 }
 
-/* netid and universal address of a listener URI ("udp://0.0.0.0:2049"). */
-static bool rc__listener_uaddr(const char *uri, bool dgram, char *netid, size_t nlen, char *ua,
+/* netid and universal address of a listening socket, from its bound URI
+ * ("udp://0.0.0.0:2049"); false for a Unix-domain one. */
+static bool rc__listener_uaddr(int fd, bool dgram, char *netid, size_t nlen, char *ua,
                                size_t ualen, int *portp)
 {
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char uri[RC_URI_MAX];
 	rc_uri u;
 
-	if (rc__uri_parse(uri, &u) != RC_OK || u.port <= 0)
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
+	    rc__sock_bound_uri(fd, dgram ? "udp" : "tcp", uri, sizeof(uri)) != RC_OK ||
+	    rc__uri_parse(uri, &u) != RC_OK || u.port <= 0)
 		return false;
 	snprintf(netid, nlen, "%s%s", dgram ? "udp" : "tcp", u.v6literal ? "6" : "");
 	snprintf(ua, ualen, "%s.%d.%d", u.host, u.port >> 8, u.port & 255);
@@ -168,18 +204,16 @@ static bool rc__listener_uaddr(const char *uri, bool dgram, char *netid, size_t 
 }
 
 typedef struct rc__sync {
-	rc_server *srv;
 	rc_client *c;
 	bool v2;
 	rc_status st;
-	const char *uris[64];
-	bool dgram[64];
-	size_t n;
+	const rc__srv_view *v;
 } rc__sync;
 
-static void rc__sync_one(void *ctx, uint32_t prog, uint32_t vers)
+/* Register (prog, vers) on every listener of s->v (clearing it first); s->st records a
+ * failure. */
+static void rc__sync_one(rc__sync *s, uint32_t prog, uint32_t vers)
 {
-	rc__sync *s = ctx;
 	char owner[32];
 
 	snprintf(owner, sizeof(owner), "%u", (unsigned)getuid());
@@ -197,17 +231,17 @@ static void rc__sync_one(void *ctx, uint32_t prog, uint32_t vers)
 		(void)rc_call(s->c, RC__RPCB_UNSET, (rc_xdrproc)rc__xdr_rpcb, &q,
 		              (rc_xdrproc)rc_xdr_bool, &ok);
 	}
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0; i < s->v->nlsn; i++) {
 		char netid[8], ua[300];
 		int port;
 		bool ok = false;
 		rc_status st;
 
-		if (!rc__listener_uaddr(s->uris[i], s->dgram[i], netid, sizeof(netid), ua,
+		if (!rc__listener_uaddr(s->v->lsn[i].fd, s->v->lsn[i].dgram, netid, sizeof(netid), ua,
 		                        sizeof(ua), &port))
 			continue;
 		if (s->v2) {
-			rc__pmap m = {prog, vers, s->dgram[i] ? RC__IPPROTO_UDP : RC__IPPROTO_TCP,
+			rc__pmap m = {prog, vers, s->v->lsn[i].dgram ? RC__IPPROTO_UDP : RC__IPPROTO_TCP,
 			              (uint32_t)port};
 			if (strchr(netid, '6'))
 				continue; /* PMAP v2 knows IPv4 only */
@@ -223,28 +257,46 @@ static void rc__sync_one(void *ctx, uint32_t prog, uint32_t vers)
 	}
 }
 
-rc_status rc__rpcbind_sync(rc_server *srv)
+/* Open a client to the local rpcbind into s (RC_OK), else RC_PMAPFAILURE. */
+static rc_status rc__sync_open(rc__sync *s)
 {
-	rc__sync s;
 	rc_uri lo;
 
-	memset(&s, 0, sizeof(s));
-	s.srv = srv;
-	s.n = rc__server_listeners(srv, s.uris, s.dgram, 64);
-	if (rc__rpcb_local(4, &s.c) != RC_OK) {
+	if (rc__rpcb_local(4, &s->c) != RC_OK) {
 		rc__uri_parse("udp://127.0.0.1:111", &lo);
-		if (rc__rpcb_client(&lo, 2, &s.c) != RC_OK)
+		if (rc__rpcb_client(&lo, 2, &s->c) != RC_OK)
 			return RC_PMAPFAILURE;
-		s.v2 = true;
+		s->v2 = true;
 	}
-	rc__server_each_reg(srv, rc__sync_one, &s);
-	rc_client_destroy(s.c);
+	return RC_OK;
+}
+
+/* Register every (program, version) on every UDP/TCP listener of srv with the local
+ * rpcbind. RC_OK, RC_PMAPFAILURE, RC_NOMEM. */
+static rc_status rc__rpcbind_sync(rc_server *srv)
+{
+	rc__srv_view v;
+	rc__sync s;
+	rc_status st;
+
+	memset(&s, 0, sizeof(s));
+	if ((st = rc__server_view(srv, &v)) != RC_OK)
+		return st;
+	s.v = &v;
+	if (rc__sync_open(&s) == RC_OK) {
+		for (size_t i = 0; i < v.nprogs; i++)
+			rc__sync_one(&s, v.progs[i].prog, v.progs[i].vers);
+		rc_client_destroy(s.c);
+	} else {
+		s.st = RC_PMAPFAILURE;
+	}
+	rc__server_view_free(&v);
 	return s.st;
 }
 
-static void rc__unset_one(void *ctx, uint32_t prog, uint32_t vers)
+/* UNSET (prog, vers) over s's client. */
+static void rc__unset_one(rc__sync *s, uint32_t prog, uint32_t vers)
 {
-	rc__sync *s = ctx;
 	bool ok = false;
 
 	if (s->v2) {
@@ -261,18 +313,81 @@ static void rc__unset_one(void *ctx, uint32_t prog, uint32_t vers)
 	}
 }
 
-void rc__rpcbind_unset_all(rc_server *srv)
+/* Remove what rc__rpcbind_sync registered for srv. */
+static void rc__rpcbind_unset_all(rc_server *srv)
 {
+	rc__srv_view v;
 	rc__sync s;
-	rc_uri lo;
 
 	memset(&s, 0, sizeof(s));
-	if (rc__rpcb_local(4, &s.c) != RC_OK) {
-		rc__uri_parse("udp://127.0.0.1:111", &lo);
-		if (rc__rpcb_client(&lo, 2, &s.c) != RC_OK)
-			return;
-		s.v2 = true;
+	if (rc__server_view(srv, &v) != RC_OK)
+		return;
+	if (rc__sync_open(&s) == RC_OK) {
+		for (size_t i = 0; i < v.nprogs; i++)
+			rc__unset_one(&s, v.progs[i].prog, v.progs[i].vers);
+		rc_client_destroy(s.c);
 	}
-	rc__server_each_reg(srv, rc__unset_one, &s);
-	rc_client_destroy(s.c);
+	rc__server_view_free(&v);
+}
+
+/* A server's registration state, the hook's ctx. */
+typedef struct rc__rpcb_srv {
+	pthread_mutex_t mu; /* one sync at a time; guards on */
+	bool on;
+} rc__rpcb_srv;
+
+/* The server's hook: register again when a listener or program is added; at destroy,
+ * unregister and free s. */
+static void rc__hook(rc_server *srv, rc__srv_event ev, void *ctx)
+{
+	rc__rpcb_srv *s = ctx;
+
+	pthread_mutex_lock(&s->mu);
+	if (ev == RC__SRV_CHANGED) {
+		if (s->on)
+			(void)rc__rpcbind_sync(srv);
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	if (s->on)
+		rc__rpcbind_unset_all(srv);
+	pthread_mutex_unlock(&s->mu);
+	rc__server_set_hook(srv, NULL, NULL);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+/* Serialises installing the hook (two first calls of rc_server_rpcbind at once). */
+static pthread_mutex_t rc__install_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* server.h: turn srv's registration on (install the hook, register) or off (unregister). */
+rc_status rc_server_rpcbind(rc_server *srv, bool on)
+{
+	rc__rpcb_srv *s;
+	rc_status st = RC_OK;
+
+	if (srv == NULL)
+		return RC_INVAL;
+	pthread_mutex_lock(&rc__install_mu);
+	if ((s = rc__server_hook_ctx(srv, rc__hook)) == NULL && on) {
+		if ((s = calloc(1, sizeof(*s))) == NULL) {
+			pthread_mutex_unlock(&rc__install_mu);
+			return RC_NOMEM;
+		}
+		pthread_mutex_init(&s->mu, NULL);
+		rc__server_set_hook(srv, rc__hook, s);
+	}
+	pthread_mutex_unlock(&rc__install_mu);
+	if (s == NULL)
+		return RC_OK; /* off, and never on */
+	pthread_mutex_lock(&s->mu);
+	if (on) {
+		s->on = true;
+		st = rc__rpcbind_sync(srv);
+	} else if (s->on) {
+		rc__rpcbind_unset_all(srv);
+		s->on = false;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return st;
 }
