@@ -154,6 +154,14 @@ char *rc_error_format(const rc_error *err, char *buf, size_t len)
 		else
 			snprintf(buf, len, "%s", rc_strerror(err->status));
 	}
+	if (err->rpcbind_vers != 0) { /* rc_client_create_ex's look-up: which rpcbind, and how */
+		size_t n = strlen(buf);
+		if (err->rpcbind_status != RC_OK)
+			snprintf(buf + n, len - n, " (rpcbind version %u: %s)", err->rpcbind_vers,
+			         rc_strerror(err->rpcbind_status));
+		else
+			snprintf(buf + n, len - n, " (rpcbind version %u)", err->rpcbind_vers);
+	}
 	return buf;
 }
 

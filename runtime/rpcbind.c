@@ -311,11 +311,22 @@ size_t rc__rpcb_lsn_addrs(int fd, bool dgram, rc__rpcb_addr out[2])
 
 /* ---- the client's look-up ------------------------------------------------------------------ */
 
+/* Record in err (if not NULL) how the call to rpcbind version v ended: st, and errno e. */
+static void rc__note_rpcb(rc_error *err, uint32_t v, rc_status st, int e)
+{
+	if (err == NULL)
+		return;
+	err->rpcbind_vers = v;
+	err->rpcbind_status = st;
+	err->sys_errno = e;
+}
+
 /*
- * A client to host's rpcbind, version v, over the URI's own transport: rpcbind answers
- * GETADDR with the address for the netid the question arrived on.
+ * A client to host's rpcbind, version v, over the URI's own transport, port 111 (rpcbind
+ * answers GETADDR with the address for the netid the question arrived on). On RC_OK *c is the
+ * caller's to destroy; otherwise the open's failure, with errno kept.
  */
-static rc_status rc__rpcb_client(const rc_uri *u, uint32_t v, rc_client **c)
+static rc_status rc__rpcb_remote(const rc_uri *u, uint32_t v, rc_client **c)
 {
 	rc_uri r = *u;
 	rc_status st;
@@ -323,80 +334,124 @@ static rc_status rc__rpcb_client(const rc_uri *u, uint32_t v, rc_client **c)
 	r.port = RC__PMAP_PORT;
 	if ((st = rc__client_open(c, &r, RC__PMAP_PROG, v)) != RC_OK)
 		return st;
-	rc_client_set_timeout(*c, 5000);
-	rc_client_set_retry(*c, 1000);
+	rc_client_set_timeout(*c, RC__RPCB_CALL_MS);
+	rc_client_set_retry(*c, RC__RPCB_RETRY_MS);
 	return RC_OK;
 }
 
-/* Ask u's host's rpcbind which port serves (prog, vers) over u's protocol. RC_OK with *port,
- * RC_PROGNOTREGISTERED, RC_UNKNOWNHOST or RC_PMAPFAILURE. */
-static rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port)
+/*
+ * Call proc of rpcbind version v at u's host (opening and closing a client for it). Returns
+ * the call's status; RC_UNKNOWNHOST passes through; err records the rest.
+ */
+static rc_status rc__rpcb_ask(const rc_uri *u, uint32_t v, uint32_t proc, rc_xdrproc xargs,
+                              const void *args, rc_xdrproc xres, void *res, rc_error *err)
 {
-	bool tcp = strcmp(u->scheme, "tcp") == 0;
-	rc_client *c = NULL;
+	rc_client *c;
+	rc_error e;
 	rc_status st;
 
-	/* RPCBIND v4, then v3: GETADDR with the netid */
+	errno = 0;
+	if ((st = rc__rpcb_remote(u, v, &c)) != RC_OK) {
+		rc__note_rpcb(err, v, st, st == RC_CANTSEND || st == RC_LOCALERROR ? errno : 0);
+		return st;
+	}
+	st = rc_call(c, proc, xargs, args, xres, res);
+	rc_client_geterr(c, &e);
+	rc_client_destroy(c);
+	rc__note_rpcb(err, v, st, st == RC_OK ? 0 : e.sys_errno);
+	if (err != NULL && (st == RC_PROGVERSMISMATCH || st == RC_VERSMISMATCH)) {
+		err->low = e.low;
+		err->high = e.high;
+	}
+	return st;
+}
+
+/*
+ * Ask u's host's rpcbind which port serves prog, vers over u's transport: RPCBIND v4 then v3
+ * GETADDR, then PMAP v2 GETPORT, going down only while the one asked answers version mismatch
+ * or procedure unavailable. RC_OK with *port; RC_PROGNOTREGISTERED (rpcbind knows none);
+ * RC_UNKNOWNHOST; RC_PMAPFAILURE (no answer, or a malformed one). err (may be NULL) records
+ * the version asked last, how that call ended and its errno.
+ */
+static rc_status rc__rpcb_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port,
+                                  rc_error *err)
+{
+	bool tcp = strcmp(u->scheme, "tcp") == 0;
+	bool v6 = u->v6literal || strchr(u->host, ':') != NULL;
+	rc_status st;
+
 	for (uint32_t v = 4; v >= 3; v--) {
 		rc__rpcb q = {prog, vers, NULL, "", ""};
 		char *ua = NULL;
-		q.netid = u->v6literal || strchr(u->host, ':') ? (tcp ? "tcp6" : "udp6")
-		                                               : (tcp ? "tcp" : "udp");
-		if ((st = rc__rpcb_client(u, v, &c)) != RC_OK)
-			return st == RC_UNKNOWNHOST ? st : RC_PMAPFAILURE;
-		st = rc_call(c, RC__RPCB_GETADDR, (rc_xdrproc)rc__xdr_rpcb, &q,
-		             (rc_xdrproc)rc__xdr_uaddr, &ua);
-		rc_client_destroy(c);
+		int p;
+		q.netid = v6 ? (tcp ? "tcp6" : "udp6") : (tcp ? "tcp" : "udp");
+		st = rc__rpcb_ask(u, v, RC__RPCB_GETADDR, (rc_xdrproc)rc__xdr_rpcb, &q,
+		                  (rc_xdrproc)rc__xdr_uaddr, &ua, err);
 		if (st == RC_OK) {
-			int p = ua ? rc__uaddr_port(ua) : -1;
-			bool empty = ua == NULL || ua[0] == '\0';
+			p = ua && ua[0] ? rc__uaddr_port(ua) : 0;
 			rc_xdr_free((rc_xdrproc)rc__xdr_uaddr, &ua);
-			if (empty)
-				return RC_PROGNOTREGISTERED;
-			if (p <= 0)
+			if (p == 0)
+				return RC_PROGNOTREGISTERED; /* "": not registered */
+			if (p < 0)
 				return RC_PMAPFAILURE;
 			*port = p;
 			return RC_OK;
 		}
 		rc_xdr_free((rc_xdrproc)rc__xdr_uaddr, &ua);
+		if (st == RC_UNKNOWNHOST)
+			return st;
 		if (st != RC_PROGVERSMISMATCH && st != RC_PROCUNAVAIL)
-			break;
+			return RC_PMAPFAILURE;
 	}
-	/* PMAP v2 GETPORT */
 	{
 		rc__pmap m = {prog, vers, tcp ? RC__IPPROTO_TCP : RC__IPPROTO_UDP, 0};
 		uint32_t p = 0;
-		if ((st = rc__rpcb_client(u, 2, &c)) != RC_OK)
-			return RC_PMAPFAILURE;
-		st = rc_call(c, RC__PMAP_GETPORT, (rc_xdrproc)rc__xdr_pmap, &m,
-		             (rc_xdrproc)rc_xdr_u_int, &p);
-		rc_client_destroy(c);
+		st = rc__rpcb_ask(u, 2, RC__PMAP_GETPORT, (rc_xdrproc)rc__xdr_pmap, &m,
+		                  (rc_xdrproc)rc_xdr_u_int, &p, err);
 		if (st != RC_OK)
-			return RC_PMAPFAILURE;
-		if (p == 0 || p > 65535)
+			return st == RC_UNKNOWNHOST ? st : RC_PMAPFAILURE;
+		if (p == 0)
 			return RC_PROGNOTREGISTERED;
+		if (p > 65535)
+			return RC_PMAPFAILURE;
 		*port = (int)p;
 		return RC_OK;
 	}
 }
 
-/* client.h: parse uri, ask rpcbind for a missing udp/tcp port, open. */
-rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers)
+/* client.h: parse uri, ask rpcbind for a missing udp/tcp port, open; *err says why not. */
+rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
+                              rc_error *err)
 {
 	rc_uri u;
 	rc_status st;
 
-	if (out == NULL)
-		return RC_INVAL;
-	*out = NULL;
-	if (uri == NULL)
-		return RC_INVAL;
-	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
-		return st;
-	if (u.port < 0 && (strcmp(u.scheme, "udp") == 0 || strcmp(u.scheme, "tcp") == 0) &&
-	    (st = rc__rpcbind_getport(&u, prog, vers, &u.port)) != RC_OK)
-		return st;
-	return rc__client_open(out, &u, prog, vers);
+	if (err != NULL)
+		memset(err, 0, sizeof(*err));
+	if (out != NULL)
+		*out = NULL;
+	if (out == NULL || uri == NULL)
+		st = RC_INVAL;
+	else
+		st = rc__uri_parse(uri, &u);
+	if (st == RC_OK && u.port < 0 &&
+	    (strcmp(u.scheme, "udp") == 0 || strcmp(u.scheme, "tcp") == 0))
+		st = rc__rpcb_getport(&u, prog, vers, &u.port, err);
+	if (st == RC_OK) {
+		errno = 0;
+		st = rc__client_open(out, &u, prog, vers);
+		if ((st == RC_CANTSEND || st == RC_LOCALERROR) && err != NULL)
+			err->sys_errno = errno;
+	}
+	if (err != NULL)
+		err->status = st;
+	return st;
+}
+
+/* client.h: rc_client_create_ex without the detail. */
+rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers)
+{
+	return rc_client_create_ex(out, uri, prog, vers, NULL);
 }
 
 /* ---- registration -------------------------------------------------------------------------- */

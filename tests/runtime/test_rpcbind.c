@@ -1,9 +1,10 @@
 /*
  * The rpcbind layer (runtime/rpcbind.c): universal addresses, what a listening socket is
- * registered as and the entry report's text -- and, against a
+ * registered as, the entry report's text and rc_client_create_ex's detail -- and, against a
  * real rpcbind, the registration rules: a [::] listener registered for IPv4 and IPv6, a live
  * server's registration never taken over by surprise, a stale one replaced, RC_RPCBIND_TAKEOVER,
- * two listeners of one netid, listeners added later, and registration when rpcbind is gone.
+ * two listeners of one netid, listeners added later, and the look-up's errno when rpcbind is
+ * gone.
  *
  * The live cases need RC_TEST_RPCBIND=1 (tests/interop/with-rpcbind.sh sets it after starting a
  * private rpcbind, in a network namespace of its own when it can); otherwise they are skipped.
@@ -190,6 +191,48 @@ static void entry_text(void **state)
 	assert_int_equal(rc_server_rpcbind_ex(NULL, true, 2), RC_INVAL);
 }
 
+static void create_ex_details(void **state)
+{
+	rc_client *c = (rc_client *)1;
+	rc_error e;
+	char buf[256];
+	(void)state;
+
+	assert_int_equal(rc_client_create_ex(&c, "udp://[::1", RT_PROG, 1, &e), RC_UNKNOWNADDR);
+	assert_null(c);
+	assert_int_equal(e.status, RC_UNKNOWNADDR);
+	assert_int_equal(e.rpcbind_vers, 0);
+	assert_int_equal(rc_client_create_ex(NULL, "udp://127.0.0.1:1", RT_PROG, 1, &e), RC_INVAL);
+	assert_int_equal(e.status, RC_INVAL);
+	assert_int_equal(rc_client_create_ex(&c, NULL, RT_PROG, 1, NULL), RC_INVAL);
+	/* a port nothing listens on: the connect's errno */
+	assert_int_equal(rc_client_create_ex(&c, "tcp://127.0.0.1:1", RT_PROG, 1, &e), RC_CANTSEND);
+	assert_null(c);
+	assert_int_equal(e.status, RC_CANTSEND);
+	assert_int_equal(e.sys_errno, ECONNREFUSED);
+	assert_int_equal(e.rpcbind_vers, 0);
+	assert_string_equal(rc_error_format(&e, buf, sizeof(buf)),
+	                    "can't send request: Connection refused");
+	/* the detail's text for a look-up */
+	e.status = RC_PMAPFAILURE;
+	e.rpcbind_vers = 4;
+	e.rpcbind_status = RC_CANTRECV;
+	assert_string_equal(rc_error_format(&e, buf, sizeof(buf)),
+	                    "port mapper (rpcbind) failure: Connection refused (rpcbind version 4: "
+	                    "can't receive reply)");
+	e.status = RC_PROGNOTREGISTERED;
+	e.sys_errno = 0;
+	e.rpcbind_vers = 2;
+	e.rpcbind_status = RC_OK;
+	assert_string_equal(rc_error_format(&e, buf, sizeof(buf)),
+	                    "program not registered with rpcbind (rpcbind version 2)");
+	/* a URI with its port never asks rpcbind */
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9", RT_PROG, 1, &e), RC_OK);
+	assert_int_equal(e.status, RC_OK);
+	assert_int_equal(e.rpcbind_vers, 0);
+	rc_client_destroy(c);
+}
+
 /* ---- against a real rpcbind --------------------------------------------------------------- */
 
 /* Skip unless a private rpcbind was started for this run. */
@@ -274,8 +317,10 @@ static size_t entries(rc_server *srv, rc_rpcbind_entry *e)
 static void call_through_rpcbind(const char *uri)
 {
 	rc_client *c;
+	rc_error e;
 
-	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_client_create_ex(&c, uri, RT_PROG, 1, &e), RC_OK);
+	assert_int_equal(e.rpcbind_vers, 4);
 	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
 	                 RC_OK);
 	rc_client_destroy(c);
@@ -477,9 +522,11 @@ static bool port111_refused(void)
 }
 
 /* Last: stops rpcbind, then asks it. */
-static void registration_without_rpcbind(void **state)
+static void lookup_and_registration_without_rpcbind(void **state)
 {
 	const char *pid = getenv("RC_TEST_RPCBIND_PID");
+	rc_client *c;
+	rc_error e;
 	rc_server *srv;
 	rc_rpcbind_entry ent[16];
 	char buf[256];
@@ -494,6 +541,21 @@ static void registration_without_rpcbind(void **state)
 	for (int i = 0; i < 100 && !port111_refused(); i++)
 		usleep(50000);
 	assert_true(port111_refused());
+
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1", RT_PROG, 1, &e), RC_PMAPFAILURE);
+	assert_null(c);
+	assert_int_equal(e.status, RC_PMAPFAILURE);
+	assert_int_equal(e.rpcbind_vers, 4);
+	assert_int_equal(e.rpcbind_status, RC_CANTRECV);
+	assert_int_equal(e.sys_errno, ECONNREFUSED);
+	print_message("     udp: %s\n", rc_error_format(&e, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "Connection refused (rpcbind version 4"));
+
+	assert_int_equal(rc_client_create_ex(&c, "tcp://127.0.0.1", RT_PROG, 1, &e), RC_PMAPFAILURE);
+	assert_int_equal(e.rpcbind_vers, 4);
+	assert_int_equal(e.rpcbind_status, RC_CANTSEND);
+	assert_int_equal(e.sys_errno, ECONNREFUSED);
+	print_message("     tcp: %s\n", rc_error_format(&e, buf, sizeof(buf)));
 
 	/* registration: refused, each entry saying why */
 	assert_int_equal(rc_server_create(&srv), RC_OK);
@@ -513,12 +575,13 @@ int main(void)
 		cmocka_unit_test(uaddr_uris),
 		cmocka_unit_test(listener_entries),
 		cmocka_unit_test(entry_text),
+		cmocka_unit_test(create_ex_details),
 		cmocka_unit_test(dual_stack_registered_for_ipv4_and_ipv6),
 		cmocka_unit_test(live_server_kept_then_taken_over),
 		cmocka_unit_test(stale_registration_replaced),
 		cmocka_unit_test(two_listeners_of_one_netid),
 		cmocka_unit_test(later_listeners_and_off),
-		cmocka_unit_test(registration_without_rpcbind),
+		cmocka_unit_test(lookup_and_registration_without_rpcbind),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
