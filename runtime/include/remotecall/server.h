@@ -155,8 +155,9 @@ rc_status rc_server_rpcbind(rc_server *srv, bool on);
  * rc_server_rpcbind_ex -- rc_server_rpcbind with flags (0 or RC_RPCBIND_TAKEOVER).
  *
  * How: RPCBIND version 4 SET, UNSET and DUMP over rpcbind's local socket (/run/rpcbind.sock,
- * else /var/run/rpcbind.sock: rpcbind takes SET and UNSET only there unless started with -i);
- * without one, PMAP version 2 SET, UNSET and DUMP over UDP to 127.0.0.1:111 (IPv4 only).
+ * else /var/run/rpcbind.sock: rpcbind takes SET and UNSET only there unless started with -i
+ * or -L); without one, PMAP version 2 SET, UNSET and DUMP over UDP to 127.0.0.1:111 (IPv4
+ * only).
  *
  * What: one entry per (program, version) and listener: netid udp or tcp and the socket's
  * IPv4 address, or udp6 or tcp6 and its IPv6 address, as a universal address ("0.0.0.0.8.1").
@@ -165,8 +166,10 @@ rc_status rc_server_rpcbind(rc_server *srv, bool on);
  * only when no IPv4 listener of that protocol is registered).
  *
  * Others' registrations: an entry rpcbind already holds for (program, version, netid) at
- * another address is checked by a NULL call to that address. Answered: it is left alone and
- * this entry fails with RC_PROGREGISTERED. Not answered: it is stale and replaced. With
+ * another address is checked by a NULL call to that address (1 s). Answered by a server of
+ * that program and version (any reply but program unavailable, program version mismatch or
+ * RPC version mismatch): it is left alone and this entry fails with RC_PROGREGISTERED. Not
+ * answered: it is stale and replaced. With
  * RC_RPCBIND_TAKEOVER there is no check: the first registration of each (program, version)
  * removes it for every netid first. PMAP version 2 knows (program, version) only as a whole:
  * one live holder refuses every entry of it not yet this server's. Two listeners of one
