@@ -2,7 +2,11 @@
  * rc-bench-server -- serves bench.x with remotecall.
  *
  *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--rpcbind]
- *                   [--work-dist const|exp] [--seed N] [--trace]
+ *                   [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
+ *
+ * --rpcbind: registers with the local rpcbind (rc_server_rpcbind); if anything could not be
+ * registered, prints one line per entry (rc_rpcbind_entry_format) on stderr and exits 1.
+ * --rpcbind-takeover: the same with RC_RPCBIND_TAKEOVER (replace a live server's entries).
  *
  * --work-dist exp: WORK's argument is a mean; each call sleeps a time drawn from the
  * exponential distribution with that mean (each server process draws independently, as the
@@ -114,10 +118,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: %s --listen URI [--listen URI]... [--threads N] [--rpcbind]\n"
+	        "       [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]\n"
 	        "  --listen URI   udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH (port 0: any);\n"
 	        "                 prints 'listening URI' with the real port for each\n"
 	        "  --threads N    worker threads [1]\n"
-	        "  --rpcbind      register with the local rpcbind (unregistered at exit)\n"
+	        "  --rpcbind      register with the local rpcbind (unregistered at exit); what\n"
+	        "                 fails is listed and the server exits 1\n"
+	        "  --rpcbind-takeover  the same, replacing another live server's registration\n"
 	        "  --work-dist D  const: WORK sleeps its argument; exp: a draw with that mean [const]\n"
 	        "  --seed N       seed of those draws [clock and pid]\n"
 	        "  --trace        record the runtime's trace points; at exit print one JSON line of\n"
@@ -138,6 +145,7 @@ int main(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},
 		{"threads", required_argument, NULL, 't'},
 		{"rpcbind", no_argument, NULL, 'r'},
+		{"rpcbind-takeover", no_argument, NULL, 'R'},
 		{"work-dist", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
 		{"trace", no_argument, NULL, 'T'},
@@ -148,6 +156,7 @@ int main(int argc, char **argv)
 	int nlisten = 0;
 	uint64_t threads = 1;
 	bool rpcbind = false;
+	unsigned rpcbind_flags = 0;
 	trace_rec *trace = NULL;
 	int c;
 	opterr = 0;
@@ -170,6 +179,10 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			rpcbind = true;
+			break;
+		case 'R':
+			rpcbind = true;
+			rpcbind_flags = RC_RPCBIND_TAKEOVER;
 			break;
 		case 'w':
 			if (strcmp(optarg, "const") == 0) {
@@ -251,9 +264,17 @@ int main(int argc, char **argv)
 		}
 		printf("listening %s\n", bound);
 	}
-	if (rpcbind && (st = rc_server_rpcbind(g_srv, true)) != RC_OK) {
+	if (rpcbind && (st = rc_server_rpcbind_ex(g_srv, true, rpcbind_flags)) != RC_OK) {
+		rc_rpcbind_entry ent[2 * BENCH_MAX_LISTEN];
+		size_t n = rc_server_rpcbind_entries(g_srv, ent, 2 * BENCH_MAX_LISTEN);
 		fprintf(stderr, "%s: rpcbind: %s [%s]\n", progname, rc_strerror(st),
 		        rc_status_name(st));
+		for (size_t i = 0; i < n && i < 2 * BENCH_MAX_LISTEN; i++) {
+			char line[256];
+			fprintf(stderr, "%s: rpcbind: %s [%s]\n", progname,
+			        rc_rpcbind_entry_format(&ent[i], line, sizeof line),
+			        rc_status_name(ent[i].status));
+		}
 		rc_server_destroy(g_srv);
 		return 1;
 	}

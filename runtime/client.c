@@ -175,6 +175,14 @@ char *rc_error_format(const rc_error *err, char *buf, size_t len)
 		else
 			snprintf(buf, len, "%s", rc_strerror(err->status));
 	}
+	if (err->rpcbind_vers != 0) { /* rc_client_create_ex's look-up: which rpcbind, and how */
+		size_t n = strlen(buf);
+		if (err->rpcbind_status != RC_OK)
+			snprintf(buf + n, len - n, " (rpcbind version %u: %s)", err->rpcbind_vers,
+			         rc_strerror(err->rpcbind_status));
+		else
+			snprintf(buf + n, len - n, " (rpcbind version %u)", err->rpcbind_vers);
+	}
 	return buf;
 }
 
@@ -297,11 +305,8 @@ rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t 
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
-/* Ask host's rpcbind which port serves (prog, vers) over the URI's protocol. */
-rc_status rc__rpcbind_getport(const rc_uri *u, uint32_t prog, uint32_t vers, int *port);
-
 /* Connect c's transport by deadline (0: no limit) and make it current. Called without c->mu
- * by the one thread that set c->connecting, or while the client is not yet shared (create).
+ * by the one thread that set c->connecting, or while the client is not yet shared (open).
  * RC_OK, or the transport's failure (errno kept). */
 static rc_status rc__connect(rc_client *c, int64_t deadline)
 {
@@ -318,7 +323,8 @@ static rc_status rc__connect(rc_client *c, int64_t deadline)
 	return st;
 }
 
-rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers)
+/* rpc.h: the client's own open, for the layer above (rpcbind.c); the URI has its port. */
+rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint32_t vers)
 {
 	rc_client *c;
 	rc_status st;
@@ -327,14 +333,11 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 	if (out == NULL)
 		return RC_INVAL;
 	*out = NULL;
-	if (uri == NULL)
+	if (u == NULL)
 		return RC_INVAL;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return RC_NOMEM;
-	if ((st = rc__uri_parse(uri, &c->uri)) != RC_OK) {
-		free(c);
-		return st;
-	}
+	c->uri = *u;
 	c->kind = rc__tp_find(c->uri.scheme);
 	c->dgram = (c->kind->props & RC_TPP_DGRAM) != 0;
 	c->prog = prog;
@@ -350,15 +353,6 @@ rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint
 	rc__build_header(c, &c->hdr0, RC_AUTH_NONE, NULL, 0);
 	c->hdr = &c->hdr0;
 
-	if (c->uri.port < 0 &&
-	    (strcmp(c->uri.scheme, "udp") == 0 || strcmp(c->uri.scheme, "tcp") == 0)) {
-		int port;
-		if ((st = rc__rpcbind_getport(&c->uri, prog, vers, &port)) != RC_OK) {
-			free(c);
-			return st;
-		}
-		c->uri.port = port;
-	}
 	if ((st = rc__connect(c, rc__now() + (int64_t)c->timeout_ms * 1000000)) != RC_OK) {
 		free(c);
 		return st;

@@ -156,4 +156,13 @@ rc_status rc__reply_header(rc_xdr *x, rc_error *err);
 /* Thread-local detail of the last call, for rc_client_geterr. */
 void rc__set_lasterr(const rc_client *c, const rc_error *e);
 
+/*
+ * The client's own open, for the layer above it (rpcbind.c's rc_client_create_ex resolves a
+ * udp/tcp URI's missing port first; client.c never calls rpcbind.c): a connected client for
+ * prog, vers at u (copied). On RC_OK *out is the caller's to destroy; on failure it is NULL,
+ * nothing is left allocated and a failed connect keeps errno. Returns RC_OK, RC_INVAL (NULL
+ * out or u), RC_NOMEM, or the transport's connect failure (RC_UNKNOWNHOST, RC_CANTSEND, ...).
+ */
+rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint32_t vers);
+
 #endif

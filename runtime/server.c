@@ -138,12 +138,93 @@ struct rc_server {
 	void *trace_arg;
 	void *auth_ctx;
 	rc__drc *drc;
-	bool rpcbind;
+	rc__srv_hook hook; /* the layer above's (rpcbind.c), or NULL; under mu */
+	void *hook_ctx;
 	int64_t next_sweep;
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
+
+/* ---- for the layer above (rpcbind.c) ---------------------------------------------------- */
+
+/* server_internal.h: a copy of the socket listeners and registrations, under srv->mu. */
+rc_status rc__server_view(rc_server *srv, rc__srv_view *v)
+{
+	size_t nprogs = 0;
+
+	memset(v, 0, sizeof(*v));
+	pthread_mutex_lock(&srv->mu);
+	for (int b = 0; b < RC__NBUCKETS; b++)
+		for (rc__reg *r = srv->buckets[b]; r; r = r->next)
+			nprogs++;
+	v->lsn = calloc(srv->nlsn ? srv->nlsn : 1, sizeof(*v->lsn));
+	v->progs = calloc(nprogs ? nprogs : 1, sizeof(*v->progs));
+	if (v->lsn == NULL || v->progs == NULL) {
+		pthread_mutex_unlock(&srv->mu);
+		rc__server_view_free(v);
+		return RC_NOMEM;
+	}
+	for (size_t i = 0; i < srv->nlsn; i++) {
+		if (srv->lsn[i]->tp->props & RC_TPP_SYNC)
+			continue;
+		v->lsn[v->nlsn].fd = rc__tp_pollfd(srv->lsn[i]->tp);
+		v->lsn[v->nlsn].dgram = srv->lsn[i]->dgram;
+		v->nlsn++;
+	}
+	for (int b = 0; b < RC__NBUCKETS; b++) {
+		for (rc__reg *r = srv->buckets[b]; r; r = r->next) {
+			v->progs[v->nprogs].prog = r->prog;
+			v->progs[v->nprogs].vers = r->vers;
+			v->nprogs++;
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return RC_OK;
+}
+
+/* server_internal.h: free what rc__server_view allocated. */
+void rc__server_view_free(rc__srv_view *v)
+{
+	free(v->lsn);
+	free(v->progs);
+	memset(v, 0, sizeof(*v));
+}
+
+/* server_internal.h: install (or with NULL remove) the one hook of the layer above. */
+void rc__server_set_hook(rc_server *srv, rc__srv_hook fn, void *ctx)
+{
+	pthread_mutex_lock(&srv->mu);
+	srv->hook = fn;
+	srv->hook_ctx = ctx;
+	pthread_mutex_unlock(&srv->mu);
+}
+
+/* server_internal.h: the ctx installed with fn, or NULL if fn is not the hook. */
+void *rc__server_hook_ctx(rc_server *srv, rc__srv_hook fn)
+{
+	void *ctx;
+
+	pthread_mutex_lock(&srv->mu);
+	ctx = srv->hook == fn ? srv->hook_ctx : NULL;
+	pthread_mutex_unlock(&srv->mu);
+	return ctx;
+}
+
+/* Tell the layer above's hook, if one is installed, of ev; called without srv->mu held (the
+ * hook talks to rpcbind). */
+static void rc__server_notify(rc_server *srv, rc__srv_event ev)
+{
+	rc__srv_hook fn;
+	void *ctx;
+
+	pthread_mutex_lock(&srv->mu);
+	fn = srv->hook;
+	ctx = srv->hook_ctx;
+	pthread_mutex_unlock(&srv->mu);
+	if (fn != NULL)
+		fn(srv, ev, ctx);
+}
 
 /* ---- registration ----------------------------------------------------------------------- */
 
@@ -256,8 +337,7 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 	r->next = srv->buckets[rc__hash(def->prog, def->vers)];
 	srv->buckets[rc__hash(def->prog, def->vers)] = r;
 	pthread_mutex_unlock(&srv->mu);
-	if (srv->rpcbind)
-		(void)rc__rpcbind_sync(srv);
+	rc__server_notify(srv, RC__SRV_CHANGED);
 	return RC_OK;
 }
 
@@ -278,28 +358,6 @@ static bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t
 		}
 	}
 	return any;
-}
-
-void rc__server_each_reg(rc_server *srv, void (*fn)(void *ctx, uint32_t prog, uint32_t vers),
-                         void *ctx)
-{
-	for (int b = 0; b < RC__NBUCKETS; b++)
-		for (rc__reg *r = srv->buckets[b]; r; r = r->next)
-			fn(ctx, r->prog, r->vers);
-}
-
-size_t rc__server_listeners(rc_server *srv, const char **uris, bool *dgram, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < srv->nlsn && n < max; i++) {
-		if (srv->lsn[i]->tp->props & RC_TPP_SYNC)
-			continue;
-		uris[n] = srv->lsn[i]->uri;
-		dgram[n] = srv->lsn[i]->dgram;
-		n++;
-	}
-	return n;
 }
 
 /* ---- request accessors ------------------------------------------------------------------ */
@@ -787,23 +845,8 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	pthread_mutex_unlock(&srv->mu);
 	if (bound && len)
 		snprintf(bound, len, "%s", l->uri);
-	if (srv->rpcbind)
-		(void)rc__rpcbind_sync(srv);
+	rc__server_notify(srv, RC__SRV_CHANGED);
 	return RC_OK;
-}
-
-rc_status rc_server_rpcbind(rc_server *srv, bool on)
-{
-	if (srv == NULL)
-		return RC_INVAL;
-	if (!on) {
-		if (srv->rpcbind)
-			rc__rpcbind_unset_all(srv);
-		srv->rpcbind = false;
-		return RC_OK;
-	}
-	srv->rpcbind = true;
-	return rc__rpcbind_sync(srv);
 }
 
 static void rc__conn_close(rc_server *srv, rc__conn *c)
@@ -830,8 +873,7 @@ void rc_server_destroy(rc_server *srv)
 {
 	if (srv == NULL)
 		return;
-	if (srv->rpcbind)
-		rc__rpcbind_unset_all(srv);
+	rc__server_notify(srv, RC__SRV_DESTROY); /* the hook's last call: it lets go of srv */
 	pthread_mutex_lock(&srv->mu);
 	while (srv->jobq) { /* queued when the server stopped: never run */
 		rc__job *j = srv->jobq;

@@ -1,5 +1,5 @@
-/* Internal to the server: the duplicate request cache (drc.c) and rpcbind registration
- * (rpcbind.c). */
+/* Internal to the server: the duplicate request cache (drc.c), and what the layer above the
+ * server (rpcbind.c) may read of it and hook. */
 #ifndef RC_SERVER_INTERNAL_H
 #define RC_SERVER_INTERNAL_H
 
@@ -51,16 +51,50 @@ void rc__drc_store(rc__drc *d, const rc__drc_key *k, const unsigned char *reply,
 void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
                               void *ctx);
 
-/* ---- rpcbind ---------------------------------------------------------------------------- */
+/* ---- for the layer above (rpcbind.c) ------------------------------------------------------ */
 
-/* Register every (program, version) on every UDP/TCP listener with the local rpcbind. */
-rc_status rc__rpcbind_sync(rc_server *srv);
-/* Remove what rc__rpcbind_sync registered. */
-void rc__rpcbind_unset_all(rc_server *srv);
+/*
+ * rpcbind.c registers a server with rpcbind; server.c never calls it. It reads what it needs
+ * through rc__server_view, a copy taken under the server's lock, and learns of changes
+ * through the one hook it installs.
+ */
 
-/* Server internals rpcbind.c walks. */
-void rc__server_each_reg(rc_server *srv, void (*fn)(void *ctx, uint32_t prog, uint32_t vers),
-                         void *ctx);
-size_t rc__server_listeners(rc_server *srv, const char **uris, bool *dgram, size_t max);
+/* A socket listener (UDP, TCP or Unix-domain; not in-process). */
+typedef struct rc__srv_lsn {
+	int fd;     /* the listening socket, for getsockname/getsockopt only: open until
+	               rc_server_destroy closes it, after the hook's RC__SRV_DESTROY */
+	bool dgram; /* a datagram socket */
+} rc__srv_lsn;
+
+/* A registered (program, version). */
+typedef struct rc__srv_prog {
+	uint32_t prog, vers;
+} rc__srv_prog;
+
+typedef struct rc__srv_view {
+	rc__srv_lsn *lsn;    /* nlsn socket listeners, in the order they were added */
+	size_t nlsn;
+	rc__srv_prog *progs; /* nprogs registrations, in no particular order */
+	size_t nprogs;
+} rc__srv_view;
+
+/* Fill *v with srv's socket listeners and registrations as they are now (taken under the
+ * server's lock). RC_OK: free it with rc__server_view_free; RC_NOMEM: *v is empty. */
+rc_status rc__server_view(rc_server *srv, rc__srv_view *v);
+void rc__server_view_free(rc__srv_view *v);
+
+typedef enum {
+	RC__SRV_CHANGED, /* rc_server_listen added a listener or rc_server_register a program */
+	RC__SRV_DESTROY  /* rc_server_destroy begins: the hook's last call; listeners still open */
+} rc__srv_event;
+
+/* The hook: called on the thread of the function that caused ev, without the server's lock
+ * (it may block, e.g. on rpcbind). */
+typedef void (*rc__srv_hook)(rc_server *srv, rc__srv_event ev, void *ctx);
+
+/* Install fn with ctx as srv's hook (one per server; fn NULL removes it). */
+void rc__server_set_hook(rc_server *srv, rc__srv_hook fn, void *ctx);
+/* The ctx installed with fn, or NULL if srv's hook is not fn. */
+void *rc__server_hook_ctx(rc_server *srv, rc__srv_hook fn);
 
 #endif

@@ -73,8 +73,7 @@ def parse(path):
         doc = last_comment if last_comment_end == i - 1 else None
         if doc is None and group_end == i - 1:
             doc = group_doc
-        if doc is not None:
-            group_doc = doc
+        group_doc = doc  # an undocumented declaration ends the group above it
         if s.startswith("#"):
             m = MACRO_RE.match(s)
             buf = [line]

@@ -4,40 +4,21 @@
 #   `rpcinfo -n PORT ...` and the version probe (`rpcinfo -u HOST PROG`), is found by
 #   rc-bench-client and tirpc-bench-client given a URI without a port, and is gone from
 #   `rpcinfo -p` after it stops; the reverse with tirpc-bench-server --rpcbind.
-# Needs root and rpcbind: uses the running rpcbind, or starts a private one (and stops only
-# that one). Exits 77 (ctest SKIP_RETURN_CODE) when rpcbind cannot run here.
+#   A server on [::] (dual-stack) is registered for what it serves: `rpcinfo -p`, `rpcinfo -T
+#   udp/tcp/udp6/tcp6` and libtirpc's clnt_create by IPv4 name all find it. A second server of
+#   the program is refused while the first (remotecall's or libtirpc's) answers, naming
+#   program, version and netid, and takes over with --rpcbind-takeover; the first one's exit
+#   then leaves the second's registration alone.
+# Needs root and rpcbind: runs in a network namespace of its own with a private rpcbind where
+# it can (rpcbind-env.sh), else uses the running rpcbind or starts one (and stops only that
+# one). Exits 77 (ctest SKIP_RETURN_CODE) when rpcbind cannot run here.
 # (This rpcinfo asks rpcbind even with -n PORT, so rpcinfo checks all live here.)
+. "$(dirname "$0")/rpcbind-env.sh"
+rpcbind_isolate "$0" "$@"
 BIN=$1
 . "$(dirname "$0")/lib.sh"
 PROG=542262016 # 0x20524300
-
-RPCBIND=$(command -v rpcbind || ls /usr/sbin/rpcbind /sbin/rpcbind 2>/dev/null | head -1)
-RPCINFO=$(command -v rpcinfo || ls /usr/sbin/rpcinfo /sbin/rpcinfo 2>/dev/null | head -1)
-if [ -z "$RPCINFO" ]; then echo "SKIP: rpcinfo not installed"; exit 77; fi
-OWN_RPCBIND=""
-if ! timeout 5 "$RPCINFO" -p 127.0.0.1 >/dev/null 2>&1; then
-	if [ "$(id -u)" != 0 ] || [ -z "$RPCBIND" ]; then
-		echo "SKIP: no rpcbind running, and cannot start one (need root and rpcbind)"
-		exit 77
-	fi
-	mkdir -p /run/rpcbind 2>/dev/null
-	"$RPCBIND" -f -w >"$TMPD/rpcbind.log" 2>&1 &
-	OWN_RPCBIND=$!
-	PIDS="$PIDS $OWN_RPCBIND"
-	i=0
-	until timeout 2 "$RPCINFO" -p 127.0.0.1 >/dev/null 2>&1; do
-		i=$((i + 1))
-		if [ $i -gt 30 ] || ! kill -0 "$OWN_RPCBIND" 2>/dev/null; then
-			echo "SKIP: rpcbind would not start here:"
-			cat "$TMPD/rpcbind.log"
-			exit 77
-		fi
-		sleep 0.1
-	done
-	echo "     started a private rpcbind (pid $OWN_RPCBIND)"
-else
-	echo "     using the rpcbind already running"
-fi
+rpcbind_up
 # a registration left behind by a killed server would confuse the look-ups
 "$RPCINFO" -d $PROG 1 >/dev/null 2>&1
 
@@ -83,13 +64,92 @@ for S in rc tirpc; do
 		echo "ok   $S server: unregistered at exit"
 	fi
 done
+# ---- registration rules (issue 17) ----------------------------------------------------------
+unregistered() { # unregistered -> 0 if rpcinfo -p lists nothing of PROG
+	! timeout 10 "$RPCINFO" -p 127.0.0.1 | awk -v p=$PROG '$1 == p { f = 1 } END { exit !f }'
+}
+listed() { # listed NETID PORT -> 0 if rpcbind's v3 dump lists PROG 1 NETID at port PORT
+	timeout 10 "$RPCINFO" 127.0.0.1 | awk -v p=$PROG -v t="$1" -v s=".$(($2 / 256)).$(($2 % 256))" \
+		'$1 == p && $2 == 1 && $3 == t && substr($4, length($4) - length(s) + 1) == s { f = 1 }
+		 END { exit !f }'
+}
+check() { # check DESC CMD... -> one check: CMD must succeed
+	local desc=$1
+	shift
+	CHECKS=$((CHECKS + 1))
+	if "$@"; then echo "ok   $desc"; else fail "$desc: $("$RPCINFO" 127.0.0.1 | grep $PROG)"; fi
+}
+refused_lines() { # refused_lines NETID... -> LAST_OUT names PROG 1 NETID as held, for each
+	local n
+	for n in "$@"; do
+		check "  ... names program $PROG version 1 $n" grep -Eq \
+			"program $PROG version 1 $n [^ ]+: not registered: a live server holds it" \
+			<<<"$LAST_OUT"
+	done
+}
+V6=(--listen 'udp://[::]:0' --listen 'tcp://[::]:0')
+
+# a [::] listener is dual-stack: registered as udp6/tcp6 and udp/tcp
+start_server d1 "$BIN/rc-bench-server" --rpcbind "${V6[@]}" || finish
+check "[::] server: rpcinfo -p lists udp $d1_udp_port" registered udp "$d1_udp_port"
+check "[::] server: rpcinfo -p lists tcp $d1_tcp_port" registered tcp "$d1_tcp_port"
+check "[::] server: rpcinfo lists udp6 $d1_udp_port" listed udp6 "$d1_udp_port"
+check "[::] server: rpcinfo lists tcp6 $d1_tcp_port" listed tcp6 "$d1_tcp_port"
+for T in udp tcp; do
+	expect_out "[::] server: rpcinfo -T $T 127.0.0.1 PROG VERS" "program $PROG version 1 ready and waiting" \
+		"$RPCINFO" -T $T 127.0.0.1 $PROG 1
+done
+for T in udp6 tcp6; do
+	expect_out "[::] server: rpcinfo -T $T ::1 PROG VERS" "program $PROG version 1 ready and waiting" \
+		"$RPCINFO" -T $T ::1 $PROG 1
+done
+for H in 127.0.0.1 localhost; do
+	for T in udp tcp; do
+		expect_ok "[::] server: libtirpc clnt_create($H, \"$T\") finds it" \
+			"$BIN/tirpc-bench-client" --uri $T://$H --proc null --calls 5
+	done
+done
+expect_ok "[::] server: rc client finds it over IPv6" \
+	"$BIN/rc-bench-client" --uri 'udp://[::1]' --proc null --calls 5
+
+# a second server of the program: refused while the first answers, naming what it refused
+expect_fail "second [::] server refused while the first answers" "RC_PROGREGISTERED" \
+	"$BIN/rc-bench-server" --rpcbind "${V6[@]}" &&
+	refused_lines udp6 tcp6 udp tcp
+check "  ... the first server's registration is unchanged" registered udp "$d1_udp_port"
+check "  ... (udp6 too)" listed udp6 "$d1_udp_port"
+
+# --rpcbind-takeover takes over; the first server's exit leaves the second's entries
+start_server d2 "$BIN/rc-bench-server" --rpcbind-takeover "${V6[@]}" || finish
+check "--rpcbind-takeover: rpcinfo -p lists its udp $d2_udp_port" registered udp "$d2_udp_port"
+check "--rpcbind-takeover: rpcinfo lists its tcp6 $d2_tcp_port" listed tcp6 "$d2_tcp_port"
+stop_server d1
+check "first server's exit: the second's udp stays" registered udp "$d2_udp_port"
+check "first server's exit: the second's tcp6 stays" listed tcp6 "$d2_tcp_port"
+expect_out "rpcinfo -T udp6 ::1 reaches the second server" "program $PROG version 1 ready and waiting" \
+	"$RPCINFO" -T udp6 ::1 $PROG 1
+
+# a server killed without unregistering leaves stale entries: the next server replaces them
+kill -KILL "$d2_pid"; wait "$d2_pid" 2>/dev/null; d2_pid=""
+check "killed server: its entries stay behind" registered udp "$d2_udp_port"
+start_server d3 "$BIN/rc-bench-server" --rpcbind "${V6[@]}" || finish
+check "stale entries replaced without --rpcbind-takeover (udp)" registered udp "$d3_udp_port"
+check "stale entries replaced without --rpcbind-takeover (tcp6)" listed tcp6 "$d3_tcp_port"
+stop_server d3
+check "unregistered when the last server stops" unregistered
+
+# libtirpc's server first: remotecall's refuses to take its registration
+start_server t1 "$BIN/tirpc-bench-server" --rpcbind --listen udp://127.0.0.1:0 --listen tcp://127.0.0.1:0 || finish
+expect_fail "rc server refused while libtirpc's server answers" "RC_PROGREGISTERED" \
+	"$BIN/rc-bench-server" --rpcbind --listen udp://127.0.0.1:0 --listen tcp://127.0.0.1:0 &&
+	refused_lines udp tcp
+check "  ... libtirpc's registration is unchanged" registered udp "$t1_udp_port"
+stop_server t1
+"$RPCINFO" -d $PROG 1 >/dev/null 2>&1
+
 # a program nobody registered
 expect_fail "rc client, unregistered program" "RC_PROGNOTREGISTERED|not registered" \
 	"$BIN/rc-bench-client" --uri udp://127.0.0.1 --proc null --prog 542262099 --calls 1
 
-if [ -n "$OWN_RPCBIND" ]; then
-	kill -TERM "$OWN_RPCBIND" 2>/dev/null
-	wait "$OWN_RPCBIND" 2>/dev/null
-	echo "     stopped the private rpcbind"
-fi
+rpcbind_down
 finish

@@ -199,7 +199,7 @@ static void long_auth_sys_fields(void **state)
 	rc_xdr_free((rc_xdrproc)xdr_sec_str, &who);
 	/* error text into tiny buffers */
 	{
-		rc_error e = {RC_PROGVERSMISMATCH, 0, 1, 4294967295u, 0};
+		rc_error e = {.status = RC_PROGVERSMISMATCH, .low = 1, .high = 4294967295u};
 		char b1[1] = {'x'}, b5[5];
 		rc_error_format(&e, b1, sizeof(b1));
 		assert_int_equal(b1[0], '\0');

@@ -34,7 +34,8 @@ typedef struct rc_client rc_client;
  * client the caller destroys with rc_client_destroy(); on failure *out is NULL and nothing
  * needs freeing. Returns RC_UNKNOWNPROTO (bad scheme), RC_UNKNOWNADDR (malformed URI or
  * address), RC_UNKNOWNHOST, RC_PROGNOTREGISTERED / RC_PMAPFAILURE (rpcbind look-up),
- * RC_CANTSEND (connect failed), RC_NOMEM, RC_INVAL (NULL arguments).
+ * RC_CANTSEND (connect failed), RC_NOMEM, RC_INVAL (NULL arguments). rc_client_create_ex
+ * (below) also says why: the errno, and which rpcbind version the look-up asked.
  */
 rc_status rc_client_create(rc_client **out, const char *uri, uint32_t prog, uint32_t vers);
 
@@ -134,6 +135,9 @@ typedef struct rc_error {
 	uint32_t low;      /* RC_PROGVERSMISMATCH, RC_VERSMISMATCH: lowest version supported */
 	uint32_t high;     /*   ... and highest */
 	uint32_t auth_stat; /* RC_AUTHERROR: the server's auth_stat (RFC 5531: 1 AUTH_BADCRED ...) */
+	uint32_t rpcbind_vers;    /* rc_client_create_ex's rpcbind look-up: the version it asked
+	                             last (4, 3: RPCBIND GETADDR; 2: PMAP GETPORT); 0: none */
+	rc_status rpcbind_status; /*   ... and how that call ended (RC_OK: rpcbind answered) */
 } rc_error;
 
 /*
@@ -146,6 +150,23 @@ void rc_client_geterr(const rc_client *clnt, rc_error *err);
  * supports 1..2)" / "can't receive reply: Connection refused" into buf (always NUL-terminated,
  * truncated to len). Returns buf. */
 char *rc_error_format(const rc_error *err, char *buf, size_t len);
+
+/*
+ * rc_client_create_ex -- rc_client_create, filling *err (if not NULL) whatever happens; its
+ * status is what the function returns. A URI with a port: a failed connect's errno is in
+ * sys_errno. A udp/tcp URI without one asks HOST's rpcbind, port 111, over the URI's
+ * transport: RPCBIND version 4 GETADDR, then 3, then PMAP version 2 GETPORT, going down only
+ * while the one asked answers "program version mismatch" or "procedure unavailable"; any
+ * other failure ends the look-up. rpcbind_vers is then the version asked last and
+ * rpcbind_status how that call ended: RC_OK when rpcbind answered (status RC_OK, or
+ * RC_PROGNOTREGISTERED: it knows no address for prog, vers on that transport), else the call's
+ * failure (RC_CANTRECV, RC_CANTSEND, RC_TIMEDOUT, ...) with its errno in sys_errno (e.g.
+ * ECONNREFUSED: nothing listens on port 111) and status RC_PMAPFAILURE. rc_error_format
+ * prints it all ("port mapper (rpcbind) failure: Connection refused (rpcbind version 4: can't
+ * receive reply)"). Ownership and returns as rc_client_create; err stays the caller's.
+ */
+rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
+                              rc_error *err);
 
 /* ---- driving calls from the application's own loop --------------------------------------- */
 

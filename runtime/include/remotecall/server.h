@@ -68,8 +68,9 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx);
  * to destroy; on RC_NOMEM *out is NULL. */
 rc_status rc_server_create(rc_server **out);
 
-/* rc_server_destroy -- close every listener and connection, unregister from rpcbind what it
- * registered, free the server. It must not be running (stop it and let rc_server_run return). */
+/* rc_server_destroy -- close every listener and connection, remove from rpcbind what it
+ * registered there and rpcbind still lists at its address (rc_server_rpcbind), free the
+ * server. It must not be running (stop it and let rc_server_run return). */
 void rc_server_destroy(rc_server *srv);
 
 /*
@@ -137,14 +138,83 @@ int rc_server_fd(rc_server *srv);
 rc_status rc_server_step(rc_server *srv, int timeout_ms);
 
 /*
- * rc_server_rpcbind -- register every (program, version) on every UDP and TCP listener with the
- * local rpcbind (PMAP SET) now and whenever one is added, and unregister them at destroy.
- * Returns RC_OK, or RC_PMAPFAILURE if rpcbind did not answer or refused.
+ * rc_server_rpcbind -- on: register every (program, version) this server serves, on each of
+ * its UDP and TCP listeners, with the local rpcbind: now, and again whenever rc_server_listen
+ * or rc_server_register adds one. Off, and at rc_server_destroy: remove what it registered,
+ * where rpcbind still lists this server's address (another server's registration stays).
+ * Without RC_RPCBIND_TAKEOVER it never replaces another live server's registration. The rules
+ * and returns are rc_server_rpcbind_ex's (flags 0).
  */
 rc_status rc_server_rpcbind(rc_server *srv, bool on);
 
+/* RC_RPCBIND_TAKEOVER -- rc_server_rpcbind_ex flag: replace other servers' registrations of
+ * the same program and version, live or not (what rpcgen's main does with pmap_unset). */
+#define RC_RPCBIND_TAKEOVER 0x1u
+
+/*
+ * rc_server_rpcbind_ex -- rc_server_rpcbind with flags (0 or RC_RPCBIND_TAKEOVER).
+ *
+ * How: RPCBIND version 4 SET, UNSET and DUMP over rpcbind's local socket (/run/rpcbind.sock,
+ * else /var/run/rpcbind.sock: rpcbind takes SET and UNSET only there unless started with -i
+ * or -L); without one, PMAP version 2 SET, UNSET and DUMP over UDP to 127.0.0.1:111 (IPv4
+ * only).
+ *
+ * What: one entry per (program, version) and listener: netid udp or tcp and the socket's
+ * IPv4 address, or udp6 or tcp6 and its IPv6 address, as a universal address ("0.0.0.0.8.1").
+ * A socket bound to [::] that takes IPv4 too (IPV6_V6ONLY off, Linux's default) serves both,
+ * so it is registered as both: udp6/tcp6 "::.P1.P2" and udp/tcp "0.0.0.0.P1.P2" (the latter
+ * only when no IPv4 listener of that protocol is registered).
+ *
+ * Others' registrations: an entry rpcbind already holds for (program, version, netid) at
+ * another address is checked by a NULL call to that address (1 s). Answered by a server of
+ * that program and version (any reply but program unavailable, program version mismatch or
+ * RPC version mismatch): it is left alone and this entry fails with RC_PROGREGISTERED. Not
+ * answered: it is stale and replaced. With
+ * RC_RPCBIND_TAKEOVER there is no check: the first registration of each (program, version)
+ * removes it for every netid first. PMAP version 2 knows (program, version) only as a whole:
+ * one live holder refuses every entry of it not yet this server's. Two listeners of one
+ * netid: rpcbind keeps the first and refuses the other (RC_PMAPFAILURE, holder the first).
+ *
+ * Whatever can be registered is; rc_server_rpcbind_entries tells per entry what happened.
+ * Returns RC_OK (every entry registered; or off), RC_PROGREGISTERED (a live server holds one
+ * or more), RC_PMAPFAILURE (rpcbind unreachable, or it refused or failed an entry), RC_NOMEM,
+ * RC_INVAL (NULL srv, unknown flags). Not while the server is being destroyed.
+ */
+rc_status rc_server_rpcbind_ex(rc_server *srv, bool on, unsigned flags);
+
+/* rc_rpcbind_entry -- one registration rc_server_rpcbind made or tried. */
+typedef struct rc_rpcbind_entry {
+	uint32_t prog;
+	uint32_t vers;
+	char netid[8];    /* "udp", "tcp", "udp6", "tcp6" */
+	char uaddr[64];   /* the universal address registered or tried ("0.0.0.0.8.1") */
+	rc_status status; /* RC_OK: registered. RC_PROGREGISTERED: a live server holds it (at
+	                     holder). RC_PMAPFAILURE: rpcbind answered SET with false. RC_NOTSUPP:
+	                     PMAP version 2 cannot register IPv6. Else how the call to rpcbind
+	                     failed (RC_TIMEDOUT, RC_CANTRECV, RC_AUTHERROR, ...) */
+	int sys_errno;    /* the errno behind a failed call, else 0 */
+	char holder[64];  /* the address rpcbind listed for (prog, vers, netid) before, when not
+	                     uaddr ("": none); a longer one is truncated */
+} rc_rpcbind_entry;
+
+/*
+ * rc_server_rpcbind_entries -- the entries of srv's latest registration, by (program,
+ * version) then listener: copies up to max of them to out (NULL is fine when max is 0) and
+ * returns how many there are; 0 when registration is off or was never asked for.
+ */
+size_t rc_server_rpcbind_entries(rc_server *srv, rc_rpcbind_entry *out, size_t max);
+
+/*
+ * rc_rpcbind_entry_format -- e as one line into buf (always NUL-terminated, truncated to
+ * len): "program 100003 version 3 udp 0.0.0.0.8.1: registered", "program 100003 version 3
+ * tcp6 ::.8.1: not registered: a live server holds it at ::.8.3 (RC_RPCBIND_TAKEOVER takes
+ * over)". Returns buf.
+ */
+char *rc_rpcbind_entry_format(const rc_rpcbind_entry *e, char *buf, size_t len);
+
 /* ---- authentication ---------------------------------------------------------------------- */
 
+/* RC_AUTH_NONE, RC_AUTH_SYS -- the credential flavors the server parses (RFC 5531). */
 #define RC_AUTH_NONE 0u
 #define RC_AUTH_SYS 1u
 

@@ -46,7 +46,8 @@ extern "C" {
 	X(BADREPLY,           "malformed or unexpected reply message")                           \
 	X(LOCALERROR,         "local system error (see errno detail)")                           \
 	X(TOOMANY,            "limit reached (connections, calls in flight or descriptors)")     \
-	X(NOTSUPP,            "operation not supported by this transport")
+	X(NOTSUPP,            "operation not supported by this transport")                       \
+	X(PROGREGISTERED,     "program already registered with rpcbind by a live server")
 
 /* rc_status -- what every call returns: RC_OK (0) or what went wrong (RC_TIMEDOUT, ...). */
 typedef enum rc_status {
