@@ -1,0 +1,171 @@
+/*
+ * The server's dispatch table: registering (program, version) dispatchers, finding one for a
+ * request (a hash table of registrations, each with a direct-index table of its procedures
+ * below RC__DENSE_MAX and a sorted array of the rest), and what a procedure may ask of the
+ * request it serves (rc_svc_req_*).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "runtime/rpc.h"
+#include "runtime/server_internal.h"
+#include "runtime/server_priv.h"
+
+/* The bucket of (prog, vers) in the registration table. */
+static unsigned rc__hash(uint32_t prog, uint32_t vers)
+{
+	return rc__hash_pair(prog, vers) % RC__NBUCKETS;
+}
+
+rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
+{
+	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
+		if (r->prog == prog && r->vers == vers)
+			return r;
+	return NULL;
+}
+
+static int rc__proc_cmp(const void *a, const void *b)
+{
+	uint32_t x = (*(const rc_svc_proc *const *)a)->info->proc;
+	uint32_t y = (*(const rc_svc_proc *const *)b)->info->proc;
+	return x < y ? -1 : x > y;
+}
+
+const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc)
+{
+	size_t lo = 0, hi = r->nsparse;
+
+	if (proc < r->ndense)
+		return r->dense[proc];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint32_t p = r->sparse[mid]->info->proc;
+		if (p == proc)
+			return r->sparse[mid];
+		if (p < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void rc__reg_free(rc__reg *r)
+{
+	free(r->dense);
+	free(r->sparse);
+	free(r);
+}
+
+rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
+{
+	rc__reg *r;
+	uint32_t maxdense = 0;
+	size_t i, ns = 0;
+
+	if (srv == NULL || def == NULL || (def->nprocs > 0 && def->procs == NULL) ||
+	    atomic_load(&srv->running))
+		return RC_INVAL;
+	for (i = 0; i < def->nprocs; i++) {
+		const rc_svc_proc *p = &def->procs[i];
+		if (p->info == NULL || p->fn == NULL || p->info->xargs == NULL ||
+		    p->info->xres == NULL)
+			return RC_INVAL;
+		if (p->info->proc < RC__DENSE_MAX) {
+			if (p->info->proc + 1 > maxdense)
+				maxdense = p->info->proc + 1;
+		} else {
+			ns++;
+		}
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return RC_NOMEM;
+	r->prog = def->prog;
+	r->vers = def->vers;
+	r->def = def;
+	r->ctx = ctx;
+	r->ndense = maxdense;
+	r->dense = calloc(maxdense ? maxdense : 1, sizeof(*r->dense));
+	r->sparse = calloc(ns ? ns : 1, sizeof(*r->sparse));
+	if (r->dense == NULL || r->sparse == NULL) {
+		rc__reg_free(r);
+		return RC_NOMEM;
+	}
+	for (i = 0; i < def->nprocs; i++) {
+		const rc_svc_proc *p = &def->procs[i];
+		if (p->info->proc < RC__DENSE_MAX) {
+			if (r->dense[p->info->proc] != NULL) {
+				rc__reg_free(r);
+				return RC_INVAL; /* duplicate procedure number */
+			}
+			r->dense[p->info->proc] = p;
+		} else {
+			r->sparse[r->nsparse++] = p;
+		}
+	}
+	qsort(r->sparse, r->nsparse, sizeof(*r->sparse), rc__proc_cmp);
+	for (i = 1; i < r->nsparse; i++) {
+		if (r->sparse[i]->info->proc == r->sparse[i - 1]->info->proc) {
+			rc__reg_free(r);
+			return RC_INVAL;
+		}
+	}
+	pthread_mutex_lock(&srv->mu);
+	if (rc__find(srv, def->prog, def->vers) != NULL) {
+		pthread_mutex_unlock(&srv->mu);
+		rc__reg_free(r);
+		return RC_INVAL;
+	}
+	r->next = srv->buckets[rc__hash(def->prog, def->vers)];
+	srv->buckets[rc__hash(def->prog, def->vers)] = r;
+	pthread_mutex_unlock(&srv->mu);
+	rc__server_notify(srv, RC__SRV_CHANGED);
+	return RC_OK;
+}
+
+/* The lowest and highest version of prog registered; false if none is. */
+bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi)
+{
+	bool any = false;
+
+	for (int b = 0; b < RC__NBUCKETS; b++) {
+		for (rc__reg *r = srv->buckets[b]; r; r = r->next) {
+			if (r->prog != prog)
+				continue;
+			if (!any || r->vers < *lo)
+				*lo = r->vers;
+			if (!any || r->vers > *hi)
+				*hi = r->vers;
+			any = true;
+		}
+	}
+	return any;
+}
+
+void *rc_svc_req_context(const rc_svc_req *req)
+{
+	return req ? req->reg->ctx : NULL;
+}
+
+const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req)
+{
+	return req ? req->proc->info : NULL;
+}
+
+uint32_t rc_svc_req_flavor(const rc_svc_req *req)
+{
+	return req ? req->flavor : RC_AUTH_NONE;
+}
+
+const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req)
+{
+	return req && req->has_sys ? &req->sys : NULL;
+}

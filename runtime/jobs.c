@@ -1,0 +1,313 @@
+/*
+ * Worker jobs: the calls of one stream connection served in parallel by the server's worker
+ * threads.
+ *
+ *
+ * With worker threads, the calls on one connection run in parallel, as calls on different
+ * connections do: the thread that takes a connection's event (its reader) copies out the
+ * complete records it can read, re-arms the connection at once (so calls that arrive while
+ * these run are read by another worker), queues all but the first as jobs -- the job eventfd,
+ * level-triggered and non-zero while the queue is not empty, wakes the waiting workers -- and
+ * serves the first itself. Replies go out in the order they are ready, under the connection's
+ * write lock: straight to the socket or, when it is full, into the output queue, which a dup
+ * of the socket armed for EPOLLOUT drains; small replies of a pipelined batch are gathered and
+ * sent together (rc__job_run).
+ *
+ * At most RC__CONN_JOBS requests (RC__CONN_JOB_BYTES bytes, or one request) of one connection
+ * are read and unanswered at a time, and none are read while RC__OUT_HIGH reply bytes wait:
+ * the connection is then left disarmed (held), and whoever brings it back under both limits
+ * re-arms it. Only the reader ends a connection; it is freed by whoever drops its last
+ * reference (reader, job or output handler), so a job still running never finds it gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "runtime/rpc.h"
+#include "runtime/server_internal.h"
+#include "runtime/server_priv.h"
+
+static void rc__conn_unref(rc_server *srv, rc__conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1) {
+		pthread_mutex_lock(&srv->mu);
+		rc__conn_close(srv, c);
+		pthread_mutex_unlock(&srv->mu);
+	}
+}
+
+/* Whether a connection with `jobs` requests of `bytes` read and unanswered may read more. */
+static inline bool rc__jobs_full(unsigned jobs, size_t bytes)
+{
+	return jobs >= RC__CONN_JOBS || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES);
+}
+
+/* Reply bytes waiting in a connection's output queue (takes c->wmu). */
+static size_t rc__conn_pending(rc__conn *c)
+{
+	size_t pending;
+
+	pthread_mutex_lock(&c->wmu);
+	pending = rc__conn_outq(c);
+	pthread_mutex_unlock(&c->wmu);
+	return pending;
+}
+
+/* Re-arm a held connection that is back under its limits (under srv->mu). */
+static void rc__conn_unhold(rc_server *srv, rc__conn *c)
+{
+	if (!c->held || c->dead || rc__jobs_full(c->jobs, c->jobbytes) ||
+	    rc__conn_pending(c) >= RC__OUT_HIGH)
+		return;
+	c->held = false;
+	/* complete records may wait in the reader's buffer with nothing left on the socket to
+	 * raise EPOLLIN: ask for EPOLLOUT too, which an open socket raises at once */
+	if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c,
+	             EPOLLIN | EPOLLRDHUP | (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
+		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
+}
+
+/* The connection broke while sending (under srv->mu): shut it down so that its reader, woken
+ * now if it was held, ends it. */
+static void rc__conn_broken(rc_server *srv, rc__conn *c)
+{
+	c->tp->vt->shutdown(c->tp, true);
+	if (c->held && !c->dead) {
+		c->held = false;
+		(void)rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, EPOLLIN | EPOLLRDHUP); /* shut down:
+			the event, or the sweeper, ends it */
+	}
+}
+
+/* A job or the output handler is done with c (called under srv->mu, which it releases): shut
+ * c down if sending broke, else re-arm it if it was held and is back under its limits; then
+ * drop the caller's reference. */
+static void rc__conn_done(rc_server *srv, rc__conn *c, bool broken)
+{
+	if (broken)
+		rc__conn_broken(srv, c);
+	else
+		rc__conn_unhold(srv, c);
+	pthread_mutex_unlock(&srv->mu);
+	rc__conn_unref(srv, c);
+}
+
+/* Arm the output descriptor, which then holds a reference of its own (under c->wmu, not
+ * armed, by a holder of a reference). False: no descriptor. */
+static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
+{
+	struct epoll_event ev;
+	int op = EPOLL_CTL_MOD;
+
+	if (c->outfd < 0) {
+		if ((c->outfd = fcntl(rc__tp_pollfd(c->tp), F_DUPFD_CLOEXEC, 0)) < 0)
+			return false;
+		op = EPOLL_CTL_ADD;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLOUT | EPOLLONESHOT;
+	ev.data.ptr = &c->outev;
+	if (epoll_ctl(srv->epfd, op, c->outfd, &ev) != 0)
+		return false;
+	atomic_fetch_add(&c->refs, 1);
+	c->out_armed = true;
+	return true;
+}
+
+/* Send what a connection's output queue holds, as far as the socket takes it; arm the output
+ * descriptor for the rest (under c->wmu). False: the connection is broken. */
+static bool rc__conn_push_out(rc_server *srv, rc__conn *c)
+{
+	bool broken = false;
+
+	if (c->out_armed || rc__conn_outq(c) == 0)
+		return true; /* nothing to send, or the output descriptor's handler will */
+	if (!rc__conn_flush(c, &broken) && broken)
+		return false;
+	return rc__conn_outq(c) == 0 || rc__conn_arm_out(srv, c);
+}
+
+/* The output descriptor is writable (or the socket shut down): drain the queue. */
+void rc__conn_out(rc_server *srv, rc__conn *c)
+{
+	bool broken;
+
+	pthread_mutex_lock(&c->wmu);
+	c->out_armed = false; /* this event used up the arming; its reference is dropped below */
+	broken = !rc__conn_push_out(srv, c); /* re-armed, with a new reference, if output remains */
+	pthread_mutex_unlock(&c->wmu);
+	pthread_mutex_lock(&srv->mu);
+	rc__conn_done(srv, c, broken);
+}
+
+/*
+ * Serve one job and send its reply; drops the job's reference. While more jobs of the same
+ * connection wait in the queue, a reply of up to RC__BATCH_MAX bytes joins the output queue
+ * unsent: the job that takes the last of them from the queue sends the batch (flush_first)
+ * before it runs, so pipelined calls get their replies in few sends and none waits behind a
+ * long call.
+ */
+static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_first)
+{
+	rc__conn *c = j->c;
+	size_t rlen, len = j->len;
+	bool broken = false, more;
+
+	if (flush_first) {
+		pthread_mutex_lock(&c->wmu);
+		broken = !rc__conn_push_out(srv, c);
+		pthread_mutex_unlock(&c->wmu);
+	}
+	/* run even when the reader has since found the peer gone: a peer that shut down only
+	 * its sending side still reads the replies to what it sent */
+	rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv);
+	free(j);
+	if (rlen > 0 && !broken) {
+		unsigned char *msg = rc__encbuf_msg(&w->rb);
+		/* read `queued` and take the write lock before letting go of srv->mu: a job that
+		 * takes the last queued one after this sees our reply in the queue when it flushes */
+		pthread_mutex_lock(&srv->mu);
+		more = c->queued > 0 && rlen <= RC__BATCH_MAX;
+		pthread_mutex_lock(&c->wmu);
+		pthread_mutex_unlock(&srv->mu);
+		/* queued while more come (or behind queued output), else sent; then what is queued
+		 * goes out unless more come */
+		broken = !rc__conn_reply(c, msg, rlen, more) || (!more && !rc__conn_push_out(srv, c));
+		pthread_mutex_unlock(&c->wmu);
+		if (!broken)
+			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent or queued */
+	}
+	pthread_mutex_lock(&srv->mu);
+	c->jobs--;
+	c->jobbytes -= len;
+	c->last_active = rc__now();
+	rc__conn_done(srv, c, broken); /* after the counts: re-arming looks at them */
+}
+
+/*
+ * Serve queued jobs until none is left (the job eventfd is readable, or this thread has just
+ * queued some): a worker that finishes one takes the next itself rather than wait for another
+ * to wake up, so a batch of short calls costs no more wake-ups than it must.
+ */
+void rc__job_next(rc_server *srv, rc__wctx *w)
+{
+	rc__job *j;
+	uint64_t count;
+	bool last;
+
+	while (!atomic_load(&srv->stop)) {
+		pthread_mutex_lock(&srv->mu);
+		if ((j = srv->jobq) != NULL) {
+			if ((srv->jobq = j->next) == NULL) {
+				srv->jobq_tail = NULL;
+				/* empty: the eventfd goes quiet until the next push */
+				if (read(srv->jobfd, &count, sizeof(count)) < 0) {
+					/* cannot happen: it was non-zero while the queue was not empty */
+				}
+			}
+			last = --j->c->queued == 0;
+		}
+		pthread_mutex_unlock(&srv->mu);
+		if (j == NULL)
+			break;
+		rc__job_run(srv, w, j, last);
+	}
+}
+
+/* A connection's event with worker threads (the caller has marked it busy). */
+void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
+{
+	rc__job *head = NULL, **tail = &head, *j;
+	unsigned n = 0, inflight;
+	size_t bytes = 0, inbytes;
+	bool dead = c->doomed, full, capped = false;
+	int reads = 0;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&srv->mu);
+	inflight = c->jobs;
+	inbytes = c->jobbytes;
+	pthread_mutex_unlock(&srv->mu);
+	full = rc__conn_pending(c) >= RC__OUT_HIGH;
+	while (!dead) {
+		void *msg;
+		size_t len;
+		rc_status st;
+
+		if (full || rc__jobs_full(inflight + n, inbytes + bytes)) {
+			capped = true; /* complete records may be left in the buffer */
+			break;
+		}
+		st = rc__conn_next(c, &reads, &msg, &len);
+		if (st == RC_AGAIN)
+			break;
+		if (st != RC_OK || (j = malloc(sizeof(*j) + len)) == NULL) {
+			dead = true; /* closed, reset, a record over the cap, or out of memory */
+			break;
+		}
+		j->next = NULL;
+		j->c = c;
+		j->t_rcv = rc__trace_t0(srv);
+		j->len = len;
+		memcpy(j->msg, msg, len);
+		*tail = j;
+		tail = &j->next;
+		n++;
+		bytes += len;
+	}
+	if (n > 0)
+		atomic_fetch_add(&c->refs, n);
+	pthread_mutex_lock(&srv->mu); /* the sweeper reads last_active, partial_since under it */
+	c->busy = false;
+	c->jobs += n;
+	c->jobbytes += bytes;
+	if (n > 0) {
+		c->last_active = rc__now();
+		c->partial_since = 0; /* records completed: the stall clock starts again */
+	}
+	if (dead) {
+		c->dead = true;
+		rc__disarm(srv, c->tp);
+		/* no more reading; replies still due go out, and the sweeper shuts the rest down
+		 * after stall_ms without progress (an armed output descriptor then lets go) */
+		c->tp->vt->shutdown(c->tp, false);
+	} else {
+		size_t pending = rc__conn_pending(c);
+		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
+		if (c->tp->vt->buffered(c->tp) == 0 && pending == 0)
+			c->partial_since = 0;
+		else if (c->partial_since == 0)
+			c->partial_since = rc__now();
+		if (rc__jobs_full(c->jobs, c->jobbytes) || pending >= RC__OUT_HIGH)
+			c->held = true;
+		else if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c,
+		                  EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0)))
+			c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
+		/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
+	}
+	if (n > 1) { /* the first one is ours; the rest join the queue */
+		if (srv->jobq_tail)
+			srv->jobq_tail->next = head->next;
+		else
+			srv->jobq = head->next;
+		srv->jobq_tail = (rc__job *)((char *)tail - offsetof(rc__job, next));
+		head->next = NULL;
+		c->queued += n - 1;
+		if (write(srv->jobfd, &one, sizeof(one)) < 0) {
+			/* cannot happen: the count stays far below the eventfd's maximum */
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+	if (dead)
+		rc__conn_unref(srv, c); /* the reader's reference */
+	if (head != NULL) {
+		rc__job_run(srv, w, head, false);
+		rc__job_next(srv, w); /* and what the other workers have not taken yet */
+	}
+}

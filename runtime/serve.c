@@ -1,0 +1,286 @@
+/*
+ * Serving one request -- bytes in, bytes out, no sockets: decode the call header (RPC version,
+ * credentials with bounds), run the authentication hook, find the program and version and the
+ * procedure (dispatch.c), consult the duplicate request cache (datagrams), decode the
+ * arguments under an allocation cap, run the routine, encode the reply into the thread's
+ * buffer with headroom for a record mark, and free what decoding and the routine allocated.
+ * The loops (server.c), stream connections (conn.c), worker jobs (jobs.c), synchronous
+ * transports (rc__deliver) and the fuzzers all come through rc__serve.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "runtime/rpc.h"
+#include "runtime/server_internal.h"
+#include "runtime/server_priv.h"
+
+/* Parse an AUTH_SYS body (RFC 5531 section 14): exactly len bytes, bounded fields. */
+static bool rc__parse_authsys(const unsigned char *body, uint32_t len, rc_authsys *a)
+{
+	rc_xdr x;
+	uint32_t mlen, ng;
+
+	if (len < 20)
+		return false; /* stamp, empty name, uid, gid, gid count */
+	rc_xdrmem_create(&x, (void *)body, len, RC_XDR_DECODE);
+	if (!rc_xdr_u_int(&x, &a->stamp) || !rc_xdr_u_int(&x, &mlen) || mlen > 255 ||
+	    rc_xdr_remaining(&x) < ((mlen + 3) & ~3u) + 12)
+		return false;
+	if (!rc_xdr_opaque(&x, a->machine, mlen))
+		return false;
+	a->machine[mlen] = '\0';
+	if (!rc_xdr_u_int(&x, &a->uid) || !rc_xdr_u_int(&x, &a->gid) || !rc_xdr_u_int(&x, &ng) ||
+	    ng > 16 || rc_xdr_remaining(&x) != (size_t)ng * 4)
+		return false;
+	a->ngids = ng;
+	for (uint32_t i = 0; i < ng; i++)
+		if (!rc_xdr_u_int(&x, &a->gids[i]))
+			return false;
+	return true;
+}
+
+/* Start a reply to xid in w's buffer: returns the stream positioned after the reply header's
+ * common part (xid, REPLY). */
+static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
+{
+	unsigned char *h;
+
+	rc__encbuf_free(&w->rb);
+	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	rc__encbuf_xdr(&w->rb, x);
+	h = rc_xdr_inline(x, 8); /* the stack buffer always has room */
+	rc__st32(h, xid);
+	rc__st32(h + 4, RC__REPLY);
+}
+
+/* Start a successful reply to xid in w's buffer: the whole 24-byte header (REPLY,
+ * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) written at once; x is positioned after it for
+ * the results. The hot path of every call. */
+static inline void rc__reply_success(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
+{
+	unsigned char *h;
+
+	rc__encbuf_free(&w->rb);
+	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	h = rc__encbuf_msg(&w->rb); /* the stack buffer always has room */
+	rc__st32(h, xid);
+	rc__st32(h + 4, RC__REPLY);
+	memset(h + 8, 0, 16); /* MSG_ACCEPTED, AUTH_NONE, empty body, SUCCESS: all zero */
+	rc__encbuf_xdr_at(&w->rb, x, 24);
+}
+
+/* An accepted reply's header up to and including accept_stat: MSG_ACCEPTED, an AUTH_NONE
+ * verifier, stat. */
+static void rc__reply_accepted(rc_xdr *x, uint32_t stat)
+{
+	unsigned char *h = rc_xdr_inline(x, 16);
+
+	rc__st32(h, RC__MSG_ACCEPTED);
+	rc__st32(h + 4, 0);
+	rc__st32(h + 8, 0);
+	rc__st32(h + 12, stat);
+}
+
+/* A complete reply with no body beyond the status (and optional low/high range). */
+static size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied,
+                               uint32_t stat, const uint32_t *extra, int nextra)
+{
+	rc_xdr x;
+
+	rc__reply_begin(w, &x, max, xid);
+	if (denied) {
+		uint32_t v = RC__MSG_DENIED;
+		rc_xdr_u_int(&x, &v);
+		rc_xdr_u_int(&x, &stat);
+	} else {
+		rc__reply_accepted(&x, stat);
+	}
+	for (int i = 0; i < nextra; i++)
+		rc_xdr_u_int(&x, (uint32_t *)&extra[i]);
+	return rc_xdr_getpos(&x);
+}
+
+/*
+ * Serve one request message. Returns the reply's length in w->rb (message at
+ * rc__encbuf_msg(&w->rb)), or 0 when no reply is to be sent (not a call, a duplicate in
+ * progress, a routine that declined).
+ */
+size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
+                 const rc_peer *peer, bool dgram, uint64_t t_received)
+{
+	rc_xdr x, rx;
+	rc_svc_req req;
+	uint32_t xid, mtype, rpcvers, prog, vers, proc, vflavor, vlen, clen;
+	const unsigned char *cred = NULL;
+	unsigned char argstack[RC__ARGS_STACK], resstack[RC__ARGS_STACK];
+	void *args = NULL, *res = NULL;
+	const rc_procinfo *info;
+	size_t max = srv->lim.max_record, rlen;
+	rc__drc_key key;
+	bool cached = false;
+	bool ok;
+
+	rc__rd rd = {msg, msg + len};
+
+	w->xid = len >= 4 ? rc__ld32(msg) : 0;
+	req.has_sys = false;
+	/* The usual header, read at fixed offsets: CALL, RPC version 2, AUTH_NONE credentials
+	 * with an empty body, a verifier with an empty body. Anything else takes the general
+	 * parse below, which checks every field. */
+	if (len >= 40 && rc__ld32(msg + 4) == RC__CALL && rc__ld32(msg + 8) == RC__RPCVERS &&
+	    rc__ld32(msg + 24) == RC_AUTH_NONE && rc__ld32(msg + 28) == 0 &&
+	    rc__ld32(msg + 36) == 0) {
+		xid = rc__ld32(msg);
+		prog = rc__ld32(msg + 12);
+		vers = rc__ld32(msg + 16);
+		proc = rc__ld32(msg + 20);
+		req.flavor = RC_AUTH_NONE;
+		clen = 0;
+		rd.p = msg + 40;
+		goto header_read;
+	}
+	if (!rc__rd32(&rd, &xid) || !rc__rd32(&rd, &mtype) || mtype != RC__CALL)
+		return 0; /* not a call (a reply, or junk): dropped without effect */
+	if (!rc__rd32(&rd, &rpcvers))
+		return 0;
+	if (rpcvers != RC__RPCVERS) {
+		uint32_t range[2] = {RC__RPCVERS, RC__RPCVERS};
+		return rc__reply_simple(w, max, xid, true, RC__RPC_MISMATCH, range, 2);
+	}
+	if (!rc__rd32(&rd, &prog) || !rc__rd32(&rd, &vers) || !rc__rd32(&rd, &proc) ||
+	    !rc__rd32(&rd, &req.flavor) || !rc__rd32(&rd, &clen) || clen > RC__MAX_AUTH_BYTES ||
+	    (cred = rc__rdn(&rd, clen)) == NULL || !rc__rd32(&rd, &vflavor) ||
+	    !rc__rd32(&rd, &vlen) || vlen > RC__MAX_AUTH_BYTES || rc__rdn(&rd, vlen) == NULL) {
+		uint32_t st = RC__AUTH_BADCRED;
+		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+	(void)vflavor;
+header_read:
+	if (t_received != 0)
+		srv->trace(srv->trace_arg, RC_TP_SRV_RECEIVED, xid, t_received);
+	if (clen == 0)
+		cred = NULL;
+	req.srv = srv;
+	req.xid = xid;
+	req.peer = peer;
+	if (req.flavor == RC_AUTH_SYS) {
+		if (cred == NULL || !rc__parse_authsys(cred, clen, &req.sys)) {
+			uint32_t st = RC__AUTH_BADCRED;
+			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+		}
+		req.has_sys = true;
+	} else if (req.flavor != RC_AUTH_NONE) {
+		uint32_t st = RC__AUTH_REJECTEDCRED;
+		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+
+	req.reg = rc__find(srv, prog, vers);
+	if (req.reg == NULL) {
+		uint32_t range[2];
+		if (rc__vers_range(srv, prog, &range[0], &range[1]))
+			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
+		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);
+	}
+	req.proc = rc__find_proc(req.reg, proc);
+	if (req.proc == NULL)
+		return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
+	if (srv->auth != NULL) {
+		uint32_t st = srv->auth(&req, srv->auth_ctx);
+		if (st != 0)
+			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+	info = req.proc->info;
+
+	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */
+	if (dgram && srv->drc != NULL && proc != 0) {
+		rc__drc_make_key(&key, xid, prog, vers, proc, peer, rd.p, (size_t)(rd.end - rd.p));
+		rc__encbuf_free(&w->rb);
+		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+		switch (rc__drc_lookup(srv->drc, &key, &w->rb, &rlen)) {
+		case RC__DRC_REPLAY:
+			return rlen;
+		case RC__DRC_INPROGRESS:
+			return 0;
+		case RC__DRC_NEW:
+			cached = true;
+			break;
+		}
+	}
+
+	RC__TRACE(srv, RC_TP_SRV_DISPATCH, xid);
+	/* Arguments and result objects, zeroed: on the stack when small. */
+	if (info->args_size > 0)
+		args = info->args_size <= sizeof(argstack) ? memset(argstack, 0, info->args_size)
+		                                           : calloc(1, info->args_size);
+	if (info->res_size > 0)
+		res = info->res_size <= sizeof(resstack) ? memset(resstack, 0, info->res_size)
+		                                         : calloc(1, info->res_size);
+	if ((info->args_size > 0 && args == NULL) || (info->res_size > 0 && res == NULL)) {
+		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
+		goto out;
+	}
+	rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), srv->lim.max_alloc);
+	if (!info->xargs(&x, args) || x.x_pos != x.x_end) {
+		/* truncated, over a bound, or trailing bytes: garbage arguments */
+		rlen = rc__reply_simple(w, max, xid, false, RC__GARBAGE_ARGS, NULL, 0);
+		goto out;
+	}
+	RC__TRACE(srv, RC_TP_SRV_ARGS, xid);
+	ok = req.proc->fn(args, res, &req);
+	RC__TRACE(srv, RC_TP_SRV_PROC, xid);
+	if (!ok) {
+		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
+		goto out;
+	}
+	rc__reply_success(w, &rx, max, xid);
+	if (!info->xres(&rx, res)) {
+		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
+		goto out;
+	}
+	rlen = rc_xdr_getpos(&rx);
+	RC__TRACE(srv, RC_TP_SRV_ENCODED, xid);
+out:
+	if (args != NULL) {
+		rc_xdr_free(info->xargs, args);
+		if (args != argstack)
+			free(args);
+	}
+	if (res != NULL) {
+		rc_xdr_free(info->xres, res);
+		if (res != resstack)
+			free(res);
+	}
+	if (cached)
+		rc__drc_store(srv->drc, &key, rc__encbuf_msg(&w->rb), rlen);
+	return rlen;
+}
+
+void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
+                              void *ctx)
+{
+	rc__wctx w;
+	size_t rlen;
+
+	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	w.rbuf = NULL;
+	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv));
+	if (rlen > 0) {
+		reply(ctx, rc__encbuf_msg(&w.rb), rlen);
+		RC__TRACE(srv, RC_TP_SRV_SENT, w.xid);
+	}
+	rc__encbuf_free(&w.rb);
+	free(w.rbuf);
+}
+
+/* A synchronous listener's delivery callback (rc_tp_deliver): serve the message now. */
+void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx)
+{
+	rc__server_handle_direct(ctx, msg, len, reply, rctx);
+}

@@ -1,0 +1,232 @@
+/*
+ * Internal to the server's files (server.c, dispatch.c, serve.c, conn.c, jobs.c): the objects
+ * they share and the functions one calls in another. Who may call whom:
+ *
+ *   server.c (life cycle, listeners, loops) -> conn.c (stream connections) -> jobs.c (worker
+ *   jobs) -> serve.c (one request, bytes in / bytes out) -> dispatch.c (the table)
+ *
+ * and each of them -> transports/ through rc_tp's vt only. The layer above (rpcbind.c) sees
+ * none of this: it has server_internal.h.
+ */
+#ifndef RC_SERVER_PRIV_H
+#define RC_SERVER_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/rpc.h"
+#include "runtime/server_internal.h"
+
+#define RC__NBUCKETS 64
+#define RC__DENSE_MAX 1024     /* procedure numbers below this index a table directly */
+#define RC__ARGS_STACK 256
+#define RC__MAX_LISTENERS 64
+#define RC__OUT_HIGH ((size_t)256 << 10) /* queued reply bytes that pause reading */
+#define RC__BATCH_MAX (16u << 10)          /* larger replies are sent at once, not batched */
+#define RC__CONN_JOBS 64                   /* worker threads: requests of one connection read */
+#define RC__CONN_JOB_BYTES ((size_t)1 << 20) /* and unanswered, at most (and this many bytes) */
+
+enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5 };
+
+typedef struct rc__reg {
+	struct rc__reg *next; /* hash chain */
+	uint32_t prog, vers;
+	const rc_svc_prog *def;
+	void *ctx;
+	uint32_t ndense;
+	const rc_svc_proc **dense; /* by procedure number, below ndense */
+	const rc_svc_proc **sparse; /* the rest, sorted by number */
+	size_t nsparse;
+} rc__reg;
+
+typedef struct rc__lsn {
+	int kind; /* RC__EV_LISTENER */
+	rc_tp *tp;
+	bool dgram;
+	bool paused; /* accept hit the descriptor limit: off the epoll set for a while */
+	int64_t resume_at;
+	unsigned lone; /* one thread: non-zero while datagrams come one an event (rc__lone_skip) */
+	char uri[RC_URI_MAX];
+} rc__lsn;
+
+typedef struct rc__conn rc__conn;
+
+/* The epoll tag of a connection's output descriptor (worker threads). */
+typedef struct rc__outev {
+	int kind; /* RC__EV_OUT */
+	rc__conn *c;
+} rc__outev;
+
+struct rc__conn {
+	int kind; /* RC__EV_CONN */
+	struct rc__conn *next, *prev;
+	rc_tp *tp;
+	int64_t last_active;
+	int64_t partial_since; /* 0, or when the current partial record began */
+	uint32_t armed;        /* epoll interest currently set */
+	bool busy;             /* a worker is serving it */
+	bool doomed;           /* shut down by the sweeper: its worker closes it */
+	unsigned lone;         /* one thread: non-zero while requests come one an event (rc__lone_skip) */
+	/* With worker threads (rc__conn_serve_mt): requests on one connection run in parallel. */
+	pthread_mutex_t wmu;   /* the output queue and sends: jobs reply concurrently */
+	int outfd;             /* a dup of the socket, armed for EPOLLOUT while output waits; or -1 */
+	rc__outev outev;       /* outfd's epoll tag */
+	bool out_armed;        /* under wmu: outfd is armed */
+	atomic_uint refs;      /* the reader's (until dead), one per job, one while outfd is armed */
+	unsigned jobs;         /* under srv->mu: requests read and not yet answered */
+	unsigned queued;       /* under srv->mu: those of them still in the job queue */
+	size_t jobbytes;       /* under srv->mu: their size */
+	bool held;             /* under srv->mu: left disarmed (jobs at the cap, or output backed up) */
+	bool dead;             /* under srv->mu: reading is over; freed when refs reach 0 */
+};
+
+/* A request copied out of a connection, for a worker thread to serve. */
+typedef struct rc__job {
+	struct rc__job *next;
+	rc__conn *c;
+	uint64_t t_rcv;
+	size_t len;
+	unsigned char msg[];
+} rc__job;
+
+struct rc_svc_req {
+	rc_server *srv;
+	const rc__reg *reg;
+	const rc_svc_proc *proc;
+	uint32_t xid;
+	uint32_t flavor;
+	bool has_sys;
+	rc_authsys sys;
+	const rc_peer *peer;
+};
+
+struct rc_server {
+	pthread_mutex_t mu;
+	rc__reg *buckets[RC__NBUCKETS];
+	rc__lsn *lsn[RC__MAX_LISTENERS];
+	size_t nlsn;
+	rc__conn *conns;
+	uint32_t nconns;
+	int epfd;
+	int stopfd;
+	int stop_ev; /* the epoll tag of stopfd */
+	int jobfd;   /* an eventfd, non-zero while jobs are queued (worker threads) */
+	int job_ev;  /* its epoll tag */
+	rc__job *jobq, *jobq_tail; /* under mu */
+	atomic_int stop;
+	atomic_bool running; /* read by rc_server_stop, maybe from a signal handler */
+	unsigned threads;
+	rc_server_limits lim;
+	rc_svc_authfn auth;
+	rc_trace_fn trace; /* NULL: off */
+	void *trace_arg;
+	void *auth_ctx;
+	rc__drc *drc;
+	rc__srv_hook hook; /* the layer above's (rpcbind.c), or NULL; under mu */
+	void *hook_ctx;
+	int64_t next_sweep;
+	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
+};
+
+#define rc__now() ((int64_t)rc__clock_ns())
+
+/* A per-thread reply buffer. */
+typedef struct rc__wctx {
+	rc__encbuf rb;
+	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
+	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
+	unsigned char stack[RC__STACK_REPLY];
+} rc__wctx;
+
+/* Report step pt of call xid now, if the server traces. */
+#define RC__TRACE(srv, pt, xid)                                                              \
+	do {                                                                                  \
+		if (__builtin_expect((srv)->trace != NULL, 0))                                    \
+			(srv)->trace((srv)->trace_arg, (pt), (xid), rc__trace_clock());              \
+	} while (0)
+
+/* The received step needs the xid, which is parsed later: the time is taken first. */
+static inline uint64_t rc__trace_t0(const rc_server *srv)
+{
+	return __builtin_expect(srv->trace != NULL, 0) ? rc__trace_clock() : 0;
+}
+
+/*
+ * The one-thread epoll loop while requests come one an event (*lone non-zero: set after an
+ * event that served at most one before its read said EAGAIN), as calls and replies alternate:
+ * whether to stop after the one served and skip the read that would only say EAGAIN (~0.3 us
+ * a call; the descriptor is level-triggered, so more input brings the event back). Every 8th
+ * time it reads on, to notice a batch.
+ */
+static inline bool rc__lone_skip(unsigned *lone)
+{
+	return *lone > 0 && ((*lone)++ & 7) != 0;
+}
+
+/* Reply bytes a connection's transport still holds. */
+static inline size_t rc__conn_outq(rc__conn *c)
+{
+	return c->tp->vt->outq(c->tp);
+}
+
+/* ---- dispatch.c --------------------------------------------------------------------------- */
+
+/* The registration of (prog, vers), or NULL (under srv->mu, or while the server runs: the
+ * table is then frozen). */
+rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers);
+/* The procedure numbered proc in r, or NULL. */
+const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc);
+/* Free a registration (its tables; not the caller's definition). */
+void rc__reg_free(rc__reg *r);
+/* The lowest and highest version of prog registered; false if none is. */
+bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi);
+
+/* ---- serve.c ------------------------------------------------------------------------------ */
+
+/* Serve one request msg[0..len) from peer (NULL: a stream or in-process) into w->rb; the
+ * reply's length, or 0 for no reply. See serve.c. */
+size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
+                 const rc_peer *peer, bool dgram, uint64_t t_received);
+/* A synchronous listener's delivery callback (rc_tp_deliver; ctx is the server). */
+void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx);
+
+/* ---- conn.c ------------------------------------------------------------------------------- */
+
+/* A connection's epoll event (the one entry the loops use): serve it on this thread, or with
+ * worker threads read its requests out as jobs. */
+void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events);
+/* Accept what a stream listener has (making room when the table is full). */
+void rc__accept(rc_server *srv, rc__lsn *l);
+/* Unlink, disarm, close and free c (under srv->mu). */
+void rc__conn_close(rc_server *srv, rc__conn *c);
+/* Ask for c to be closed by its own event handler (under srv->mu). */
+void rc__conn_doom(rc__conn *c);
+/* Send (more: gather) a reply on c; false if c is broken. */
+bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more);
+/* Flush c's output without blocking; true when all went out, else *broken says why not. */
+bool rc__conn_flush(rc__conn *c, bool *broken);
+/* The next complete request on c (RC_OK), RC_AGAIN, or the transport's error. */
+rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len);
+
+/* ---- jobs.c ------------------------------------------------------------------------------- */
+
+/* A connection's event with worker threads (the caller has marked it busy). */
+void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c);
+/* Serve queued jobs until none is left. */
+void rc__job_next(rc_server *srv, rc__wctx *w);
+/* A connection's output descriptor is writable: drain its queue. */
+void rc__conn_out(rc_server *srv, rc__conn *c);
+
+/* ---- server.c ----------------------------------------------------------------------------- */
+
+/* Add tp to the epoll set or change its interest; false if epoll refused (errno kept). */
+bool rc__arm(rc_server *srv, int op, const rc_tp *tp, void *tag, uint32_t events);
+/* Take tp out of the epoll set. */
+void rc__disarm(rc_server *srv, const rc_tp *tp);
+/* Tell the layer above's hook about ev (without srv->mu). */
+void rc__server_notify(rc_server *srv, rc__srv_event ev);
+
+#endif
