@@ -18,6 +18,8 @@
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
 
+/* Unlink c from the server, take it out of epoll, close its transport and output descriptor
+ * and free it (under srv->mu; nobody else may hold it). */
 void rc__conn_close(rc_server *srv, rc__conn *c)
 {
 	/* under srv->mu */
@@ -162,6 +164,8 @@ dead:
 	pthread_mutex_unlock(&srv->mu);
 }
 
+/* Accept up to 64 connections from stream listener l; out of descriptors, pause l for 100 ms;
+ * over the connection cap, doom the longest-idle connection and refuse this one. */
 void rc__accept(rc_server *srv, rc__lsn *l)
 {
 	for (int i = 0; i < 64; i++) {
@@ -223,6 +227,7 @@ void rc__accept(rc_server *srv, rc__lsn *l)
 		(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* MOD of a live one: succeeds */
 }
 
+/* server_priv.h: mark c busy, then serve it here or, with worker threads, as jobs. */
 void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 {
 	pthread_mutex_lock(&srv->mu);

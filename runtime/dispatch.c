@@ -24,6 +24,8 @@ static unsigned rc__hash(uint32_t prog, uint32_t vers)
 	return rc__hash_pair(prog, vers) % RC__NBUCKETS;
 }
 
+/* The registration of (prog, vers), or NULL (under srv->mu, or while the table is frozen by
+ * a running server). */
 rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
 {
 	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
@@ -32,6 +34,7 @@ rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
 	return NULL;
 }
 
+/* qsort order of procedure entries: by procedure number. */
 static int rc__proc_cmp(const void *a, const void *b)
 {
 	uint32_t x = (*(const rc_svc_proc *const *)a)->info->proc;
@@ -39,6 +42,7 @@ static int rc__proc_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The procedure numbered proc in r: a direct index below ndense, a binary search above. */
 const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc)
 {
 	size_t lo = 0, hi = r->nsparse;
@@ -58,6 +62,7 @@ const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc)
 	return NULL;
 }
 
+/* Free a registration's tables and itself (the caller's rc_svc_prog is not touched). */
 void rc__reg_free(rc__reg *r)
 {
 	free(r->dense);
@@ -65,6 +70,8 @@ void rc__reg_free(rc__reg *r)
 	free(r);
 }
 
+/* server.h: build the registration's tables, refuse duplicates, add it under srv->mu, and
+ * tell the layer above (rpcbind). */
 rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 {
 	rc__reg *r;
@@ -150,6 +157,7 @@ bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi)
 	return any;
 }
 
+/* server.h: the request accessors (NULL / AUTH_NONE for a NULL request). */
 void *rc_svc_req_context(const rc_svc_req *req)
 {
 	return req ? req->reg->ctx : NULL;

@@ -33,6 +33,7 @@
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
 
+/* Drop one reference to c; the last one closes and frees it (takes srv->mu). */
 static void rc__conn_unref(rc_server *srv, rc__conn *c)
 {
 	if (atomic_fetch_sub(&c->refs, 1) == 1) {

@@ -39,6 +39,7 @@ bool rc__encbuf_grow(rc_xdr *x, size_t need)
 	return true;
 }
 
+/* rpc.h: an encode stream over b after the headroom, growing b as needed. */
 void rc__encbuf_xdr(rc__encbuf *b, rc_xdr *x)
 {
 	rc_xdrmem_create(x, b->data + RC_TP_HEADROOM, b->cap - RC_TP_HEADROOM, RC_XDR_ENCODE);
@@ -56,6 +57,7 @@ static bool rc__skip_auth(rc_xdr *x)
 	return rc_xdr_inline(x, len) != NULL || len == 0;
 }
 
+/* rpc.h: decode a reply header (after the xid) into a status and *err's details. */
 rc_status rc__reply_header(rc_xdr *x, rc_error *err)
 {
 	uint32_t mtype, stat, v;

@@ -18,6 +18,7 @@ typedef struct rc__raw {
 	size_t n; /* a multiple of 4: XDR encodings are */
 } rc__raw;
 
+/* Encode pre-encoded arguments r (decoding and freeing have nothing to do). */
 static bool rc__xdr_raw(rc_xdr *x, rc__raw *r)
 {
 	return x->x_op != RC_XDR_ENCODE || rc_xdr_opaque(x, r->p, (uint32_t)r->n);
@@ -79,6 +80,8 @@ typedef struct rc__dest {
 	rc_async *call; /* NULL once completed */
 } rc__dest;
 
+/* A destination's call completed: run the handler once (unless stopped), count it, free its
+ * result; a handler that says stop cancels the rest. */
 static void rc__multi_done(rc_async *call, rc_status st, void *udata)
 {
 	rc__dest *d = udata;
@@ -103,14 +106,13 @@ static void rc__multi_done(rc_async *call, rc_status st, void *udata)
 		rc_xdr_free(m->xres, res);
 }
 
+/* The shared monotonic clock (xdr/base.h) in milliseconds. */
 static int64_t rc__ms_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(rc__clock_ns() / 1000000u);
 }
 
+/* client.h. */
 rc_status rc_multicall(rc_client *const *clients, size_t n, uint32_t proc, rc_xdrproc xargs,
                        const void *args, rc_xdrproc xres, size_t res_size, rc_multi_fn handler,
                        void *udata, int timeout_ms)

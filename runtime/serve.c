@@ -262,6 +262,7 @@ out:
 	return rlen;
 }
 
+/* server_internal.h: serve one message with a reply buffer on this stack. */
 void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
                               void *ctx)
 {

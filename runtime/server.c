@@ -108,6 +108,7 @@ void rc__server_notify(rc_server *srv, rc__srv_event ev)
 		fn(srv, ev, ctx);
 }
 
+/* server.h: default limits, the epoll set with the stop eventfd, the duplicate cache. */
 rc_status rc_server_create(rc_server **out)
 {
 	rc_server *srv;
@@ -148,6 +149,7 @@ rc_status rc_server_create(rc_server **out)
 	return RC_OK;
 }
 
+/* server.h: zero fields keep their value; a cache change makes a fresh cache. */
 rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 {
 	if (srv == NULL || lim == NULL || atomic_load(&srv->running))
@@ -173,6 +175,7 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 	return RC_OK;
 }
 
+/* server.h. */
 rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
 {
 	if (srv == NULL || atomic_load(&srv->running))
@@ -182,6 +185,7 @@ rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
 	return RC_OK;
 }
 
+/* server.h: more than one thread needs the job eventfd (made here, once). */
 rc_status rc_server_set_threads(rc_server *srv, unsigned n)
 {
 	struct epoll_event ev;
@@ -206,6 +210,7 @@ rc_status rc_server_set_threads(rc_server *srv, unsigned n)
 	return RC_OK;
 }
 
+/* server.h. */
 rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx)
 {
 	if (srv == NULL || atomic_load(&srv->running))
@@ -234,6 +239,7 @@ void rc__disarm(rc_server *srv, const rc_tp *tp)
 	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, rc__tp_pollfd(tp), NULL);
 }
 
+/* server.h: the transport's listen, then (socket transports) non-blocking and into epoll. */
 rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
 {
 	rc_uri u;
@@ -278,6 +284,8 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	return RC_OK;
 }
 
+/* server.h: tell the layer above, drop queued jobs, close connections and listeners, free the
+ * table and the cache. */
 void rc_server_destroy(rc_server *srv)
 {
 	if (srv == NULL)
@@ -313,6 +321,8 @@ void rc_server_destroy(rc_server *srv)
 	free(srv);
 }
 
+/* server.h: async-signal-safe -- a flag, the stop eventfd, and a shutdown that wakes blocked
+ * datagram receivers. */
 void rc_server_stop(rc_server *srv)
 {
 	uint64_t one = 1;
@@ -328,6 +338,7 @@ void rc_server_stop(rc_server *srv)
 		srv->lsn[0]->tp->vt->shutdown(srv->lsn[0]->tp, false); /* wakes blocked receivers */
 }
 
+/* server.h: the epoll descriptor. */
 int rc_server_fd(rc_server *srv)
 {
 	return srv ? srv->epfd : -1;
@@ -415,6 +426,9 @@ static void rc__sweep(rc_server *srv, int64_t now)
 	pthread_mutex_unlock(&srv->mu);
 }
 
+/* One turn of the epoll loop: wait up to timeout_ms, hand each event to its handler
+ * (listener, connection, job queue, output descriptor, stop), then sweep. RC_LOCALERROR if
+ * epoll_wait fails. */
 static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 {
 	struct epoll_event evs[64];
@@ -451,6 +465,7 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 	return RC_OK;
 }
 
+/* server.h: one rc__step with a reply buffer on this stack (the datagram buffer is kept). */
 rc_status rc_server_step(rc_server *srv, int timeout_ms)
 {
 	rc__wctx w;
@@ -474,6 +489,8 @@ static bool rc__single_dgram(rc_server *srv)
 	return srv->nlsn == 1 && srv->lsn[0]->dgram;
 }
 
+/* A serving thread: blocking receives on a lone datagram listener, else the epoll loop, until
+ * the server stops. */
 static void *rc__worker(void *arg)
 {
 	rc_server *srv = arg;
@@ -495,6 +512,8 @@ static void *rc__worker(void *arg)
 	return NULL;
 }
 
+/* server.h: take a lone datagram listener out of epoll (blocking receives), start the worker
+ * threads, serve on this one too, join them, and put the listener back. */
 rc_status rc_server_run(rc_server *srv)
 {
 	pthread_t tids[1024];

@@ -233,13 +233,10 @@ rc_status rc__sock_connect(int fd, const rc_peer *a, int64_t deadline)
 		if (errno != EINPROGRESS && errno != EINTR)
 			return RC_CANTSEND;
 		for (;;) {
-			struct timespec ts;
 			struct pollfd pf = {fd, POLLOUT, 0};
-			int64_t left;
+			int64_t left = deadline - (int64_t)rc__clock_ns();
 			int n;
 
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			left = deadline - ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
 			if (left <= 0) {
 				errno = ETIMEDOUT;
 				return RC_TIMEDOUT;

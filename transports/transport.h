@@ -1,10 +1,16 @@
 /*
- * The transport interface (internal). A transport moves whole RPC messages; the client and
- * server never see sockets' differences. Adding a transport is one new file here plus one line
- * in transports.c's table; the client and server code do not change.
+ * The transport interface (internal). A transport owns the bytes: it frames whole RPC messages
+ * (record marking on streams), queues and gathers what it cannot send at once, and receives
+ * whole messages; the client and server go through this interface only and read a transport's
+ * properties (RC_TPP_*), never its scheme or descriptor. Adding a transport is one new file
+ * here plus one line in transports.c's table; the client and server code do not change.
  *
  * Buffers: every outgoing message is passed with RC_TP_HEADROOM writable bytes in front of it,
  * so a stream transport writes its record mark there and sends the record with one syscall.
+ *
+ * Threads: a transport is not locked. Its users serialise sends (and flushes) among
+ * themselves and receives among themselves; one send and one receive may run at once, and
+ * shutdown may be called from any thread at any time.
  */
 #ifndef RC_TRANSPORT_H
 #define RC_TRANSPORT_H

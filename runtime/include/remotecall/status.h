@@ -7,6 +7,16 @@
  *
  * The list below is the single source of truth: the enum, rc_strerror() and rc_status_name()
  * are all built from it. Append new members at the end so that numeric values stay stable.
+ *
+ * Which functions return which: a call (rc_call, a started call's status, a multi-call
+ * destination) ends in one of OK .. PROGNOTREGISTERED, CANCELLED, MSGTOOLARGE, NOMEM,
+ * or BADREPLY (a reply that is not a well-formed RPC reply, on a stream); set-up and
+ * option functions return OK, INVAL, NOMEM, NOTSUPP (the transport cannot do it: e.g.
+ * rc_client_set_spin on an in-process client), LOCALERROR, TOOMANY or the address errors;
+ * rc_async_status/rc_async_wait return INPROGRESS while a call runs. AGAIN is returned only by
+ * rc_recreader_next (more input needed). CLOSED is internal to the transports (a peer that
+ * closed a stream) and is never returned by a public function: a call sees CANTRECV. They stay
+ * in the list so that no value ever changes.
  */
 #ifndef REMOTECALL_STATUS_H
 #define REMOTECALL_STATUS_H
