@@ -782,8 +782,9 @@ static void rc__apply(rc__rpcb_local *l, rc__rpcb_ent *want, size_t n)
 			continue;
 		(void)rc__local_change(l, false, want[i].pub.prog, want[i].pub.vers,
 		                       want[i].pub.netid, "", &ok, &e);
-		for (size_t j = i + 1; j < n && l->v2; j++) {
-			if (want[j].pub.prog != want[i].pub.prog || want[j].pub.vers != want[i].pub.vers)
+		for (size_t j = 0; j < n && l->v2; j++) {
+			if (j == i || want[j].pub.prog != want[i].pub.prog ||
+			    want[j].pub.vers != want[i].pub.vers)
 				continue;
 			want[j].unset = false; /* PMAP v2's UNSET took every protocol */
 			if (want[j].ours)

@@ -6,7 +6,8 @@
 #                                   loopback, a tmpfs on /run), so its rpcbind, registrations
 #                                   and ports touch nothing of the machine's or of tests
 #                                   running beside it. Returns only where that cannot be done.
-#   rpcbind_up                      use the rpcbind running here, or start one (root needed):
+#   rpcbind_up [ARGS]               use the rpcbind running here, or start one with ARGS
+#                                   added to -f -w (root needed):
 #                                   sets RPCINFO and RPCBIND_PID (the one started, else empty);
 #                                   exits 77 (ctest's skip) with a message when none can run
 #   rpcbind_down                    stop the rpcbind rpcbind_up started, if any
@@ -38,7 +39,7 @@ rpcbind_up() {
 		exit 77
 	fi
 	mkdir -p /run/rpcbind 2>/dev/null
-	"$rpcbind" -f -w >"$TMPD/rpcbind.log" 2>&1 &
+	"$rpcbind" -f -w "$@" >"$TMPD/rpcbind.log" 2>&1 &
 	RPCBIND_PID=$!
 	PIDS="$PIDS $RPCBIND_PID"
 	until timeout 2 "$RPCINFO" -p 127.0.0.1 >/dev/null 2>&1; do

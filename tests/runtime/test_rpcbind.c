@@ -235,14 +235,21 @@ static void create_ex_details(void **state)
 
 /* ---- against a real rpcbind --------------------------------------------------------------- */
 
-/* Skip unless a private rpcbind was started for this run. */
-static void need_rpcbind(void)
+/* Skip unless rpcbind runs for this run as mode says: "1" (with its local socket) or "pmap"
+ * (tests/interop/with-rpcbind.sh --pmap-only: no local socket, SET over loopback UDP allowed). */
+static void need_mode(const char *mode)
 {
 	const char *v = getenv("RC_TEST_RPCBIND");
-	if (v == NULL || strcmp(v, "1") != 0) {
-		print_message("     (no rpcbind for this run: tests/interop/with-rpcbind.sh runs it)\n");
+	if (v == NULL || strcmp(v, mode) != 0) {
+		print_message("     (no rpcbind of this kind for this run: tests/interop/with-rpcbind.sh"
+		              "%s runs it)\n", strcmp(mode, "1") ? " --pmap-only" : "");
 		skip();
 	}
+}
+
+static void need_rpcbind(void)
+{
+	need_mode("1");
 }
 
 typedef struct rb_rpcb {
@@ -255,6 +262,13 @@ static bool xdr_rb_rpcb(rc_xdr *x, rb_rpcb *r)
 	return rc_xdr_u_int(x, &r->prog) && rc_xdr_u_int(x, &r->vers) &&
 	       rc_xdr_string(x, &r->netid, 255) && rc_xdr_string(x, &r->addr, 255) &&
 	       rc_xdr_string(x, &r->owner, 255);
+}
+
+/* PMAP v2's mapping, four words: prog, vers, prot, port. */
+static bool xdr_rb_pmap(rc_xdr *x, uint32_t *m)
+{
+	return rc_xdr_u_int(x, &m[0]) && rc_xdr_u_int(x, &m[1]) && rc_xdr_u_int(x, &m[2]) &&
+	       rc_xdr_u_int(x, &m[3]);
 }
 
 static bool xdr_rb_str(rc_xdr *x, char **s)
@@ -521,6 +535,75 @@ static bool port111_refused(void)
 	return r != 0 && errno == ECONNREFUSED;
 }
 
+/* PMAP v2 SET (proc 1) or UNSET (2) over loopback UDP; rpcbind's answer. */
+static bool pm_change(uint32_t proc, uint32_t vers, uint32_t prot, uint32_t port)
+{
+	rc_client *c;
+	uint32_t m[4] = {RT_PROG, vers, prot, port};
+	bool ok = false;
+
+	assert_int_equal(rc_client_create(&c, "udp://127.0.0.1:111", RB_PROG, 2), RC_OK);
+	assert_int_equal(rc_call(c, proc, (rc_xdrproc)xdr_rb_pmap, m, (rc_xdrproc)rc_xdr_bool, &ok),
+	                 RC_OK);
+	rc_client_destroy(c);
+	return ok;
+}
+
+static void pmap_v2_fallback(void **state)
+{
+	rt_server a, b;
+	rc_server *srv;
+	rc_rpcbind_entry e[16];
+	char u[2][256];
+	unsigned port;
+	int fd;
+	(void)state;
+
+	need_mode("pmap");
+	(void)pm_change(2, 1, 0, 0);
+	(void)pm_change(2, 2, 0, 0);
+	/* [::]: the IPv4 side registered, IPv6 not (PMAP knows none) */
+	assert_int_equal(rt_start(&a, dual_uris, 1), 0);
+	assert_int_equal(rc_server_rpcbind(a.srv, true), RC_PMAPFAILURE);
+	assert_int_equal(entries(a.srv, e), 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(e[i].status, i % 4 < 2 ? RC_NOTSUPP : RC_OK);
+	assert_int_equal(rb_port("udp://127.0.0.1:111", RT_PROG, 1), port_of(a.uri[0]));
+	assert_int_equal(rb_port("tcp://127.0.0.1:111", RT_PROG, 2), port_of(a.uri[1]));
+	call_through_rpcbind("udp://127.0.0.1");
+	/* a second server is refused while a answers; its exit leaves a's entries */
+	assert_int_equal(rt_start(&b, v4_uris, 1), 0);
+	assert_int_equal(rc_server_rpcbind(b.srv, true), RC_PROGREGISTERED);
+	assert_int_equal(entries(b.srv, e), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(e[i].status, RC_PROGREGISTERED);
+	rt_stop(&b);
+	assert_int_equal(rb_port("udp://127.0.0.1:111", RT_PROG, 1), port_of(a.uri[0]));
+	rt_stop(&a);
+	assert_int_equal(rb_port("udp://127.0.0.1:111", RT_PROG, 1), 0);
+	assert_int_equal(rb_port("tcp://127.0.0.1:111", RT_PROG, 2), 0);
+
+	/* a stale tcp entry met when a tcp listener is added: PMAP's UNSET takes both protocols,
+	 * so the udp entry already registered is registered again */
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &one_prog, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", u[0], sizeof(u[0])), RC_OK);
+	assert_int_equal(rc_server_rpcbind(srv, true), RC_OK);
+	fd = bound(AF_INET, SOCK_STREAM, "127.0.0.1", -1, &port);
+	close(fd);
+	assert_true(pm_change(1, 1, 6, port));
+	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", u[1], sizeof(u[1])), RC_OK);
+	assert_int_equal(entries(srv, e), 2);
+	assert_int_equal(e[0].status, RC_OK);
+	assert_int_equal(e[1].status, RC_OK);
+	assert_int_equal(rc__uaddr_port(e[1].holder), (int)port);
+	assert_int_equal(rb_port("udp://127.0.0.1:111", RT_PROG, 1), port_of(u[0]));
+	assert_int_equal(rb_port("tcp://127.0.0.1:111", RT_PROG, 1), port_of(u[1]));
+	rc_server_destroy(srv);
+	assert_int_equal(rb_port("udp://127.0.0.1:111", RT_PROG, 1), 0);
+	assert_int_equal(rb_port("tcp://127.0.0.1:111", RT_PROG, 1), 0);
+}
+
 /* Last: stops rpcbind, then asks it. */
 static void lookup_and_registration_without_rpcbind(void **state)
 {
@@ -581,6 +664,7 @@ int main(void)
 		cmocka_unit_test(stale_registration_replaced),
 		cmocka_unit_test(two_listeners_of_one_netid),
 		cmocka_unit_test(later_listeners_and_off),
+		cmocka_unit_test(pmap_v2_fallback),
 		cmocka_unit_test(lookup_and_registration_without_rpcbind),
 	};
 	signal(SIGPIPE, SIG_IGN);
