@@ -71,12 +71,13 @@ static inline uint32_t rc__hash_str(const char *s)
 	return h;
 }
 
-/* Mix two words into a hash (a multiplicative mix: consecutive numbers spread well). */
+/* Mix two words into a hash whose low bits depend on every input bit (a multiply, then the
+ * high half folded down): table indexes take its low bits. */
 static inline uint32_t rc__hash_pair(uint32_t a, uint32_t b)
 {
-	uint64_t x = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
+	uint32_t h = (a ^ (b * 0x9e3779b1u)) * 0x85ebca6bu;
 
-	return (uint32_t)(x >> 32);
+	return h ^ (h >> 16);
 }
 
 #endif
