@@ -24,7 +24,11 @@
  * (<remotecall/trace.h>) and prints, after the result, one more JSON line with the median of
  * each step of the measured calls (trace_rec.h): encode, send, wait, decode, total.
  * Replies are verified (ECHO's bytes and length, SENDR's count, WORK's value, ADD's growth);
- * a failure prints rc_strerror()'s text and rc_error_format()'s detail and exits 1.
+ * a failure prints rc_strerror()'s text and rc_error_format()'s detail and exits 1. ADD's
+ * growth (--arg > 0, every client adding a positive amount): one call after another, each
+ * total exceeds the last; in async mode, where replies come back in any order, the totals are
+ * all different and, after N successful calls to a server, the largest is at least N x --arg
+ * (add_seen_check).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -79,6 +83,20 @@ typedef struct slot {
 	atomic_int *pending; /* the worker's count of slots not done */
 } slot;
 
+/*
+ * async ADD: the totals one destination returned (a set, open addressing) and how many. Each
+ * successful call ran once and added --arg > 0 to a total that only grows, so its total differs
+ * from every other call's, and the k-th smallest of them is at least k x --arg.
+ */
+typedef struct add_seen {
+	int64_t *set; /* cap slots, ADD_EMPTY when free */
+	size_t cap;   /* a power of two, at least twice the calls */
+	uint64_t n;   /* successful calls */
+	int64_t max;  /* the largest total returned */
+} add_seen;
+
+#define ADD_EMPTY INT64_MIN
+
 struct worker;
 
 /* async: one call in flight (depth x URIs of them, each reused for its next call). */
@@ -103,6 +121,7 @@ typedef struct worker {
 	uint32_t arg_work;
 	int64_t arg_add;
 	int64_t *last_add;      /* per URI: the last ADD total seen */
+	add_seen *add_seen;     /* async ADD: per URI, the totals seen (NULL otherwise) */
 	slot *slots;            /* per URI */
 	atomic_int pending;
 	uint64_t rng;           /* --arg-dist exp draws */
@@ -158,6 +177,74 @@ static void report(worker *w, int dest, rc_status st, const char *what)
 }
 
 /*
+ * Make one add_seen per destination for up to `calls` successful calls each. Returns the array
+ * (free with add_seen_free), or NULL when memory is short.
+ */
+static add_seen *add_seen_new(int n, uint64_t calls)
+{
+	add_seen *a = calloc((size_t)n, sizeof *a);
+	size_t cap = 16;
+	if (a == NULL)
+		return NULL;
+	while (cap < 2 * calls)
+		cap *= 2;
+	for (int i = 0; i < n; i++) {
+		a[i].cap = cap;
+		a[i].max = ADD_EMPTY;
+		if ((a[i].set = malloc(cap * sizeof *a[i].set)) == NULL) {
+			while (i-- > 0)
+				free(a[i].set);
+			free(a);
+			return NULL;
+		}
+		for (size_t k = 0; k < cap; k++)
+			a[i].set[k] = ADD_EMPTY;
+	}
+	return a;
+}
+
+/* Free what add_seen_new made for n destinations (NULL: nothing). */
+static void add_seen_free(add_seen *a, int n)
+{
+	if (a == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+		free(a[i].set);
+	free(a);
+}
+
+/*
+ * Record total, returned by a successful async ADD of arg > 0, and check what can be checked of
+ * totals that come back in any order: no other call returned the same total, and the largest
+ * total is at least (successful calls) x arg. Returns true if both hold; otherwise writes why.
+ */
+static bool add_seen_check(add_seen *a, int64_t total, int64_t arg, char *why, size_t whylen)
+{
+	size_t k = ((uint64_t)total * 0x9E3779B97F4A7C15ull >> 17) & (a->cap - 1);
+	while (a->set[k] != ADD_EMPTY && a->set[k] != total)
+		k = (k + 1) & (a->cap - 1);
+	if (a->set[k] == total) {
+		snprintf(why, whylen, "ADD total %" PRId64 " returned by two calls", total);
+		return false;
+	}
+	if (2 * (a->n + 1) > a->cap) { /* more calls than sized for: cannot happen */
+		snprintf(why, whylen, "more ADD replies than calls (%" PRIu64 ")", a->n + 1);
+		return false;
+	}
+	a->set[k] = total;
+	a->n++;
+	if (total > a->max)
+		a->max = total;
+	if (a->max / arg < (int64_t)a->n) {
+		snprintf(why, whylen,
+		         "after %" PRIu64 " ADD calls of %" PRId64 " the largest total is %" PRId64,
+		         a->n, arg, a->max);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Check the result of one call that ended with st (want_work: the argument WORK was sent);
  * if owned, free what its decoding allocated (multi: the call owns it). Returns true if the
  * call succeeded and its result is right.
@@ -205,7 +292,10 @@ static bool check(worker *w, int dest, rc_status st, bench_res *res, uint32_t wa
 			}
 			break;
 		case BP_ADD:
-			if (w->arg_add > 0 && res->h <= w->last_add[dest]) {
+			if (w->arg_add > 0 && w->add_seen != NULL) { /* async: any order */
+				ok = add_seen_check(&w->add_seen[dest], res->h, w->arg_add, why,
+				                    sizeof why);
+			} else if (w->arg_add > 0 && res->h <= w->last_add[dest]) {
 				snprintf(why, sizeof why,
 				         "ADD total %" PRId64 " did not grow (previous %" PRId64 ")",
 				         res->h, w->last_add[dest]);
@@ -715,7 +805,11 @@ int main(int argc, char **argv)
 	aslot *aslots = NULL;
 	if (o.mode == MODE_ASYNC)
 		aslots = calloc((size_t)o.depth * (size_t)o.nuris, sizeof *aslots);
-	if (!ws || !slots || !last || (o.mode == MODE_ASYNC && !aslots)) {
+	add_seen *seen = NULL;
+	if (o.mode == MODE_ASYNC && o.procnum < 0 && o.proc == BP_ADD && o.arg > 0)
+		seen = add_seen_new(o.nuris, o.warmup + o.calls);
+	if (!ws || !slots || !last || (o.mode == MODE_ASYNC && !aslots) ||
+	    (o.mode == MODE_ASYNC && o.procnum < 0 && o.proc == BP_ADD && o.arg > 0 && !seen)) {
 		fprintf(stderr, "%s: out of memory\n", progname);
 		return 1;
 	}
@@ -737,6 +831,7 @@ int main(int argc, char **argv)
 		w->arg_work = (uint32_t)o.arg;
 		w->arg_add = o.arg;
 		w->last_add = last + (size_t)t * (size_t)o.nuris;
+		w->add_seen = seen; /* async mode: one thread */
 		w->slots = slots + (size_t)t * (size_t)o.nuris;
 		w->rng = bench_seed(o.seed ? o.seed + t : 0);
 		w->aslots = aslots;
@@ -797,6 +892,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < o.nuris; i++)
 		rc_client_destroy(clients[i]);
 	free(aslots);
+	add_seen_free(seen, o.nuris);
 	free(last);
 	free(slots);
 	free(ws);

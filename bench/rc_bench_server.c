@@ -3,6 +3,7 @@
  *
  *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--rpcbind]
  *                   [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
+ *                   [--stats] [--stats-every MS]
  *
  * --rpcbind: registers with the local rpcbind (rc_server_rpcbind); if anything could not be
  * registered, prints one line per entry (rc_rpcbind_entry_format) on stderr and exits 1.
@@ -16,11 +17,19 @@
  * stops, prints one JSON line with the median of each step of the calls it served
  * (trace_rec.h): dispatch, args, proc, encode, send, total.
  *
+ * --stats: when it stops, the server prints one JSON line of its counters (rc_server_get_stats:
+ * the duplicate request cache's replays, refusals, ...) and ADD's total, e.g. for the
+ * at-most-once tests (tests/faults/amo_pipelined.sh). --stats-every MS prints the same line
+ * every MS milliseconds while it serves (the soak test subtracts the cache's bytes from the
+ * RSS it watches for leaks).
+ *
  * Prints "listening URI" (the URI actually bound, with the real port) per listener, flushes,
  * and serves until SIGINT or SIGTERM; then exits 0. Bad options: usage on stderr, exit 2.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -128,8 +137,53 @@ static void usage(FILE *f)
 	        "  --work-dist D  const: WORK sleeps its argument; exp: a draw with that mean [const]\n"
 	        "  --seed N       seed of those draws [clock and pid]\n"
 	        "  --trace        record the runtime's trace points; at exit print one JSON line of\n"
-	        "                 per-step medians\n",
+	        "                 per-step medians\n"
+	        "  --stats        at exit print one JSON line of the server's counters and ADD's total\n"
+	        "  --stats-every MS  print that line every MS milliseconds too\n",
 	        progname);
+}
+
+/* --stats: one JSON line of the server's counters and ADD's total on stdout. */
+static void print_stats(rc_server *srv)
+{
+	rc_server_stats st;
+	if (rc_server_get_stats(srv, &st) != RC_OK)
+		return;
+	printf("{\"add_total\":%" PRId64 ",\"drc_entries\":%" PRIu64 ",\"drc_bytes\":%" PRIu64
+	       ",\"drc_replayed\":%" PRIu64 ",\"drc_in_progress\":%" PRIu64
+	       ",\"drc_unanswered\":%" PRIu64 ",\"drc_shed\":%" PRIu64 ",\"drc_refused\":%" PRIu64
+	       "}\n",
+	       (int64_t)atomic_load(&g_total), st.drc_entries, st.drc_bytes, st.drc_replayed,
+	       st.drc_in_progress, st.drc_unanswered, st.drc_shed, st.drc_refused);
+	fflush(stdout);
+}
+
+/* --stats-every: the printing thread, until g_stats_stop. */
+static unsigned g_stats_ms;
+static bool g_stats_stop;
+static pthread_mutex_t g_stats_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_stats_cv = PTHREAD_COND_INITIALIZER;
+
+/* Print the stats line every g_stats_ms ms until told to stop (g_stats_stop, signalled). */
+static void *stats_loop(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&g_stats_mu);
+	while (!g_stats_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += g_stats_ms / 1000;
+		ts.tv_nsec += (long)(g_stats_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&g_stats_cv, &g_stats_mu, &ts);
+		if (!g_stats_stop)
+			print_stats(g_srv);
+	}
+	pthread_mutex_unlock(&g_stats_mu);
+	return NULL;
 }
 
 static void on_signal(int sig)
@@ -149,14 +203,19 @@ int main(int argc, char **argv)
 		{"work-dist", required_argument, NULL, 'w'},
 		{"seed", required_argument, NULL, 's'},
 		{"trace", no_argument, NULL, 'T'},
+		{"stats", no_argument, NULL, 'S'},
+		{"stats-every", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen[BENCH_MAX_LISTEN];
 	int nlisten = 0;
 	uint64_t threads = 1;
-	bool rpcbind = false;
+	bool rpcbind = false, stats = false;
 	unsigned rpcbind_flags = 0;
+	uint64_t stats_every = 0;
+	pthread_t stats_tid;
+	bool stats_thread = false;
 	trace_rec *trace = NULL;
 	int c;
 	opterr = 0;
@@ -206,6 +265,17 @@ int main(int argc, char **argv)
 			if (trace == NULL && (trace = trace_rec_new(true, (size_t)1 << 20)) == NULL) {
 				fprintf(stderr, "%s: out of memory\n", progname);
 				return 1;
+			}
+			break;
+		case 'S':
+			stats = true;
+			break;
+		case 'E':
+			if (!bench_parse_u64(optarg, &stats_every) || stats_every == 0 ||
+			    stats_every > 3600000) {
+				fprintf(stderr, "%s: bad --stats-every '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
 			}
 			break;
 		case 'h':
@@ -280,12 +350,25 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);
 
+	if (stats_every > 0) {
+		g_stats_ms = (unsigned)stats_every;
+		stats_thread = pthread_create(&stats_tid, NULL, stats_loop, NULL) == 0;
+	}
 	st = rc_server_run(g_srv);
+	if (stats_thread) {
+		pthread_mutex_lock(&g_stats_mu);
+		g_stats_stop = true;
+		pthread_cond_signal(&g_stats_cv);
+		pthread_mutex_unlock(&g_stats_mu);
+		pthread_join(stats_tid, NULL);
+	}
 	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigprocmask(SIG_BLOCK, &block, NULL); /* no rc_server_stop on a destroyed server */
+	if (stats)
+		print_stats(g_srv);
 	rc_server_destroy(g_srv);
 	g_srv = NULL;
 	if (trace) {

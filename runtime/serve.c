@@ -124,7 +124,7 @@ size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t l
 	const rc_procinfo *info;
 	size_t max = srv->lim.max_record, rlen;
 	rc__drc_key key;
-	bool cached = false;
+	bool cached = false, ran = false;
 	bool ok;
 
 	rc__rd rd = {msg, msg + len};
@@ -207,6 +207,8 @@ header_read:
 		case RC__DRC_REPLAY:
 			return rlen;
 		case RC__DRC_INPROGRESS:
+		case RC__DRC_DROP:
+		case RC__DRC_REFUSED: /* no room to remember it: unrun, the client retransmits */
 			return 0;
 		case RC__DRC_NEW:
 			cached = true;
@@ -233,6 +235,7 @@ header_read:
 		goto out;
 	}
 	RC__TRACE(srv, RC_TP_SRV_ARGS, xid);
+	ran = true;
 	ok = req.proc->fn(args, res, &req);
 	RC__TRACE(srv, RC_TP_SRV_PROC, xid);
 	if (!ok) {
@@ -257,8 +260,10 @@ out:
 		if (res != resstack)
 			free(res);
 	}
-	if (cached)
+	if (cached && ran)
 		rc__drc_store(srv->drc, &key, rc__encbuf_msg(&w->rb), rlen);
+	else if (cached) /* nothing ran: nothing to protect, no room held */
+		rc__drc_cancel(srv->drc, &key);
 	return rlen;
 }
 

@@ -124,8 +124,9 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.max_conns = 1024;
 	srv->lim.idle_ms = 120000;
 	srv->lim.stall_ms = 10000;
-	srv->lim.drc_entries = 1024;
+	srv->lim.drc_entries = 1u << 20;
 	srv->lim.drc_ttl_ms = 120000;
+	srv->lim.drc_bytes = (size_t)64 << 20;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	srv->jobfd = -1; /* made by rc_server_set_threads */
@@ -144,7 +145,7 @@ rc_status rc_server_create(rc_server **out)
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->stopfd, &ev);
 	srv->job_ev = RC__EV_JOB;
 	pthread_mutex_init(&srv->mu, NULL);
-	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_ttl_ms);
+	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes, srv->lim.drc_ttl_ms);
 	*out = srv;
 	return RC_OK;
 }
@@ -164,14 +165,37 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 		srv->lim.idle_ms = lim->idle_ms;
 	if (lim->stall_ms)
 		srv->lim.stall_ms = lim->stall_ms;
-	if (lim->drc_entries || lim->drc_ttl_ms) {
+	if (lim->drc_entries || lim->drc_ttl_ms || lim->drc_bytes) {
 		if (lim->drc_entries)
 			srv->lim.drc_entries = lim->drc_entries;
 		if (lim->drc_ttl_ms)
 			srv->lim.drc_ttl_ms = lim->drc_ttl_ms;
+		if (lim->drc_bytes)
+			srv->lim.drc_bytes = lim->drc_bytes;
 		rc__drc_destroy(srv->drc);
-		srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_ttl_ms);
+		srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes,
+		                          srv->lim.drc_ttl_ms);
 	}
+	return RC_OK;
+}
+
+/* server.h: the duplicate request cache's counters (zeros without a cache). */
+rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
+{
+	rc__drc_stats d = {0};
+
+	if (srv == NULL || out == NULL)
+		return RC_INVAL;
+	if (srv->drc != NULL)
+		rc__drc_get_stats(srv->drc, &d);
+	memset(out, 0, sizeof(*out));
+	out->drc_entries = d.entries;
+	out->drc_bytes = d.bytes;
+	out->drc_replayed = d.replayed;
+	out->drc_in_progress = d.in_progress;
+	out->drc_unanswered = d.unanswered;
+	out->drc_shed = d.shed;
+	out->drc_refused = d.refused;
 	return RC_OK;
 }
 

@@ -24,21 +24,51 @@ typedef struct rc__drc_key {
 
 typedef struct rc__drc rc__drc;
 
-typedef enum { RC__DRC_NEW, RC__DRC_INPROGRESS, RC__DRC_REPLAY } rc__drc_result;
+/* What the cache did (rc_server_stats holds the same numbers for the public). */
+typedef struct rc__drc_stats {
+	uint64_t entries;     /* calls remembered now */
+	uint64_t bytes;       /* bytes held now, as charged against the bound */
+	uint64_t replayed;    /* retransmissions answered with the stored reply */
+	uint64_t in_progress; /* retransmissions of calls still running: dropped */
+	uint64_t unanswered;  /* retransmissions of calls whose reply was shed: dropped */
+	uint64_t shed;        /* replies let go (or never kept) for want of room */
+	uint64_t refused;     /* new calls dropped unrun: the cache was full of calls in their TTL */
+} rc__drc_stats;
 
-/* A cache of `entries` replies kept ttl_ms each; NULL if entries is 0 or memory is short (the
- * server then runs without one). */
-rc__drc *rc__drc_create(uint32_t entries, uint32_t ttl_ms);
+typedef enum {
+	RC__DRC_NEW,        /* k is now in progress: run the call, then rc__drc_store its reply */
+	RC__DRC_INPROGRESS, /* a retransmission of a call still running: drop it */
+	RC__DRC_REPLAY,     /* a retransmission: the stored reply was copied into rb */
+	RC__DRC_DROP,       /* a retransmission with no reply to give (shed, or out of memory) */
+	RC__DRC_REFUSED     /* a new call with no room to remember it: drop it unrun */
+} rc__drc_result;
+
+/*
+ * A cache remembering each call ttl_ms after its reply, holding at most `entries` calls and
+ * `bytes` bytes (entries, replies kept and index together; the rules are at the top of
+ * drc.c). NULL if entries is 0, bytes is too small for the index and one entry, or memory is
+ * short (the server then runs without one). Destroy with rc__drc_destroy.
+ */
+rc__drc *rc__drc_create(uint32_t entries, size_t bytes, uint32_t ttl_ms);
+/* Free d and everything it holds (NULL: nothing). No call may be using it. */
 void rc__drc_destroy(rc__drc *d);
+/* Fill k for a call from peer (NULL: no address) with these numbers and arguments (the
+ * checksum covers the first 256 bytes of args). */
 void rc__drc_make_key(rc__drc_key *k, uint32_t xid, uint32_t prog, uint32_t vers,
                       uint32_t proc, const rc_peer *peer, const unsigned char *args,
                       size_t arglen);
-/* Look k up. NEW: k is now in progress (store its reply later). INPROGRESS: a duplicate of a
- * call still running: drop it. REPLAY: the cached reply was copied into rb (reset first);
- * *rlen is its length. */
+/* Look k up and admit it if it is new (thread-safe). REPLAY: rb was reset and holds the
+ * stored reply (its buffer may now be on the heap: rc__encbuf_free releases it), *rlen its
+ * length. Every other result leaves rb and *rlen alone. See rc__drc_result. */
 rc__drc_result rc__drc_lookup(rc__drc *d, const rc__drc_key *k, rc__encbuf *rb, size_t *rlen);
-/* Keep the reply of a call looked up as NEW. */
+/* Keep the reply (copied) of a call looked up as RC__DRC_NEW; its TTL starts now. A reply
+ * over the entry's inline room that finds no room is not kept (the call stays remembered). */
 void rc__drc_store(rc__drc *d, const rc__drc_key *k, const unsigned char *reply, size_t len);
+/* Forget a call looked up as RC__DRC_NEW that did not run (its arguments did not decode, or
+ * memory ran out before its routine): it holds no room, and a retransmission may run it. */
+void rc__drc_cancel(rc__drc *d, const rc__drc_key *k);
+/* Copy the counters and current size into *out (thread-safe). */
+void rc__drc_get_stats(rc__drc *d, rc__drc_stats *out);
 
 /* ---- serving one request ----------------------------------------------------------------- */
 

@@ -29,7 +29,7 @@
 typedef struct amo_opts {
 	const char *server;   /* udp://127.0.0.1:PORT of rc-bench-server (required) */
 	int calls;            /* N [5000] */
-	int inflight;         /* calls in flight [16]; the default keeps the needed cache window well inside the server's 1,024 entries */
+	int inflight;         /* calls in flight [16] */
 	int clients;          /* client handles (one source port each) [4] */
 	uint32_t retry_ms;    /* first retransmission [20] */
 	uint32_t timeout_ms;  /* total per call [5000] */

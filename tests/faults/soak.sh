@@ -18,7 +18,11 @@
 # the samples) exceeds the level just after the warm-up (median of the first quarter) by no more
 # than --rss-growth-kib (default 4096; negative: reported, not checked), its descriptor count returns to where it was,
 # and it exits 0 on SIGTERM.
-# DIR gets rss.csv (elapsed_s,rss_kib,hwm_kib,threads,fds), client-N.txt and summary.txt.
+# The RSS compared is the server's less what its duplicate request cache holds then (drc_kib,
+# from rc-bench-server --stats-every): the cache remembers every UDP call for 120 s by design,
+# bounded by its own byte cap, and is not a leak.
+# DIR gets rss.csv (elapsed_s,rss_kib,hwm_kib,threads,fds,drc_kib), client-N.txt and
+# summary.txt.
 # Every process started is killed on exit, whatever happens.
 set -u
 BIN="" SELF="" SECONDS_RUN=20 CLIENTS=4 OUT="" INTERVAL="" WARMUP="" GROWTH=4096 SEED=0 RELAY=
@@ -59,7 +63,7 @@ CSV=$OUT/rss.csv
 
 echo "soak: $CLIENTS clients x ${SECONDS_RUN} s, RSS every ${INTERVAL} s, warm-up ${WARMUP} s, seed $SEED"
 start_server srv "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --listen tcp://127.0.0.1:0 \
-	--threads 2 || finish
+	--threads 2 --stats-every 500 || finish
 
 udp=$srv_udp
 if [ -n "$RELAY" ]; then
@@ -72,40 +76,35 @@ fi
 # the sampler: one line per interval until the server is gone
 (
 	t0=$(date +%s%N)
-	echo "elapsed_s,rss_kib,hwm_kib,threads,fds"
+	echo "elapsed_s,rss_kib,hwm_kib,threads,fds,drc_kib"
 	while [ -r "/proc/$srv_pid/status" ]; do
 		s=$(awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} /^Threads:/ {t=$2} END {print r "," h "," t}' \
 			"/proc/$srv_pid/status" 2>/dev/null)
 		f=$(ls "/proc/$srv_pid/fd" 2>/dev/null | wc -l)
+		c=$(grep -o '"drc_bytes":[0-9]*' "$TMPD/srv.out" 2>/dev/null | tail -1 | cut -d: -f2)
 		now=$(date +%s%N)
 		d=$(((now - t0) / 100000000))
-		[ -n "$s" ] && printf '%d.%d,%s,%s\n' $((d / 10)) $((d % 10)) "$s" "$f"
+		[ -n "$s" ] && printf '%d.%d,%s,%s,%d\n' $((d / 10)) $((d % 10)) "$s" "$f" $((${c:-0} / 1024))
 		sleep "$INTERVAL"
 	done
 ) >"$CSV" &
 sampler=$!
 PIDS="$PIDS $sampler"
 
-cpids=""
 for i in $(seq 1 "$CLIENTS"); do
-	vg_cmd "$SELF/faults-soak-client" --udp "$udp" --tcp "$srv_tcp" \
-		--seconds "$SECONDS_RUN" --id "$i" --seed $((SEED + i))
-	timeout $((SECONDS_RUN + 60)) "${VG_CMD[@]}" >"$OUT/client-$i.txt" 2>&1 &
-	cpids="$cpids $!"
-	PIDS="$PIDS $!"
+	bg_run $((SECONDS_RUN + 60)) "$OUT/client-$i.txt" "$OUT/client-$i.txt" \
+		"$SELF/faults-soak-client" --udp "$udp" --tcp "$srv_tcp" --seconds "$SECONDS_RUN" \
+		--id "$i" --seed $((SEED + i))
 done
-i=0
-for p in $cpids; do
-	i=$((i + 1))
-	wait "$p"
-	st=$?
-	CHECKS=$((CHECKS + 1))
-	if [ $st -ne 0 ]; then
-		fail "client $i exited with status $st: $(tail -5 "$OUT/client-$i.txt")"
+# client_done N STATUS: client N must have exited 0.
+client_done() {
+	if [ "$2" -ne 0 ]; then
+		fail "client $1 exited with status $2: $(tail -5 "$OUT/client-$1.txt")"
 	else
-		echo "ok   $(tail -1 "$OUT/client-$i.txt")"
+		echo "ok   $(tail -1 "$OUT/client-$1.txt")"
 	fi
-done
+}
+bg_wait client_done
 sleep 1 # let the descriptor count settle (closed connections) before the last sample
 sleep "$INTERVAL"
 
@@ -128,11 +127,11 @@ stop_server srv
 kill "$sampler" 2>/dev/null
 wait "$sampler" 2>/dev/null
 
-# RSS after the warm-up, while the clients ran: the median of the first quarter of those
-# samples against the median of the last quarter (single samples swing by a few MiB with the
+# RSS after the warm-up, while the clients ran, less the duplicate request cache's bytes: the
+# median of the first quarter of those samples against the median of the last quarter (single samples swing by a few MiB with the
 # large ECHO buffers in flight; a leak raises the whole curve)
 CHECKS=$((CHECKS + 1))
-read -r base end max fd0 fd1 n idle <<<"$(awk -F, -v w="$WARMUP" -v e="$SECONDS_RUN" '
+read -r base end max fd0 fd1 n idle drc <<<"$(awk -F, -v w="$WARMUP" -v e="$SECONDS_RUN" '
 	function median(a, lo, hi,   m, i, j, t, b) {
 		m = 0
 		for (i = lo; i <= hi; i++) b[++m] = a[i]
@@ -140,15 +139,15 @@ read -r base end max fd0 fd1 n idle <<<"$(awk -F, -v w="$WARMUP" -v e="$SECONDS_
 		return b[int((m + 1) / 2)]
 	}
 	NR > 1 { idle = $2; fd1 = $5 }
-	NR > 1 && $1 >= w && $1 <= e { r[++n] = $2 + 0; if ($2 + 0 > max) max = $2 + 0; if (fd0 == "") fd0 = $5 }
+	NR > 1 && $1 >= w && $1 <= e { r[++n] = $2 - $6; if ($2 + 0 > max) max = $2 + 0; if (fd0 == "") fd0 = $5; drc = $6 }
 	END {
 		k = int(n / 4); if (k < 2) k = 2; if (k > n) k = n
-		if (n == 0) { print 0, 0, 0, fd0 + 0, fd1 + 0, 0, idle + 0; exit }
-		print median(r, 1, k), median(r, n - k + 1, n), max + 0, fd0 + 0, fd1 + 0, n, idle + 0
+		if (n == 0) { print 0, 0, 0, fd0 + 0, fd1 + 0, 0, idle + 0, 0; exit }
+		print median(r, 1, k), median(r, n - k + 1, n), max + 0, fd0 + 0, fd1 + 0, n, idle + 0, drc + 0
 	}' "$CSV")"
 first=$(awk -F, 'NR == 2 { print $2; exit }' "$CSV")
 growth=$((end - base))
-summary="soak: $CLIENTS clients, ${SECONDS_RUN} s, $calls calls in $sessions sessions; server RSS (KiB): ${first:-?} at start, median $base just after the ${WARMUP} s warm-up, median $end at the end of the run (growth $growth, limit $GROWTH), peak $max, $idle idle after the clients left; descriptors $fd0 -> $fd1; $n samples under load in $CSV"
+summary="soak: $CLIENTS clients, ${SECONDS_RUN} s, $calls calls in $sessions sessions; server RSS (KiB): ${first:-?} at start; less the duplicate request cache's holdings ($drc at the end), median $base just after the ${WARMUP} s warm-up, median $end at the end of the run (growth $growth, limit $GROWTH); peak $max, $idle idle after the clients left; descriptors $fd0 -> $fd1; $n samples under load in $CSV"
 echo "$summary" | tee "$OUT/summary.txt"
 if [ "$n" -lt 4 ]; then
 	fail "too few RSS samples after the warm-up ($n)"

@@ -174,11 +174,15 @@ static void *rt_run(void *arg)
 	return NULL;
 }
 
-/* Start a server listening on each of uris (NULL-terminated) with `threads` workers. */
-static int rt_start(rt_server *s, const char *const *uris, unsigned threads)
+/* Start a server listening on each of uris (NULL-terminated) with `threads` workers and the
+ * limits lim (NULL: the defaults). */
+static inline int rt_start_lim(rt_server *s, const char *const *uris, unsigned threads,
+                               const rc_server_limits *lim)
 {
 	memset(s, 0, sizeof(*s));
 	if (rc_server_create(&s->srv) != RC_OK)
+		return -1;
+	if (lim != NULL && rc_server_set_limits(s->srv, lim) != RC_OK)
 		return -1;
 	if (rc_server_register(s->srv, &rt_prog1, &s->delay_ms) != RC_OK ||
 	    rc_server_register(s->srv, &rt_prog2, NULL) != RC_OK)
@@ -190,6 +194,12 @@ static int rt_start(rt_server *s, const char *const *uris, unsigned threads)
 	}
 	rc_server_set_threads(s->srv, threads);
 	return pthread_create(&s->tid, NULL, rt_run, s) == 0 ? 0 : -1;
+}
+
+/* Start a server listening on each of uris (NULL-terminated) with `threads` workers. */
+static inline int rt_start(rt_server *s, const char *const *uris, unsigned threads)
+{
+	return rt_start_lim(s, uris, threads, NULL);
 }
 
 static void rt_stop(rt_server *s)

@@ -181,6 +181,90 @@ static void retransmission_runs_once(void **state)
 	close(fd);
 }
 
+/*
+ * At most once does not depend on load: a retransmission that comes after 3,000 other calls
+ * (the old cache recycled its 1,024 entries oldest first and ran it again) still gets the
+ * first reply, and ADD does not run twice.
+ */
+static void retransmission_after_many_calls_runs_once(void **state)
+{
+	unsigned char m[256], r1[256], r2[256], a[8] = {0, 0, 0, 0, 0, 0, 0, 7};
+	int fd = udp_to(S.uri[0]);
+	int64_t before = rt_total_now();
+	size_t len = mkcall(m, 900000, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8);
+	rc_server_stats st0, st1;
+	(void)state;
+	assert_int_equal(rc_server_get_stats(S.srv, &st0), RC_OK);
+	assert_int_equal(exchange(fd, m, len, r1, sizeof(r1)), 32);
+	a[7] = 1;
+	for (uint32_t i = 1; i <= 3000; i++) {
+		unsigned char o[256], r[256];
+		size_t ol = mkcall(o, 900000 + i, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8);
+		assert_int_equal(exchange(fd, o, ol, r, sizeof(r)), 32);
+	}
+	assert_int_equal(rt_total_now() - before, 7 + 3000);
+	assert_int_equal(exchange(fd, m, len, r2, sizeof(r2)), 32); /* the late retransmission */
+	assert_memory_equal(r1, r2, 32);
+	assert_int_equal(rt_total_now() - before, 7 + 3000); /* not run again */
+	assert_int_equal(rc_server_get_stats(S.srv, &st1), RC_OK);
+	assert_int_equal(st1.drc_replayed - st0.drc_replayed, 1);
+	assert_true(st1.drc_entries >= 3001);
+	assert_int_equal(st1.drc_refused, 0);
+	close(fd);
+}
+
+/*
+ * A cache bounded at 64 KiB: when the calls within their TTL fill it, a new call is refused --
+ * dropped unrun, counted in drc_refused -- rather than an old one forgotten; every call it
+ * admitted is still answered from the cache; once their TTL (1 s) has passed, new calls run.
+ */
+static void full_cache_refuses_new_calls(void **state)
+{
+	static const char *const u[] = {"udp://127.0.0.1:0", NULL};
+	rc_server_limits lim = {.drc_bytes = 64 << 10, .drc_ttl_ms = 1000};
+	rt_server s2;
+	unsigned char m[256], r[256], a[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+	int fd, admitted = 0, refused_at = 0;
+	int64_t before = rt_total_now(), ran;
+	rc_server_stats st;
+	(void)state;
+	assert_int_equal(rt_start_lim(&s2, u, 1, &lim), 0);
+	fd = udp_to(s2.uri[0]);
+	{ /* short waits: a refused call is never answered */
+		struct timeval tv = {0, 100000};
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	for (uint32_t i = 1; i <= 2000 && refused_at == 0; i++) {
+		ssize_t n = exchange(fd, m, mkcall(m, i, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8), r, sizeof(r));
+		if (n == 32)
+			admitted++;
+		else
+			refused_at = (int)i;
+	}
+	ran = rt_total_now() - before;
+	assert_int_equal(rc_server_get_stats(s2.srv, &st), RC_OK);
+	print_message("64 KiB cache: %d calls admitted, then refused (%llu bytes, %llu entries)\n",
+	              admitted, (unsigned long long)st.drc_bytes, (unsigned long long)st.drc_entries);
+	assert_true(refused_at > 100);     /* ~150 bytes an entry: a few hundred fit */
+	assert_int_equal(ran, admitted);   /* the refused call did not run */
+	assert_int_equal(st.drc_refused, 1);
+	assert_true(st.drc_bytes <= lim.drc_bytes);
+	/* every admitted call is still remembered: its retransmission is replayed, not run */
+	for (uint32_t i = 1; i <= (uint32_t)admitted; i++) {
+		assert_int_equal(exchange(fd, m, mkcall(m, i, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8), r, sizeof(r)), 32);
+		assert_int_equal((int64_t)get32(r + 28), (int64_t)(before + i)); /* its own total */
+	}
+	assert_int_equal(rt_total_now() - before, ran);
+	assert_int_equal(rc_server_get_stats(s2.srv, &st), RC_OK);
+	assert_int_equal(st.drc_replayed, (uint64_t)admitted);
+	/* after the TTL the refused call's retransmission runs */
+	usleep(1200000);
+	assert_int_equal(exchange(fd, m, mkcall(m, (uint32_t)refused_at, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8), r, sizeof(r)), 32);
+	assert_int_equal(rt_total_now() - before, ran + 1);
+	close(fd);
+	rt_stop(&s2);
+}
+
 static uint32_t deny_uid_0(const rc_svc_req *req, void *ctx)
 {
 	const rc_authsys *s = rc_svc_req_authsys(req);
@@ -729,6 +813,8 @@ int main(void)
 		cmocka_unit_test(malformed_auth_sys_is_badcred),
 		cmocka_unit_test(trailing_and_truncated_args_are_garbage),
 		cmocka_unit_test(retransmission_runs_once),
+		cmocka_unit_test(retransmission_after_many_calls_runs_once),
+		cmocka_unit_test(full_cache_refuses_new_calls),
 		cmocka_unit_test(auth_hook_rejects),
 		cmocka_unit_test(registration_rules),
 		cmocka_unit_test(worker_threads_serve_in_parallel),

@@ -176,12 +176,12 @@ static void idlc_line_marker_names_a_device(void **state)
 }
 
 /*
- * GAP 5 (hardening) -- the duplicate request cache is bounded in entries, not in bytes.
- * Every UDP reply of a procedure other than NULL is kept for drc_ttl_ms (120 s) in one of
- * drc_entries (1,024) slots, whatever its size: 2,000 calls with 60 KB replies leave about
- * 60 MiB held for two minutes (an NFS READ-like procedure would do it with 100-byte
- * requests). Expected: a byte cap on the cache (say 4 MiB, or replies over a few KiB not
- * cached, as Linux nfsd does not cache READ replies), so RSS stays within 16 MiB here.
+ * GAP 5 (hardening) -- the duplicate request cache was bounded in entries, not in bytes: every
+ * UDP reply of a procedure other than NULL was kept for drc_ttl_ms (120 s) whatever its size,
+ * so 2,000 calls with 60 KB replies held about 60 MiB for two minutes (an NFS READ-like
+ * procedure would do it with 100-byte requests). Fixed: replies over 32 bytes hold at most
+ * 4 MiB in all (the oldest let go first; their calls stay remembered), so RSS stays within
+ * 16 MiB here.
  */
 static void drc_bytes_bounded(void **state)
 {

@@ -1,0 +1,204 @@
+/* The duplicate request cache (runtime/drc.c) through its internal interface: the rules at
+ * the top of drc.c, each in a named case -- nothing forgotten before its TTL, the byte bound,
+ * large replies shed before new calls are refused, a long-running call kept, expiry. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/server_internal.h"
+
+/* The key of call xid from 127.0.0.1:port with 8 bytes of arguments. */
+static rc__drc_key key(uint32_t xid, uint16_t port)
+{
+	rc__drc_key k;
+	rc_peer p;
+	struct sockaddr_in *s = (struct sockaddr_in *)&p.ss;
+	unsigned char args[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+	memset(&p, 0, sizeof(p));
+	s->sin_family = AF_INET;
+	s->sin_port = htons(port);
+	s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	p.len = sizeof(*s);
+	rc__drc_make_key(&k, xid, 0x20000099u, 1, 2, &p, args, sizeof(args));
+	return k;
+}
+
+/* Look k up with a fresh reply buffer; *rlen and *first (the reply's first byte) on REPLAY. */
+static rc__drc_result look(rc__drc *d, rc__drc_key k, size_t *rlen, unsigned char *first)
+{
+	unsigned char stack[256];
+	rc__encbuf rb;
+	rc__drc_result r;
+	size_t n = 0;
+	rc__encbuf_init(&rb, stack, sizeof(stack), 1u << 20);
+	r = rc__drc_lookup(d, &k, &rb, &n);
+	if (r == RC__DRC_REPLAY) {
+		*rlen = n;
+		*first = rc__encbuf_msg(&rb)[0];
+	}
+	rc__encbuf_free(&rb);
+	return r;
+}
+
+/* Admit k and store a reply of len bytes, all equal to fill. */
+static void run(rc__drc *d, rc__drc_key k, size_t len, unsigned char fill)
+{
+	static unsigned char reply[65536];
+	size_t n;
+	unsigned char f;
+	assert_int_equal(look(d, k, &n, &f), RC__DRC_NEW);
+	memset(reply, fill, len);
+	rc__drc_store(d, &k, reply, len);
+}
+
+static rc__drc_stats stats(rc__drc *d)
+{
+	rc__drc_stats s;
+	rc__drc_get_stats(d, &s);
+	return s;
+}
+
+/* 100,000 calls later the first is still answered from the cache (no count of entries
+ * recycles it), and a duplicate of a running call is reported in progress. */
+static void nothing_forgotten_before_ttl(void **state)
+{
+	rc__drc *d = rc__drc_create(1u << 20, (size_t)64 << 20, 60000);
+	size_t n;
+	unsigned char f;
+	(void)state;
+	assert_non_null(d);
+	run(d, key(1, 700), 32, 0xAB);
+	for (uint32_t i = 2; i <= 100000; i++)
+		run(d, key(i, 700), 28, 1);
+	assert_int_equal(look(d, key(1, 700), &n, &f), RC__DRC_REPLAY);
+	assert_int_equal(n, 32);
+	assert_int_equal(f, 0xAB);
+	assert_int_equal(look(d, key(1, 701), &n, &f), RC__DRC_NEW); /* another port: a new call */
+	assert_int_equal(look(d, key(1, 701), &n, &f), RC__DRC_INPROGRESS);
+	assert_int_equal(stats(d).entries, 100001);
+	assert_int_equal(stats(d).replayed, 1);
+	assert_int_equal(stats(d).in_progress, 1);
+	assert_true(stats(d).bytes <= (size_t)64 << 20);
+	rc__drc_destroy(d);
+}
+
+/* The byte bound holds whatever comes, and a full cache refuses new calls (counted) while
+ * every call it holds stays answerable. */
+static void byte_bound_refuses_new_calls(void **state)
+{
+	size_t cap = 256 << 10, n;
+	rc__drc *d = rc__drc_create(1u << 20, cap, 60000);
+	unsigned char f;
+	uint32_t i, admitted;
+	(void)state;
+	for (i = 1;; i++) {
+		size_t rl;
+		rc__drc_result r = look(d, key(i, 9), &rl, &f);
+		assert_true(stats(d).bytes <= cap);
+		if (r == RC__DRC_REFUSED)
+			break;
+		assert_int_equal(r, RC__DRC_NEW);
+		rc__drc_store(d, &(rc__drc_key){0}, NULL, 0); /* an unknown key: ignored */
+		{
+			rc__drc_key k = key(i, 9);
+			unsigned char rep[24] = {(unsigned char)i};
+			rc__drc_store(d, &k, rep, sizeof(rep));
+		}
+	}
+	admitted = i - 1;
+	print_message("256 KiB: %u calls remembered, %llu bytes\n", admitted,
+	              (unsigned long long)stats(d).bytes);
+	assert_true(admitted > 1000);
+	assert_int_equal(stats(d).refused, 1);
+	assert_int_equal(look(d, key(i, 9), &n, &f), RC__DRC_REFUSED); /* still no room */
+	assert_int_equal(stats(d).refused, 2);
+	for (uint32_t k = 1; k <= admitted; k++) {
+		assert_int_equal(look(d, key(k, 9), &n, &f), RC__DRC_REPLAY);
+		assert_int_equal(f, (unsigned char)k);
+	}
+	rc__drc_destroy(d);
+}
+
+/* Large replies are let go, oldest first, before any new call is refused; their calls stay
+ * remembered: a retransmission is dropped (counted unanswered), never run again. */
+static void large_replies_shed_before_refusing(void **state)
+{
+	size_t cap = 1 << 20, n;
+	rc__drc *d = rc__drc_create(1u << 20, cap, 60000);
+	unsigned char f;
+	rc__drc_stats s;
+	(void)state;
+	for (uint32_t i = 1; i <= 40; i++) /* 40 x 60 KB: 2.4 MB of replies into 1 MiB */
+		run(d, key(i, 5), 60000, (unsigned char)i);
+	s = stats(d);
+	assert_true(s.bytes <= cap);
+	assert_true(s.shed >= 23); /* at most 17 fit beside the index */
+	assert_int_equal(s.refused, 0);
+	assert_int_equal(look(d, key(1, 5), &n, &f), RC__DRC_DROP); /* shed: remembered, no reply */
+	assert_int_equal(stats(d).unanswered, 1);
+	assert_int_equal(look(d, key(40, 5), &n, &f), RC__DRC_REPLAY); /* the newest is kept */
+	assert_int_equal(n, 60000);
+	assert_int_equal(f, 40);
+	/* small calls now push out the remaining large replies, not each other */
+	uint32_t i = 100;
+	while (stats(d).shed < 40 && i < 20000)
+		run(d, key(i++, 5), 32, 1);
+	s = stats(d);
+	print_message("1 MiB: %llu entries, %llu replies shed, %llu refused\n",
+	              (unsigned long long)s.entries, (unsigned long long)s.shed,
+	              (unsigned long long)s.refused);
+	assert_int_equal(s.shed, 40);
+	assert_int_equal(s.refused, 0);
+	assert_int_equal(s.entries, 40 + (i - 100));
+	assert_int_equal(look(d, key(40, 5), &n, &f), RC__DRC_DROP);
+	assert_int_equal(look(d, key(100, 5), &n, &f), RC__DRC_REPLAY);
+	rc__drc_destroy(d);
+}
+
+/* After its TTL an entry is freed and the same key runs again; a call still running after a
+ * whole TTL is never forgotten, and does not keep the finished ones behind it from expiring. */
+static void expiry_and_long_running_calls(void **state)
+{
+	rc__drc *d = rc__drc_create(1u << 20, 1 << 20, 50);
+	size_t n;
+	unsigned char f;
+	(void)state;
+	assert_int_equal(look(d, key(1, 3), &n, &f), RC__DRC_NEW); /* runs long: never stored */
+	for (uint32_t i = 2; i <= 3000; i++) /* ~440 KB */
+		run(d, key(i, 3), 24, 0);
+	assert_int_equal(look(d, key(2, 3), &n, &f), RC__DRC_REPLAY);
+	usleep(120000);
+	/* new calls reclaim a few each; byte-hungry ones (16 x 60 KB into 1 MiB) all that expired */
+	for (uint32_t i = 5000; i < 5016; i++)
+		run(d, key(i, 3), 60000, 9);
+	assert_true(stats(d).entries <= 1 + 16);
+	assert_int_equal(look(d, key(1, 3), &n, &f), RC__DRC_INPROGRESS); /* still running */
+	assert_int_equal(look(d, key(2, 3), &n, &f), RC__DRC_NEW);        /* expired: runs again */
+	assert_int_equal(stats(d).refused, 0);
+	rc__drc_destroy(d);
+}
+
+/* Bad sizes are refused at creation (the server then runs without a cache). */
+static void creation_limits(void **state)
+{
+	(void)state;
+	assert_null(rc__drc_create(0, 1 << 20, 1000));
+	assert_null(rc__drc_create(16, 100, 1000));
+	rc__drc_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(nothing_forgotten_before_ttl),
+		cmocka_unit_test(byte_bound_refuses_new_calls),
+		cmocka_unit_test(large_replies_shed_before_refusing),
+		cmocka_unit_test(expiry_and_long_running_calls),
+		cmocka_unit_test(creation_limits),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
