@@ -115,7 +115,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "usage: %s --uri URI [--uri URI]... --proc null|int|send|sendr|echo|work|add\n"
 	        "          [--size BYTES] [--arg N] [--calls N] [--warmup N] [--mode MODE]\n"
 	        "          [--depth N] [--threads N] [--arg-dist const|exp] [--seed N] [--json]\n"
-	        "          [--keep-going] [--timeout MS] [--max-seconds S]\n"
+	        "          [--keep-going] [--timeout MS] [--spin US] [--max-seconds S]\n"
 	        "  --uri URI      udp://HOST:PORT, tcp://HOST:PORT (no port: ask HOST's rpcbind);\n"
 	        "                 with several, one call is one round over all of them\n"
 	        "  --proc P       the bench.x procedure to call\n"
@@ -131,6 +131,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "  --json         one JSON object per line\n"
 	        "  --keep-going   count failed calls instead of stopping at the first\n"
 	        "  --timeout MS   total time one call may take [library default]\n"
+	        "  --spin US      poll up to US microseconds for each reply before sleeping [0]\n"
 	        "  --max-seconds S  stop measuring after S seconds even if fewer than --calls were\n"
 	        "                 made (the output counts the calls made) [no limit]\n"
 	        "  --trace        (remotecall, block mode, one thread) record the runtime's trace\n"
@@ -146,7 +147,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 enum {
 	OPT_URI = 1000, OPT_PROC, OPT_SIZE, OPT_ARG, OPT_CALLS, OPT_WARMUP, OPT_MODE, OPT_THREADS,
 	OPT_JSON, OPT_DEPTH, OPT_KEEP, OPT_TIMEOUT, OPT_PROG, OPT_VERS, OPT_PROCNUM, OPT_QUIET,
-	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC, OPT_TRACE
+	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC, OPT_TRACE, OPT_SPIN
 };
 
 static const struct option client_longopts[] = {
@@ -163,6 +164,7 @@ static const struct option client_longopts[] = {
 	{"keep-going", no_argument, NULL, OPT_KEEP},
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"spin", required_argument, NULL, OPT_SPIN},
 	{"prog", required_argument, NULL, OPT_PROG},
 	{"vers", required_argument, NULL, OPT_VERS},
 	{"procnum", required_argument, NULL, OPT_PROCNUM},
@@ -264,6 +266,11 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 			if (!bench_parse_u64(optarg, &v) || v > UINT32_MAX)
 				BAD("bad --timeout '%s'", optarg);
 			o->timeout_ms = (uint32_t)v;
+			break;
+		case OPT_SPIN:
+			if (!bench_parse_u64(optarg, &v) || v > 1000000)
+				BAD("bad --spin '%s' (microseconds, at most 1000000)", optarg);
+			o->spin_us = (uint32_t)v;
 			break;
 		case OPT_PROG:
 			if (!bench_parse_i64(optarg, &iv) || iv < 0 || iv > UINT32_MAX)

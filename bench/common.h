@@ -74,6 +74,7 @@ typedef struct bench_opts {
 	bool trace;         /* --trace (rc-bench-client, block mode, one thread): the runtime's
 	                       trace points, one more JSON line of per-step medians */
 	uint32_t timeout_ms; /* total time one call may take (0: the library's default) */
+	uint32_t spin_us;   /* --spin: poll this long for a reply before sleeping (0: don't) */
 	uint64_t max_ns;    /* --max-seconds: stop measuring after this long (0: no limit) */
 	/* error-path testing: override the numbers of the call */
 	int64_t prog;       /* -1: BENCH_PROG */

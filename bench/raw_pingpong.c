@@ -3,9 +3,12 @@
  * blocking send + blocking receive, no marshalling (Elliott & Nutt's "Program Three" (UDP)
  * and "Program Four" (TCP)).
  *
- *   raw-pingpong --server URI [--null-rpc]
+ *   raw-pingpong --server URI [--null-rpc] [--spin]
  *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]
- *                [--max-seconds S] [--null-rpc] [--json]
+ *                [--max-seconds S] [--null-rpc] [--spin] [--json]
+ *
+ * --spin (UDP): never sleep -- receive with MSG_DONTWAIT in a loop (mode "spin"): the floor
+ * under rc_client_set_spin / rc_server_set_spin. A spinning side burns a whole core.
  *
  * --wait select: before reading each reply the client waits in select() (with a 25 s timeout,
  * as Sun RPC's clntudp_call did) instead of blocking in recv() straight away: Elliott &
@@ -63,11 +66,12 @@ static uint32_t get32(const unsigned char *p)
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: %s --server URI [--null-rpc]\n"
+	        "usage: %s --server URI [--null-rpc] [--spin]\n"
 	        "       %s --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]\n"
-	        "                 [--max-seconds S] [--null-rpc] [--json]\n"
+	        "                 [--max-seconds S] [--null-rpc] [--spin] [--json]\n"
 	        "  URI is udp://HOST:PORT or tcp://HOST:PORT (server: port 0 picks one)\n"
-	        "  --null-rpc  (UDP) send BENCH_NULL calls / answer calls with a 24-byte reply\n",
+	        "  --null-rpc  (UDP) send BENCH_NULL calls / answer calls with a 24-byte reply\n"
+	        "  --spin      (UDP) busy-poll instead of sleeping in recv (burns a core)\n",
 	        progname, progname);
 }
 
@@ -144,7 +148,7 @@ static void *tcp_conn(void *p)
 	return NULL;
 }
 
-static int run_server(const char *uri, bool rpc)
+static int run_server(const char *uri, bool rpc, bool spin)
 {
 	bench_uri u;
 	char err[300];
@@ -204,7 +208,8 @@ static int run_server(const char *uri, bool rpc)
 		while (!g_stop) {
 			struct sockaddr_storage from;
 			socklen_t fl = sizeof from;
-			ssize_t n = recvfrom(fd, buf, MAX_UDP, 0, (struct sockaddr *)&from, &fl);
+			ssize_t n = recvfrom(fd, buf, MAX_UDP, spin ? MSG_DONTWAIT : 0,
+			                     (struct sockaddr *)&from, &fl);
 			if (n < 0)
 				continue;
 			if (rpc) {
@@ -245,7 +250,7 @@ static bool null_reply_ok(const unsigned char *in, size_t got, uint32_t xid)
 }
 
 static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t warmup, bool json,
-                      bool sel, uint64_t max_ns, bool rpc)
+                      bool sel, uint64_t max_ns, bool rpc, bool spin)
 {
 	bench_uri u;
 	char err[300];
@@ -307,7 +312,16 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 			if (ok && sel)
 				ok = wait_readable(fd);
 			if (ok) {
-				ssize_t n = recv(fd, in, size + 1, 0);
+				ssize_t n;
+				if (spin) { /* busy-poll, 5 s at most */
+					uint64_t until = bench_now_ns() + 5000000000ull;
+					do
+						n = recv(fd, in, size + 1, MSG_DONTWAIT);
+					while (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+					       bench_now_ns() < until);
+				} else {
+					n = recv(fd, in, size + 1, 0);
+				}
 				ok = n >= 0;
 				got = ok ? (size_t)n : 0;
 				ok = ok && (rpc ? null_reply_ok(in, got, xid) : got == size);
@@ -331,7 +345,7 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 	uint64_t elapsed = bench_now_ns() - t0;
 	bench_result r = {
 		.impl = "raw",
-		.mode = sel ? "select" : "pingpong",
+		.mode = spin ? "spin" : sel ? "select" : "pingpong",
 		.uri = uri,
 		.dests = 1,
 		.proc = rpc ? "null" : "raw",
@@ -364,12 +378,13 @@ int main(int argc, char **argv)
 		{"wait", required_argument, NULL, 'W'},
 		{"max-seconds", required_argument, NULL, 'M'},
 		{"null-rpc", no_argument, NULL, 'R'},
+		{"spin", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *client = NULL;
 	uint64_t size = 0, calls = 10000, warmup = 100;
-	bool json = false, sel = false, rpc = false;
+	bool json = false, sel = false, rpc = false, spin = false;
 	uint64_t max_ns = 0;
 	int c;
 	opterr = 0;
@@ -400,6 +415,7 @@ int main(int argc, char **argv)
 			break;
 		case 'j': json = true; break;
 		case 'R': rpc = true; break;
+		case 'P': spin = true; break;
 		case 'M': {
 			char *end;
 			double sec = strtod(optarg, &end);
@@ -426,11 +442,19 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (spin && sel) {
+		fprintf(stderr, "%s: --spin and --wait select exclude each other\n", progname);
+		return 2;
+	}
+	if (spin && strncmp(server ? server : client ? client : "", "udp:", 4) != 0) {
+		fprintf(stderr, "%s: --spin is for UDP\n", progname);
+		return 2;
+	}
 	if (optind < argc || !!server == !!client) {
 		fprintf(stderr, "%s: give exactly one of --server and --client\n", progname);
 		usage(stderr);
 		return 2;
 	}
-	return server ? run_server(server, rpc)
-	              : run_client(client, (size_t)size, calls, warmup, json, sel, max_ns, rpc);
+	return server ? run_server(server, rpc, spin)
+	              : run_client(client, (size_t)size, calls, warmup, json, sel, max_ns, rpc, spin);
 }

@@ -792,6 +792,14 @@ int main(int argc, char **argv)
 		}
 		if (o.timeout_ms)
 			rc_client_set_timeout(clients[i], o.timeout_ms);
+		if (o.spin_us && (st = rc_client_set_spin(clients[i], o.spin_us)) != RC_OK) {
+			fprintf(stderr, "%s: --spin %u on %s: %s\n", progname, (unsigned)o.spin_us,
+			        o.uris[i], rc_strerror(st));
+			for (int k = 0; k <= i; k++)
+				rc_client_destroy(clients[k]);
+			trace_rec_free(g_trace);
+			return 1;
+		}
 		if (g_trace)
 			rc_client_set_trace(clients[i], trace_rec_point, g_trace);
 	}

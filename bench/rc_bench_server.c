@@ -1,7 +1,7 @@
 /*
  * rc-bench-server -- serves bench.x with remotecall.
  *
- *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--rpcbind]
+ *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--spin US] [--rpcbind]
  *                   [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
  *                   [--stats] [--stats-every MS]
  *
@@ -131,6 +131,7 @@ static void usage(FILE *f)
 	        "  --listen URI   udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH (port 0: any);\n"
 	        "                 prints 'listening URI' with the real port for each\n"
 	        "  --threads N    worker threads [1]\n"
+	        "  --spin US      poll up to US microseconds before sleeping for a request [0]\n"
 	        "  --rpcbind      register with the local rpcbind (unregistered at exit); what\n"
 	        "                 fails is listed and the server exits 1\n"
 	        "  --rpcbind-takeover  the same, replacing another live server's registration\n"
@@ -198,6 +199,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, 'l'},
 		{"threads", required_argument, NULL, 't'},
+		{"spin", required_argument, NULL, 'P'},
 		{"rpcbind", no_argument, NULL, 'r'},
 		{"rpcbind-takeover", no_argument, NULL, 'R'},
 		{"work-dist", required_argument, NULL, 'w'},
@@ -210,7 +212,7 @@ int main(int argc, char **argv)
 	};
 	const char *listen[BENCH_MAX_LISTEN];
 	int nlisten = 0;
-	uint64_t threads = 1;
+	uint64_t threads = 1, spin_us = 0;
 	bool rpcbind = false, stats = false;
 	unsigned rpcbind_flags = 0;
 	uint64_t stats_every = 0;
@@ -232,6 +234,13 @@ int main(int argc, char **argv)
 		case 't':
 			if (!bench_parse_u64(optarg, &threads) || threads == 0 || threads > 1024) {
 				fprintf(stderr, "%s: bad --threads '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'P':
+			if (!bench_parse_u64(optarg, &spin_us) || spin_us > 1000000) {
+				fprintf(stderr, "%s: bad --spin '%s'\n", progname, optarg);
 				usage(stderr);
 				return 2;
 			}
@@ -308,6 +317,10 @@ int main(int argc, char **argv)
 	}
 	if (trace)
 		rc_server_set_trace(g_srv, trace_rec_point, trace);
+	if (spin_us > 0 && (st = rc_server_set_spin(g_srv, (uint32_t)spin_us)) != RC_OK) {
+		fprintf(stderr, "%s: --spin %u: %s\n", progname, (unsigned)spin_us, rc_strerror(st));
+		return 1;
+	}
 	if (threads > 1 && (st = rc_server_set_threads(g_srv, (unsigned)threads)) != RC_OK) {
 		fprintf(stderr, "%s: --threads %u: %s\n", progname, (unsigned)threads,
 		        rc_strerror(st));

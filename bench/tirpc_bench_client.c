@@ -257,6 +257,11 @@ int main(int argc, char **argv)
 		        progname);
 		return 2;
 	}
+	if (o.spin_us) {
+		fprintf(stderr, "%s: --spin: libtirpc's clients have no busy-polling option\n",
+		        progname);
+		return 2;
+	}
 
 	uint32_t prog = o.prog >= 0 ? (uint32_t)o.prog : BENCH_PROG;
 	uint32_t vers = o.vers >= 0 ? (uint32_t)o.vers : BENCH_VERS;

@@ -234,6 +234,15 @@ rc_status rc_server_set_threads(rc_server *srv, unsigned n)
 	return RC_OK;
 }
 
+/* server.h: the spin window, in ns for the loops. */
+rc_status rc_server_set_spin(rc_server *srv, uint32_t spin_us)
+{
+	if (srv == NULL || spin_us > 1000000 || atomic_load(&srv->running))
+		return RC_INVAL;
+	srv->spin_ns = (int64_t)spin_us * 1000;
+	return RC_OK;
+}
+
 /* server.h. */
 rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx)
 {
@@ -368,6 +377,22 @@ int rc_server_fd(rc_server *srv)
 	return srv ? srv->epfd : -1;
 }
 
+/* A blocking receive on datagram listener l that first polls for up to srv->spin_ns
+ * (rc_server_set_spin). Same returns as recv_into. */
+static rc_status rc__spin_recv(rc_server *srv, rc__lsn *l, void *buf, size_t cap, size_t *len,
+                               rc_peer *from)
+{
+	int64_t until = rc__now() + srv->spin_ns;
+	rc_status st;
+
+	do
+		st = l->tp->vt->recv_into(l->tp, buf, cap, len, from, RC_TPF_DONTWAIT);
+	while (st == RC_AGAIN && !atomic_load(&srv->stop) && rc__now() < until);
+	if (st == RC_AGAIN && !atomic_load(&srv->stop))
+		st = l->tp->vt->recv_into(l->tp, buf, cap, len, from, 0);
+	return st;
+}
+
 /* Serve up to n datagrams waiting on l (flags 0: blocking for each). Returns how many. */
 static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned flags,
                            bool rearm)
@@ -380,7 +405,9 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsig
 	for (i = 0; i < n; i++) {
 		size_t len, rlen;
 		rc_peer from;
-		rc_status st = l->tp->vt->recv_into(l->tp, w->rbuf, cap, &len, &from, flags);
+		rc_status st = flags == 0 && srv->spin_ns > 0
+		                   ? rc__spin_recv(srv, l, w->rbuf, cap, &len, &from)
+		                   : l->tp->vt->recv_into(l->tp, w->rbuf, cap, &len, &from, flags);
 
 		if (st != RC_OK)
 			break;
@@ -460,7 +487,15 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 
 	/* with worker threads, one event at a time: an event taken with others would wait behind
 	 * whatever long call the first one runs, while other workers sit idle */
-	n = epoll_wait(srv->epfd, evs, srv->threads > 1 ? 1 : 64, timeout_ms);
+	n = 0;
+	if (srv->spin_ns > 0 && timeout_ms != 0) { /* rc_server_set_spin: poll before sleeping */
+		int64_t until = rc__now() + srv->spin_ns;
+		do
+			n = epoll_wait(srv->epfd, evs, srv->threads > 1 ? 1 : 64, 0);
+		while (n == 0 && !atomic_load(&srv->stop) && rc__now() < until);
+	}
+	if (n == 0)
+		n = epoll_wait(srv->epfd, evs, srv->threads > 1 ? 1 : 64, timeout_ms);
 	if (n < 0) {
 		if (errno == EINTR)
 			return RC_OK;

@@ -119,6 +119,7 @@ struct rc_server {
 	atomic_int stop;
 	atomic_bool running; /* read by rc_server_stop, maybe from a signal handler */
 	unsigned threads;
+	int64_t spin_ns; /* rc_server_set_spin: poll this long before sleeping (0: never) */
 	rc_server_limits lim;
 	rc_svc_authfn auth;
 	rc_trace_fn trace; /* NULL: off */

@@ -143,6 +143,22 @@ json "rc-bench-client against raw-pingpong --null-rpc" 'r["impl"] == "remotecall
 expect_fail "raw-pingpong --null-rpc: an echo is not a reply" 1 "wrong size or content" \
 	"$BIN/raw-pingpong" --client "$rw_udp" --null-rpc --calls 3
 expect_fail "raw-pingpong --null-rpc is for UDP" 2 "for UDP" "$BIN/raw-pingpong" --client tcp://127.0.0.1:9 --null-rpc
+# busy-polling (--spin, fixed names): the raw floor, a spinning server and a spinning client
+start sp "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --listen tcp://127.0.0.1:0 --spin 200
+json "rc-bench-client --spin 200 against rc-bench-server --spin 200, UDP (epoll loop)" 'r["errors"] == 0 and r["calls"] == 500' \
+	"$BIN/rc-bench-client" --uri "$sp_udp" --proc null --calls 500 --spin 200 --json
+json "rc-bench-client --spin 200, TCP, echo 3000 bytes" 'r["errors"] == 0 and r["calls"] == 300' \
+	"$BIN/rc-bench-client" --uri "$sp_tcp" --proc echo --size 3000 --calls 300 --spin 200 --json
+start s1 "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --spin 50
+json "rc-bench-server --spin 50 on a lone UDP listener (blocking receives)" 'r["errors"] == 0 and r["calls"] == 500' \
+	"$BIN/rc-bench-client" --uri "$s1_udp" --proc add --arg 1 --calls 500 --json
+start rs "$BIN/raw-pingpong" --server udp://127.0.0.1:0 --spin
+json "raw-pingpong --spin (both sides)" 'r["mode"] == "spin" and r["errors"] == 0 and r["calls"] == 500' \
+	"$BIN/raw-pingpong" --client "$rs_udp" --spin --size 40 --calls 500 --json
+kill $(echo $PIDS | awk '{ print $NF }') 2>/dev/null # a spinning server burns a core: stop it now
+expect_fail "raw-pingpong --spin is for UDP" 2 "for UDP" "$BIN/raw-pingpong" --client tcp://127.0.0.1:9 --spin
+expect_fail "rc-bench-server --spin over one second" 2 "bad --spin" "$BIN/rc-bench-server" --listen udp://127.0.0.1:0 --spin 2000000
+expect_fail "tirpc-bench-client has no --spin" 2 "no busy-polling" "$BIN/tirpc-bench-client" --uri udp://127.0.0.1:9 --proc null --spin 10
 json "rc-bench-local inproc echo (verified)" 'r["mode"] == "inproc" and r["calls"] == 1000 and r["size"] == 4000' \
 	"$BIN/rc-bench-local" --what inproc --proc echo --size 4000 --calls 1000 --json
 json "rc-bench-local steps (one JSON line, every step)" 'r["bench"] == "steps" and all(r[k] >= 0 for k in ("enc_us", "send_us", "wait_us", "recv_us", "dec_us", "srv_recv_us", "srv_send_us", "srv_decode_dispatch_us"))' \

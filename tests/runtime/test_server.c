@@ -777,11 +777,42 @@ static void running_server_refuses_changes(void **state)
 	assert_int_equal(rc_server_set_auth(srv, no_auth, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_trace(srv, NULL, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_threads(srv, 4), RC_INVAL);
+	assert_int_equal(rc_server_set_spin(srv, 10), RC_INVAL);
 	assert_int_equal(rc_server_run(srv), RC_INVAL); /* a second loop */
 	assert_int_equal(rc_server_step(srv, 0), RC_INVAL);
 	sleep_call(c);
 	stop_running(srv, t, c);
 	rc_server_destroy(srv);
+}
+
+/* rc_server_set_spin: a spinning server answers on both loops (a lone UDP listener's blocking
+ * receives, and the epoll loop), stops when told to, and refuses a window over one second. */
+static void spinning_server_serves_and_stops(void **state)
+{
+	static const char *const lone[] = {"udp://127.0.0.1:0", NULL};
+	static const char *const both[] = {"tcp://127.0.0.1:0", "udp://127.0.0.1:0", NULL};
+	const char *const *sets[] = {lone, both};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rc_server *srv;
+		rc_client *c;
+		pthread_t t;
+		char uri[256];
+		assert_int_equal(rc_server_create(&srv), RC_OK);
+		assert_int_equal(rc_server_set_spin(NULL, 10), RC_INVAL);
+		assert_int_equal(rc_server_set_spin(srv, 1000001), RC_INVAL);
+		assert_int_equal(rc_server_set_spin(srv, 300), RC_OK);
+		assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+		for (int i = 0; sets[k][i]; i++)
+			assert_int_equal(rc_server_listen(srv, sets[k][i], i ? NULL : uri,
+			                                  i ? 0 : sizeof(uri)), RC_OK);
+		pthread_create(&t, NULL, runner, srv);
+		assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+		for (int i = 0; i < 200; i++)
+			sleep_call(c);
+		stop_running(srv, t, c); /* joins: a spinning loop still sees the stop */
+		rc_server_destroy(srv);
+	}
 }
 
 static void stale_unix_socket_replaced(void **state)
@@ -828,6 +859,7 @@ int main(void)
 		cmocka_unit_test(stop_from_another_thread),
 		cmocka_unit_test(single_udp_listener_served_outside_epoll),
 		cmocka_unit_test(running_server_refuses_changes),
+		cmocka_unit_test(spinning_server_serves_and_stops),
 		cmocka_unit_test(stale_unix_socket_replaced),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -139,6 +139,17 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out);
 rc_status rc_server_set_threads(rc_server *srv, unsigned n);
 
 /*
+ * rc_server_set_spin -- opt-in busy-polling: a serving thread about to sleep for the next
+ * request (a blocking receive, or epoll_wait) first polls without sleeping for up to spin_us
+ * microseconds (0, the default: it sleeps at once). It trades CPU for latency: a request that
+ * arrives within the window is taken without the wake-up of a sleeping thread, and each
+ * serving thread burns up to spin_us of CPU after every request it serves (a whole core while
+ * requests come closer together than that). Set it before rc_server_run. Returns RC_OK;
+ * RC_INVAL for a NULL or running server, or spin_us over 1 s.
+ */
+rc_status rc_server_set_spin(rc_server *srv, uint32_t spin_us);
+
+/*
  * rc_server_set_trace -- from now on call fn(arg, step, xid, ns) at each step of every call
  * the server serves (<remotecall/trace.h>: RC_TP_SRV_RECEIVED .. RC_TP_SRV_SENT), on the
  * thread serving it -- with worker threads, from several threads at once. fn NULL turns
