@@ -79,7 +79,8 @@ bool rc_xdr_bool(rc_xdr *xdrs, bool *bp)
 		v = *bp ? 1 : 0;
 		return rc_xdr_u_int(xdrs, &v);
 	case RC_XDR_DECODE:
-		if (!rc_xdr_u_int(xdrs, &v) || v > 1)
+		/* any non-zero value is true, as in libtirpc (klm, rquota fields) */
+		if (!rc_xdr_u_int(xdrs, &v))
 			return false;
 		*bp = v != 0;
 		return true;
@@ -351,7 +352,8 @@ static bool rc__xdr_array_elements(rc_xdr *xdrs, unsigned char *base, uint32_t n
 {
 	bool ok;
 
-	if (rc__bulk_kind(elproc, elsize) != 0 || xdrs->x_op == RC_XDR_FREE)
+	/* no element, no nesting: encode and decode agree (a decode of count 0 returns early) */
+	if (n == 0 || rc__bulk_kind(elproc, elsize) != 0 || xdrs->x_op == RC_XDR_FREE)
 		return rc__xdr_elements(xdrs, base, n, elsize, elproc);
 	if (xdrs->x_depth >= xdrs->x_maxdepth)
 		return false;

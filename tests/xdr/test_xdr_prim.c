@@ -213,13 +213,17 @@ static void test_bool(void **state)
 	assert_true(out);
 	assert_true(dec_word(0, (rc_xdrproc)rc_xdr_bool, &out));
 	assert_false(out);
-	/* anything but 0 or 1 is not an XDR bool */
-	out = true;
-	assert_false(dec_word(2, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_false(dec_word(0xffffffffu, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_false(dec_word(0x80000000u, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_false(dec_word(0x00000100u, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_true(out); /* untouched */
+	/* any other value is true, as libtirpc decodes it (servers send them: klm, rquota) */
+	static const uint32_t others[] = { 2, 0xffffffffu, 0x80000000u, 0x00000100u };
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		out = false;
+		assert_true(dec_word(others[i], (rc_xdrproc)rc_xdr_bool, &out));
+		assert_true(out);
+	}
+	/* ...and encodes back as 1 */
+	rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
+	assert_true(rc_xdr_bool(&x, &out));
+	assert_wire(buf, rc_xdr_getpos(&x), "00000001");
 }
 
 enum color { RED = 0, GREEN = 2, BLUE = -5, BIG = INT32_MAX, SMALL = INT32_MIN };
@@ -875,13 +879,17 @@ static void test_pointer_null_and_present(void **state)
 	assert_null(out);
 	assert_int_equal(tu_alloc.live, 0);
 
-	/* a flag that is not a bool */
+	/* a flag other than 0 or 1 is a bool that says "present", as with libtirpc */
 	{
 		unsigned char w[8];
 		size_t n = hex("00000002 00000005", w);
 		out = NULL;
 		rc_xdrmem_create(&x, w, n, RC_XDR_DECODE);
-		assert_false(rc_xdr_pointer(&x, &out, sizeof(int32_t), (rc_xdrproc)rc_xdr_int));
+		assert_true(rc_xdr_pointer(&x, &out, sizeof(int32_t), (rc_xdrproc)rc_xdr_int));
+		assert_non_null(out);
+		assert_int_equal(*out, 5);
+		rc_xdrmem_create(&x, NULL, 0, RC_XDR_FREE);
+		assert_true(rc_xdr_pointer(&x, &out, sizeof(int32_t), (rc_xdrproc)rc_xdr_int));
 		assert_null(out);
 	}
 	/* present, but the object is cut off: fails; free releases what was allocated */
