@@ -296,16 +296,33 @@ op_text(int op)
 	return "?";
 }
 
-/* emit_value -- v as a C integer constant (negative values in parentheses). */
-static void
-emit_value(idlc_buf *b, int64_t v)
+/*
+ * int_suffix -- the C suffix a constant of this value needs: "ULL" above INT64_MAX (a decimal
+ * literal that large has no signed type), "LL" outside the 32-bit range (long long on every
+ * data model), else none.
+ */
+static const char *
+int_suffix(int64_t v, bool big)
 {
-	if (v == INT64_MIN)
-		idlc_buf_puts(b, "(-9223372036854775807 - 1)");
+	if (big)
+		return "ULL";
+	return v < INT32_MIN || v > (int64_t)UINT32_MAX ? "LL" : "";
+}
+
+/* emit_value -- the value of known e as a C integer constant with its suffix (negative
+ * values in parentheses). */
+static void
+emit_value(idlc_buf *b, const idlc_expr *e)
+{
+	int64_t v = e->value;
+	if (e->big)
+		idlc_buf_printf(b, "%" PRIu64 "ULL", (uint64_t)v);
+	else if (v == INT64_MIN)
+		idlc_buf_puts(b, "(-9223372036854775807LL - 1)");
 	else if (v < 0)
-		idlc_buf_printf(b, "(%" PRId64 ")", v);
+		idlc_buf_printf(b, "(%" PRId64 "%s)", v, int_suffix(v, false));
 	else
-		idlc_buf_printf(b, "%" PRId64, v);
+		idlc_buf_printf(b, "%" PRId64 "%s", v, int_suffix(v, false));
 }
 
 /* emit_source -- e as written, fully parenthesised (for values idlc does not know). */
@@ -314,6 +331,8 @@ emit_source(idlc_buf *b, const idlc_expr *e)
 {
 	switch (e->kind) {
 	case IDLC_EX_NUM:
+		idlc_buf_printf(b, "%s%s", e->text, int_suffix(e->num, e->big));
+		break;
 	case IDLC_EX_NAME:
 		idlc_buf_puts(b, e->text);
 		break;
@@ -334,19 +353,26 @@ emit_source(idlc_buf *b, const idlc_expr *e)
 
 /*
  * idlc_emit_expr -- e as C: a literal or a name as written (the name's #define or enumerator
- * exists in C); a negated literal in parentheses; any other expression as the value idlc
- * computed (C's int arithmetic would differ from idlc's 64-bit arithmetic), or, if it uses
- * names idlc cannot see, as written, fully parenthesised.
+ * exists in C), a literal outside the 32-bit range with its suffix (LL, ULL); a negated
+ * literal in parentheses; any other expression as the value idlc computed (C's int
+ * arithmetic would differ from idlc's 64-bit arithmetic), or, if it uses names idlc cannot
+ * see, as written, fully parenthesised.
  */
 void
 idlc_emit_expr(idlc_buf *b, const idlc_expr *e)
 {
-	if (e->kind == IDLC_EX_NUM || e->kind == IDLC_EX_NAME) {
+	if (e->kind == IDLC_EX_NUM) {
+		idlc_buf_printf(b, "%s%s", e->text, int_suffix(e->num, e->big));
+	} else if (e->kind == IDLC_EX_NAME) {
 		idlc_buf_puts(b, e->text);
 	} else if (e->kind == IDLC_EX_UNARY && e->op == '-' && e->lhs->kind == IDLC_EX_NUM) {
-		idlc_buf_printf(b, "(-%s)", e->lhs->text);
+		if (e->known && e->value == INT64_MIN) /* its literal has no signed type */
+			idlc_buf_puts(b, "(-9223372036854775807LL - 1)");
+		else
+			idlc_buf_printf(b, "(-%s%s)", e->lhs->text,
+			                int_suffix(e->known ? e->value : e->lhs->num, e->lhs->big));
 	} else if (e->known) {
-		emit_value(b, e->value);
+		emit_value(b, e);
 	} else {
 		emit_source(b, e);
 	}
@@ -509,21 +535,33 @@ declarator(idlc_gen *g, const idlc_decl *d, int indent)
 	}
 }
 
-/* idlc_emit_member -- d as a member of a C struct or union, at indent. */
+/* idlc_emit_member -- d as a member of a C struct or union, at indent; a zero-length array
+ * is no member (C has no zero-length arrays), only a comment saying so. */
 void
 idlc_emit_member(idlc_gen *g, const idlc_decl *d, int indent)
 {
 	if (d->kind == IDLC_D_VOID)
 		return;
 	idlc_indent(g->out, indent);
+	if (idlc_decl_empty(d)) {
+		idlc_buf_printf(g->out, "/* %s[0]: holds nothing, no member */\n", d->name);
+		return;
+	}
 	declarator(g, d, indent);
 	idlc_buf_puts(g->out, ";\n");
 }
 
-/* idlc_emit_typedef -- "typedef ... name;" for the typedef declaration d. */
+/* idlc_emit_typedef -- "typedef ... name;" for the typedef declaration d. A zero-length
+ * array type becomes an array of one element that nothing reads or writes. */
 void
 idlc_emit_typedef(idlc_gen *g, const idlc_decl *d)
 {
+	if (idlc_decl_empty(d)) {
+		idlc_buf_printf(g->out, "typedef %s %s[1]; /* [0]: holds nothing (C has no empty arrays) */\n",
+		                d->type->kind == IDLC_T_OPAQUE ? "char" : idlc_ctype(g, d->type),
+		                d->name);
+		return;
+	}
 	idlc_buf_puts(g->out, "typedef ");
 	declarator(g, d, 0);
 	idlc_buf_puts(g->out, ";\n");
@@ -595,6 +633,8 @@ idlc_emit_xdr_decl(idlc_gen *g, const idlc_decl *d, const char *ptr, const char 
                    const char *memb, int indent)
 {
 	const idlc_type *t = d->type;
+	if (idlc_decl_empty(d))
+		return; /* a zero-length array codes nothing */
 	switch (d->kind) {
 	case IDLC_D_VOID:
 		return;

@@ -42,11 +42,20 @@ gen_enum(idlc_gen *g, const idlc_def *d)
 	idlc_buf_puts(g->out, "\treturn rc_xdr_enum(xdrs, (int32_t *)objp);\n}\n");
 }
 
+/* unused -- "(void)xdrs; (void)objp;" for a routine that codes nothing (zero-length arrays). */
+static void
+unused(idlc_gen *g)
+{
+	idlc_buf_puts(g->out, "\t(void)xdrs;\n\t(void)objp;\n");
+}
+
 /* gen_struct -- the fields in order. */
 static void
 gen_struct(idlc_gen *g, const idlc_def *d)
 {
 	open_routine(g, d->name);
+	if (d->no_members)
+		unused(g);
 	for (const idlc_decl *f = d->fields; f != NULL; f = f->next)
 		field(g, f, "", 1);
 	idlc_buf_puts(g->out, "\treturn true;\n}\n");
@@ -66,7 +75,7 @@ gen_list(idlc_gen *g, const idlc_def *d)
 	idlc_buf_printf(b, "\n/* One node of the list %s: its fields but %s. */\n", n, next);
 	idlc_buf_printf(b, "static bool\nrc__xdr_%s_node(rc_xdr *xdrs, %s *objp)\n{\n", n, n);
 	for (const idlc_decl *f = d->fields; f != d->list_next; f = f->next) {
-		if (f->kind != IDLC_D_VOID)
+		if (f->kind != IDLC_D_VOID && !idlc_decl_empty(f))
 			any = true;
 		field(g, f, "", 1);
 	}
@@ -156,6 +165,8 @@ static void
 gen_typedef(idlc_gen *g, const idlc_def *d)
 {
 	open_routine(g, d->name);
+	if (idlc_decl_empty(d->decl))
+		unused(g);
 	idlc_emit_xdr_decl(g, d->decl, "objp", "*objp", "objp->", 1);
 	idlc_buf_puts(g->out, "\treturn true;\n}\n");
 }

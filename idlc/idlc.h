@@ -173,6 +173,7 @@ typedef struct idlc_sym {
 	int sub;                   /* ENUMVAL: index in its enum */
 	int ready;                 /* the C name is usable after this order (-1: always) */
 	bool undefined;            /* EXTERN: reported as an error (not assumed) */
+	bool proto;                /* EXTERN or PCTDEF type: NAME.h declares its xdr_ routine */
 	const struct idlc_unit *owner;
 	idlc_def *def;             /* CONST, TYPE, PROG: the definition; ENUMVAL: its enum */
 	idlc_enumerator *en;       /* ENUMVAL */
@@ -186,6 +187,7 @@ typedef struct idlc_sym {
 	int state;                 /* 0 not evaluated, 1 being evaluated, 2 done */
 	bool known;
 	int64_t value;
+	bool big;                  /* value is above INT64_MAX (see idlc_expr.big) */
 	bool used;                 /* PRELUDE: the header must declare it */
 	const char *what;          /* a generated C name: what it was generated for */
 } idlc_sym;
@@ -240,6 +242,13 @@ const idlc_def *idlc_type_def(const idlc_type *t);
 char *idlc_lower(idlc_arena *a, const char *s);
 /* idlc_prelude_decls -- the C declarations of the prelude names u uses (TRUE, netobj...). */
 void idlc_prelude_decls(idlc_unit *u, idlc_buf *b);
+/* idlc_extern_types -- the types u uses that nothing in view declares (a %#define, or no
+ * definition at all), whose xdr_ routines the program supplies: a malloc'd array of *n
+ * symbols, sorted by name (the caller frees the array). */
+const idlc_sym **idlc_extern_types(idlc_unit *u, size_t *n);
+/* idlc_decl_empty -- whether d is a fixed array of 0 elements (it holds and codes nothing,
+ * and has no C member: C has no zero-length arrays). */
+bool idlc_decl_empty(const idlc_decl *d);
 
 /* ---------------------------------------------------------------------------------------- */
 /* ast.c -- builders (called by the parser actions) and the parse                           */
