@@ -99,6 +99,10 @@ void idlc_intern_free(void);
  */
 typedef struct idlc_diag idlc_diag;
 
+/* Most errors idlc prints: the next one is replaced by "too many errors; idlc stops here"
+ * and everything after it is dropped (the lexer also stops reading at this many). */
+#define IDLC_MAX_ERRORS 100
+
 idlc_diag *idlc_diag_new(FILE *out);
 void idlc_diag_free(idlc_diag *d);
 void idlc_error(idlc_diag *d, const idlc_loc *loc, const char *fmt, ...) IDLC_PRINTF(3, 4);
@@ -268,6 +272,7 @@ typedef struct idlc_parse {
 	int errors;            /* errors this parse reported (quiet ones included) */
 	idlc_expr *expr_result;/* IDLC start: the expression parsed */
 	bool stop;             /* the lexer hit an unrecoverable problem: end the input */
+	int parens;            /* parentheses open in the current definition (lexer) */
 	int depth;             /* braces open: a %-line inside a definition is held back... */
 	idlc_def *held;        /* ...and goes before that definition, as with rpcgen */
 	idlc_def **held_tail;

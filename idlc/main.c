@@ -128,9 +128,11 @@ parse_args(int argc, char **argv, options *o)
 		fatal_usage("%s", "no input file");
 }
 
-/* run_cpp -- the preprocessor's output for pass p into out. Returns false (after saying
- * why) if it could not run or failed; its own messages went to stderr. */
-static bool
+/* run_cpp -- the preprocessor's output for pass p into out. Returns 0, or the exit status
+ * idlc must give (after saying why): 1 when cpp reported a problem in the input (an
+ * unterminated comment, a missing #include: its messages went to stderr), 2 when it could
+ * not run or was killed. */
+static int
 run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 {
 	const char *cpp = getenv("IDLC_CPP");
@@ -150,7 +152,7 @@ run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 	if (pipe(fds) != 0) {
 		fprintf(stderr, "idlc: error: pipe: %s\n", strerror(errno));
 		free(argv);
-		return false;
+		return 2;
 	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -166,7 +168,7 @@ run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 		fprintf(stderr, "idlc: error: cannot run the C preprocessor '%s': %s\n", cpp,
 		        strerror(rc));
 		close(fds[0]);
-		return false;
+		return 2;
 	}
 	char chunk[65536];
 	for (;;) {
@@ -187,11 +189,11 @@ run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 	}
 	if (status != 0) {
 		fprintf(stderr, "idlc: error: the C preprocessor failed on '%s'\n", o->input);
-		return false;
+		return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 127 ? 1 : 2;
 	}
 	if (out->data == NULL)
 		idlc_buf_putn(out, "", 0);
-	return true;
+	return 0;
 }
 
 /* One output file. */
@@ -300,10 +302,11 @@ main(int argc, char **argv)
 		if (p != IDLC_PASS_HDR)
 			u->env = &units[IDLC_PASS_HDR];
 		idlc_buf text = { 0 };
-		if (!run_cpp(&o, (idlc_pass)p, &text)) {
+		int cpp_status = run_cpp(&o, (idlc_pass)p, &text);
+		if (cpp_status != 0) {
 			idlc_buf_free(&text);
 			ok = false;
-			status = 2;
+			status = cpp_status;
 			break;
 		}
 		int errs = idlc_parse_text(u, text.data, text.len);
