@@ -227,6 +227,7 @@ typedef struct idlc_def {
 	bool std_alias;          /* TYPEDEF "typedef int int32_t;": <stdint.h> has the C type */
 	bool no_members;         /* STRUCT: every field is a zero-length array (no C member) */
 	idlc_decl *list_next;    /* STRUCT: the field that links a list (T *next), or NULL */
+	idlc_decl *chain_next;   /* STRUCT: its one self-link when not last: freed in a loop */
 	bool has_default;        /* UNION */
 	bool all_void;           /* UNION: no arm carries data (no <union>_u member) */
 } idlc_def;

@@ -1336,19 +1336,26 @@ self_link(const idlc_decl *f, const idlc_def *d)
 }
 
 /* find_list -- a struct whose last field, and only that one, links to the struct itself is
- * a list; its code walks the list in a loop. */
+ * a list; its code walks the list in a loop. With one self-link elsewhere it is a chain:
+ * coded recursively (the wire puts the next node inside this one; decoding and encoding are
+ * bounded by the depth limit), but freed in a loop, since a chain built in memory can be
+ * any length. */
 static void
 find_list(idlc_def *d)
 {
 	int links = 0;
-	idlc_decl *last = NULL;
+	idlc_decl *last = NULL, *link = NULL;
 	for (idlc_decl *f = d->fields; f != NULL; f = f->next) {
-		if (f->kind != IDLC_D_VOID && self_link(f, d))
+		if (f->kind != IDLC_D_VOID && self_link(f, d)) {
 			links++;
+			link = f;
+		}
 		last = f;
 	}
-	if (links == 1 && last != NULL && self_link(last, d))
+	if (links == 1 && link == last)
 		d->list_next = last;
+	else if (links == 1)
+		d->chain_next = link;
 }
 
 /* discrim_kind -- the kind a discriminant's type resolves to; *en its enum (if any).

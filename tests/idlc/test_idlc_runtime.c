@@ -532,6 +532,50 @@ test_million_node_list(void **state)
 	assert_true(coded < 10.0);
 }
 
+/* A million-node chain (the self-link first: lists.x's chain) built in memory. */
+static void *
+chain_free(void *arg)
+{
+	bool *ok = arg;
+	enum { N = 1000000 };
+	chain head = { NULL, 0 };
+	for (int i = 1; i <= N; i++) {
+		chain *c = malloc(sizeof *c);
+		if (c == NULL)
+			return NULL;
+		c->up = head.up;
+		c->depth = i;
+		head.up = c;
+	}
+	/* a short one on the wire first: the next node inside this one, as rpcgen codes it */
+	chain two = { NULL, 2 }, one = { &two, 1 };
+	unsigned char buf[64];
+	size_t n = encode((rc_xdrproc)xdr_chain, &one, buf, sizeof buf);
+	*ok = n == 16 && be32(buf) == 1 && be32(buf + 4) == 0 && be32(buf + 8) == 2 &&
+	      be32(buf + 12) == 1;
+	/* freed in a loop: no stack overflow (the thread has 2 MiB) */
+	rc_xdr_free((rc_xdrproc)xdr_chain, &head);
+	*ok = *ok && head.up == NULL;
+	return NULL;
+}
+
+/* A chain (one self-link that is not the last field) of a million nodes built in memory is
+ * freed without recursion: rc_xdr_free once overflowed the stack on it. */
+static void
+test_chain_freed_in_a_loop(void **state)
+{
+	(void)state;
+	pthread_attr_t attr;
+	pthread_t th;
+	bool ok = false;
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstacksize(&attr, (size_t)2 << 20), 0);
+	assert_int_equal(pthread_create(&th, &attr, chain_free, &ok), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_attr_destroy(&attr);
+	assert_true(ok);
+}
+
 /* A wire form claiming more entries than it holds fails cleanly, at every cut, and what was
  * decoded is freed. */
 static void
@@ -672,6 +716,7 @@ main(void)
 		cmocka_unit_test(test_tree_recursive),
 		cmocka_unit_test(test_million_node_list),
 		cmocka_unit_test(test_list_truncated),
+		cmocka_unit_test(test_chain_freed_in_a_loop),
 		cmocka_unit_test(test_list_budget),
 		cmocka_unit_test(test_world),
 	};
