@@ -365,6 +365,7 @@ typedef struct idlc_gen {
 	const char *base;     /* input name without folder and .x: "nfs_prot" */
 	const char *header;   /* the header the .c files include: "nfs_prot.h" */
 	idlc_buf *out;
+	bool rpcgen_types;    /* --rpcgen-types: C types with rpcgen's layout (gen_common.c) */
 	/* byte ranges of out copied from the .x file (%-lines): idlc_gen_wrap leaves them */
 	size_t *verbatim;     /* pairs [start, end) */
 	size_t nverbatim;     /* pairs used */

@@ -90,6 +90,53 @@ bool rc_xdr_bool(rc_xdr *xdrs, bool *bp)
 	return false;
 }
 
+bool rc_xdr_bool32(rc_xdr *xdrs, int32_t *bp)
+{
+	bool b = *bp != 0;
+
+	if (!rc_xdr_bool(xdrs, &b))
+		return false;
+	if (xdrs->x_op == RC_XDR_DECODE)
+		*bp = b ? 1 : 0;
+	return true;
+}
+
+bool rc_xdr_long(rc_xdr *xdrs, long *lp)
+{
+	int32_t v;
+
+	if (xdrs->x_op == RC_XDR_ENCODE) {
+		if (*lp < INT32_MIN || *lp > INT32_MAX)
+			return false;
+		v = (int32_t)*lp;
+		return rc_xdr_int(xdrs, &v);
+	}
+	if (xdrs->x_op == RC_XDR_DECODE) {
+		if (!rc_xdr_int(xdrs, &v))
+			return false;
+		*lp = v;
+	}
+	return true;
+}
+
+bool rc_xdr_u_long(rc_xdr *xdrs, unsigned long *ulp)
+{
+	uint32_t v;
+
+	if (xdrs->x_op == RC_XDR_ENCODE) {
+		if (*ulp > UINT32_MAX)
+			return false;
+		v = (uint32_t)*ulp;
+		return rc_xdr_u_int(xdrs, &v);
+	}
+	if (xdrs->x_op == RC_XDR_DECODE) {
+		if (!rc_xdr_u_int(xdrs, &v))
+			return false;
+		*ulp = v;
+	}
+	return true;
+}
+
 bool rc_xdr_float(rc_xdr *xdrs, float *fp)
 {
 	uint32_t v;

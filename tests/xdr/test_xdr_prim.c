@@ -226,6 +226,37 @@ static void test_bool(void **state)
 	assert_wire(buf, rc_xdr_getpos(&x), "00000001");
 }
 
+/* Sun's layouts (idlc --rpcgen-types): a bool in 4 bytes, long and unsigned long. */
+static void test_bool32_and_long(void **state)
+{
+	unsigned char buf[16];
+	int32_t b = 7, out = 0;
+	long l = -2, lout = 0;
+	unsigned long ul = 0xfffffffful, ulout = 0;
+	rc_xdr x;
+	(void)state;
+	rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
+	assert_true(rc_xdr_bool32(&x, &b));
+	assert_true(rc_xdr_long(&x, &l));
+	assert_true(rc_xdr_u_long(&x, &ul));
+	assert_wire(buf, rc_xdr_getpos(&x), "00000001 fffffffe ffffffff");
+	rc_xdrmem_create(&x, buf, 12, RC_XDR_DECODE);
+	assert_true(rc_xdr_bool32(&x, &out));
+	assert_true(rc_xdr_long(&x, &lout));
+	assert_true(rc_xdr_u_long(&x, &ulout));
+	assert_int_equal(out, 1);
+	assert_true(lout == -2 && ulout == 0xfffffffful);
+	assert_true(dec_word(9, (rc_xdrproc)rc_xdr_bool32, &out));
+	assert_int_equal(out, 1);
+	if (sizeof(long) > 4) { /* a value the wire cannot carry fails, never truncates */
+		l = (long)INT32_MAX + 1;
+		ul = (unsigned long)UINT32_MAX + 1;
+		rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
+		assert_false(rc_xdr_long(&x, &l));
+		assert_false(rc_xdr_u_long(&x, &ul));
+	}
+}
+
 enum color { RED = 0, GREEN = 2, BLUE = -5, BIG = INT32_MAX, SMALL = INT32_MIN };
 
 static void test_enum(void **state)
@@ -1153,6 +1184,7 @@ int main(void)
 		cmocka_unit_test(test_hyper_edges),
 		cmocka_unit_test(test_u_hyper_edges),
 		cmocka_unit_test(test_bool),
+		cmocka_unit_test(test_bool32_and_long),
 		cmocka_unit_test(test_enum),
 		cmocka_unit_test(test_float_bits),
 		cmocka_unit_test(test_double_bits),

@@ -231,6 +231,13 @@ bool rc_xdr_u_hyper(rc_xdr *xdrs, uint64_t *up);
 bool rc_xdr_bool(rc_xdr *xdrs, bool *bp);
 /* Enums travel as a signed 32-bit int. (C enums are int-sized: pass (int32_t *)&e.) */
 bool rc_xdr_enum(rc_xdr *xdrs, int32_t *ep);
+/* Sun's bool_t layout: an XDR bool held in a 4-byte int (idlc --rpcgen-types); decode
+ * stores 1 for any non-zero value, encode writes 0 or 1. */
+bool rc_xdr_bool32(rc_xdr *xdrs, int32_t *bp);
+/* Sun's long / unsigned long (64-bit on LP64) as an XDR int / unsigned int: 32 bits on the
+ * wire; encoding a value outside that range fails instead of truncating. */
+bool rc_xdr_long(rc_xdr *xdrs, long *lp);
+bool rc_xdr_u_long(rc_xdr *xdrs, unsigned long *ulp);
 bool rc_xdr_float(rc_xdr *xdrs, float *fp);
 bool rc_xdr_double(rc_xdr *xdrs, double *dp);
 
