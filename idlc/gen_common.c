@@ -104,6 +104,22 @@ scan_step(line_scan *sc, const char *s, size_t n, size_t *i)
 	return c;
 }
 
+/* pieces_fit -- whether every piece between the cuts (an item of the list, from after a
+ * comma's blanks to the next comma) fits in IDLC_MAX_COLUMNS when it starts at column
+ * align. */
+static bool
+pieces_fit(const char *s, size_t n, const size_t *cut, size_t ncut, size_t align)
+{
+	for (size_t j = 0; j < ncut; j++) {
+		size_t from = cut[j] + 1, to = j + 1 < ncut ? cut[j + 1] + 1 : n;
+		while (from < to && s[from] == ' ')
+			from++;
+		if (width_from(align, s + from, to - from) > IDLC_MAX_COLUMNS)
+			return false;
+	}
+	return true;
+}
+
 #define WRAP_MAX_DEPTH 64
 #define WRAP_MAX_ALIGN 60 /* continuation lines align under a list starting left of this */
 
@@ -172,6 +188,13 @@ wrap_line(idlc_buf *out, const char *s, size_t n)
 		align = width_from(0, s, first);
 		if (align > WRAP_MAX_ALIGN)
 			align = ++tabs * 8;
+	}
+
+	/* aligned pieces that would not fit go one tab deeper than the line instead */
+	if (tabs == lead && align > (lead + 1) * 8 &&
+	    !pieces_fit(s, n, cut, ncut, align)) {
+		tabs = lead + 1;
+		align = tabs * 8;
 	}
 
 	size_t pos = 0, col = 0, next = 0;
