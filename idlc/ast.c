@@ -56,8 +56,9 @@ digit_value(char c)
 }
 
 /*
- * idlc_expr_num -- an integer literal: decimal, hex (0x...) or octal (0...). A malformed or
- * too large literal is reported here and gives a node marked bad (value unknown).
+ * idlc_expr_num -- an integer literal: decimal, hex (0x...) or octal (0...), up to
+ * UINT64_MAX (above INT64_MAX it is marked big). A malformed or too large literal is reported
+ * here and gives a node marked bad (value unknown).
  */
 idlc_expr *
 idlc_expr_num(idlc_parse *ps, const char *text, idlc_loc loc)
@@ -102,12 +103,13 @@ idlc_expr_num(idlc_parse *ps, const char *text, idlc_loc loc)
 		else
 			v = v * (uint64_t)base + (uint64_t)d;
 	}
-	if (overflow || v > (uint64_t)INT64_MAX) {
-		idlc_parse_error(ps, &loc, "integer constant '%s' is too large", text);
+	if (overflow) {
+		idlc_parse_error(ps, &loc, "integer constant '%s' is too large (over 64 bits)", text);
 		e->bad = true;
 		return e;
 	}
 	e->num = (int64_t)v;
+	e->big = v > (uint64_t)INT64_MAX;
 	return e;
 }
 

@@ -31,6 +31,9 @@ struct idlc_def;
 /* Constant expressions                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Constants are 64-bit, signed or unsigned: a value is in [INT64_MIN, UINT64_MAX], held in an
+ * int64_t with a flag `big` for those above INT64_MAX (then the bits are the uint64_t). */
+
 typedef enum idlc_expr_kind {
 	IDLC_EX_NUM,    /* an integer literal: text is its spelling, num its value */
 	IDLC_EX_NAME,   /* a name: a const, an enumerator, a program/version/procedure name... */
@@ -46,7 +49,7 @@ typedef struct idlc_expr {
 	idlc_loc loc;
 	int op;
 	const char *text;
-	int64_t num;
+	int64_t num;      /* NUM: its value (as uint64_t when `big`) */
 	struct idlc_expr *lhs, *rhs;
 	int depth;  /* nesting depth, parentheses included (bounded by IDLC_MAX_EXPR_DEPTH) */
 	bool paren; /* written in parentheses */
@@ -54,6 +57,7 @@ typedef struct idlc_expr {
 	/* check */
 	bool known;            /* value is known (false: it uses a name defined outside idlc's view) */
 	int64_t value;
+	bool big;              /* value (num) is above INT64_MAX: read it as uint64_t */
 	struct idlc_sym *sym;  /* IDLC_EX_NAME: what the name resolved to */
 } idlc_expr;
 
@@ -220,7 +224,10 @@ typedef struct idlc_def {
 	uint64_t csize;          /* STRUCT, UNION, TYPEDEF, ENUM: about sizeof in C (saturated) */
 	uint32_t num;            /* PROGRAM: the program number */
 	bool self_alias;         /* TYPEDEF "typedef struct foo foo;": no new type */
+	bool std_alias;          /* TYPEDEF "typedef int int32_t;": <stdint.h> has the C type */
+	bool no_members;         /* STRUCT: every field is a zero-length array (no C member) */
 	idlc_decl *list_next;    /* STRUCT: the field that links a list (T *next), or NULL */
+	idlc_decl *chain_next;   /* STRUCT: its one self-link when not last: freed in a loop */
 	bool has_default;        /* UNION */
 	bool all_void;           /* UNION: no arm carries data (no <union>_u member) */
 } idlc_def;

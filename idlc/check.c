@@ -27,6 +27,22 @@ static const idlc_prelude prelude[] = {
 	  "#ifndef MAXNETNAMELEN\n#define MAXNETNAMELEN 255\n#endif\n" },
 	{ "MAX_NETOBJ_SZ", false, IDLC_T_VOID, 0, 1024,
 	  "#ifndef MAX_NETOBJ_SZ\n#define MAX_NETOBJ_SZ 1024\n#endif\n" },
+	/* the RFC 5531 authentication flavors of <rpc/auth.h>, spelled as libtirpc does */
+	{ "AUTH_NONE", false, IDLC_T_VOID, 0, 0, "#ifndef AUTH_NONE\n#define AUTH_NONE 0\n#endif\n" },
+	{ "AUTH_NULL", false, IDLC_T_VOID, 0, 0, "#ifndef AUTH_NULL\n#define AUTH_NULL 0\n#endif\n" },
+	{ "AUTH_SYS", false, IDLC_T_VOID, 0, 1, "#ifndef AUTH_SYS\n#define AUTH_SYS 1\n#endif\n" },
+	{ "AUTH_UNIX", false, IDLC_T_VOID, 0, 1,
+	  "#ifndef AUTH_UNIX\n#ifndef AUTH_SYS\n#define AUTH_SYS 1\n#endif\n"
+	  "#define AUTH_UNIX AUTH_SYS\n#endif\n" },
+	{ "AUTH_SHORT", false, IDLC_T_VOID, 0, 2,
+	  "#ifndef AUTH_SHORT\n#define AUTH_SHORT 2\n#endif\n" },
+	{ "AUTH_DH", false, IDLC_T_VOID, 0, 3, "#ifndef AUTH_DH\n#define AUTH_DH 3\n#endif\n" },
+	{ "AUTH_DES", false, IDLC_T_VOID, 0, 3,
+	  "#ifndef AUTH_DES\n#ifndef AUTH_DH\n#define AUTH_DH 3\n#endif\n"
+	  "#define AUTH_DES AUTH_DH\n#endif\n" },
+	{ "AUTH_KERB", false, IDLC_T_VOID, 0, 4, "#ifndef AUTH_KERB\n#define AUTH_KERB 4\n#endif\n" },
+	{ "RPCSEC_GSS", false, IDLC_T_VOID, 0, 6,
+	  "#ifndef RPCSEC_GSS\n#define RPCSEC_GSS 6\n#endif\n" },
 	/* integer type names of Sun's <rpc/types.h> and <stdint.h> */
 	{ "u_int", true, IDLC_T_UINT, 0, 0, NULL },
 	{ "u_long", true, IDLC_T_UINT, 0, 0, NULL },
@@ -368,7 +384,8 @@ typedef enum { NAME_MEMBER, NAME_TYPE, NAME_MACRO } name_use;
 
 /*
  * reserved -- why `name` cannot name something in the generated C, or NULL if it can.
- * Members (fields, arms) live inside structs and only avoid keywords and library macros;
+ * Members (fields, arms) live inside structs and only avoid keywords and library macros
+ * (remotecall's rc_/RC_ prefix is reserved only for top-level names);
  * types and enumerators must not hide the generated functions' first parameters; macros
  * (constants, program, version and procedure names) must not replace any parameter.
  */
@@ -383,12 +400,13 @@ reserved(const char *name, name_use use)
 			return "a name of the C library";
 	if (stdint_name(name))
 		return "a name of <stdint.h>";
-	if (strncmp(name, "rc_", 3) == 0 || strncmp(name, "RC_", 3) == 0)
-		return "reserved for remotecall (rc_, RC_)";
 	if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
 		return "reserved for the C implementation";
+	/* a member cannot clash with remotecall's names (RFC 5661 has rc_sequenceid) */
 	if (use == NAME_MEMBER)
 		return NULL;
+	if (strncmp(name, "rc_", 3) == 0 || strncmp(name, "RC_", 3) == 0)
+		return "reserved for remotecall (rc_, RC_)";
 	if (use == NAME_MACRO) {
 		for (size_t i = 0; i < sizeof gen_params / sizeof gen_params[0]; i++)
 			if (strcmp(name, gen_params[i]) == 0)
@@ -443,7 +461,10 @@ static bool
 declare(idlc_unit *u, idlc_sym *s)
 {
 	const char *why = NULL;
-	if (s->kind == IDLC_S_TYPE || s->kind == IDLC_S_ENUMVAL)
+	/* "typedef int int32_t;" may restate <stdint.h>'s type: check_typedef decides */
+	if (s->kind == IDLC_S_TYPE && s->def->kind == IDLC_DEF_TYPEDEF && stdint_name(s->name))
+		why = NULL;
+	else if (s->kind == IDLC_S_TYPE || s->kind == IDLC_S_ENUMVAL)
 		why = reserved(s->name, NAME_TYPE);
 	else if (s->kind != IDLC_S_PCTDEF)
 		why = reserved(s->name, NAME_MACRO);
@@ -542,7 +563,9 @@ declare_all(idlc_unit *u)
 			}
 			break;
 		case IDLC_DEF_PASSTHRU:
-			if (d->name != NULL && d->value != NULL) {
+			/* a %#define: a constant (expr NULL when its value is not a constant
+			 * expression: then it may also name a type) */
+			if (d->name != NULL) {
 				s = new_sym(u, IDLC_S_PCTDEF, d->name, &d->loc, d->order);
 				s->def = d;
 				s->expr = d->value;
@@ -642,6 +665,7 @@ typedef struct ectx {
 	int in_sub;              /* ...for its enumerator number in_sub */
 	bool quiet;              /* no diagnostics (%#define values) */
 	int ready;               /* out: the largest `ready` of the names used */
+	bool in_case;            /* a case label: an unknown name is a C constant (warning) */
 } ectx;
 
 /* Deepest chain of constants defined in terms of constants defined later. */
@@ -672,11 +696,12 @@ fail(ectx *c, const idlc_expr *e, const char *fmt, ...)
 }
 
 /* assume_extern -- the name of e is defined nowhere idlc can see: assume it (warning) if a
- * %#include may declare it, else report it as undefined. Either way a symbol is made so
- * that later uses say nothing more. */
+ * %#include may declare it, if it is a type (an external type, as rpcgen assumes) or a case
+ * label (a C constant); else report it as undefined. Either way a symbol is made so that
+ * later uses say nothing more. */
 static idlc_sym *
 assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type, idlc_tag tag,
-              bool quiet)
+              bool quiet, bool case_label)
 {
 	const idlc_unit *inc = u->include_seen ? u : (u->env && u->env->include_seen ? u->env : NULL);
 	idlc_sym *s = new_sym(u, IDLC_S_EXTERN, name, NULL, -1);
@@ -700,12 +725,19 @@ assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type,
 			             "'%s' is not defined in this file; assuming the header a %%#include "
 			             "line includes defines it", name);
 		idlc_note(u->diag, &inc->include_loc, "the %%#include line is here");
+	} else if (is_type) {
+		/* as rpcgen: an external type; NAME.h declares the routine the program supplies */
+		s->proto = true;
+		idlc_warning(u->diag, loc,
+		             "type '%s' is not defined in this file; assuming it is an external type "
+		             "whose xdr_%s() the program supplies", name, name);
+	} else if (case_label) {
+		idlc_warning(u->diag, loc,
+		             "'%s' is not defined in this file; assuming it is a C constant (from a "
+		             "%%-line or a header), as rpcgen does", name);
 	} else {
 		s->undefined = true;
-		if (is_type)
-			idlc_error(u->diag, loc, "undefined type '%s'", name);
-		else
-			idlc_error(u->diag, loc, "undefined constant '%s'", name);
+		idlc_error(u->diag, loc, "undefined constant '%s'", name);
 	}
 	s->loc = *loc;
 	tab_put(&u->syms, s);
@@ -737,7 +769,7 @@ eval_name(ectx *c, idlc_expr *e)
 	idlc_unit *u = c->u;
 	idlc_sym *s = idlc_sym_lookup(u, e->text);
 	if (s == NULL)
-		s = assume_extern(u, e->text, &e->loc, false, IDLC_TAG_NONE, c->quiet);
+		s = assume_extern(u, e->text, &e->loc, false, IDLC_TAG_NONE, c->quiet, c->in_case);
 	e->sym = s;
 	switch (s->kind) {
 	case IDLC_S_TYPE:
@@ -769,32 +801,42 @@ eval_name(ectx *c, idlc_expr *e)
 	if (!s->known)
 		return false;
 	e->value = s->value;
+	e->big = s->big;
 	return true;
 }
 
-/* mul_ok -- *r = a * b unless that overflows. */
-static bool
-mul_ok(int64_t a, int64_t b, int64_t *r)
+/* The arithmetic of constant expressions: wide enough for any two 64-bit operands. */
+__extension__ typedef __int128 wide;
+
+/* wide_of -- the value of a known expression, signed or unsigned 64-bit. */
+static wide
+wide_of(const idlc_expr *e)
 {
-	if (a == 0 || b == 0) {
-		*r = 0;
-		return true;
-	}
-	if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
-	          : (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
-		return false;
-	*r = a * b;
+	return e->big ? (wide)(uint64_t)e->value : (wide)e->value;
+}
+
+/* store -- e's value is r if r is a 64-bit value, signed or unsigned; else an overflow. */
+static bool
+store(ectx *c, idlc_expr *e, wide r)
+{
+	if (r < (wide)INT64_MIN || r > (wide)UINT64_MAX)
+		return fail(c, e, "integer overflow in constant expression (over 64 bits)");
+	e->big = r > (wide)INT64_MAX;
+	e->value = (int64_t)(uint64_t)r;
+	e->known = true;
 	return true;
 }
 
 /*
- * eval -- the value of e, in 64-bit signed arithmetic with every overflow an error. Returns
- * whether the value is known (e->known, e->value); false also after a reported error.
+ * eval -- the value of e: 64-bit constants, signed or unsigned (values from INT64_MIN to
+ * UINT64_MAX), computed exactly, with every result outside that range an error. '~' of an
+ * unsigned value (above INT64_MAX) is taken on 64 bits, as C does. Returns whether the value
+ * is known (e->known, e->value, e->big); false also after a reported error.
  */
 static bool
 eval(ectx *c, idlc_expr *e)
 {
-	int64_t a, b, r = 0;
+	wide a, b, r = 0;
 	e->known = false;
 	if (e->bad)
 		return false;
@@ -809,73 +851,58 @@ eval(ectx *c, idlc_expr *e)
 	case IDLC_EX_UNARY:
 		if (!eval(c, e->lhs))
 			return false;
-		a = e->lhs->value;
-		if (e->op == '-') {
-			if (a == INT64_MIN)
-				return fail(c, e, "integer overflow in constant expression");
+		a = wide_of(e->lhs);
+		if (e->op == '-')
 			r = -a;
-		} else if (e->op == '~') {
-			r = ~a;
-		} else {
+		else if (e->op == '~')
+			r = e->lhs->big ? (wide)(uint64_t)~(uint64_t)a : ~a;
+		else
 			r = a;
-		}
-		break;
+		return store(c, e, r);
 	case IDLC_EX_BINARY: {
 		bool lk = eval(c, e->lhs);
 		bool rk = eval(c, e->rhs);
 		if (!lk || !rk)
 			return false;
-		a = e->lhs->value;
-		b = e->rhs->value;
+		a = wide_of(e->lhs);
+		b = wide_of(e->rhs);
 		switch (e->op) {
-		case '+':
-			if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
-				return fail(c, e, "integer overflow in constant expression");
-			r = a + b;
-			break;
-		case '-':
-			if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
-				return fail(c, e, "integer overflow in constant expression");
-			r = a - b;
-			break;
+		case '+': r = a + b; break;
+		case '-': r = a - b; break;
 		case '*':
-			if (!mul_ok(a, b, &r))
-				return fail(c, e, "integer overflow in constant expression");
+			if (__builtin_mul_overflow(a, b, &r))
+				return fail(c, e, "integer overflow in constant expression (over 64 bits)");
 			break;
 		case '/':
 		case '%':
 			if (b == 0)
 				return fail(c, e, "division by zero in constant expression");
-			if (a == INT64_MIN && b == -1)
-				return fail(c, e, "integer overflow in constant expression");
 			r = e->op == '/' ? a / b : a % b;
 			break;
 		case '|': r = a | b; break;
 		case '&': r = a & b; break;
 		case '^': r = a ^ b; break;
 		case IDLC_OP_SHL:
-			if (b < 0 || b > 62)
-				return fail(c, e, "shift count %" PRId64 " is out of range", b);
+			if (b < 0 || b > 63)
+				return fail(c, e, "shift count %" PRId64 " is out of range",
+				            (int64_t)b);
 			if (a < 0)
 				return fail(c, e, "left shift of a negative value");
-			if (a > (INT64_MAX >> b))
-				return fail(c, e, "integer overflow in constant expression");
 			r = a << b;
 			break;
 		case IDLC_OP_SHR:
 			if (b < 0 || b > 63)
-				return fail(c, e, "shift count %" PRId64 " is out of range", b);
-			r = a >= 0 ? a >> b : ~(~a >> b);
+				return fail(c, e, "shift count %" PRId64 " is out of range",
+				            (int64_t)b);
+			r = a >> b;
 			break;
 		default:
 			return false;
 		}
-		break;
+		return store(c, e, r);
 	}
 	}
-	e->value = r;
-	e->known = true;
-	return true;
+	return false;
 }
 
 /*
@@ -911,10 +938,12 @@ eval_sym(idlc_unit *u, idlc_sym *s, bool quiet)
 	}
 	s->state = 1;
 	forward_depth++;
-	ectx c = { u, -1, NULL, 0, quiet || s->kind == IDLC_S_PCTDEF, s->order };
+	ectx c = { u, -1, NULL, 0, quiet || s->kind == IDLC_S_PCTDEF, s->order, false };
 	s->known = s->expr != NULL && eval(&c, s->expr);
-	if (s->known)
+	if (s->known) {
 		s->value = s->expr->value;
+		s->big = s->expr->big;
+	}
 	s->ready = c.ready;
 	forward_depth--;
 	s->state = 2;
@@ -925,7 +954,15 @@ eval_sym(idlc_unit *u, idlc_sym *s, bool quiet)
 static bool
 eval_in(idlc_unit *u, idlc_expr *e, int order)
 {
-	ectx c = { u, order, NULL, 0, false, -1 };
+	ectx c = { u, order, NULL, 0, false, -1, false };
+	return eval(&c, e);
+}
+
+/* eval_case -- evaluate the case label e (anywhere; unknown names are C constants). */
+static bool
+eval_case(idlc_unit *u, idlc_expr *e)
+{
+	ectx c = { u, -1, NULL, 0, false, -1, true };
 	return eval(&c, e);
 }
 
@@ -936,11 +973,30 @@ fits(int64_t v, int64_t lo, int64_t hi)
 	return v >= lo && v <= hi;
 }
 
+/* val_in -- whether the known value of e is in [lo, hi] (an unsigned value above INT64_MAX
+ * never is). */
+static bool
+val_in(const idlc_expr *e, int64_t lo, int64_t hi)
+{
+	return !e->big && fits(e->value, lo, hi);
+}
+
+/* val_text -- the value of e in decimal, for messages (buf: 24 bytes). */
+static const char *
+val_text(const idlc_expr *e, char *buf)
+{
+	if (e->big)
+		snprintf(buf, 24, "%" PRIu64, (uint64_t)e->value);
+	else
+		snprintf(buf, 24, "%" PRId64, e->value);
+	return buf;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Checking definitions                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
-/* check_const -- a const's value must fit in 32 bits (int or unsigned int). */
+/* check_const -- a const's value: computed (errors reported there); string escapes. */
 static void
 check_const(idlc_unit *u, idlc_def *d)
 {
@@ -963,11 +1019,7 @@ check_const(idlc_unit *u, idlc_def *d)
 	idlc_sym *s = tab_get(&u->syms, d->name);
 	if (s == NULL || s->def != d)
 		return;
-	eval_sym(u, s, false);
-	if (s->known && !fits(s->value, INT32_MIN, UINT32_MAX))
-		idlc_error(u->diag, &d->value->loc,
-		           "value of constant '%s' (%" PRId64 ") does not fit in 32 bits", d->name,
-		           s->value);
+	eval_sym(u, s, false); /* any 64-bit value, signed or unsigned */
 }
 
 /* check_enum -- enumerator values: known, within int, and no accidental duplicates (an
@@ -985,9 +1037,16 @@ check_enum(idlc_unit *u, idlc_def *d)
 	hidx values = { 0 };
 	for (idlc_enumerator *e = d->enums; e != NULL; e = e->next, sub++) {
 		if (e->value != NULL) {
-			ectx c = { u, d->order, d, sub, false, -1 };
+			ectx c = { u, d->order, d, sub, false, -1, false };
 			e->known = eval(&c, e->value);
 			e->v = e->value->value;
+			if (e->known && e->value->big) {
+				char vb[24];
+				idlc_error(u->diag, &e->value->loc,
+				           "value of enumerator '%s' (%s) is outside the range of int",
+				           e->name, val_text(e->value, vb));
+				e->known = false;
+			}
 		} else {
 			e->known = prev_known;
 			e->v = prev + 1;
@@ -1035,7 +1094,7 @@ resolve_type(idlc_unit *u, idlc_type *t, const idlc_def *cur, int order, bool pt
 		return;
 	idlc_sym *s = idlc_sym_lookup(u, t->name);
 	if (s == NULL) {
-		s = assume_extern(u, t->name, &t->loc, true, t->tag, false);
+		s = assume_extern(u, t->name, &t->loc, true, t->tag, false, false);
 	}
 	t->sym = s;
 	switch (s->kind) {
@@ -1051,6 +1110,20 @@ resolve_type(idlc_unit *u, idlc_type *t, const idlc_def *cur, int order, bool pt
 	case IDLC_S_EXTERN:
 		if (!s->is_type && !s->undefined)
 			idlc_error(u->diag, &t->loc, "'%s' is a constant, not a type", t->name);
+		return;
+	case IDLC_S_PCTDEF:
+		if (s->expr != NULL) {
+			idlc_error(u->diag, &t->loc, "'%s' is a constant, not a type", t->name);
+			note_defined(u, s, "");
+		} else if (!s->is_type) {
+			/* "%#define ndmp4_u_quad unsigned long long" (NDMP): a C type */
+			s->is_type = true;
+			s->proto = true;
+			idlc_warning(u->diag, &t->loc,
+			             "'%s' is a %%#define; assuming it names a C type whose xdr_%s() "
+			             "the program supplies", t->name, t->name);
+			note_defined(u, s, "");
+		}
 		return;
 	case IDLC_S_TYPE:
 		break;
@@ -1085,8 +1158,9 @@ resolve_type(idlc_unit *u, idlc_type *t, const idlc_def *cur, int order, bool pt
 		idlc_note(u->diag, &d->loc, "'%s' is defined here", d->name);
 }
 
-/* check_size -- the size or maximum of declaration d: fixed arrays need 1..2^32-1 (and the
- * value must be defined before: it appears in the header), maximums 0..2^32-1. */
+/* check_size -- the size or maximum of declaration d: 0..2^32-1 (a fixed size must be defined
+ * before: it appears in the header). A fixed array of 0 elements holds nothing (and has no C
+ * member: see idlc_decl_empty). */
 static void
 check_size(idlc_unit *u, idlc_decl *d, int order)
 {
@@ -1095,16 +1169,13 @@ check_size(idlc_unit *u, idlc_decl *d, int order)
 	bool fixed = d->kind == IDLC_D_FIXED;
 	if (!eval_in(u, d->size, fixed ? order : -1))
 		return;
-	int64_t v = d->size->value;
-	if (fixed && v <= 0)
-		idlc_error(u->diag, &d->size->loc, "size of array '%s' is not positive (%" PRId64 ")",
-		           d->name, v);
-	else if (v < 0)
-		idlc_error(u->diag, &d->size->loc, "maximum size of '%s' is negative (%" PRId64 ")",
-		           d->name, v);
-	else if (v > UINT32_MAX)
-		idlc_error(u->diag, &d->size->loc,
-		           "size of '%s' (%" PRId64 ") does not fit in 32 bits", d->name, v);
+	char vb[24];
+	if (!d->size->big && d->size->value < 0)
+		idlc_error(u->diag, &d->size->loc, "%s of '%s' is negative (%s)",
+		           fixed ? "size" : "maximum size", d->name, val_text(d->size, vb));
+	else if (!val_in(d->size, 0, UINT32_MAX))
+		idlc_error(u->diag, &d->size->loc, "size of '%s' (%s) does not fit in 32 bits",
+		           d->name, val_text(d->size, vb));
 }
 
 /* The largest object C accepts is PTRDIFF_MAX bytes; idlc refuses types near that. */
@@ -1225,10 +1296,13 @@ static void
 check_struct(idlc_unit *u, idlc_def *d)
 {
 	hidx names = { 0 };
+	d->no_members = true;
 	for (idlc_decl *f = d->fields; f != NULL; f = f->next) {
 		check_decl(u, f, d, IN_FIELD);
 		if (f->kind == IDLC_D_VOID)
 			continue;
+		if (!idlc_decl_empty(f))
+			d->no_members = false;
 		check_member_name(u, f);
 		d->csize = add_sat(d->csize, decl_csize(u, f));
 		const idlc_decl *g = hidx_add_name(&names, f->name, f);
@@ -1262,19 +1336,26 @@ self_link(const idlc_decl *f, const idlc_def *d)
 }
 
 /* find_list -- a struct whose last field, and only that one, links to the struct itself is
- * a list; its code walks the list in a loop. */
+ * a list; its code walks the list in a loop. With one self-link elsewhere it is a chain:
+ * coded recursively (the wire puts the next node inside this one; decoding and encoding are
+ * bounded by the depth limit), but freed in a loop, since a chain built in memory can be
+ * any length. */
 static void
 find_list(idlc_def *d)
 {
 	int links = 0;
-	idlc_decl *last = NULL;
+	idlc_decl *last = NULL, *link = NULL;
 	for (idlc_decl *f = d->fields; f != NULL; f = f->next) {
-		if (f->kind != IDLC_D_VOID && self_link(f, d))
+		if (f->kind != IDLC_D_VOID && self_link(f, d)) {
 			links++;
+			link = f;
+		}
 		last = f;
 	}
-	if (links == 1 && last != NULL && self_link(last, d))
+	if (links == 1 && link == last)
 		d->list_next = last;
+	else if (links == 1)
+		d->chain_next = link;
 }
 
 /* discrim_kind -- the kind a discriminant's type resolves to; *en its enum (if any).
@@ -1291,7 +1372,8 @@ discrim_kind(const idlc_type *t, const idlc_def **en)
 		*en = d;
 		return IDLC_T_NAMED;
 	}
-	if (d == NULL && t->sym != NULL && t->sym->kind == IDLC_S_EXTERN)
+	if (d == NULL && t->sym != NULL &&
+	    (t->sym->kind == IDLC_S_EXTERN || t->sym->kind == IDLC_S_PCTDEF))
 		return IDLC_T_VOID;
 	return IDLC_T_OPAQUE; /* something not allowed: struct, union, array... */
 }
@@ -1339,10 +1421,17 @@ check_union(idlc_unit *u, idlc_def *d)
 				dflt = c;
 				continue;
 			}
-			if (!eval_in(u, c->value, -1))
+			if (!eval_case(u, c->value))
 				continue;
 			int64_t v = c->value->value;
 			const idlc_sym *vs = c->value->kind == IDLC_EX_NAME ? c->value->sym : NULL;
+			if (c->value->big && dk != IDLC_T_VOID) {
+				char vb[24];
+				idlc_error(u->diag, &c->value->loc,
+				           "case value %s is outside the range of the discriminant",
+				           val_text(c->value, vb));
+				continue;
+			}
 			if (dk == IDLC_T_NAMED && en != NULL) {
 				bool member = false;
 				if (vs != NULL && vs->kind == IDLC_S_ENUMVAL) {
@@ -1393,7 +1482,8 @@ check_union(idlc_unit *u, idlc_def *d)
 		check_decl(u, a->decl, d, IN_ARM);
 		if (a->decl->kind == IDLC_D_VOID)
 			continue;
-		any_data = true;
+		if (!idlc_decl_empty(a->decl))
+			any_data = true;
 		check_member_name(u, a->decl);
 		uint64_t sz = decl_csize(u, a->decl);
 		if (sz > arms_size)
@@ -1421,8 +1511,39 @@ check_union(idlc_unit *u, idlc_def *d)
 	}
 }
 
+/* The exact-width types of <stdint.h> a typedef of the file may restate, and the primitive
+ * each must be: "typedef int int32_t;" (NFSv4's files) names the same C type. */
+static const struct {
+	const char *name;
+	idlc_tkind kind;
+} std_types[] = {
+	{ "int16_t", IDLC_T_SHORT }, { "uint16_t", IDLC_T_USHORT }, { "int32_t", IDLC_T_INT },
+	{ "uint32_t", IDLC_T_UINT }, { "int64_t", IDLC_T_HYPER }, { "uint64_t", IDLC_T_UHYPER },
+	{ "uint8_t", IDLC_T_UCHAR },
+};
+
+/* check_std_alias -- a typedef named like a <stdint.h> type: it must restate that type (a
+ * plain declaration of the same primitive); then NAME.h emits no C typedef for it. */
+static void
+check_std_alias(idlc_unit *u, idlc_def *d)
+{
+	const idlc_decl *x = d->decl;
+	for (size_t i = 0; i < sizeof std_types / sizeof std_types[0]; i++) {
+		if (strcmp(std_types[i].name, d->name) != 0)
+			continue;
+		if (x->kind == IDLC_D_PLAIN && x->type->kind == std_types[i].kind) {
+			d->std_alias = true;
+			return;
+		}
+		break;
+	}
+	idlc_error(u->diag, &d->loc,
+	           "'%s' cannot be used as a name: it is a name of <stdint.h>, and this typedef "
+	           "is not the same type", d->name);
+}
+
 /* check_typedef -- the declaration of a typedef; "typedef struct foo foo;" must name a
- * struct (union, enum) foo. */
+ * struct (union, enum) foo; one named like a <stdint.h> type must restate it. */
 static void
 check_typedef(idlc_unit *u, idlc_def *d)
 {
@@ -1434,6 +1555,16 @@ check_typedef(idlc_unit *u, idlc_def *d)
 	}
 	check_decl(u, d->decl, d, IN_TYPEDEF);
 	d->csize = decl_csize(u, d->decl);
+	if (stdint_name(d->name))
+		check_std_alias(u, d);
+}
+
+/* idlc_decl_empty -- see idlc.h. */
+bool
+idlc_decl_empty(const idlc_decl *d)
+{
+	return d->kind == IDLC_D_FIXED && d->size != NULL && d->size->known && !d->size->big &&
+	       d->size->value == 0;
 }
 
 /* number -- evaluate a program/version/procedure number: 0..2^32-1. */
@@ -1442,9 +1573,10 @@ number(idlc_unit *u, idlc_expr *e, const char *what, const char *name, uint32_t 
 {
 	if (!eval_in(u, e, -1))
 		return false;
-	if (!fits(e->value, 0, UINT32_MAX)) {
-		idlc_error(u->diag, &e->loc, "%s number of '%s' (%" PRId64 ") is not in 0..4294967295",
-		           what, name, e->value);
+	if (!val_in(e, 0, UINT32_MAX)) {
+		char vb[24];
+		idlc_error(u->diag, &e->loc, "%s number of '%s' (%s) is not in 0..4294967295",
+		           what, name, val_text(e, vb));
 		return false;
 	}
 	*out = (uint32_t)e->value;
@@ -1681,4 +1813,26 @@ idlc_prelude_decls(idlc_unit *u, idlc_buf *b)
 			idlc_buf_putc(b, '\n');
 		}
 	}
+}
+
+/* extern_cmp -- qsort order of symbols: by name. */
+static int
+extern_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const idlc_sym *const *)a)->name, (*(const idlc_sym *const *)b)->name);
+}
+
+/* idlc_extern_types -- see idlc.h. */
+const idlc_sym **
+idlc_extern_types(idlc_unit *u, size_t *n)
+{
+	const idlc_sym **v = idlc_xcalloc(u->syms.count + 1, sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; i < u->syms.cap; i++) {
+		const idlc_sym *s = u->syms.slots[i];
+		if (s != NULL && s->proto && s->is_type)
+			v[(*n)++] = s;
+	}
+	qsort(v, *n, sizeof(*v), extern_cmp);
+	return v;
 }

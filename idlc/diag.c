@@ -27,6 +27,7 @@ struct idlc_diag {
 	idlc_buf group;        /* the pending group */
 	bool group_error;      /* ...starts with an error (else a warning) */
 	bool group_open;
+	bool capped;           /* IDLC_MAX_ERRORS were printed: drop everything from now on */
 	char **seen;           /* printed groups (open addressing) */
 	size_t seen_cap;
 	size_t seen_count;
@@ -248,7 +249,12 @@ idlc_src_column(idlc_diag *d, const char *file, int line, const char *text, size
 	return fallback;
 }
 
-/* start -- open a new group with "file:line:col: kind: message" and the source excerpt. */
+/* The widest source excerpt shown, and how much of it comes before the column. */
+#define DIAG_LINE_MAX 160u
+#define DIAG_LINE_BEFORE 80u
+
+/* emit -- add to the group "file:line:col: kind: message", then the source line (at most
+ * DIAG_LINE_MAX characters of it, around the column) and a caret under the column. */
 static void
 emit(idlc_diag *d, const idlc_loc *loc, const char *kind, const char *fmt, va_list ap)
 {
@@ -266,38 +272,67 @@ emit(idlc_diag *d, const idlc_loc *loc, const char *kind, const char *fmt, va_li
 	const char *s = loc ? idlc_src_line(d, loc->file, loc->line, &len) : NULL;
 	if (s == NULL)
 		return;
-	idlc_buf_putn(b, s, len);
-	idlc_buf_putc(b, '\n');
 	size_t col = loc->col > 0 ? (size_t)loc->col - 1 : 0;
 	if (col > len)
 		col = len;
-	for (size_t i = 0; i < col; i++)
+	/* a long line is shown around the column, "..." marking what is left out */
+	size_t from = 0, to = len;
+	if (len > DIAG_LINE_MAX) {
+		from = col > DIAG_LINE_BEFORE ? col - DIAG_LINE_BEFORE : 0;
+		to = from + DIAG_LINE_MAX < len ? from + DIAG_LINE_MAX : len;
+	}
+	const char *dots = from > 0 ? "..." : "";
+	idlc_buf_puts(b, dots);
+	idlc_buf_putn(b, s + from, to - from);
+	idlc_buf_puts(b, to < len ? "...\n" : "\n");
+	idlc_buf_puts(b, from > 0 ? "   " : "");
+	for (size_t i = from; i < col; i++)
 		idlc_buf_putc(b, s[i] == '\t' ? '\t' : ' ');
 	idlc_buf_putc(b, '^');
-	for (int i = 1; i < loc->len && col + (size_t)i < len; i++)
+	for (int i = 1; i < loc->len && col + (size_t)i < to; i++)
 		idlc_buf_putc(b, '~');
 	idlc_buf_putc(b, '\n');
 }
 
-/* idlc_error -- report an error at loc (starts a new group). */
-void
-idlc_error(idlc_diag *d, const idlc_loc *loc, const char *fmt, ...)
+/* emit_stop -- emit with its own variable arguments (for the message past the cap). */
+static void
+emit_stop(idlc_diag *d, const idlc_loc *loc, const char *fmt, ...)
 {
 	va_list ap;
-	idlc_diag_flush(d);
-	d->group_open = true;
-	d->group_error = true;
 	va_start(ap, fmt);
 	emit(d, loc, "error", fmt, ap);
 	va_end(ap);
 }
 
-/* idlc_warning -- report a warning at loc (starts a new group). */
+/* idlc_error -- report an error at loc (starts a new group). Past IDLC_MAX_ERRORS printed
+ * errors it says "too many errors; idlc stops here" instead, once, and nothing more. */
+void
+idlc_error(idlc_diag *d, const idlc_loc *loc, const char *fmt, ...)
+{
+	va_list ap;
+	idlc_diag_flush(d);
+	if (d->capped)
+		return;
+	d->group_open = true;
+	d->group_error = true;
+	if (d->errors >= IDLC_MAX_ERRORS) {
+		d->capped = true;
+		emit_stop(d, loc, "too many errors; idlc stops here");
+		return;
+	}
+	va_start(ap, fmt);
+	emit(d, loc, "error", fmt, ap);
+	va_end(ap);
+}
+
+/* idlc_warning -- report a warning at loc (starts a new group; nothing once capped). */
 void
 idlc_warning(idlc_diag *d, const idlc_loc *loc, const char *fmt, ...)
 {
 	va_list ap;
 	idlc_diag_flush(d);
+	if (d->capped)
+		return;
 	d->group_open = true;
 	d->group_error = false;
 	va_start(ap, fmt);

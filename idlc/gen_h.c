@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "idlc.h"
@@ -57,6 +58,8 @@ gen_struct(idlc_gen *g, const idlc_def *d)
 	idlc_buf_printf(b, "struct %s {\n", d->name);
 	for (const idlc_decl *f = d->fields; f != NULL; f = f->next)
 		idlc_emit_member(g, f, 1);
+	if (d->no_members) /* C has no empty structs */
+		idlc_buf_puts(b, "\tchar rc__unused; /* no field holds data */\n");
 	idlc_buf_printf(b, "};\ntypedef struct %s %s;\n", d->name, d->name);
 	prototype(g, d->name);
 }
@@ -231,7 +234,11 @@ idlc_gen_header(idlc_gen *g)
 		case IDLC_DEF_TYPEDEF:
 			if (d->self_alias)
 				continue;
-			idlc_emit_typedef(g, d->decl);
+			if (d->std_alias) /* C has it: a second typedef could only clash */
+				idlc_buf_printf(b, "/* %s: <stdint.h>'s type, restated by the .x file */\n",
+				                d->name);
+			else
+				idlc_emit_typedef(g, d->decl);
 			prototype(g, d->name);
 			break;
 		case IDLC_DEF_PROGRAM:
@@ -241,6 +248,16 @@ idlc_gen_header(idlc_gen *g)
 		}
 		idlc_buf_putc(b, '\n');
 	}
+
+	size_t next;
+	const idlc_sym **ext = idlc_extern_types(g->unit, &next);
+	if (next > 0)
+		idlc_buf_puts(b, "/* external types: the program supplies their XDR routines */\n");
+	for (size_t i = 0; i < next; i++)
+		prototype(g, ext[i]->name);
+	if (next > 0)
+		idlc_buf_putc(b, '\n');
+	free(ext);
 
 	if (programs) {
 		for (const idlc_def *d = g->unit->defs; d != NULL; d = d->next)

@@ -6,7 +6,8 @@
  * A struct whose last field links to the struct itself (a list) is coded in a loop: on the
  * wire each node is followed by a bool "more" and the next node -- the bytes rpcgen's
  * recursive code produces -- but encoding, decoding and freeing a list of any length take
- * constant stack and linear time.
+ * constant stack and linear time. A struct whose one self-link is not its last field (a
+ * chain) is coded field by field, but freed in the same loop.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -42,44 +43,55 @@ gen_enum(idlc_gen *g, const idlc_def *d)
 	idlc_buf_puts(g->out, "\treturn rc_xdr_enum(xdrs, (int32_t *)objp);\n}\n");
 }
 
+/* unused -- "(void)xdrs; (void)objp;" for a routine that codes nothing (zero-length arrays). */
+static void
+unused(idlc_gen *g)
+{
+	idlc_buf_puts(g->out, "\t(void)xdrs;\n\t(void)objp;\n");
+}
+
 /* gen_struct -- the fields in order. */
 static void
 gen_struct(idlc_gen *g, const idlc_def *d)
 {
 	open_routine(g, d->name);
+	if (d->no_members)
+		unused(g);
 	for (const idlc_decl *f = d->fields; f != NULL; f = f->next)
 		field(g, f, "", 1);
 	idlc_buf_puts(g->out, "\treturn true;\n}\n");
 }
 
-/* gen_list -- a list struct: a static routine for one node's own fields, and xdr_NAME
- * walking the links in a loop (see the top of this file). Nodes are allocated (decode) and
- * freed (free) by rc_xdr_reference, under the stream's allocation budget. */
+/* gen_node -- the static routine coding one node of the list or chain d: its fields but the
+ * link `next`. */
 static void
-gen_list(idlc_gen *g, const idlc_def *d)
+gen_node(idlc_gen *g, const idlc_def *d, const idlc_decl *next)
 {
 	idlc_buf *b = g->out;
-	const char *n = d->name;
-	const char *next = d->list_next->name;
 	bool any = false;
 
-	idlc_buf_printf(b, "\n/* One node of the list %s: its fields but %s. */\n", n, next);
-	idlc_buf_printf(b, "static bool\nrc__xdr_%s_node(rc_xdr *xdrs, %s *objp)\n{\n", n, n);
-	for (const idlc_decl *f = d->fields; f != d->list_next; f = f->next) {
-		if (f->kind != IDLC_D_VOID)
+	idlc_buf_printf(b, "\n/* One node of %s: its fields but %s. */\n", d->name, next->name);
+	idlc_buf_printf(b, "static bool\nrc__xdr_%s_node(rc_xdr *xdrs, %s *objp)\n{\n", d->name,
+	                d->name);
+	for (const idlc_decl *f = d->fields; f != NULL; f = f->next) {
+		if (f == next)
+			continue;
+		if (f->kind != IDLC_D_VOID && !idlc_decl_empty(f))
 			any = true;
 		field(g, f, "", 1);
 	}
 	if (!any)
-		idlc_buf_puts(b, "\t(void)xdrs;\n\t(void)objp;\n");
+		unused(g);
 	idlc_buf_puts(b, "\treturn true;\n}\n");
+}
 
-	open_routine(g, n);
-	idlc_buf_printf(b,
-	                "\t/* a list: walked in a loop, so its length costs no stack */\n"
-	                "\t%s *rc__cur, *rc__next;\n"
-	                "\tbool rc__more;\n"
-	                "\n"
+/* gen_free_loop -- the RC_XDR_FREE case of xdr_NAME for a list or chain linked by `next`:
+ * each node's fields freed, then the node, one after the other (constant stack). */
+static void
+gen_free_loop(idlc_gen *g, const idlc_def *d, const char *next)
+{
+	const char *n = d->name;
+	idlc_buf_printf(g->out,
 	                "\tif (xdrs->x_op == RC_XDR_FREE) {\n"
 	                "\t\trc__cur = objp->%s;\n"
 	                "\t\tobjp->%s = NULL;\n"
@@ -94,7 +106,29 @@ gen_list(idlc_gen *g, const idlc_def *d)
 	                "\t\t\trc__cur = rc__next;\n"
 	                "\t\t}\n"
 	                "\t\treturn true;\n"
-	                "\t}\n"
+	                "\t}\n",
+	                next, next, n, next, next, n, n);
+}
+
+/* gen_list -- a list struct: a static routine for one node's own fields, and xdr_NAME
+ * walking the links in a loop (see the top of this file). Nodes are allocated (decode) and
+ * freed (free) by rc_xdr_reference, under the stream's allocation budget. */
+static void
+gen_list(idlc_gen *g, const idlc_def *d)
+{
+	idlc_buf *b = g->out;
+	const char *n = d->name;
+	const char *next = d->list_next->name;
+
+	gen_node(g, d, d->list_next);
+	open_routine(g, n);
+	idlc_buf_printf(b,
+	                "\t/* a list: walked in a loop, so its length costs no stack */\n"
+	                "\t%s *rc__cur, *rc__next;\n"
+	                "\tbool rc__more;\n"
+	                "\n", n);
+	gen_free_loop(g, d, next);
+	idlc_buf_printf(b,
 	                "\tif (!rc__xdr_%s_node(xdrs, objp))\n"
 	                "\t\treturn false;\n"
 	                "\tfor (;;) {\n"
@@ -111,7 +145,24 @@ gen_list(idlc_gen *g, const idlc_def *d)
 	                "\t\tobjp = objp->%s;\n"
 	                "\t}\n"
 	                "}\n",
-	                n, next, next, n, next, next, n, n, n, next, next, next, n, n, next);
+	                n, next, next, next, n, n, next);
+}
+
+/* gen_chain -- a struct with one self-link that is not its last field: coded field by field
+ * (the next node sits inside this one on the wire), freed in a loop. */
+static void
+gen_chain(idlc_gen *g, const idlc_def *d)
+{
+	gen_node(g, d, d->chain_next);
+	open_routine(g, d->name);
+	idlc_buf_printf(g->out,
+	                "\t/* a chain: freed in a loop, so its length costs no stack */\n"
+	                "\t%s *rc__cur, *rc__next;\n"
+	                "\n", d->name);
+	gen_free_loop(g, d, d->chain_next->name);
+	for (const idlc_decl *f = d->fields; f != NULL; f = f->next)
+		field(g, f, "", 1);
+	idlc_buf_puts(g->out, "\treturn true;\n}\n");
 }
 
 /* gen_union -- the discriminant, then a switch over the arms. */
@@ -156,6 +207,8 @@ static void
 gen_typedef(idlc_gen *g, const idlc_def *d)
 {
 	open_routine(g, d->name);
+	if (idlc_decl_empty(d->decl))
+		unused(g);
 	idlc_emit_xdr_decl(g, d->decl, "objp", "*objp", "objp->", 1);
 	idlc_buf_puts(g->out, "\treturn true;\n}\n");
 }
@@ -229,6 +282,8 @@ idlc_gen_xdr(idlc_gen *g)
 		case IDLC_DEF_STRUCT:
 			if (d->list_next != NULL)
 				gen_list(g, d);
+			else if (d->chain_next != NULL)
+				gen_chain(g, d);
 			else
 				gen_struct(g, d);
 			break;

@@ -99,6 +99,10 @@ void idlc_intern_free(void);
  */
 typedef struct idlc_diag idlc_diag;
 
+/* Most errors idlc prints: the next one is replaced by "too many errors; idlc stops here"
+ * and everything after it is dropped (the lexer also stops reading at this many). */
+#define IDLC_MAX_ERRORS 100
+
 idlc_diag *idlc_diag_new(FILE *out);
 void idlc_diag_free(idlc_diag *d);
 void idlc_error(idlc_diag *d, const idlc_loc *loc, const char *fmt, ...) IDLC_PRINTF(3, 4);
@@ -173,6 +177,7 @@ typedef struct idlc_sym {
 	int sub;                   /* ENUMVAL: index in its enum */
 	int ready;                 /* the C name is usable after this order (-1: always) */
 	bool undefined;            /* EXTERN: reported as an error (not assumed) */
+	bool proto;                /* EXTERN or PCTDEF type: NAME.h declares its xdr_ routine */
 	const struct idlc_unit *owner;
 	idlc_def *def;             /* CONST, TYPE, PROG: the definition; ENUMVAL: its enum */
 	idlc_enumerator *en;       /* ENUMVAL */
@@ -186,6 +191,7 @@ typedef struct idlc_sym {
 	int state;                 /* 0 not evaluated, 1 being evaluated, 2 done */
 	bool known;
 	int64_t value;
+	bool big;                  /* value is above INT64_MAX (see idlc_expr.big) */
 	bool used;                 /* PRELUDE: the header must declare it */
 	const char *what;          /* a generated C name: what it was generated for */
 } idlc_sym;
@@ -240,6 +246,13 @@ const idlc_def *idlc_type_def(const idlc_type *t);
 char *idlc_lower(idlc_arena *a, const char *s);
 /* idlc_prelude_decls -- the C declarations of the prelude names u uses (TRUE, netobj...). */
 void idlc_prelude_decls(idlc_unit *u, idlc_buf *b);
+/* idlc_extern_types -- the types u uses that nothing in view declares (a %#define, or no
+ * definition at all), whose xdr_ routines the program supplies: a malloc'd array of *n
+ * symbols, sorted by name (the caller frees the array). */
+const idlc_sym **idlc_extern_types(idlc_unit *u, size_t *n);
+/* idlc_decl_empty -- whether d is a fixed array of 0 elements (it holds and codes nothing,
+ * and has no C member: C has no zero-length arrays). */
+bool idlc_decl_empty(const idlc_decl *d);
 
 /* ---------------------------------------------------------------------------------------- */
 /* ast.c -- builders (called by the parser actions) and the parse                           */
@@ -259,6 +272,7 @@ typedef struct idlc_parse {
 	int errors;            /* errors this parse reported (quiet ones included) */
 	idlc_expr *expr_result;/* IDLC start: the expression parsed */
 	bool stop;             /* the lexer hit an unrecoverable problem: end the input */
+	int parens;            /* parentheses open in the current definition (lexer) */
 	int depth;             /* braces open: a %-line inside a definition is held back... */
 	idlc_def *held;        /* ...and goes before that definition, as with rpcgen */
 	idlc_def **held_tail;
@@ -351,6 +365,7 @@ typedef struct idlc_gen {
 	const char *base;     /* input name without folder and .x: "nfs_prot" */
 	const char *header;   /* the header the .c files include: "nfs_prot.h" */
 	idlc_buf *out;
+	bool rpcgen_types;    /* --rpcgen-types: C types with rpcgen's layout (gen_common.c) */
 	/* byte ranges of out copied from the .x file (%-lines): idlc_gen_wrap leaves them */
 	size_t *verbatim;     /* pairs [start, end) */
 	size_t nverbatim;     /* pairs used */

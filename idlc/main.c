@@ -1,7 +1,7 @@
 /*
  * idlc -- command line driver.
  *
- *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] NAME.x
+ *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] [--rpcgen-types] NAME.x
  *
  * Like rpcgen, idlc runs the C preprocessor once per output, with RPC_HDR, RPC_XDR,
  * RPC_CLNT or RPC_SVC defined, and parses and checks each result. The header pass is
@@ -29,7 +29,8 @@
 extern char **environ;
 
 static const char usage_text[] =
-	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] NAME.x\n"
+	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] [--rpcgen-types]\n"
+	"            NAME.x\n"
 	"\n"
 	"Compile an ONC RPC interface (the RPC language of rpcgen) into C for remotecall.\n"
 	"Without -h/-c/-l/-m, write NAME.h, NAME_xdr.c, NAME_clnt.c and NAME_svc.c into the\n"
@@ -43,6 +44,9 @@ static const char usage_text[] =
 	"  -o PATH      output folder, or output file with -h/-c/-l/-m\n"
 	"  -D NAME[=V]  define a macro for the C preprocessor\n"
 	"  -I DIR       add DIR to the preprocessor's include path\n"
+	"  --rpcgen-types  C types with rpcgen's layout: int, unsigned int, long (64-bit on\n"
+	"               LP64), unsigned long, short, a 4-byte bool (int32_t); default: the\n"
+	"               <stdint.h> types, bool, and long as int32_t\n"
 	"  --help       show this text\n"
 	"  --version    show the version\n"
 	"\n"
@@ -59,6 +63,7 @@ typedef struct options {
 	size_t ncpp;
 	const char *out;       /* -o */
 	int only;              /* -1: all outputs; else the pass of the one output */
+	bool rpcgen_types;     /* --rpcgen-types */
 	const char *input;
 } options;
 
@@ -93,6 +98,8 @@ parse_args(int argc, char **argv, options *o)
 			fputs(usage_text, stdout);
 			free(o->cpp_args);
 			exit(0);
+		} else if (strcmp(a, "--rpcgen-types") == 0) {
+			o->rpcgen_types = true;
 		} else if (strcmp(a, "--version") == 0) {
 			printf("idlc (remotecall) %s\n", IDLC_VERSION);
 			free(o->cpp_args);
@@ -128,9 +135,11 @@ parse_args(int argc, char **argv, options *o)
 		fatal_usage("%s", "no input file");
 }
 
-/* run_cpp -- the preprocessor's output for pass p into out. Returns false (after saying
- * why) if it could not run or failed; its own messages went to stderr. */
-static bool
+/* run_cpp -- the preprocessor's output for pass p into out. Returns 0, or the exit status
+ * idlc must give (after saying why): 1 when cpp reported a problem in the input (an
+ * unterminated comment, a missing #include: its messages went to stderr), 2 when it could
+ * not run or was killed. */
+static int
 run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 {
 	const char *cpp = getenv("IDLC_CPP");
@@ -150,7 +159,7 @@ run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 	if (pipe(fds) != 0) {
 		fprintf(stderr, "idlc: error: pipe: %s\n", strerror(errno));
 		free(argv);
-		return false;
+		return 2;
 	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -166,7 +175,7 @@ run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 		fprintf(stderr, "idlc: error: cannot run the C preprocessor '%s': %s\n", cpp,
 		        strerror(rc));
 		close(fds[0]);
-		return false;
+		return 2;
 	}
 	char chunk[65536];
 	for (;;) {
@@ -187,11 +196,11 @@ run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 	}
 	if (status != 0) {
 		fprintf(stderr, "idlc: error: the C preprocessor failed on '%s'\n", o->input);
-		return false;
+		return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 127 ? 1 : 2;
 	}
 	if (out->data == NULL)
 		idlc_buf_putn(out, "", 0);
-	return true;
+	return 0;
 }
 
 /* One output file. */
@@ -300,10 +309,11 @@ main(int argc, char **argv)
 		if (p != IDLC_PASS_HDR)
 			u->env = &units[IDLC_PASS_HDR];
 		idlc_buf text = { 0 };
-		if (!run_cpp(&o, (idlc_pass)p, &text)) {
+		int cpp_status = run_cpp(&o, (idlc_pass)p, &text);
+		if (cpp_status != 0) {
 			idlc_buf_free(&text);
 			ok = false;
-			status = 2;
+			status = cpp_status;
 			break;
 		}
 		int errs = idlc_parse_text(u, text.data, text.len);
@@ -333,7 +343,8 @@ main(int argc, char **argv)
 				continue;
 			output *out = &outs[nout++];
 			out->pass = (idlc_pass)p;
-			idlc_gen g = { &units[p], base, header, &out->text, NULL, 0, 0 };
+			idlc_gen g = { &units[p], base, header, &out->text, o.rpcgen_types, NULL, 0,
+			               0 };
 			gen[p](&g);
 			idlc_gen_wrap(&g);
 			if (o.only >= 0)

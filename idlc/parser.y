@@ -16,6 +16,8 @@
 %parse-param {void *scanner} {idlc_parse *ps}
 
 %code requires {
+#include <string.h>
+
 #include "idlc.h"
 }
 
@@ -255,10 +257,20 @@ expr
 
 %%
 
-/* idlc_yyerror -- bison's report of a syntax error, at the offending token. */
+/* idlc_yyerror -- bison's report of a syntax error, at the offending token; its "memory
+ * exhausted" (the stack is full) becomes a located "nested too deeply". */
 void
 idlc_yyerror(idlc_loc *loc, void *scanner, idlc_parse *ps, const char *msg)
 {
 	(void)scanner;
+	/* the lexer ended the input after reporting why: the parser's complaint adds nothing */
+	if (ps->stop && ps->errors > 0)
+		return;
+	/* bison's stack is full: only nesting (a chain of unary operators) gets there */
+	if (strcmp(msg, "memory exhausted") == 0) {
+		idlc_parse_error(ps, loc, "nested too deeply for the parser (%d levels)",
+		                 YYMAXDEPTH);
+		return;
+	}
 	idlc_parse_error(ps, loc, "%s", msg);
 }

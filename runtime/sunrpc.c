@@ -9,40 +9,15 @@
 
 #include <remotecall/sunrpc.h>
 
+/* Sun's xdr_long / xdr_u_long: the library's rc_xdr_long / rc_xdr_u_long. */
 bool rc_sunrpc_xdr_long(rc_xdr *xdrs, long *lp)
 {
-	int32_t v;
-
-	if (xdrs->x_op == RC_XDR_ENCODE) {
-		if (*lp < INT32_MIN || *lp > INT32_MAX)
-			return false;
-		v = (int32_t)*lp;
-		return rc_xdr_int(xdrs, &v);
-	}
-	if (xdrs->x_op == RC_XDR_DECODE) {
-		if (!rc_xdr_int(xdrs, &v))
-			return false;
-		*lp = v;
-	}
-	return true;
+	return rc_xdr_long(xdrs, lp);
 }
 
 bool rc_sunrpc_xdr_u_long(rc_xdr *xdrs, unsigned long *ulp)
 {
-	uint32_t v;
-
-	if (xdrs->x_op == RC_XDR_ENCODE) {
-		if (*ulp > UINT32_MAX)
-			return false;
-		v = (uint32_t)*ulp;
-		return rc_xdr_u_int(xdrs, &v);
-	}
-	if (xdrs->x_op == RC_XDR_DECODE) {
-		if (!rc_xdr_u_int(xdrs, &v))
-			return false;
-		*ulp = v;
-	}
-	return true;
+	return rc_xdr_u_long(xdrs, ulp);
 }
 
 #define RC__NETBUF_MAX 65536u

@@ -7,9 +7,10 @@
 #   scripts/install-deps.sh --fuzz   that, plus clang (libFuzzer) for `make fuzz`
 set -euo pipefail
 
+# g++: the public and generated headers are compiled as C++17 (cxx_public_headers, idlc_*);
 # clang-19 (with its sanitizer runtimes): idlc_multi_fnsan builds the generated stubs with
 # -fsanitize=function, which checks C code from clang 17 on (Debian 12's clang is 14)
-pkgs=(cmake make gcc flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
+pkgs=(cmake make gcc g++ flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
       valgrind iproute2 util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev)
 for a in "$@"; do
 	case $a in

@@ -61,7 +61,8 @@ int rc__bulk_kind(rc_xdrproc proc, uint32_t elsize)
 	return 0;
 }
 
-/* bool arrays: one byte in C, a 4-byte 0 or 1 on the wire; decode rejects other values. */
+/* bool arrays: one byte in C, a 4-byte 0 or 1 on the wire; decode takes any non-zero value
+ * as true (as rc_xdr_bool does). */
 static bool rc__bulk_bool(rc_xdr *x, bool *b, size_t n)
 {
 	size_t i = 0;
@@ -70,10 +71,7 @@ static bool rc__bulk_bool(rc_xdr *x, bool *b, size_t n)
 		if (rc__avail(x) / 4 < n)
 			return false;
 		for (i = 0; i < n; i++) {
-			uint32_t v = rc__get32(x->x_pos + 4 * i);
-			if (v > 1)
-				return false;
-			b[i] = v != 0;
+			b[i] = rc__get32(x->x_pos + 4 * i) != 0;
 		}
 		x->x_pos += 4 * n;
 		return true;

@@ -79,7 +79,8 @@ bool rc_xdr_bool(rc_xdr *xdrs, bool *bp)
 		v = *bp ? 1 : 0;
 		return rc_xdr_u_int(xdrs, &v);
 	case RC_XDR_DECODE:
-		if (!rc_xdr_u_int(xdrs, &v) || v > 1)
+		/* any non-zero value is true, as in libtirpc (klm, rquota fields) */
+		if (!rc_xdr_u_int(xdrs, &v))
 			return false;
 		*bp = v != 0;
 		return true;
@@ -87,6 +88,53 @@ bool rc_xdr_bool(rc_xdr *xdrs, bool *bp)
 		return true;
 	}
 	return false;
+}
+
+bool rc_xdr_bool32(rc_xdr *xdrs, int32_t *bp)
+{
+	bool b = *bp != 0;
+
+	if (!rc_xdr_bool(xdrs, &b))
+		return false;
+	if (xdrs->x_op == RC_XDR_DECODE)
+		*bp = b ? 1 : 0;
+	return true;
+}
+
+bool rc_xdr_long(rc_xdr *xdrs, long *lp)
+{
+	int32_t v;
+
+	if (xdrs->x_op == RC_XDR_ENCODE) {
+		if (*lp < INT32_MIN || *lp > INT32_MAX)
+			return false;
+		v = (int32_t)*lp;
+		return rc_xdr_int(xdrs, &v);
+	}
+	if (xdrs->x_op == RC_XDR_DECODE) {
+		if (!rc_xdr_int(xdrs, &v))
+			return false;
+		*lp = v;
+	}
+	return true;
+}
+
+bool rc_xdr_u_long(rc_xdr *xdrs, unsigned long *ulp)
+{
+	uint32_t v;
+
+	if (xdrs->x_op == RC_XDR_ENCODE) {
+		if (*ulp > UINT32_MAX)
+			return false;
+		v = (uint32_t)*ulp;
+		return rc_xdr_u_int(xdrs, &v);
+	}
+	if (xdrs->x_op == RC_XDR_DECODE) {
+		if (!rc_xdr_u_int(xdrs, &v))
+			return false;
+		*ulp = v;
+	}
+	return true;
 }
 
 bool rc_xdr_float(rc_xdr *xdrs, float *fp)
@@ -351,7 +399,8 @@ static bool rc__xdr_array_elements(rc_xdr *xdrs, unsigned char *base, uint32_t n
 {
 	bool ok;
 
-	if (rc__bulk_kind(elproc, elsize) != 0 || xdrs->x_op == RC_XDR_FREE)
+	/* no element, no nesting: encode and decode agree (a decode of count 0 returns early) */
+	if (n == 0 || rc__bulk_kind(elproc, elsize) != 0 || xdrs->x_op == RC_XDR_FREE)
 		return rc__xdr_elements(xdrs, base, n, elsize, elproc);
 	if (xdrs->x_depth >= xdrs->x_maxdepth)
 		return false;

@@ -1,13 +1,14 @@
 # run_golden.cmake -- one golden test of idlc (run by ctest through `cmake -P`).
 #
 #   -DIDLC=path -DINPUT=dir/NAME.x -DEXPECTED=dir -DWORK=dir -DCC=compiler
-#   -DINCLUDES="dir|dir" [-DREGEN=ON]
+#   -DINCLUDES="dir|dir" [-DCXX=g++] [-DOPTIONS="--opt|..."] [-DREGEN=ON]
 #
 # Runs `idlc -o WORK NAME.x` in the input's folder and compares the four outputs with
 # EXPECTED/NAME.h, NAME_xdr.c, NAME_clnt.c, NAME_svc.c byte for byte (and idlc's stderr
 # with EXPECTED/NAME.stderr, empty if that file does not exist); checks that no line is wider
-# than 100 columns (check_width.cmake); then compiles the three .c files with -std=c11 -Wall
-# -Wextra -Werror -Wpedantic.
+# than 100 columns (check_width.cmake); compiles NAME.h as C++17 with CXX (check_cxx.cmake);
+# then compiles the three .c files with -std=c11 -Wall -Wextra -Werror -Wpedantic. OPTIONS
+# are more idlc arguments (golden/NAME.opts, one a line).
 #
 # To regenerate every expected file after a deliberate change of idlc's output:
 #   cmake --build BUILD --target idlc-regen-goldens
@@ -19,7 +20,8 @@ get_filename_component(name ${INPUT} NAME_WE)
 
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-execute_process(COMMAND ${IDLC} -o ${WORK} ${file}
+string(REPLACE "|" ";" OPTIONS "${OPTIONS}")
+execute_process(COMMAND ${IDLC} ${OPTIONS} -o ${WORK} ${file}
   WORKING_DIRECTORY ${dir}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
@@ -66,6 +68,10 @@ endif()
 include(${CMAKE_CURRENT_LIST_DIR}/check_width.cmake)
 list(TRANSFORM outputs PREPEND ${WORK}/ OUTPUT_VARIABLE paths)
 idlc_check_width(${INPUT} ${paths})
+if(CXX)
+  include(${CMAKE_CURRENT_LIST_DIR}/check_cxx.cmake)
+  idlc_check_cxx(${CXX} "${INCLUDES}" "" ${WORK}/${name}.h)
+endif()
 
 set(flags -std=c11 -Wall -Wextra -Werror -Wpedantic -I${WORK})
 string(REPLACE "|" ";" INCLUDES "${INCLUDES}")

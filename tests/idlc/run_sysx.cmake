@@ -1,10 +1,11 @@
 # run_sysx.cmake -- a system .x file through idlc (run by ctest via `cmake -P`).
 #
 #   -DIDLC=path -DINPUT=/usr/include/.../NAME.x -DWORK=dir -DCC=compiler
-#   -DINCLUDES="dir|dir" -DCOMPILE=ON|OFF [-DPRE="other.x;..."] [-DCFLAGS="..."]
+#   -DINCLUDES="dir|dir" -DCOMPILE=ON|OFF [-DPRE="other.x;..."] [-DCFLAGS="..."] [-DCXX=g++]
 #
 # idlc must accept the file (warnings are allowed, errors are not), and no line it composed
-# may be wider than 100 columns (check_width.cmake: %-lines are the user's). With COMPILE,
+# may be wider than 100 columns (check_width.cmake: %-lines are the user's); with CXX, NAME.h
+# must compile as C++17 (check_cxx.cmake). With COMPILE,
 # the three generated .c files must compile with -std=c11 -Wall -Wextra -Werror -Wpedantic.
 # PRE lists
 # .x files whose headers this one's %-lines include (<rpcsvc/NAME.h>): they are generated
@@ -38,11 +39,15 @@ endforeach()
 include(${CMAKE_CURRENT_LIST_DIR}/check_width.cmake)
 idlc_check_width(${INPUT} ${WORK}/out/${name}.h ${WORK}/out/${name}_xdr.c
   ${WORK}/out/${name}_clnt.c ${WORK}/out/${name}_svc.c)
+separate_arguments(extra UNIX_COMMAND "${CFLAGS}")
+if(CXX)
+  include(${CMAKE_CURRENT_LIST_DIR}/check_cxx.cmake)
+  idlc_check_cxx(${CXX} "${INCLUDES}|${WORK}/inc" "${extra}" ${WORK}/out/${name}.h)
+endif()
 if(NOT COMPILE)
   return()
 endif()
 
-separate_arguments(extra UNIX_COMMAND "${CFLAGS}")
 set(flags -std=c11 -Wall -Wextra -Werror -Wpedantic ${extra} -I${WORK}/out -I${WORK}/inc)
 string(REPLACE "|" ";" INCLUDES "${INCLUDES}")
 foreach(i ${INCLUDES})

@@ -282,11 +282,11 @@ test_failure_writes_nothing(void **state)
 {
 	(void)state;
 	const char *d = fresh_dir("failure");
-	write_file(d, "bad.x", "struct s { undefined_t x; };\n", (size_t)-1);
+	write_file(d, "bad.x", "struct s { int x[UNDEF]; };\n", (size_t)-1);
 	write_file(d, "bad.h", "old contents\n", (size_t)-1);
 	char *err;
 	assert_int_equal(run(d, NULL, NULL, &err, "bad.x", NULL), 1);
-	assert_non_null(strstr(err, "bad.x:1:12: error: undefined type 'undefined_t'"));
+	assert_non_null(strstr(err, "bad.x:1:18: error: undefined constant 'UNDEF'"));
 	free(err);
 	char *h = read_file(d, "bad.h");
 	assert_string_equal(h, "old contents\n");
@@ -317,8 +317,8 @@ test_cpp_options(void **state)
 	           "#endif\n",
 	           (size_t)-1);
 	char *out, *err;
-	/* without -I the include is not found: cpp says so, idlc fails */
-	assert_int_equal(run(d, NULL, NULL, &err, "-h", "opt.x", NULL), 2);
+	/* without -I the include is not found: cpp says so, idlc fails: an input error, 1 */
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "opt.x", NULL), 1);
 	assert_non_null(strstr(err, "the C preprocessor failed"));
 	free(err);
 	assert_int_equal(run(d, NULL, &out, NULL, "-h", "-I", "inc", "opt.x", NULL), 0);
@@ -330,11 +330,11 @@ test_cpp_options(void **state)
 	assert_non_null(strstr(out, "struct with_x {\n\tfrom_sub a[7];\n};"));
 	free(out);
 	/* an error in the included file names that file */
-	write_file(inc, "sub.x", "typedef nothing from_sub;\n", (size_t)-1);
+	write_file(inc, "sub.x", "typedef int from_sub[NOTHING];\n", (size_t)-1);
 	assert_int_equal(run(d, NULL, NULL, &err, "-h", "-Iinc", "opt.x", NULL), 1);
-	assert_non_null(strstr(err, "inc/sub.x:1:9: error: undefined type 'nothing'\n"
-	                            "typedef nothing from_sub;\n"
-	                            "        ^~~~~~~\n"));
+	assert_non_null(strstr(err, "inc/sub.x:1:22: error: undefined constant 'NOTHING'\n"
+	                            "typedef int from_sub[NOTHING];\n"
+	                            "                     ^~~~~~~\n"));
 	free(err);
 }
 
@@ -379,7 +379,7 @@ test_diagnostics_once(void **state)
 	assert_non_null(p);
 	assert_null(strstr(p + 1, "warning:"));
 	free(err);
-	write_file(d, "once.x", "struct s { int a[0]; };\n", (size_t)-1);
+	write_file(d, "once.x", "struct s { int a[-1]; };\n", (size_t)-1);
 	assert_int_equal(run(d, NULL, NULL, &err, "-c", "once.x", NULL), 1);
 	p = strstr(err, "error:");
 	assert_non_null(p);
@@ -420,6 +420,111 @@ test_deep_expressions(void **state)
 	free(err);
 	assert_int_equal(run(d, NULL, NULL, &err, "-h", "chain.x", NULL), 1);
 	assert_non_null(strstr(err, "expression nested too deeply (more than 200 levels)"));
+	free(err);
+}
+
+/* What cpp refuses is an error in the input: exit status 1, like idlc's own errors (2 is
+ * for usage and system errors: a preprocessor that cannot run). */
+static void
+test_cpp_errors_are_input_errors(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("cpperr");
+	char *err;
+	write_file(d, "open.x", "const A = 1; /* never closed\n", (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, &err, "open.x", NULL), 1);
+	assert_non_null(strstr(err, "unterminated comment"));
+	assert_non_null(strstr(err, "idlc: error: the C preprocessor failed on 'open.x'"));
+	free(err);
+	write_file(d, "inc.x", "#include \"not-there.x\"\n", (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, &err, "inc.x", NULL), 1);
+	free(err);
+	assert_int_equal(count_files(d), 2);
+}
+
+/* Deep nesting gets a located message, never the parser's "memory exhausted". */
+static void
+test_nested_too_deeply(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("nested");
+	size_t n = 10000;
+	char *s = malloc(n * 2 + 64);
+	size_t len = (size_t)sprintf(s, "const X = ");
+	memset(s + len, '(', n);
+	len += n;
+	len += (size_t)sprintf(s + len, "1;\n");
+	write_file(d, "parens.x", s, len);
+	len = (size_t)sprintf(s, "const Y = ");
+	memset(s + len, '~', n * 2);
+	len += n * 2;
+	len += (size_t)sprintf(s + len, "1;\n");
+	write_file(d, "tildes.x", s, len);
+	free(s);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "parens.x", NULL), 1);
+	const char *first = "parens.x:1:211: error: expression nested too deeply (more than 200 "
+	                    "levels)\n";
+	assert_true(strncmp(err, first, strlen(first)) == 0);
+	assert_null(strstr(err, "memory exhausted"));
+	assert_null(strstr(err, "syntax error"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "tildes.x", NULL), 1);
+	assert_non_null(strstr(err, "tildes.x:1:10004: error: nested too deeply for the parser "
+	                            "(10000 levels)\n"));
+	assert_null(strstr(err, "memory exhausted"));
+	free(err);
+}
+
+/* A 400 KB line is quoted around the column, not whole. */
+static void
+test_long_line_clipped(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("longline");
+	size_t n = 400000;
+	char *s = malloc(n + 64);
+	size_t len = (size_t)sprintf(s, "const A = 1;");
+	memset(s + len, ' ', n);
+	len += n;
+	len += (size_t)sprintf(s + len, "const B = @;\n");
+	write_file(d, "wide.x", s, len);
+	free(s);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "-h", "wide.x", NULL), 1);
+	const char *want = "wide.x:1:400023: error: stray '@' in input\n...";
+	assert_true(strncmp(err, want, strlen(want)) == 0);
+	/* the excerpt: "...", the 80 characters before the column, the rest of the line (here
+	 * "@;"); the caret under the column */
+	const char *line = err + strlen(want) - 3, *nl = strchr(line, '\n');
+	assert_int_equal(nl - line, 3 + 80 + 2);
+	assert_true(strncmp(nl - 12, "const B = @;", 12) == 0);
+	const char *caret = nl + 1;
+	assert_int_equal(strchr(caret, '^') - caret, 3 + 80);
+	assert_true(strlen(err) < 1000);
+	free(err);
+}
+
+/* Semantic errors stop at 100, as syntax errors do. */
+static void
+test_semantic_error_limit(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("semlimit");
+	char *s = malloc(200 * 64);
+	size_t len = 0;
+	for (int i = 0; i < 200; i++)
+		len += (size_t)sprintf(s + len, "struct s%d { int a[N%d]; };\n", i, i);
+	write_file(d, "many.x", s, len);
+	free(s);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "many.x", NULL), 1);
+	int n = 0;
+	for (const char *p = err; (p = strstr(p, "error:")) != NULL; p++)
+		n++;
+	assert_int_equal(n, 101);
+	assert_non_null(strstr(err, "many.x:101:21: error: too many errors; idlc stops here\n"));
+	assert_null(strstr(err, "N101"));
 	free(err);
 }
 
@@ -502,11 +607,11 @@ test_long_names(void **state)
 	assert_non_null(strstr(out, name));
 	free(out);
 	/* and an error about a long name */
-	len = (size_t)sprintf(s, "struct s { %s x; };\n", name);
+	len = (size_t)sprintf(s, "struct s { int x[%s]; };\n", name);
 	write_file(d, "long.x", s, len);
 	char *err;
 	assert_int_equal(run(d, NULL, NULL, &err, "long.x", NULL), 1);
-	assert_non_null(strstr(err, "undefined type 'aaaa"));
+	assert_non_null(strstr(err, "undefined constant 'aaaa"));
 	free(err);
 	free(s);
 	free(name);
@@ -529,6 +634,10 @@ main(void)
 		cmocka_unit_test(test_deep_expressions),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_error_limit),
+		cmocka_unit_test(test_cpp_errors_are_input_errors),
+		cmocka_unit_test(test_nested_too_deeply),
+		cmocka_unit_test(test_long_line_clipped),
+		cmocka_unit_test(test_semantic_error_limit),
 		cmocka_unit_test(test_long_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 /*
- * test_idlc_runtime -- the code idlc generates for golden/basic.x, lists.x, exprs.x and
- * sun.x, at work with the XDR library: exact wire bytes, round trips, union arms, bounds,
+ * test_idlc_runtime -- the code idlc generates for golden/basic.x, lists.x, exprs.x, sun.x
+ * and world.x, at work with the XDR library: exact wire bytes, round trips, union arms, bounds,
  * procedure descriptors, and linked lists of a million nodes coded without recursion.
  *
  * Decoded objects are released with rc_xdr_free; the sanitizer build's leak checker fails
@@ -25,6 +25,7 @@
 #include "exprs.h"
 #include "lists.h"
 #include "sun.h"
+#include "world.h"
 
 /* encode -- code obj with proc into buf[0..cap); returns the length, or 0 on failure. */
 static size_t
@@ -531,6 +532,50 @@ test_million_node_list(void **state)
 	assert_true(coded < 10.0);
 }
 
+/* A million-node chain (the self-link first: lists.x's chain) built in memory. */
+static void *
+chain_free(void *arg)
+{
+	bool *ok = arg;
+	enum { N = 1000000 };
+	chain head = { NULL, 0 };
+	for (int i = 1; i <= N; i++) {
+		chain *c = malloc(sizeof *c);
+		if (c == NULL)
+			return NULL;
+		c->up = head.up;
+		c->depth = i;
+		head.up = c;
+	}
+	/* a short one on the wire first: the next node inside this one, as rpcgen codes it */
+	chain two = { NULL, 2 }, one = { &two, 1 };
+	unsigned char buf[64];
+	size_t n = encode((rc_xdrproc)xdr_chain, &one, buf, sizeof buf);
+	*ok = n == 16 && be32(buf) == 1 && be32(buf + 4) == 0 && be32(buf + 8) == 2 &&
+	      be32(buf + 12) == 1;
+	/* freed in a loop: no stack overflow (the thread has 2 MiB) */
+	rc_xdr_free((rc_xdrproc)xdr_chain, &head);
+	*ok = *ok && head.up == NULL;
+	return NULL;
+}
+
+/* A chain (one self-link that is not the last field) of a million nodes built in memory is
+ * freed without recursion: rc_xdr_free once overflowed the stack on it. */
+static void
+test_chain_freed_in_a_loop(void **state)
+{
+	(void)state;
+	pthread_attr_t attr;
+	pthread_t th;
+	bool ok = false;
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstacksize(&attr, (size_t)2 << 20), 0);
+	assert_int_equal(pthread_create(&th, &attr, chain_free, &ok), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_attr_destroy(&attr);
+	assert_true(ok);
+}
+
 /* A wire form claiming more entries than it holds fails cleanly, at every cut, and what was
  * decoded is freed. */
 static void
@@ -584,6 +629,76 @@ test_list_budget(void **state)
 	free(w);
 }
 
+/* ---- world.x: what real files do ------------------------------------------------------ */
+
+/* The routines of world.x's external types, which a program supplies. */
+bool
+xdr_external_time(rc_xdr *xdrs, external_time *objp)
+{
+	return rc_xdr_hyper(xdrs, objp);
+}
+
+bool
+xdr_ndmp4_u_quad(rc_xdr *xdrs, ndmp4_u_quad *objp)
+{
+	return rc_xdr_u_hyper(xdrs, (uint64_t *)objp);
+}
+
+/* 64-bit constants keep their values and types; rc_ members, the auth flavors in case labels
+ * and a C constant the .x file never defines work; external types code through the program's
+ * routines; zero-length arrays code nothing. */
+static void
+test_world(void **state)
+{
+	(void)state;
+	unsigned char buf[64];
+	_Static_assert(NFS4_UINT64_MAX == UINT64_MAX, "unsigned 64-bit constant");
+	_Static_assert(NFS4_INT64_MAX == INT64_MAX, "signed 64-bit constant");
+	_Static_assert(MIN_INT64 == INT64_MIN && MIN_INT64 < 0, "INT64_MIN");
+	_Static_assert(PAST_INT64 == (uint64_t)INT64_MAX + 1, "computed above INT64_MAX");
+	_Static_assert(BIG_DECIMAL == UINT64_MAX, "decimal with its suffix");
+
+	referring_call4 rc = { 7, 9 }, rc2 = { 0, 0 };
+	assert_int_equal(encode((rc_xdrproc)xdr_referring_call4, &rc, buf, sizeof buf), 8);
+	assert_true(decode((rc_xdrproc)xdr_referring_call4, &rc2, buf, 8));
+	assert_int_equal(rc2.rc_sequenceid, 7);
+	assert_int_equal(rc2.rc_slotid, 9);
+
+	callback_sec_parms4 p = { 0 }, q = { 0 };
+	p.cb_secflavor = AUTH_SYS;
+	p.callback_sec_parms4_u.stamp = NFS4_MAXFILEOFF;
+	assert_int_equal(encode((rc_xdrproc)xdr_callback_sec_parms4, &p, buf, sizeof buf), 12);
+	assert_int_equal(be32(buf), 1);
+	assert_true(decode((rc_xdrproc)xdr_callback_sec_parms4, &q, buf, 12));
+	assert_true(q.callback_sec_parms4_u.stamp == 0xfffffffffffffffeull);
+	p.cb_secflavor = AUTH_LOCAL_FLAVOR;
+	p.callback_sec_parms4_u.local = -3;
+	assert_int_equal(encode((rc_xdrproc)xdr_callback_sec_parms4, &p, buf, sizeof buf), 8);
+	assert_int_equal(be32(buf), 400000);
+	p.cb_secflavor = AUTH_NONE;
+	assert_int_equal(encode((rc_xdrproc)xdr_callback_sec_parms4, &p, buf, sizeof buf), 4);
+	p.cb_secflavor = RPCSEC_GSS;
+	p.callback_sec_parms4_u.gss_handle.gss_handle_len = 0;
+	assert_int_equal(encode((rc_xdrproc)xdr_callback_sec_parms4, &p, buf, sizeof buf), 8);
+
+	ndmp4_size sz = { 0x123456789abcdefull, -2 }, sz2 = { 0, 0 };
+	assert_int_equal(encode((rc_xdrproc)xdr_ndmp4_size, &sz, buf, sizeof buf), 16);
+	assert_true(decode((rc_xdrproc)xdr_ndmp4_size, &sz2, buf, 16));
+	assert_true(sz2.total_size == 0x123456789abcdefull && sz2.when == -2);
+
+	results_none r = { 5 }, r2 = { 0 };
+	assert_int_equal(encode((rc_xdrproc)xdr_results_none, &r, buf, sizeof buf), 4);
+	assert_true(decode((rc_xdrproc)xdr_results_none, &r2, buf, 4));
+	assert_int_equal(r2.count, 5);
+	only_empty oe = { 0 };
+	assert_int_equal(encode((rc_xdrproc)xdr_only_empty, &oe, buf, sizeof buf), 0);
+	maybe_empty m = { 1, { { 0 } } };
+	assert_int_equal(encode((rc_xdrproc)xdr_maybe_empty, &m, buf, sizeof buf), 4);
+	m.which = 0;
+	assert_int_equal(encode((rc_xdrproc)xdr_maybe_empty, &m, buf, sizeof buf), 4);
+	assert_true(decode((rc_xdrproc)xdr_maybe_empty, &m, buf, 4));
+}
+
 int
 main(void)
 {
@@ -601,7 +716,9 @@ main(void)
 		cmocka_unit_test(test_tree_recursive),
 		cmocka_unit_test(test_million_node_list),
 		cmocka_unit_test(test_list_truncated),
+		cmocka_unit_test(test_chain_freed_in_a_loop),
 		cmocka_unit_test(test_list_budget),
+		cmocka_unit_test(test_world),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

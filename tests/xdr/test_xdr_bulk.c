@@ -253,16 +253,27 @@ static void test_array_caller_buffer(void **state)
 	assert_true(mine[5] == 0);
 }
 
-static void test_bool_array_rejects_non_bool(void **state)
+/* Any non-zero word is a true bool (as rc_xdr_bool and libtirpc decode it), in bulk too;
+ * encoding writes 1. */
+static void test_bool_array_nonzero_is_true(void **state)
 {
-	unsigned char wire[20] = {0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1};
+	unsigned char wire[20] = {0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0x80, 0, 0, 0};
+	unsigned char again[20];
 	bool *out = NULL, mine[4];
 	uint32_t on = 0;
 	rc_xdr x;
 	(void)state;
 	tu_alloc_reset();
 	rc_xdrmem_create(&x, wire, sizeof(wire), RC_XDR_DECODE);
-	assert_false(rc_xdr_array(&x, &out, &on, 10, sizeof(bool), (rc_xdrproc)rc_xdr_bool));
+	assert_true(rc_xdr_array(&x, &out, &on, 10, sizeof(bool), (rc_xdrproc)rc_xdr_bool));
+	assert_int_equal(on, 4);
+	assert_true(out[0] && !out[1] && out[2] && out[3]);
+	rc_xdrmem_create(&x, again, sizeof(again), RC_XDR_ENCODE);
+	assert_true(rc_xdr_array(&x, &out, &on, 10, sizeof(bool), (rc_xdrproc)rc_xdr_bool));
+	assert_int_equal(rc_xdr_getpos(&x), 20);
+	assert_int_equal(again[15], 1);
+	assert_int_equal(again[16], 0);
+	assert_int_equal(again[19], 1);
 	{
 		rc_xdr f;
 		rc_xdrmem_create(&f, NULL, 0, RC_XDR_FREE);
@@ -270,11 +281,11 @@ static void test_bool_array_rejects_non_bool(void **state)
 	}
 	assert_null(out);
 	assert_int_equal(tu_alloc.live, 0);
-	rc_xdrmem_create(&x, wire + 4, 16, RC_XDR_DECODE);
+	rc_xdrmem_create(&x, wire + 4, 12, RC_XDR_DECODE);
 	assert_false(rc_xdr_vector(&x, mine, 4, sizeof(bool), (rc_xdrproc)rc_xdr_bool));
-	rc_xdrmem_create(&x, wire + 4, 8, RC_XDR_DECODE);
-	assert_true(rc_xdr_vector(&x, mine, 2, sizeof(bool), (rc_xdrproc)rc_xdr_bool));
-	assert_true(mine[0] && !mine[1]);
+	rc_xdrmem_create(&x, wire + 4, 16, RC_XDR_DECODE);
+	assert_true(rc_xdr_vector(&x, mine, 4, sizeof(bool), (rc_xdrproc)rc_xdr_bool));
+	assert_true(mine[0] && !mine[1] && mine[2] && mine[3]);
 }
 
 /* ---- the generic path ------------------------------------------------------------------- */
@@ -488,7 +499,7 @@ int main(void)
 		cmocka_unit_test(test_vector_every_kind),
 		cmocka_unit_test(test_bulk_unaligned_storage),
 		cmocka_unit_test(test_array_caller_buffer),
-		cmocka_unit_test(test_bool_array_rejects_non_bool),
+		cmocka_unit_test(test_bool_array_nonzero_is_true),
 		cmocka_unit_test(test_array_of_struct),
 		cmocka_unit_test(test_vector_of_struct),
 		cmocka_unit_test(test_array_of_strings_and_narrow),

@@ -634,6 +634,37 @@ static void test_deep_array_recursion_from_the_wire(void **state)
 	free(w);
 }
 
+/* A tree exactly as deep as the limit (1000 arrays of one child, then an empty one) decodes
+ * and encodes again; one level more fails both ways. (The empty innermost array nests
+ * nothing: encode once counted it as a level, so a value that decoded would not re-encode.) */
+static void test_depth_limit_same_both_ways(void **state)
+{
+	size_t max = RC_XDR_DEFAULT_MAX_DEPTH, len = (max + 2) * 4;
+	unsigned char *w = malloc(len), *again = malloc(len);
+	struct tree t = {{0, NULL}};
+	rc_xdr x;
+	(void)state;
+	for (size_t levels = max; levels <= max + 1; levels++) {
+		for (size_t i = 0; i < levels; i++)
+			put32(w + 4 * i, 1);
+		put32(w + 4 * levels, 0);
+		tu_alloc_reset();
+		rc_xdrmem_create(&x, w, 4 * (levels + 1), RC_XDR_DECODE);
+		bool ok = xdr_tree(&x, &t);
+		assert_true(ok == (levels == max));
+		if (ok) {
+			rc_xdrmem_create(&x, again, len, RC_XDR_ENCODE);
+			assert_true(xdr_tree(&x, &t));
+			assert_int_equal(rc_xdr_getpos(&x), 4 * (levels + 1));
+			assert_memory_equal(again, w, 4 * (levels + 1));
+		}
+		rc_xdr_free((rc_xdrproc)xdr_tree, &t);
+		assert_int_equal(tu_alloc.live, 0);
+	}
+	free(w);
+	free(again);
+}
+
 /* ---- the record reader on garbage ----------------------------------------------------- */
 
 static void test_reader_garbage(void **state)
@@ -690,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_primitives_at_guard_page),
 		cmocka_unit_test(test_deep_list_from_the_wire),
 		cmocka_unit_test(test_deep_array_recursion_from_the_wire),
+		cmocka_unit_test(test_depth_limit_same_both_ways),
 		cmocka_unit_test(test_reader_garbage),
 	};
 	return cmocka_run_group_tests_name("xdr_hostile", tests, NULL, NULL);

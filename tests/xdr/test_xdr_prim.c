@@ -213,13 +213,48 @@ static void test_bool(void **state)
 	assert_true(out);
 	assert_true(dec_word(0, (rc_xdrproc)rc_xdr_bool, &out));
 	assert_false(out);
-	/* anything but 0 or 1 is not an XDR bool */
-	out = true;
-	assert_false(dec_word(2, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_false(dec_word(0xffffffffu, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_false(dec_word(0x80000000u, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_false(dec_word(0x00000100u, (rc_xdrproc)rc_xdr_bool, &out));
-	assert_true(out); /* untouched */
+	/* any other value is true, as libtirpc decodes it (servers send them: klm, rquota) */
+	static const uint32_t others[] = { 2, 0xffffffffu, 0x80000000u, 0x00000100u };
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		out = false;
+		assert_true(dec_word(others[i], (rc_xdrproc)rc_xdr_bool, &out));
+		assert_true(out);
+	}
+	/* ...and encodes back as 1 */
+	rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
+	assert_true(rc_xdr_bool(&x, &out));
+	assert_wire(buf, rc_xdr_getpos(&x), "00000001");
+}
+
+/* Sun's layouts (idlc --rpcgen-types): a bool in 4 bytes, long and unsigned long. */
+static void test_bool32_and_long(void **state)
+{
+	unsigned char buf[16];
+	int32_t b = 7, out = 0;
+	long l = -2, lout = 0;
+	unsigned long ul = 0xfffffffful, ulout = 0;
+	rc_xdr x;
+	(void)state;
+	rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
+	assert_true(rc_xdr_bool32(&x, &b));
+	assert_true(rc_xdr_long(&x, &l));
+	assert_true(rc_xdr_u_long(&x, &ul));
+	assert_wire(buf, rc_xdr_getpos(&x), "00000001 fffffffe ffffffff");
+	rc_xdrmem_create(&x, buf, 12, RC_XDR_DECODE);
+	assert_true(rc_xdr_bool32(&x, &out));
+	assert_true(rc_xdr_long(&x, &lout));
+	assert_true(rc_xdr_u_long(&x, &ulout));
+	assert_int_equal(out, 1);
+	assert_true(lout == -2 && ulout == 0xfffffffful);
+	assert_true(dec_word(9, (rc_xdrproc)rc_xdr_bool32, &out));
+	assert_int_equal(out, 1);
+	if (sizeof(long) > 4) { /* a value the wire cannot carry fails, never truncates */
+		l = (long)INT32_MAX + 1;
+		ul = (unsigned long)UINT32_MAX + 1;
+		rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
+		assert_false(rc_xdr_long(&x, &l));
+		assert_false(rc_xdr_u_long(&x, &ul));
+	}
 }
 
 enum color { RED = 0, GREEN = 2, BLUE = -5, BIG = INT32_MAX, SMALL = INT32_MIN };
@@ -875,13 +910,17 @@ static void test_pointer_null_and_present(void **state)
 	assert_null(out);
 	assert_int_equal(tu_alloc.live, 0);
 
-	/* a flag that is not a bool */
+	/* a flag other than 0 or 1 is a bool that says "present", as with libtirpc */
 	{
 		unsigned char w[8];
 		size_t n = hex("00000002 00000005", w);
 		out = NULL;
 		rc_xdrmem_create(&x, w, n, RC_XDR_DECODE);
-		assert_false(rc_xdr_pointer(&x, &out, sizeof(int32_t), (rc_xdrproc)rc_xdr_int));
+		assert_true(rc_xdr_pointer(&x, &out, sizeof(int32_t), (rc_xdrproc)rc_xdr_int));
+		assert_non_null(out);
+		assert_int_equal(*out, 5);
+		rc_xdrmem_create(&x, NULL, 0, RC_XDR_FREE);
+		assert_true(rc_xdr_pointer(&x, &out, sizeof(int32_t), (rc_xdrproc)rc_xdr_int));
 		assert_null(out);
 	}
 	/* present, but the object is cut off: fails; free releases what was allocated */
@@ -1145,6 +1184,7 @@ int main(void)
 		cmocka_unit_test(test_hyper_edges),
 		cmocka_unit_test(test_u_hyper_edges),
 		cmocka_unit_test(test_bool),
+		cmocka_unit_test(test_bool32_and_long),
 		cmocka_unit_test(test_enum),
 		cmocka_unit_test(test_float_bits),
 		cmocka_unit_test(test_double_bits),

@@ -4,13 +4,19 @@
  * (against idlc's headers and remotecall). The two generators give the types the same names
  * and shapes, so the same assignments fill both; the XDR bytes must then be the same.
  *
- * The includer defines RT_PROC, its XDR routine type (xdrproc_t or rc_xdrproc).
+ * The includer defines RT_PROC, its XDR routine type (xdrproc_t or rc_xdrproc) (rt_case.h).
  * Nested objects live in static storage: filling is repeatable and nothing is freed.
  */
 #ifndef RT_FILL_H
 #define RT_FILL_H
 
 #include <string.h>
+
+#include "mount.h"
+#include "nfs_prot.h"
+#include "nlm_prot.h"
+
+#include "rt_case.h"
 
 static char rt_bytes[64] = "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
                            "\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20";
@@ -305,15 +311,6 @@ fill_nlm_res(void *p)
 
 /* ---- the cases ---- */
 
-typedef struct rt_case {
-	const char *name;
-	RT_PROC proc;
-	void (*fill)(void *obj);
-	size_t size;
-} rt_case;
-
-#define RT_CASE(name, type) { #name, (RT_PROC)xdr_##type, fill_##name, sizeof(type) }
-
 static const rt_case rt_cases[] = {
 	RT_CASE(nfs_fattr, fattr),
 	RT_CASE(nfs_attrstat_ok, attrstat),
@@ -339,18 +336,6 @@ static const rt_case rt_cases[] = {
 	RT_CASE(nlm_res, nlm_res),
 };
 
-#define RT_NCASES (sizeof rt_cases / sizeof rt_cases[0])
-
-/* rt_find -- the case called name, or NULL. */
-static inline const rt_case *
-rt_find(const char *name)
-{
-	for (size_t i = 0; i < RT_NCASES; i++)
-		if (strcmp(rt_cases[i].name, name) == 0)
-			return &rt_cases[i];
-	return NULL;
-}
-
-#define RT_MAXWIRE 65536
+#include "rt_find.h"
 
 #endif

@@ -15,12 +15,11 @@
 
 #include <rpc/rpc.h>
 
-#include "mount.h"
-#include "nfs_prot.h"
-#include "nlm_prot.h"
-
 #define RT_PROC xdrproc_t
-#include "rt_fill.h"
+#ifndef RT_FILL
+#define RT_FILL "rt_fill.h"
+#endif
+#include RT_FILL
 
 /* encode_case -- c's value encoded into buf; its length, or 0 on failure. */
 static unsigned

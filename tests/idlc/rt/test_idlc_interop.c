@@ -25,12 +25,11 @@
 
 #include <cmocka.h>
 
-#include "mount.h"
-#include "nfs_prot.h"
-#include "nlm_prot.h"
-
 #define RT_PROC rc_xdrproc
-#include "rt_fill.h"
+#ifndef RT_FILL
+#define RT_FILL "rt_fill.h"
+#endif
+#include RT_FILL
 
 /* tirpc -- run "rt_tirpc MODE CASE FILE"; its exit status (or -1 if it did not exit). */
 static int

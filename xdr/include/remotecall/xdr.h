@@ -226,10 +226,18 @@ bool rc_xdr_int(rc_xdr *xdrs, int32_t *ip);
 bool rc_xdr_u_int(rc_xdr *xdrs, uint32_t *up);
 bool rc_xdr_hyper(rc_xdr *xdrs, int64_t *hp);
 bool rc_xdr_u_hyper(rc_xdr *xdrs, uint64_t *up);
-/* An XDR bool is 0 or 1 on the wire; a decode of any other value fails. */
+/* An XDR bool is 0 or 1 on the wire; a decode takes any non-zero value as true (libtirpc
+ * does too: real servers send them), an encode writes 0 or 1. */
 bool rc_xdr_bool(rc_xdr *xdrs, bool *bp);
 /* Enums travel as a signed 32-bit int. (C enums are int-sized: pass (int32_t *)&e.) */
 bool rc_xdr_enum(rc_xdr *xdrs, int32_t *ep);
+/* Sun's bool_t layout: an XDR bool held in a 4-byte int (idlc --rpcgen-types); decode
+ * stores 1 for any non-zero value, encode writes 0 or 1. */
+bool rc_xdr_bool32(rc_xdr *xdrs, int32_t *bp);
+/* Sun's long / unsigned long (64-bit on LP64) as an XDR int / unsigned int: 32 bits on the
+ * wire; encoding a value outside that range fails instead of truncating. */
+bool rc_xdr_long(rc_xdr *xdrs, long *lp);
+bool rc_xdr_u_long(rc_xdr *xdrs, unsigned long *ulp);
 bool rc_xdr_float(rc_xdr *xdrs, float *fp);
 bool rc_xdr_double(rc_xdr *xdrs, double *dp);
 
@@ -239,8 +247,21 @@ bool rc_xdr_u_char(rc_xdr *xdrs, unsigned char *cp);
 bool rc_xdr_short(rc_xdr *xdrs, int16_t *sp);
 bool rc_xdr_u_short(rc_xdr *xdrs, uint16_t *sp);
 
-/* Quadruple precision (RFC 4506 section 4.8): IEEE binary128, 16 bytes. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__FLT128_MAX__)
+/*
+ * Quadruple precision (RFC 4506 section 4.8): IEEE binary128, 16 bytes. C and C++ see the
+ * same type: g++ before 13 has no _Float128, so C++ takes __float128 (the same format and
+ * calling convention) where it exists, and long double where that is binary128 already.
+ */
+#if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) && \
+	defined(__SIZEOF_FLOAT128__)
+__extension__ typedef __float128 rc_quadruple;
+#define RC_QUADRUPLE_IS_FLOAT 1
+#elif defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) && \
+	defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 113
+typedef long double rc_quadruple;
+#define RC_QUADRUPLE_IS_FLOAT 1
+#elif !defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) && \
+	defined(__FLT128_MAX__)
 __extension__ typedef _Float128 rc_quadruple;
 #define RC_QUADRUPLE_IS_FLOAT 1
 #elif defined(__clang__) && defined(__FLOAT128__)

@@ -42,6 +42,13 @@ struct tree {
 typedef struct tree tree;
 bool xdr_tree(rc_xdr *xdrs, tree *objp);
 
+struct chain {
+	struct chain *up;
+	int32_t depth;
+};
+typedef struct chain chain;
+bool xdr_chain(rc_xdr *xdrs, chain *objp);
+
 struct holder {
 	list items;
 	entries table;
@@ -59,7 +66,7 @@ bool xdr_holder(rc_xdr *xdrs, holder *objp);
 /* program LISTS_PROG, version LISTS_V1 (1) */
 
 /*
- * LISTS_REVERSE, lists.x:33: list LISTS_REVERSE(list) = 1.
+ * LISTS_REVERSE, lists.x:39: list LISTS_REVERSE(list) = 1.
  * lists_reverse_1, lists_reverse_1_async: the caller frees what decoding left in *res, after a
  * success or a failure alike, with rc_xdr_free(lists_reverse_1_info.xres, res).
  * lists_reverse_1_multi: each result is freed when its handler returns.

@@ -3,7 +3,7 @@
  */
 #include "lists.h"
 
-/* One node of the list node: its fields but next. */
+/* One node of node: its fields but next. */
 static bool
 rc__xdr_node_node(rc_xdr *xdrs, node *objp)
 {
@@ -67,7 +67,7 @@ xdr_entries(rc_xdr *xdrs, entries *objp)
 	return true;
 }
 
-/* One node of the list entry: its fields but rest. */
+/* One node of entry: its fields but rest. */
 static bool
 rc__xdr_entry_node(rc_xdr *xdrs, entry *objp)
 {
@@ -125,6 +125,43 @@ xdr_tree(rc_xdr *xdrs, tree *objp)
 	if (!rc_xdr_pointer(xdrs, &objp->left, sizeof(struct tree), (rc_xdrproc)xdr_tree))
 		return false;
 	if (!rc_xdr_pointer(xdrs, &objp->right, sizeof(struct tree), (rc_xdrproc)xdr_tree))
+		return false;
+	return true;
+}
+
+/* One node of chain: its fields but up. */
+static bool
+rc__xdr_chain_node(rc_xdr *xdrs, chain *objp)
+{
+	if (!rc_xdr_int(xdrs, &objp->depth))
+		return false;
+	return true;
+}
+
+bool
+xdr_chain(rc_xdr *xdrs, chain *objp)
+{
+	/* a chain: freed in a loop, so its length costs no stack */
+	chain *rc__cur, *rc__next;
+
+	if (xdrs->x_op == RC_XDR_FREE) {
+		rc__cur = objp->up;
+		objp->up = NULL;
+		if (!rc__xdr_chain_node(xdrs, objp))
+			return false;
+		while (rc__cur != NULL) {
+			rc__next = rc__cur->up;
+			rc__cur->up = NULL;
+			if (!rc_xdr_reference(xdrs, &rc__cur, sizeof(chain),
+			                      (rc_xdrproc)rc__xdr_chain_node))
+				return false;
+			rc__cur = rc__next;
+		}
+		return true;
+	}
+	if (!rc_xdr_pointer(xdrs, &objp->up, sizeof(struct chain), (rc_xdrproc)xdr_chain))
+		return false;
+	if (!rc_xdr_int(xdrs, &objp->depth))
 		return false;
 	return true;
 }
