@@ -58,8 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ok) {
 		for (int p = 0; p < IDLC_NPASS; p++) {
 			idlc_buf out = {0};
-			idlc_gen g = {&units[p], "fuzz", "fuzz.h", &out};
+			idlc_gen g = {.unit = &units[p], .base = "fuzz", .header = "fuzz.h", .out = &out,
+			              .rpcgen_types = (size & 1) != 0};
 			gen[p](&g);
+			idlc_gen_wrap(&g); /* the last step of every output; frees g's records */
 			idlc_buf_free(&out);
 		}
 	}
