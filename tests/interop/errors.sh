@@ -52,7 +52,12 @@ for tr in udp tcp; do
 		"$BIN/rc-bench-client" --uri "$uri" --proc null --timeout 1000 --calls 1 --warmup 0
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	CHECKS=$((CHECKS + 1))
-	if [ $ms -gt 3000 ]; then fail "the 1 s timeout took $ms ms"; else echo "ok   ... after $ms ms"; fi
+	# 3 s for a 1 s timeout: process start-up included (under valgrind, which starts a process
+	# in seconds on a loaded machine, 8 s: the check is that the deadline holds, not how fast
+	# valgrind loads)
+	limit=3000
+	[ -n "${RC_VALGRIND:-}" ] && limit=8000
+	if [ $ms -gt $limit ]; then fail "the 1 s timeout took $ms ms"; else echo "ok   ... after $ms ms"; fi
 	expect_fail "tirpc->stopped rc $tr times out" "[Tt]imed out" \
 		"$BIN/tirpc-bench-client" --uri "$uri" --proc null --timeout 1000 --calls 1 --warmup 0
 done
