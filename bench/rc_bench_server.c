@@ -153,9 +153,11 @@ static void print_stats(rc_server *srv)
 	printf("{\"add_total\":%" PRId64 ",\"drc_entries\":%" PRIu64 ",\"drc_bytes\":%" PRIu64
 	       ",\"drc_replayed\":%" PRIu64 ",\"drc_in_progress\":%" PRIu64
 	       ",\"drc_unanswered\":%" PRIu64 ",\"drc_shed\":%" PRIu64 ",\"drc_refused\":%" PRIu64
-	       "}\n",
+	       ",\"conns\":%" PRIu64 ",\"conns_accepted\":%" PRIu64 ",\"conns_evicted\":%" PRIu64
+	       ",\"conns_refused\":%" PRIu64 ",\"accept_nofile\":%" PRIu64 "}\n",
 	       (int64_t)atomic_load(&g_total), st.drc_entries, st.drc_bytes, st.drc_replayed,
-	       st.drc_in_progress, st.drc_unanswered, st.drc_shed, st.drc_refused);
+	       st.drc_in_progress, st.drc_unanswered, st.drc_shed, st.drc_refused, st.conns,
+	       st.conns_accepted, st.conns_evicted, st.conns_refused, st.accept_nofile);
 	fflush(stdout);
 }
 

@@ -49,8 +49,8 @@ static inline bool rc__jobs_full(unsigned jobs, size_t bytes)
 	return jobs >= RC__CONN_JOBS || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES);
 }
 
-/* Reply bytes waiting in a connection's output queue (takes c->wmu). */
-static size_t rc__conn_pending(rc__conn *c)
+/* server_priv.h: reply bytes waiting in a connection's output queue (takes c->wmu). */
+size_t rc__conn_pending(rc__conn *c)
 {
 	size_t pending;
 
@@ -270,6 +270,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	c->jobbytes += bytes;
 	if (n > 0) {
 		c->last_active = rc__now();
+		c->completed = true;
 		c->partial_since = 0; /* records completed: the stall clock starts again */
 	}
 	if (dead) {

@@ -130,6 +130,7 @@ rc_status rc_server_create(rc_server **out)
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	srv->jobfd = -1; /* made by rc_server_set_threads */
+	srv->reserve_fd = -1; /* opened with the first stream listener */
 	if (srv->epfd < 0 || srv->stopfd < 0) {
 		if (srv->epfd >= 0)
 			close(srv->epfd);
@@ -179,7 +180,7 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 	return RC_OK;
 }
 
-/* server.h: the duplicate request cache's counters (zeros without a cache). */
+/* server.h: the duplicate request cache's and the connections' counters. */
 rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 {
 	rc__drc_stats d = {0};
@@ -196,6 +197,13 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	out->drc_unanswered = d.unanswered;
 	out->drc_shed = d.shed;
 	out->drc_refused = d.refused;
+	pthread_mutex_lock(&srv->mu);
+	out->conns = srv->nconns;
+	out->conns_accepted = srv->n_accepted;
+	out->conns_evicted = srv->n_evicted;
+	out->conns_refused = srv->n_refused;
+	out->accept_nofile = srv->n_nofile;
+	pthread_mutex_unlock(&srv->mu);
 	return RC_OK;
 }
 
@@ -309,6 +317,10 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 		return RC_LOCALERROR;
 	}
 	pthread_mutex_lock(&srv->mu);
+	if (!l->dgram && !(l->tp->props & RC_TPP_SYNC)) {
+		srv->use_reserve = true; /* the spare descriptor of conn.c's admission */
+		rc__reserve_take(srv);
+	}
 	srv->lsn[srv->nlsn++] = l;
 	pthread_mutex_unlock(&srv->mu);
 	if (bound && len)
@@ -330,8 +342,11 @@ void rc_server_destroy(rc_server *srv)
 		srv->jobq = j->next;
 		free(j);
 	}
+	srv->use_reserve = false; /* closing connections does not take it back */
 	while (srv->conns)
 		rc__conn_close(srv, srv->conns);
+	if (srv->reserve_fd >= 0)
+		close(srv->reserve_fd);
 	for (size_t i = 0; i < srv->nlsn; i++) {
 		srv->lsn[i]->tp->vt->close(srv->lsn[i]->tp);
 		free(srv->lsn[i]);
@@ -443,10 +458,12 @@ static void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l)
 	}
 }
 
-/* Close idle and stalled connections; resume paused listeners. */
+/* Resume paused listeners that are due; every 250 ms, close idle and stalled connections. */
 static void rc__sweep(rc_server *srv, int64_t now)
 {
 	pthread_mutex_lock(&srv->mu);
+	if (atomic_load_explicit(&srv->wake_at, memory_order_relaxed) != 0)
+		rc__lsn_wake(srv, now);
 	if (now < srv->next_sweep) {
 		pthread_mutex_unlock(&srv->mu);
 		return;
@@ -456,23 +473,14 @@ static void rc__sweep(rc_server *srv, int64_t now)
 		if (c->dead) {
 			/* reading is over; its last replies got stall_ms to go out */
 			if (!c->doomed && now - c->last_active > (int64_t)srv->lim.stall_ms * 1000000)
-				rc__conn_doom(c);
+				rc__conn_doom(srv, c);
 			continue;
 		}
 		if (c->doomed)
 			continue;
 		if (now - c->last_active > (int64_t)srv->lim.idle_ms * 1000000 ||
 		    (c->partial_since && now - c->partial_since > (int64_t)srv->lim.stall_ms * 1000000))
-			rc__conn_doom(c);
-	}
-	for (size_t i = 0; i < srv->nlsn; i++) {
-		rc__lsn *l = srv->lsn[i];
-		if (l->paused && now >= l->resume_at) {
-			if (!rc__arm(srv, EPOLL_CTL_ADD, l->tp, l, EPOLLIN))
-				l->resume_at = now + 100000000LL; /* epoll short of memory: later */
-			else
-				l->paused = false;
-		}
+			rc__conn_doom(srv, c);
 	}
 	pthread_mutex_unlock(&srv->mu);
 }
@@ -495,7 +503,8 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 		while (n == 0 && !atomic_load(&srv->stop) && rc__now() < until);
 	}
 	if (n == 0)
-		n = epoll_wait(srv->epfd, evs, srv->threads > 1 ? 1 : 64, timeout_ms);
+		n = epoll_wait(srv->epfd, evs, srv->threads > 1 ? 1 : 64,
+		               rc__wake_timeout(srv, timeout_ms));
 	if (n < 0) {
 		if (errno == EINTR)
 			return RC_OK;

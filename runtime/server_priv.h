@@ -47,6 +47,7 @@ typedef struct rc__lsn {
 	rc_tp *tp;
 	bool dgram;
 	bool paused; /* accept hit the descriptor limit: off the epoll set for a while */
+	bool wait_room; /* paused until a connection closes (or resume_at, whichever first) */
 	int64_t resume_at;
 	unsigned lone; /* one thread: non-zero while datagrams come one an event (rc__lone_skip) */
 	char uri[RC_URI_MAX];
@@ -68,7 +69,9 @@ struct rc__conn {
 	int64_t partial_since; /* 0, or when the current partial record began */
 	uint32_t armed;        /* epoll interest currently set */
 	bool busy;             /* a worker is serving it */
-	bool doomed;           /* shut down by the sweeper: its worker closes it */
+	bool doomed;           /* shut down by the sweeper or to make room: its worker closes it */
+	bool evicted;          /* under srv->mu: doomed to make room (rc__evict) */
+	bool completed;        /* under srv->mu: at least one request of it was read whole */
 	unsigned lone;         /* one thread: non-zero while requests come one an event (rc__lone_skip) */
 	/* With worker threads (rc__conn_serve_mt): requests on one connection run in parallel. */
 	pthread_mutex_t wmu;   /* the output queue and sends: jobs reply concurrently */
@@ -110,6 +113,12 @@ struct rc_server {
 	size_t nlsn;
 	rc__conn *conns;
 	uint32_t nconns;
+	uint32_t ndoomed;    /* under mu: connections doomed and not yet closed */
+	uint32_t nevicting;  /* under mu: of those, the ones doomed to make room */
+	int64_t evicted_at;  /* under mu: when rc__evict last doomed some */
+	int reserve_fd;      /* a spare descriptor (/dev/null) given up to accept when out of them */
+	bool use_reserve;    /* a stream listener exists: keep reserve_fd */
+	uint64_t n_accepted, n_evicted, n_refused, n_nofile; /* under mu: rc_server_stats */
 	int epfd;
 	int stopfd;
 	int stop_ev; /* the epoll tag of stopfd */
@@ -129,6 +138,7 @@ struct rc_server {
 	rc__srv_hook hook; /* the layer above's (rpcbind.c), or NULL; under mu */
 	void *hook_ctx;
 	int64_t next_sweep;
+	_Atomic int64_t wake_at; /* the earliest resume_at of a paused listener, or 0 (rc__step) */
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 };
 
@@ -199,12 +209,19 @@ void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void
 /* A connection's epoll event (the one entry the loops use): serve it on this thread, or with
  * worker threads read its requests out as jobs. */
 void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events);
-/* Accept what a stream listener has (making room when the table is full). */
+/* Accept what a stream listener has, making room when the table is full or descriptors run
+ * out (see conn.c's admission section). */
 void rc__accept(rc_server *srv, rc__lsn *l);
+/* Resume the listeners whose pause is over; note when the next is due (under srv->mu). */
+void rc__lsn_wake(rc_server *srv, int64_t now);
+/* timeout_ms for epoll_wait, shortened to wake up when a paused listener is due. */
+int rc__wake_timeout(rc_server *srv, int timeout_ms);
+/* Open the reserve descriptor if it is wanted and not held (under srv->mu). */
+void rc__reserve_take(rc_server *srv);
 /* Unlink, disarm, close and free c (under srv->mu). */
 void rc__conn_close(rc_server *srv, rc__conn *c);
-/* Ask for c to be closed by its own event handler (under srv->mu). */
-void rc__conn_doom(rc__conn *c);
+/* Ask for c to be closed by its own event handler (under srv->mu; counted in srv->ndoomed). */
+void rc__conn_doom(rc_server *srv, rc__conn *c);
 /* Send (more: gather) a reply on c; false if c is broken. */
 bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more);
 /* Flush c's output without blocking; true when all went out, else *broken says why not. */
@@ -216,6 +233,8 @@ rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len);
 
 /* A connection's event with worker threads (the caller has marked it busy). */
 void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c);
+/* Reply bytes waiting in c's output queue (takes c->wmu). */
+size_t rc__conn_pending(rc__conn *c);
 /* Serve queued jobs until none is left. */
 void rc__job_next(rc_server *srv, rc__wctx *w);
 /* A connection's output descriptor is writable: drain its queue. */

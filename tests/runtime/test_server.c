@@ -265,6 +265,54 @@ static void full_cache_refuses_new_calls(void **state)
 	rt_stop(&s2);
 }
 
+/*
+ * A full connection table (max_conns 4) makes room for a newcomer by closing the connection
+ * that did nothing the longest -- one that never completed a request, before one that did --
+ * and rc_server_get_stats counts it.
+ */
+static void full_table_evicts_and_counts(void **state)
+{
+	static const char *const u[] = {"tcp://127.0.0.1:0", NULL};
+	rc_server_limits lim = {.max_conns = 4};
+	rt_server s2;
+	unsigned char m[256], r[256];
+	int fd[5];
+	rc_server_stats st;
+	(void)state;
+	assert_int_equal(rt_start_lim(&s2, u, 1, &lim), 0);
+	/* fd[0] completes a call and idles; fd[1..3] connect and say nothing */
+	fd[0] = sock_to(s2.uri[0], SOCK_STREAM);
+	put32(m, 0x80000000u | (uint32_t)mkcall(m + 4, 1, 2, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0));
+	assert_int_equal(send(fd[0], m, 44, 0), 44);
+	assert_int_equal(recv(fd[0], r, sizeof(r), 0), 28);
+	for (int i = 1; i < 4; i++)
+		fd[i] = sock_to(s2.uri[0], SOCK_STREAM);
+	usleep(150000); /* past the grace a newcomer has to send its first request */
+	fd[4] = sock_to(s2.uri[0], SOCK_STREAM);
+	put32(m, 0x80000000u | (uint32_t)mkcall(m + 4, 2, 2, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0));
+	assert_int_equal(send(fd[4], m, 44, 0), 44);
+	assert_int_equal(recv(fd[4], r, sizeof(r), 0), 28); /* the newcomer is served */
+	assert_int_equal(get32(r + 4), 2);
+	/* the oldest of those that never completed a request was closed, fd[0] was not */
+	assert_int_equal(recv(fd[1], r, sizeof(r), 0), 0);
+	assert_int_equal(send(fd[0], m, 44, 0), 44);
+	assert_int_equal(recv(fd[0], r, sizeof(r), 0), 28);
+	for (int i = 0; i < 100; i++) { /* the doomed one is freed by its own handler, soon */
+		assert_int_equal(rc_server_get_stats(s2.srv, &st), RC_OK);
+		if (st.conns == 4)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.conns_accepted, 5);
+	assert_int_equal(st.conns_evicted, 1);
+	assert_int_equal(st.conns_refused, 0);
+	assert_int_equal(st.accept_nofile, 0);
+	assert_int_equal(st.conns, 4);
+	for (int i = 0; i < 5; i++)
+		close(fd[i]);
+	rt_stop(&s2);
+}
+
 static uint32_t deny_uid_0(const rc_svc_req *req, void *ctx)
 {
 	const rc_authsys *s = rc_svc_req_authsys(req);
@@ -846,6 +894,7 @@ int main(void)
 		cmocka_unit_test(retransmission_runs_once),
 		cmocka_unit_test(retransmission_after_many_calls_runs_once),
 		cmocka_unit_test(full_cache_refuses_new_calls),
+		cmocka_unit_test(full_table_evicts_and_counts),
 		cmocka_unit_test(auth_hook_rejects),
 		cmocka_unit_test(registration_rules),
 		cmocka_unit_test(worker_threads_serve_in_parallel),

@@ -87,13 +87,23 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 typedef struct rc_server_limits {
 	size_t max_record;      /* largest request record or datagram accepted [4 MiB] */
 	size_t max_alloc;       /* what decoding one request's arguments may allocate [16 MiB] */
-	uint32_t max_conns;     /* open stream connections [1024] */
+	uint32_t max_conns;     /* open stream connections (see below) [1024] */
 	uint32_t idle_ms;       /* a connection idle this long is closed [120000] */
 	uint32_t stall_ms;      /* a connection stuck in a partial record this long is closed [10000] */
 	uint32_t drc_entries;   /* calls the duplicate request cache (UDP) remembers at most [1048576] */
 	uint32_t drc_ttl_ms;    /* how long it remembers a call after its reply [120000] */
 	size_t drc_bytes;       /* bytes it holds at most: entries, replies, index [64 MiB] */
 } rc_server_limits;
+
+/*
+ * Stream connections: when the table is full (max_conns) or accept fails for want of
+ * descriptors, the server closes connections doing no useful work to make room -- first those
+ * that never completed a request and have had 50 ms to send one, oldest first, then the one
+ * longest idle -- never one being read, with calls running or replies queued. A spare
+ * descriptor kept in reserve lets it accept the waiting connection at once; with nothing to
+ * close, the listener waits (off its epoll set, at most 100 ms at a time) instead of spinning.
+ * rc_server_get_stats counts evictions and accept failures.
+ */
 
 /*
  * The duplicate request cache (UDP, every procedure but 0) never forgets a call before
@@ -121,6 +131,12 @@ typedef struct rc_server_stats {
 	uint64_t drc_unanswered;  /* retransmissions of calls whose reply was let go: dropped */
 	uint64_t drc_shed;        /* replies let go, or never kept, for want of room */
 	uint64_t drc_refused;     /* new calls dropped unrun for want of room (clients retransmit) */
+	/* stream connections */
+	uint64_t conns;           /* open now (including those being closed) */
+	uint64_t conns_accepted;  /* accepted and served */
+	uint64_t conns_evicted;   /* closed to make room: out of descriptors or over max_conns */
+	uint64_t conns_refused;   /* closed at once: no room and none that could be closed */
+	uint64_t accept_nofile;   /* accepts that failed for want of descriptors (EMFILE, ENFILE) */
 } rc_server_stats;
 
 /*
