@@ -112,15 +112,6 @@ static const idlc_prelude prelude[] = {
 /* Symbol tables                                                                            */
 /* ---------------------------------------------------------------------------------------- */
 
-/* strhash -- FNV-1a of s. */
-static size_t
-strhash(const char *s)
-{
-	size_t h = 2166136261u;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
 
 /* tab_get -- the symbol `name` of t, or NULL. */
 static idlc_sym *
@@ -128,7 +119,7 @@ tab_get(const idlc_symtab *t, const char *name)
 {
 	if (t->cap == 0)
 		return NULL;
-	size_t i = strhash(name) & (t->cap - 1);
+	size_t i = idlc_strhash(name) & (t->cap - 1);
 	while (t->slots[i] != NULL) {
 		if (strcmp(t->slots[i]->name, name) == 0)
 			return t->slots[i];
@@ -147,7 +138,7 @@ tab_put(idlc_symtab *t, idlc_sym *s)
 		for (size_t i = 0; i < t->cap; i++) {
 			if (t->slots[i] == NULL)
 				continue;
-			size_t j = strhash(t->slots[i]->name) & (cap - 1);
+			size_t j = idlc_strhash(t->slots[i]->name) & (cap - 1);
 			while (slots[j] != NULL)
 				j = (j + 1) & (cap - 1);
 			slots[j] = t->slots[i];
@@ -156,7 +147,7 @@ tab_put(idlc_symtab *t, idlc_sym *s)
 		t->slots = slots;
 		t->cap = cap;
 	}
-	size_t i = strhash(s->name) & (t->cap - 1);
+	size_t i = idlc_strhash(s->name) & (t->cap - 1);
 	while (t->slots[i] != NULL) {
 		if (strcmp(t->slots[i]->name, s->name) == 0) {
 			t->slots[i] = s;
@@ -642,7 +633,7 @@ hidx_find(const hidx *x, uint64_t key)
 static const void *
 hidx_add_name(hidx *x, const char *name, const void *item)
 {
-	return hidx_add(x, strhash(name), name, item);
+	return hidx_add(x, idlc_strhash(name), name, item);
 }
 
 /* hidx_free -- release the index; it is empty again. */

@@ -71,15 +71,6 @@ idlc_diag_free(idlc_diag *d)
 	free(d);
 }
 
-/* strhash -- FNV-1a of s. */
-static size_t
-strhash(const char *s)
-{
-	size_t h = 2166136261u;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
 
 /* seen_add -- remember text; false if it was already there. */
 static bool
@@ -91,7 +82,7 @@ seen_add(idlc_diag *d, const char *text)
 		for (size_t i = 0; i < d->seen_cap; i++) {
 			if (d->seen[i] == NULL)
 				continue;
-			size_t j = strhash(d->seen[i]) & (cap - 1);
+			size_t j = idlc_strhash(d->seen[i]) & (cap - 1);
 			while (slots[j] != NULL)
 				j = (j + 1) & (cap - 1);
 			slots[j] = d->seen[i];
@@ -100,7 +91,7 @@ seen_add(idlc_diag *d, const char *text)
 		d->seen = slots;
 		d->seen_cap = cap;
 	}
-	size_t j = strhash(text) & (d->seen_cap - 1);
+	size_t j = idlc_strhash(text) & (d->seen_cap - 1);
 	while (d->seen[j] != NULL) {
 		if (strcmp(d->seen[j], text) == 0)
 			return false;
@@ -151,7 +142,7 @@ idlc_diag_warnings(const idlc_diag *d)
 static srcfile *
 load(idlc_diag *d, const char *name)
 {
-	unsigned h = (unsigned)(strhash(name) % SRC_BUCKETS);
+	unsigned h = (unsigned)(idlc_strhash(name) % SRC_BUCKETS);
 	for (srcfile *f = d->src[h]; f != NULL; f = f->next)
 		if (f->name == name)
 			return f;

@@ -76,6 +76,8 @@ void idlc_buf_vprintf(idlc_buf *b, const char *fmt, va_list ap);
 /* idlc_buf_free -- release the buffer's memory; it is empty and usable again. */
 void idlc_buf_free(idlc_buf *b);
 
+/* idlc_strhash -- FNV-1a (32 bits) of s: the one string hash of idlc's tables. */
+uint32_t idlc_strhash(const char *s);
 /* idlc_intern -- a copy of s that lives until idlc_intern_free(); equal strings give the
  * same pointer. Used for file names in locations. */
 const char *idlc_intern(const char *s);

@@ -205,11 +205,12 @@ typedef struct interned {
 #define INTERN_BUCKETS 1024u
 static interned *intern_tab[INTERN_BUCKETS];
 
-/* hash -- FNV-1a of the string s. */
-static unsigned
-hash(const char *s)
+/* idlc_strhash -- FNV-1a (32 bits) of the string s: idlc's one string hash (the intern table,
+ * the symbol tables of check.c, diag.c's tables). */
+uint32_t
+idlc_strhash(const char *s)
 {
-	unsigned h = 2166136261u;
+	uint32_t h = 2166136261u;
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 16777619u;
 	return h;
@@ -219,7 +220,7 @@ hash(const char *s)
 const char *
 idlc_intern(const char *s)
 {
-	unsigned h = hash(s) % INTERN_BUCKETS;
+	unsigned h = idlc_strhash(s) % INTERN_BUCKETS;
 	for (interned *i = intern_tab[h]; i != NULL; i = i->next)
 		if (strcmp(i->s, s) == 0)
 			return i->s;

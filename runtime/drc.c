@@ -81,10 +81,7 @@ struct rc__drc {
 /* Monotonic nanoseconds. */
 static int64_t rc__drc_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return (int64_t)rc__clock_ns(); /* the shared monotonic clock (xdr/base.h) */
 }
 
 rc__drc *rc__drc_create(uint32_t entries, size_t bytes, uint32_t ttl_ms)
