@@ -7,19 +7,26 @@
  *      stored reply, or is dropped while the call runs; it never runs the procedure again.
  *   2. The cache is bounded by bytes (drc_bytes: entries, the replies kept outside them and the
  *      hash index) and by entries (drc_entries). Entries whose time is up are freed first.
- *   3. When the bound is reached by entries still within their time, replies over
- *      RC__DRC_INLINE bytes are let go, oldest first ("shed"): the call stays remembered, so a
- *      retransmission of it is dropped unanswered instead of being run again.
- *      Large replies also hold at most RC__DRC_BIG_CAP bytes in all (4 MiB), shed likewise.
+ *   3. When the bound is reached by entries still within their time, replies are let go
+ *      before calls ("shed"): first those over RC__DRC_INLINE bytes, oldest first; then the
+ *      oldest finished entries are compacted into tombstones -- a 64-bit fingerprint of the key
+ *      and the time it expires, 24 bytes instead of ~160 -- in the ledger. Either way the call
+ *      stays remembered: a retransmission of it is dropped unanswered, never run again. Large
+ *      replies also hold at most RC__DRC_BIG_CAP bytes in all (4 MiB), shed likewise.
  *   4. When even that leaves no room, the new call is refused: dropped without running, for
  *      its client to retransmit later. Nothing that ran is ever forgotten early.
  *   5. A call admitted but not run (its arguments did not decode, memory ran out before the
  *      routine) is forgotten at once (rc__drc_cancel): a retransmission may run it, once.
  * Each of these events is counted (rc__drc_get_stats, public through rc_server_get_stats).
  *
- * Entries are kept in admission order (a doubly linked FIFO: the oldest is freed first) and in a hash table
- * that grows with them; a reply up to RC__DRC_INLINE bytes lives inside its entry, a larger one
- * in a block of its own, on a second FIFO that rule 3 sheds from.
+ * Entries are kept in admission order (a doubly linked FIFO: the oldest is freed first) and in
+ * a hash table that grows with them; a reply up to RC__DRC_INLINE bytes lives inside its
+ * entry, a larger one in a block of its own, on a second FIFO that rule 3 sheds from. The
+ * ledger is a ring of tombstones in the order they were made (which is their expiry order,
+ * near enough: each expires a TTL after its reply) and an open-addressed set of ring
+ * positions keyed by fingerprint. Two different calls share a fingerprint with probability
+ * about (tombstones) / 2^64: ~10^-13 a call with two million tombstones; the newer would then
+ * be dropped until the older's tombstone expires.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -63,6 +70,12 @@ struct rc__drc_ent {
 
 #define RC__DRC_ENT_COST (sizeof(rc__drc_ent) + RC__DRC_MALLOC_OVERHEAD)
 
+/* A tombstone: a finished call whose entry was compacted (rule 3). */
+typedef struct rc__drc_tomb {
+	uint64_t fp;    /* rc__drc_fp of its key, never 0 */
+	int64_t expire; /* when it may be forgotten */
+} rc__drc_tomb;
+
 struct rc__drc {
 	pthread_mutex_t mu;
 	size_t max_bytes;
@@ -75,6 +88,12 @@ struct rc__drc {
 	rc__drc_ent **buckets;
 	rc__drc_ent *oldest, *newest;
 	rc__drc_big *big_oldest, *big_newest;
+	/* the ledger: tombstones ring[(head + i) % rcap], i < ntomb; set[] holds ring index + 1
+	 * (0: free), at most half full; both capacities powers of two, charged to bytes */
+	rc__drc_tomb *ring;
+	uint32_t rcap, head, ntomb;
+	uint32_t *set;
+	uint32_t scap;
 	rc__drc_stats st; /* counters (the entries/bytes fields are filled in on reading) */
 };
 
@@ -117,6 +136,8 @@ void rc__drc_destroy(rc__drc *d)
 		free(e);
 	}
 	free(d->buckets);
+	free(d->ring);
+	free(d->set);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 }
@@ -270,10 +291,169 @@ static void rc__drc_reclaim(rc__drc *d, int64_t now, size_t max)
 	}
 }
 
-/* Whether cost more bytes (and entry: one more entry) fit the bounds (under d->mu). */
+/* ---- the ledger: tombstones of compacted calls (rule 3) ---------------------------------- */
+
+#define RC__DRC_LEDGER_MIN 1024u /* ring slots of a new ledger */
+#define RC__DRC_TOMB_COST (sizeof(rc__drc_tomb) + 2 * sizeof(uint32_t)) /* a ring and two set slots */
+
+/* The fingerprint of a key: its six words mixed into 64 bits (never 0). */
+static uint64_t rc__drc_fp(const rc__drc_key *k)
+{
+	uint64_t w[6], h = 0x9E3779B97F4A7C15ULL;
+
+	_Static_assert(sizeof(rc__drc_key) == sizeof(w), "the key is six 64-bit words");
+	memcpy(w, k, sizeof(w)); /* rc__drc_make_key zeroes the key first: no stray bytes */
+	for (int i = 0; i < 6; i++) {
+		h = (h ^ w[i]) * 0xBF58476D1CE4E5B9ULL;
+		h ^= h >> 31;
+	}
+	h *= 0x94D049BB133111EBULL;
+	h ^= h >> 29;
+	return h != 0 ? h : 1;
+}
+
+/* The set slot where a fingerprint's search starts. */
+static uint32_t rc__ledger_home(const rc__drc *d, uint64_t fp)
+{
+	return (uint32_t)(fp >> 32) & (d->scap - 1);
+}
+
+/* Whether a tombstone still within its time has fingerprint fp (under d->mu). */
+static bool rc__ledger_has(const rc__drc *d, uint64_t fp, int64_t now)
+{
+	if (d->ntomb == 0)
+		return false;
+	for (uint32_t i = rc__ledger_home(d, fp); d->set[i] != 0; i = (i + 1) & (d->scap - 1)) {
+		const rc__drc_tomb *t = &d->ring[d->set[i] - 1];
+		if (t->fp == fp && t->expire > now)
+			return true;
+	}
+	return false;
+}
+
+/* Put ring index r in the set (under d->mu; the set is at most half full). */
+static void rc__ledger_set_put(rc__drc *d, uint32_t r)
+{
+	uint32_t i = rc__ledger_home(d, d->ring[r].fp);
+
+	while (d->set[i] != 0)
+		i = (i + 1) & (d->scap - 1);
+	d->set[i] = r + 1;
+}
+
+/* Take ring index r out of the set (under d->mu; it is there): backward-shift deletion, so
+ * that every other entry stays reachable from its home slot. */
+static void rc__ledger_set_del(rc__drc *d, uint32_t r)
+{
+	uint32_t m = d->scap - 1, i = rc__ledger_home(d, d->ring[r].fp), j;
+
+	while (d->set[i] != r + 1)
+		i = (i + 1) & m;
+	for (j = (i + 1) & m; d->set[j] != 0; j = (j + 1) & m) {
+		uint32_t k = rc__ledger_home(d, d->ring[d->set[j] - 1].fp);
+		if (((j - k) & m) >= ((j - i) & m)) { /* the hole at i lies on j's probe path */
+			d->set[i] = d->set[j];
+			i = j;
+		}
+	}
+	d->set[i] = 0;
+}
+
+/* Free the ledger's arrays (under d->mu; it holds no tombstone). */
+static void rc__ledger_release(rc__drc *d)
+{
+	d->bytes -= (size_t)d->rcap * sizeof(*d->ring) + (size_t)d->scap * sizeof(*d->set);
+	free(d->ring);
+	free(d->set);
+	d->ring = NULL;
+	d->set = NULL;
+	d->rcap = d->scap = d->head = 0;
+}
+
+/* Forget up to max tombstones whose time is up, oldest first; an emptied ledger gives its
+ * memory back (under d->mu). */
+static void rc__ledger_expire(rc__drc *d, int64_t now, size_t max)
+{
+	while (max-- > 0 && d->ntomb > 0 && d->ring[d->head].expire <= now) {
+		rc__ledger_set_del(d, d->head);
+		d->head = (d->head + 1) & (d->rcap - 1);
+		d->ntomb--;
+	}
+	if (d->ntomb == 0 && d->rcap > 0)
+		rc__ledger_release(d);
+}
+
+/*
+ * Make room in the ledger for one more tombstone (under d->mu), doubling it if full. The
+ * doubling may take the cache over its byte bound, as long as compacting the entries it holds
+ * can pay it back (each compaction frees ~160 bytes and costs none: the slot is paid for; the
+ * caller compacts until the cache fits again, all but calls still running). While it doubles,
+ * the old and new arrays are both held. False if neither.
+ */
+static bool rc__ledger_room(rc__drc *d)
+{
+	uint32_t nr = d->rcap ? d->rcap * 2 : RC__DRC_LEDGER_MIN, ns = nr * 2;
+	size_t now_b = (size_t)d->rcap * sizeof(*d->ring) + (size_t)d->scap * sizeof(*d->set);
+	size_t new_b = (size_t)nr * sizeof(*d->ring) + (size_t)ns * sizeof(*d->set);
+	rc__drc_tomb *ring;
+	uint32_t *set;
+
+	if (d->ntomb < d->rcap)
+		return true;
+	if (nr > (1u << 30) ||
+	    d->bytes - now_b + new_b > d->max_bytes + (size_t)d->n * RC__DRC_ENT_COST)
+		return false;
+	ring = malloc((size_t)nr * sizeof(*ring));
+	set = calloc(ns, sizeof(*set));
+	if (ring == NULL || set == NULL) {
+		free(ring);
+		free(set);
+		return false;
+	}
+	for (uint32_t i = 0; i < d->ntomb; i++)
+		ring[i] = d->ring[(d->head + i) & (d->rcap - 1)];
+	free(d->ring);
+	free(d->set);
+	d->ring = ring;
+	d->set = set;
+	d->rcap = nr;
+	d->scap = ns;
+	d->head = 0;
+	d->bytes = d->bytes - now_b + new_b;
+	for (uint32_t i = 0; i < d->ntomb; i++)
+		rc__ledger_set_put(d, i);
+	return true;
+}
+
+/*
+ * Compact the oldest finished entry into a tombstone (under d->mu): its reply and entry are
+ * freed, its call stays remembered until the same time. False if no entry is finished or the
+ * ledger has no room.
+ */
+static bool rc__drc_compact_oldest(rc__drc *d)
+{
+	rc__drc_ent *e = d->oldest;
+	uint32_t r;
+
+	while (e != NULL && e->state == RC__DRC_RUNNING) /* as many as calls running, at most */
+		e = e->newer;
+	if (e == NULL || !rc__ledger_room(d))
+		return false;
+	r = (d->head + d->ntomb) & (d->rcap - 1);
+	d->ring[r].fp = rc__drc_fp(&e->key);
+	d->ring[r].expire = e->done_at + d->ttl_ns;
+	rc__ledger_set_put(d, r);
+	d->ntomb++;
+	if (e->state == RC__DRC_DONE) /* its reply goes now (a NOREPLY one's went before) */
+		d->st.shed++;
+	rc__drc_free(d, e);
+	return true;
+}
+
+/* Whether cost more bytes (and entry: one more call) fit the bounds (under d->mu). */
 static bool rc__drc_fits(const rc__drc *d, size_t cost, bool entry)
 {
-	return d->bytes + cost <= d->max_bytes && (!entry || d->n < d->max_entries);
+	return d->bytes + cost <= d->max_bytes && (!entry || d->n + d->ntomb < d->max_entries);
 }
 
 /* Let the oldest large reply go; its call stays remembered, unanswerable (under d->mu, with
@@ -288,18 +468,22 @@ static void rc__drc_shed_oldest(rc__drc *d)
 }
 
 /*
- * Make room for cost more bytes (and entry: one more entry) without forgetting any call still
- * within its time (under d->mu): free expired entries, then shed large replies oldest first
- * (their calls stay remembered). Returns whether it fits now.
+ * Make room for cost more bytes (and entry: one more call) without forgetting any call still
+ * within its time (under d->mu): free expired entries and tombstones, then shed large replies
+ * oldest first, then compact the oldest finished entries into tombstones (their calls stay
+ * remembered either way). Returns whether it fits now.
  */
 static bool rc__drc_room(rc__drc *d, size_t cost, bool entry, int64_t now)
 {
 	if (rc__drc_fits(d, cost, entry))
 		return true;
 	rc__drc_reclaim(d, now, SIZE_MAX);
+	rc__ledger_expire(d, now, SIZE_MAX);
 	while (!rc__drc_fits(d, cost, entry) && d->big_oldest != NULL &&
 	       d->bytes + cost > d->max_bytes)
 		rc__drc_shed_oldest(d);
+	while (d->bytes + cost > d->max_bytes && rc__drc_compact_oldest(d))
+		;
 	return rc__drc_fits(d, cost, entry);
 }
 
@@ -370,6 +554,7 @@ rc__drc_result rc__drc_lookup(rc__drc *d, const rc__drc_key *k, rc__encbuf *rb, 
 
 	pthread_mutex_lock(&d->mu);
 	rc__drc_reclaim(d, now, 32); /* a few at a time: the cost stays flat */
+	rc__ledger_expire(d, now, 32);
 	e = rc__drc_find(d, k);
 	if (e != NULL && !rc__drc_expired(d, e, now)) {
 		if (e->state == RC__DRC_RUNNING) {
@@ -386,6 +571,11 @@ rc__drc_result rc__drc_lookup(rc__drc *d, const rc__drc_key *k, rc__encbuf *rb, 
 		}
 		pthread_mutex_unlock(&d->mu);
 		return r;
+	}
+	if (rc__ledger_has(d, rc__drc_fp(k), now)) { /* compacted: remembered, no reply kept */
+		d->st.unanswered++;
+		pthread_mutex_unlock(&d->mu);
+		return RC__DRC_DROP;
 	}
 	/* A new call (an expired entry of the same key, if any, is shadowed by the new one and
 	 * freed in its turn). */
@@ -466,7 +656,7 @@ void rc__drc_get_stats(rc__drc *d, rc__drc_stats *out)
 {
 	pthread_mutex_lock(&d->mu);
 	*out = d->st;
-	out->entries = d->n;
+	out->entries = (uint64_t)d->n + d->ntomb;
 	out->bytes = d->bytes;
 	pthread_mutex_unlock(&d->mu);
 }

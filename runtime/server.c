@@ -124,7 +124,7 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.max_conns = 1024;
 	srv->lim.idle_ms = 120000;
 	srv->lim.stall_ms = 10000;
-	srv->lim.drc_entries = 1u << 20;
+	srv->lim.drc_entries = 1u << 22;
 	srv->lim.drc_ttl_ms = 120000;
 	srv->lim.drc_bytes = (size_t)64 << 20;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -86,8 +86,9 @@ static void nothing_forgotten_before_ttl(void **state)
 	rc__drc_destroy(d);
 }
 
-/* The byte bound holds whatever comes, and a full cache refuses new calls (counted) while
- * every call it holds stays answerable. */
+/* The byte bound holds whatever comes; a full cache compacts its oldest calls (remembered
+ * without their replies) and only then refuses new calls (counted); every call it admitted
+ * is either answered from it (the newest) or dropped (the oldest), never run again. */
 static void byte_bound_refuses_new_calls(void **state)
 {
 	size_t cap = 256 << 10, n;
@@ -112,13 +113,28 @@ static void byte_bound_refuses_new_calls(void **state)
 	admitted = i - 1;
 	print_message("256 KiB: %u calls remembered, %llu bytes\n", admitted,
 	              (unsigned long long)stats(d).bytes);
-	assert_true(admitted > 1000);
+	assert_true(admitted > 4000); /* entries ~160 bytes, tombstones 24: ~1,600 without */
 	assert_int_equal(stats(d).refused, 1);
 	assert_int_equal(look(d, key(i, 9), &n, &f), RC__DRC_REFUSED); /* still no room */
 	assert_int_equal(stats(d).refused, 2);
-	for (uint32_t k = 1; k <= admitted; k++) {
-		assert_int_equal(look(d, key(k, 9), &n, &f), RC__DRC_REPLAY);
-		assert_int_equal(f, (unsigned char)k);
+	{
+		uint32_t dropped = 0, replayed = 0;
+		for (uint32_t k = 1; k <= admitted; k++) {
+			rc__drc_result r = look(d, key(k, 9), &n, &f);
+			if (r == RC__DRC_DROP) {
+				assert_int_equal(replayed, 0); /* the oldest were compacted */
+				dropped++;
+			} else {
+				assert_int_equal(r, RC__DRC_REPLAY);
+				assert_int_equal(f, (unsigned char)k);
+				replayed++;
+			}
+		}
+		print_message("  %u answered from entries, %u compacted (dropped)\n", replayed,
+		              dropped);
+		assert_true(replayed > 100 && dropped > 1000);
+		assert_int_equal(stats(d).unanswered, dropped);
+		assert_int_equal(stats(d).shed, dropped);
 	}
 	rc__drc_destroy(d);
 }
@@ -184,6 +200,33 @@ static void expiry_and_long_running_calls(void **state)
 	rc__drc_destroy(d);
 }
 
+/* Compacted calls are remembered for their TTL and then forgotten: the ledger gives its
+ * memory back once it is empty. */
+static void tombstones_expire(void **state)
+{
+	rc__drc *d = rc__drc_create(1u << 20, 128 << 10, 1500);
+	size_t n;
+	unsigned char f;
+	rc__drc_stats st;
+	(void)state;
+	for (uint32_t i = 1; i <= 2000; i++) /* ~310 KB of entries into 128 KiB */
+		run(d, key(i, 4), 24, 0);
+	st = stats(d);
+	assert_int_equal(st.entries, 2000);
+	assert_true(st.shed > 1000 && st.refused == 0 && st.bytes <= 128 << 10);
+	assert_int_equal(look(d, key(1, 4), &n, &f), RC__DRC_DROP); /* compacted, remembered */
+	usleep(1600000);
+	for (uint32_t i = 5000; i < 5200; i++) /* each lookup frees a few whose time is up */
+		run(d, key(i, 4), 24, 0);
+	st = stats(d);
+	print_message("after the TTL: %llu calls, %llu bytes\n", (unsigned long long)st.entries,
+	              (unsigned long long)st.bytes);
+	assert_int_equal(st.entries, 200);
+	assert_true(st.bytes < 64 << 10);
+	assert_int_equal(look(d, key(1, 4), &n, &f), RC__DRC_NEW); /* its time is up: runs again */
+	rc__drc_destroy(d);
+}
+
 /* Bad sizes are refused at creation (the server then runs without a cache). */
 static void creation_limits(void **state)
 {
@@ -200,6 +243,7 @@ int main(void)
 		cmocka_unit_test(byte_bound_refuses_new_calls),
 		cmocka_unit_test(large_replies_shed_before_refusing),
 		cmocka_unit_test(expiry_and_long_running_calls),
+		cmocka_unit_test(tombstones_expire),
 		cmocka_unit_test(creation_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -214,14 +214,16 @@ static void retransmission_after_many_calls_runs_once(void **state)
 }
 
 /*
- * A cache bounded at 64 KiB: when the calls within their TTL fill it, a new call is refused --
- * dropped unrun, counted in drc_refused -- rather than an old one forgotten; every call it
- * admitted is still answered from the cache; once their TTL (1 s) has passed, new calls run.
+ * A cache bounded at 64 KiB: when the calls within their TTL fill it, the oldest are compacted
+ * (remembered without their replies) and then a new call is refused -- dropped unrun, counted
+ * in drc_refused -- rather than an old one forgotten. The newest admitted calls are answered
+ * from the cache, the oldest get no answer; none runs again. Once their TTL (3 s) has passed,
+ * new calls run.
  */
 static void full_cache_refuses_new_calls(void **state)
 {
 	static const char *const u[] = {"udp://127.0.0.1:0", NULL};
-	rc_server_limits lim = {.drc_bytes = 64 << 10, .drc_ttl_ms = 1000};
+	rc_server_limits lim = {.drc_bytes = 64 << 10, .drc_ttl_ms = 3000};
 	rt_server s2;
 	unsigned char m[256], r[256], a[8] = {0, 0, 0, 0, 0, 0, 0, 1};
 	int fd, admitted = 0, refused_at = 0;
@@ -234,7 +236,7 @@ static void full_cache_refuses_new_calls(void **state)
 		struct timeval tv = {0, 100000};
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
-	for (uint32_t i = 1; i <= 2000 && refused_at == 0; i++) {
+	for (uint32_t i = 1; i <= 10000 && refused_at == 0; i++) {
 		ssize_t n = exchange(fd, m, mkcall(m, i, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8), r, sizeof(r));
 		if (n == 32)
 			admitted++;
@@ -245,20 +247,33 @@ static void full_cache_refuses_new_calls(void **state)
 	assert_int_equal(rc_server_get_stats(s2.srv, &st), RC_OK);
 	print_message("64 KiB cache: %d calls admitted, then refused (%llu bytes, %llu entries)\n",
 	              admitted, (unsigned long long)st.drc_bytes, (unsigned long long)st.drc_entries);
-	assert_true(refused_at > 100);     /* ~150 bytes an entry: a few hundred fit */
+	assert_true(refused_at > 1000);    /* ~400 entries, the rest compacted at 24 bytes */
 	assert_int_equal(ran, admitted);   /* the refused call did not run */
 	assert_int_equal(st.drc_refused, 1);
 	assert_true(st.drc_bytes <= lim.drc_bytes);
-	/* every admitted call is still remembered: its retransmission is replayed, not run */
-	for (uint32_t i = 1; i <= (uint32_t)admitted; i++) {
+	/* every admitted call is still remembered: the newest are replayed, the oldest (compacted)
+	 * dropped -- not run again */
+	for (uint32_t i = (uint32_t)admitted - 49; i <= (uint32_t)admitted; i++) {
 		assert_int_equal(exchange(fd, m, mkcall(m, i, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8), r, sizeof(r)), 32);
 		assert_int_equal((int64_t)get32(r + 28), (int64_t)(before + i)); /* its own total */
 	}
+	{
+		struct timeval tv = {0, 30000};
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	for (uint32_t i = 1; i <= 20; i++)
+		assert_int_equal(exchange(fd, m, mkcall(m, i, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8), r, sizeof(r)), -1);
 	assert_int_equal(rt_total_now() - before, ran);
 	assert_int_equal(rc_server_get_stats(s2.srv, &st), RC_OK);
-	assert_int_equal(st.drc_replayed, (uint64_t)admitted);
+	assert_int_equal(st.drc_replayed, 50);
+	assert_int_equal(st.drc_unanswered, 20);
+	assert_true(st.drc_shed >= 20);
 	/* after the TTL the refused call's retransmission runs */
-	usleep(1200000);
+	usleep(3200000);
+	{
+		struct timeval tv = {1, 0};
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	assert_int_equal(exchange(fd, m, mkcall(m, (uint32_t)refused_at, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8), r, sizeof(r)), 32);
 	assert_int_equal(rt_total_now() - before, ran + 1);
 	close(fd);

@@ -90,7 +90,7 @@ typedef struct rc_server_limits {
 	uint32_t max_conns;     /* open stream connections (see below) [1024] */
 	uint32_t idle_ms;       /* a connection idle this long is closed [120000] */
 	uint32_t stall_ms;      /* a connection stuck in a partial record this long is closed [10000] */
-	uint32_t drc_entries;   /* calls the duplicate request cache (UDP) remembers at most [1048576] */
+	uint32_t drc_entries;   /* calls the duplicate request cache (UDP) remembers at most [4194304] */
 	uint32_t drc_ttl_ms;    /* how long it remembers a call after its reply [120000] */
 	size_t drc_bytes;       /* bytes it holds at most: entries, replies, index [64 MiB] */
 } rc_server_limits;
@@ -108,12 +108,14 @@ typedef struct rc_server_limits {
 /*
  * The duplicate request cache (UDP, every procedure but 0) never forgets a call before
  * drc_ttl_ms have passed since its reply: a retransmission within that time gets the stored
- * reply and never runs the procedure again. When drc_bytes or drc_entries would be exceeded by
- * calls still within their time, replies over 32 bytes are let go first, oldest first (the
- * call stays remembered: a retransmission of it is dropped unanswered), and then new calls
- * are refused (dropped unrun: their clients retransmit). rc_server_get_stats counts both.
- * Each remembered call costs about 160 bytes plus its reply if over 32 bytes, so the defaults
- * remember ~420,000 calls: 3,500 a second, sustained over 120 s.
+ * reply and never runs the procedure again. A call costs about 160 bytes with its reply (plus
+ * the reply if over 32 bytes). When drc_bytes or drc_entries would be exceeded by calls still
+ * within their time, replies go before calls: replies over 32 bytes first, then the oldest
+ * calls are kept as 24-byte fingerprints without their replies -- either way a retransmission
+ * of such a call is dropped unanswered, never run again -- and only then are new calls refused
+ * (dropped unrun: their clients retransmit). rc_server_get_stats counts each. The defaults
+ * remember ~2.2 million calls: 18,000 a second sustained over 120 s; the process may briefly
+ * hold about twice drc_bytes while the fingerprint table doubles.
  */
 
 /* rc_server_set_limits -- apply the non-zero fields of lim (copied; a record cap under 64
