@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
-#include <linux/sockios.h>
 
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
@@ -193,14 +191,11 @@ dead:
 #define RC__EVICT_BATCH 16 /* idle connections doomed at once when out of descriptors */
 #define RC__EVICT_GRACE 50000000LL /* ns a new connection has to send its first request */
 
-/* Whether c's socket still holds reply bytes the peer has not taken (SIOCOUTQ: sent to the
- * kernel, not yet acknowledged). A question for the transport; asked of its descriptor here
- * until the transport interface has it. */
+/* Whether c's transport still holds reply bytes the peer has not taken (handed to the kernel,
+ * not yet acknowledged). */
 static bool rc__conn_unsent(rc__conn *c)
 {
-	int unsent = 0;
-
-	return ioctl(rc__tp_pollfd(c->tp), SIOCOUTQ, &unsent) == 0 && unsent > 0;
+	return rc__tp_unacked(c->tp) > 0;
 }
 
 /*

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -202,6 +204,15 @@ static size_t rc__stream_outq(rc_tp *tp)
 	return s->oqlen - s->oqoff;
 }
 
+/* The vt's unacked: bytes in the socket's send queue the peer has not acknowledged
+ * (SIOCOUTQ; 0 if the kernel will not say). */
+static size_t rc__stream_unacked(rc_tp *tp)
+{
+	int unsent = 0;
+
+	return ioctl(tp->fd, SIOCOUTQ, &unsent) == 0 && unsent > 0 ? (size_t)unsent : 0;
+}
+
 /* A stream the peer has closed (or reset): one poll, no waiting. */
 static bool rc__stream_hung_up(rc_tp *tp)
 {
@@ -310,6 +321,7 @@ static const rc_tp_vt rc__stream_vt = {
 	.send = rc__stream_send,
 	.flush = rc__stream_flush,
 	.outq = rc__stream_outq,
+	.unacked = rc__stream_unacked,
 	.recv = rc__stream_recv,
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,

@@ -100,6 +100,9 @@ typedef struct rc_tp_vt {
 	rc_status (*flush)(rc_tp *tp, int timeout_ms);
 	/* Bytes waiting in the output queue (0 for transports that never queue). */
 	size_t (*outq)(rc_tp *tp);
+	/* Bytes already handed to the kernel that the peer has not taken yet (a stream's unsent
+	 * or unacknowledged bytes). NULL: none ever (rc__tp_unacked answers 0). */
+	size_t (*unacked)(rc_tp *tp);
 	/*
 	 * Receive one message. flags: RC_TPF_DONTWAIT or 0 (block up to the receive timeout set by
 	 * rc__tp_set_rcvtimeo). Returns RC_OK with *msg and *len (valid until the next recv on
@@ -144,6 +147,12 @@ struct rc_tp {
 static inline int rc__tp_pollfd(const rc_tp *tp)
 {
 	return tp->fd;
+}
+
+/* tp's unacked bytes (0 for a transport without the op). */
+static inline size_t rc__tp_unacked(rc_tp *tp)
+{
+	return tp->vt->unacked ? tp->vt->unacked(tp) : 0;
 }
 
 /* Client side: connect to u, waiting at most until `deadline` (CLOCK_MONOTONIC ns; 0: no

@@ -5,7 +5,7 @@
 # Fails naming each line that breaks this.
 set -u
 cd "$1/runtime" || exit 1
-pat='((^|[^>a-z_.])(send|sendto|sendmsg|sendmmsg|recv|recvfrom|recvmsg|recvmmsg|writev|readv|rc__sendto|rc__recvfrom|shutdown)\s*\()|->fd\b|RC_XDRREC_LAST_FRAG'
+pat='((^|[^>a-z_.])(send|sendto|sendmsg|sendmmsg|recv|recvfrom|recvmsg|recvmmsg|writev|readv|rc__sendto|rc__recvfrom|shutdown|ioctl|setsockopt|getsockopt)\s*\()|->fd\b|RC_XDRREC_LAST_FRAG'
 bad=$(grep -nE "$pat" client.c server.c dispatch.c serve.c conn.c jobs.c multi.c | grep -vE '^\S+:[0-9]+:\s*(/\*|\*)')
 if [ -n "$bad" ]; then
 	echo "FAIL: socket or framing work outside transports/:"
