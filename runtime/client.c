@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "runtime/rpc.h"
+#include "transports/tls.h"
 
 #define RC__MAX_RETRY_MS 4000u
 #define RC__IDLE_CHECK_NS 200000LL /* probe a stream idle this long before using it */
@@ -175,6 +176,10 @@ char *rc_error_format(const rc_error *err, char *buf, size_t len)
 		else
 			snprintf(buf, len, "%s", rc_strerror(err->status));
 	}
+	if (err->detail[0] != '\0') { /* the transport's own words (TLS: OpenSSL's reason) */
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, " (%s)", err->detail);
+	}
 	if (err->rpcbind_vers != 0) { /* rc_client_create_ex's look-up: which rpcbind, and how */
 		size_t n = strlen(buf);
 		if (err->rpcbind_status != RC_OK)
@@ -311,7 +316,10 @@ rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t 
 static rc_status rc__connect(rc_client *c, int64_t deadline)
 {
 	rc_tp *tp = NULL;
-	rc_status st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, deadline, &tp);
+	rc_status st;
+
+	rc__tp_clear_detail();
+	st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, deadline, &tp);
 
 	if (st == RC_OK) {
 		size_t m = tp->max_msg;
@@ -321,6 +329,38 @@ static rc_status rc__connect(rc_client *c, int64_t deadline)
 	/* tp, npending and doneq are stored atomically: rc__fast_eligible reads them unlocked */
 	__atomic_store_n(&c->tp, tp, __ATOMIC_RELEASE);
 	return st;
+}
+
+/* A call's status when (re)connecting failed with st: what the call can report. */
+static rc_status rc__connect_status(rc_status st)
+{
+	switch (st) {
+	case RC_NOMEM:
+	case RC_TIMEDOUT:
+	case RC_TLSFAILED:
+	case RC_TLSUNAVAIL:
+	case RC_BADREPLY:
+		return st;
+	default:
+		return RC_CANTSEND;
+	}
+}
+
+/* client.h: whether the connection is under TLS now (under the lock: it may be replaced). */
+bool rc_client_tls(rc_client *clnt)
+{
+	const rc_tls_peer *peer;
+	bool on = false;
+
+	if (clnt == NULL)
+		return false;
+	pthread_mutex_lock(&clnt->mu);
+	pthread_mutex_lock(&clnt->smu);
+	if (clnt->tp != NULL && clnt->tp->vt->secure != NULL)
+		on = clnt->tp->vt->secure(clnt->tp, &peer);
+	pthread_mutex_unlock(&clnt->smu);
+	pthread_mutex_unlock(&clnt->mu);
+	return on;
 }
 
 /* rpc.h: the client's own open, for the layer above (rpcbind.c); the URI has its port. */
@@ -337,7 +377,7 @@ rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint3
 		return RC_INVAL;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return RC_NOMEM;
-	c->uri = *u;
+	c->uri = *u; /* u->tls, if set, is the client's from here on (freed by destroy) */
 	c->kind = rc__tp_find(c->uri.scheme);
 	c->dgram = (c->kind->props & RC_TPP_DGRAM) != 0;
 	c->prog = prog;
@@ -354,7 +394,7 @@ rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint3
 	c->hdr = &c->hdr0;
 
 	if ((st = rc__connect(c, rc__now() + (int64_t)c->timeout_ms * 1000000)) != RC_OK) {
-		free(c);
+		free(c); /* u->tls stays the caller's */
 		return st;
 	}
 	pthread_mutex_init(&c->mu, NULL);
@@ -520,11 +560,18 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 	rc__wake(c);
 }
 
-/* Fail every call in flight with st and errno detail err (the connection broke). */
+/* Fail every call in flight with st and errno detail err (the connection broke); a TLS
+ * failure (err EPROTO: only the TLS layer reports it) becomes RC_TLSFAILED, with the
+ * transport's words in each call's detail. */
 static void rc__fail_all(rc_client *c, rc_status st, int err)
 {
+	if (err == EPROTO && st != RC_MSGTOOLARGE)
+		st = RC_TLSFAILED;
 	while (c->pending) {
 		c->pending->err.sys_errno = err;
+		if (err == EPROTO)
+			snprintf(c->pending->err.detail, sizeof(c->pending->err.detail), "%s",
+			         rc__tp_detail());
 		rc__complete(c, c->pending, st);
 	}
 }
@@ -694,6 +741,7 @@ static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, in
 		c->last_io = rc__now();
 		rc__handle(c, msg, len);
 	} else if (st == RC_CLOSED || st == RC_CANTRECV || st == RC_MSGTOOLARGE) {
+		/* (a TLS failure, errno EPROTO, fails them with RC_TLSFAILED: rc__fail_all) */
 		if (!c->dgram) {
 			rc__fail_all(c, st == RC_MSGTOOLARGE ? RC_MSGTOOLARGE : RC_CANTRECV, e);
 			rc__disconnect(c);
@@ -861,7 +909,8 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	if ((st = rc__ensure(c, p->deadline, &err)) != RC_OK) {
 		pthread_mutex_unlock(&c->mu);
 		p->err.sys_errno = err;
-		return st == RC_NOMEM || st == RC_TIMEDOUT ? st : RC_CANTSEND;
+		snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
+		return rc__connect_status(st);
 	}
 	if (len > c->max_msg) {
 		pthread_mutex_unlock(&c->mu);
@@ -1513,5 +1562,6 @@ void rc_client_destroy(rc_client *clnt)
 	pthread_mutex_destroy(&clnt->mu);
 	pthread_mutex_destroy(&clnt->smu);
 	free(clnt->fastbuf);
+	rc__tls_ctx_free(clnt->uri.tls); /* after the transport made with it */
 	free(clnt);
 }

@@ -85,6 +85,25 @@ bool rc__conn_flush(rc__conn *c, bool *broken)
 	return st == RC_OK;
 }
 
+/* server_priv.h: serve a probe now; reply (flushed, with whatever was queued before it);
+ * then start TLS if the reply promised it. Under c->wmu: jobs may be replying. */
+bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len)
+{
+	size_t rlen = rc__serve(srv, w, msg, len, NULL, false, rc__trace_t0(srv), c->tp);
+	bool ok = true, broken = false;
+
+	pthread_mutex_lock(&c->wmu);
+	if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, false))
+		ok = false;
+	else if (rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken)
+		ok = false;
+	if (ok && w->starttls)
+		ok = c->tp->vt->starttls != NULL && c->tp->vt->starttls(c->tp, srv->tls) == RC_OK;
+	pthread_mutex_unlock(&c->wmu);
+	c->last_active = rc__now();
+	return ok;
+}
+
 /* The next complete request on a connection: RC_OK, RC_AGAIN (none yet, or 16 reads made this
  * turn: level-triggered epoll brings us back for the rest), or the transport's error. */
 rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
@@ -133,7 +152,12 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		c->last_active = rc__now();
 		c->completed = true; /* one thread: nothing reads it concurrently */
 		c->partial_since = 0; /* a record completed: the stall clock starts again */
-		rlen = rc__serve(srv, w, msg, len, NULL, false, t_rcv);
+		if (rc__is_tls_probe(msg, len)) {
+			if (!rc__conn_probe(srv, w, c, msg, len))
+				goto dead;
+			continue;
+		}
+		rlen = rc__serve(srv, w, msg, len, NULL, false, t_rcv, c->tp);
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
 		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))
 			goto dead;

@@ -168,6 +168,33 @@ const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req)
 	return req ? req->proc->info : NULL;
 }
 
+/* server.h: flag a registration; looked up under the lock (the server is not running). */
+rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t vers,
+                                     bool required)
+{
+	rc__reg *r;
+
+	if (srv == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	if ((r = rc__find(srv, prog, vers)) != NULL)
+		r->tls_required = required;
+	pthread_mutex_unlock(&srv->mu);
+	return r != NULL ? RC_OK : RC_PROGUNAVAIL;
+}
+
+/* server.h */
+bool rc_svc_req_tls(const rc_svc_req *req)
+{
+	return req != NULL && req->tls;
+}
+
+/* server.h */
+const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req)
+{
+	return req != NULL ? req->tls_peer : NULL;
+}
+
 uint32_t rc_svc_req_flavor(const rc_svc_req *req)
 {
 	return req ? req->flavor : RC_AUTH_NONE;

@@ -167,7 +167,7 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_firs
 	}
 	/* run even when the reader has since found the peer gone: a peer that shut down only
 	 * its sending side still reads the replies to what it sent */
-	rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv);
+	rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv, c->tp);
 	free(j);
 	if (rlen > 0 && !broken) {
 		unsigned char *msg = rc__encbuf_msg(&w->rb);
@@ -248,6 +248,15 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		st = rc__conn_next(c, &reads, &msg, &len);
 		if (st == RC_AGAIN)
 			break;
+		if (st == RC_OK && rc__is_tls_probe(msg, len)) {
+			/* served here, now: what follows its reply is TLS, not more jobs (a client
+			 * must wait for the reply to its probe, so none may be outstanding) */
+			if (n > 0 || inflight > 0 || !rc__conn_probe(srv, w, c, msg, len)) {
+				dead = true;
+				break;
+			}
+			continue;
+		}
 		if (st != RC_OK || (j = malloc(sizeof(*j) + len)) == NULL) {
 			dead = true; /* closed, reset, a record over the cap, or out of memory */
 			break;

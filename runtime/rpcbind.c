@@ -23,6 +23,7 @@
 #include "runtime/rpc.h"
 #include "runtime/rpcbind.h"
 #include "runtime/server_internal.h"
+#include "transports/tls.h"
 
 #define RC__PMAP_PROG 100000u
 #define RC__PMAP_PORT 111
@@ -332,6 +333,7 @@ static rc_status rc__rpcb_remote(const rc_uri *u, uint32_t v, rc_client **c)
 	rc_status st;
 
 	r.port = RC__PMAP_PORT;
+	r.tls = NULL; /* rpcbind is asked in plaintext */
 	if ((st = rc__client_open(c, &r, RC__PMAP_PROG, v)) != RC_OK)
 		return st;
 	rc_client_set_timeout(*c, RC__RPCB_CALL_MS);
@@ -419,9 +421,50 @@ static rc_status rc__rpcb_getport(const rc_uri *u, uint32_t prog, uint32_t vers,
 	}
 }
 
-/* client.h: parse uri, ask rpcbind for a missing udp/tcp port, open; *err says why not. */
-rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
-                              rc_error *err)
+/*
+ * The TLS context for a client of u, from u's query overlaid with the non-zero fields of tls
+ * (NULL: none): *ctx NULL when the policy is off (or the scheme is udp and TLS only
+ * opportunistic). RC_OK; RC_UNKNOWNADDR (bad query), RC_NOTSUPP (TLS required over a
+ * transport other than tcp), RC_INVAL (unreadable files; detail set), RC_NOMEM.
+ */
+static rc_status rc__client_tls(const rc_uri *u, const rc_tls_client_opts *tls,
+                                rc__tls_ctx **ctx)
+{
+	rc_tls_client_opts o;
+	char buf[RC_URI_MAX];
+	rc_status st;
+
+	*ctx = NULL;
+	memset(&o, 0, sizeof(o));
+	if (u->query[0] != '\0' && (st = rc__tls_query_parse(u->query, &o, buf, sizeof(buf))) != RC_OK) {
+		rc__tp_set_detail("URI query: expected tls=off|opportunistic|required, ca, cadir, "
+		                  "cert, key, name");
+		return st;
+	}
+	if (tls != NULL) {
+		if (tls->policy != RC_TLS_OFF)
+			o.policy = tls->policy;
+		o.ca_file = tls->ca_file ? tls->ca_file : o.ca_file;
+		o.ca_dir = tls->ca_dir ? tls->ca_dir : o.ca_dir;
+		o.cert_file = tls->cert_file ? tls->cert_file : o.cert_file;
+		o.key_file = tls->key_file ? tls->key_file : o.key_file;
+		o.verify_name = tls->verify_name ? tls->verify_name : o.verify_name;
+	}
+	if (o.policy == RC_TLS_OFF)
+		return RC_OK;
+	if (strcmp(u->scheme, "tcp") != 0) {
+		if (o.policy == RC_TLS_OPPORTUNISTIC)
+			return RC_OK; /* RFC 9289: no TLS over UDP; plaintext it is */
+		rc__tp_set_detail("RPC-over-TLS runs over tcp only");
+		return RC_NOTSUPP;
+	}
+	return rc__tls_client_ctx(&o, ctx);
+}
+
+/* client.h: parse uri, make the TLS context, ask rpcbind for a missing udp/tcp port, open;
+ * *err says why not. */
+rc_status rc_client_create_tls(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
+                               const rc_tls_client_opts *tls, rc_error *err)
 {
 	rc_uri u;
 	rc_status st;
@@ -430,22 +473,39 @@ rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, u
 		memset(err, 0, sizeof(*err));
 	if (out != NULL)
 		*out = NULL;
+	rc__tp_clear_detail();
 	if (out == NULL || uri == NULL)
 		st = RC_INVAL;
 	else
 		st = rc__uri_parse(uri, &u);
+	if (st == RC_OK)
+		st = rc__client_tls(&u, tls, &u.tls);
 	if (st == RC_OK && u.port < 0 &&
 	    (strcmp(u.scheme, "udp") == 0 || strcmp(u.scheme, "tcp") == 0))
 		st = rc__rpcb_getport(&u, prog, vers, &u.port, err);
 	if (st == RC_OK) {
 		errno = 0;
+		u.prog = prog;
+		u.vers = vers;
 		st = rc__client_open(out, &u, prog, vers);
-		if ((st == RC_CANTSEND || st == RC_LOCALERROR) && err != NULL)
+		if ((st == RC_CANTSEND || st == RC_LOCALERROR || st == RC_TLSFAILED) && err != NULL)
 			err->sys_errno = errno;
 	}
-	if (err != NULL)
+	if (st != RC_OK && uri != NULL && out != NULL)
+		rc__tls_ctx_free(u.tls); /* the client took it only on success */
+	if (err != NULL) {
 		err->status = st;
+		if (st != RC_OK)
+			snprintf(err->detail, sizeof(err->detail), "%s", rc__tp_detail());
+	}
 	return st;
+}
+
+/* client.h: rc_client_create_tls with the URI's own TLS options only. */
+rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
+                              rc_error *err)
+{
+	return rc_client_create_tls(out, uri, prog, vers, NULL, err);
 }
 
 /* client.h: rc_client_create_ex without the detail. */

@@ -108,12 +108,45 @@ static size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denie
 }
 
 /*
+ * The reply to an AUTH_TLS probe (RFC 9289 section 4.1) for call xid of procedure proc with a
+ * credential body of clen bytes, on a connection already under TLS (tls) or not, which can
+ * start TLS (can_tls: a stream whose transport knows how) or not:
+ *  - not the NULL procedure, a credential body, or a second probe under TLS: AUTH_ERROR /
+ *    AUTH_BADCRED;
+ *  - a server without TLS, or a datagram or in-process call: SUCCESS, empty verifier;
+ *  - else SUCCESS with verifier AUTH_NONE "STARTTLS", and w->starttls set.
+ * Answered before the program is looked up, as the Linux kernel does (authentication first).
+ */
+static size_t rc__reply_probe(rc_server *srv, rc__wctx *w, size_t max, uint32_t xid,
+                              uint32_t proc, uint32_t clen, bool tls, bool can_tls)
+{
+	rc_xdr x;
+	unsigned char *h;
+
+	if (proc != 0 || clen != 0 || tls) {
+		uint32_t st = RC__AUTH_BADCRED;
+		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+	if (srv->tls == NULL || !can_tls)
+		return rc__reply_simple(w, max, xid, false, RC__SUCCESS, NULL, 0);
+	rc__reply_begin(w, &x, max, xid);
+	h = rc_xdr_inline(&x, 24); /* the stack buffer always has room */
+	rc__st32(h, RC__MSG_ACCEPTED);
+	rc__st32(h + 4, RC_AUTH_NONE);
+	rc__st32(h + 8, 8);
+	memcpy(h + 12, "STARTTLS", 8);
+	rc__st32(h + 20, RC__SUCCESS);
+	w->starttls = true;
+	return rc_xdr_getpos(&x);
+}
+
+/*
  * Serve one request message. Returns the reply's length in w->rb (message at
  * rc__encbuf_msg(&w->rb)), or 0 when no reply is to be sent (not a call, a duplicate in
  * progress, a routine that declined).
  */
 size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
-                 const rc_peer *peer, bool dgram, uint64_t t_received)
+                 const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn)
 {
 	rc_xdr x, rx;
 	rc_svc_req req;
@@ -130,7 +163,10 @@ size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t l
 	rc__rd rd = {msg, msg + len};
 
 	w->xid = len >= 4 ? rc__ld32(msg) : 0;
+	w->starttls = false;
 	req.has_sys = false;
+	req.tls_peer = NULL;
+	req.tls = conn != NULL && conn->vt->secure != NULL && conn->vt->secure(conn, &req.tls_peer);
 	/* The usual header, read at fixed offsets: CALL, RPC version 2, AUTH_NONE credentials
 	 * with an empty body, a verifier with an empty body. Anything else takes the general
 	 * parse below, which checks every field. */
@@ -176,6 +212,9 @@ header_read:
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 		}
 		req.has_sys = true;
+	} else if (req.flavor == RC_AUTH_TLS) {
+		return rc__reply_probe(srv, w, max, xid, proc, clen, req.tls,
+		                       !dgram && conn != NULL && conn->vt->starttls != NULL);
 	} else if (req.flavor != RC_AUTH_NONE) {
 		uint32_t st = RC__AUTH_REJECTEDCRED;
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
@@ -187,6 +226,10 @@ header_read:
 		if (rc__vers_range(srv, prog, &range[0], &range[1]))
 			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
 		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);
+	}
+	if (req.reg->tls_required && !req.tls) {
+		uint32_t st = RC__AUTH_TOOWEAK; /* RFC 9289 section 4.2: TLS required here */
+		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
 	req.proc = rc__find_proc(req.reg, proc);
 	if (req.proc == NULL)
@@ -276,7 +319,7 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.rbuf = NULL;
-	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv));
+	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv), NULL);
 	if (rlen > 0) {
 		reply(ctx, rc__encbuf_msg(&w.rb), rlen);
 		RC__TRACE(srv, RC_TP_SRV_SENT, w.xid);

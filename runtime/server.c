@@ -29,6 +29,7 @@
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
+#include "transports/tls.h"
 
 /* server_internal.h: a copy of the socket listeners and registrations, under srv->mu. */
 rc_status rc__server_view(rc_server *srv, rc__srv_view *v)
@@ -329,6 +330,29 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	return RC_OK;
 }
 
+/* server.h: make the TLS context from opts (files read now) and keep it in place of any
+ * earlier one. */
+rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char *why,
+                            size_t whylen)
+{
+	rc__tls_ctx *ctx;
+	rc_status st;
+
+	if (srv == NULL || opts == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	rc__tp_clear_detail();
+	if ((st = rc__tls_server_ctx(opts, &ctx)) != RC_OK) {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "%s", rc__tp_detail());
+		return st;
+	}
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	rc__tls_ctx_free(srv->tls); /* no connection can be under TLS: the server is not running */
+	srv->tls = ctx;
+	return RC_OK;
+}
+
 /* server.h: tell the layer above, drop queued jobs, close connections and listeners, free the
  * table and the cache. */
 void rc_server_destroy(rc_server *srv)
@@ -360,6 +384,7 @@ void rc_server_destroy(rc_server *srv)
 	}
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
+	rc__tls_ctx_free(srv->tls); /* after the connections made from it */
 	free(srv->step_rbuf);
 	close(srv->epfd);
 	close(srv->stopfd);
@@ -429,7 +454,7 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsig
 		uint64_t t_rcv = rc__trace_t0(srv);
 		if (i == 0 && rearm)
 			(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* let another worker in */
-		rlen = rc__serve(srv, w, w->rbuf, len, &from, true, t_rcv);
+		rlen = rc__serve(srv, w, w->rbuf, len, &from, true, t_rcv, NULL);
 		if (rlen > 0) {
 			/* a reply the socket refuses is as if lost: the client retransmits */
 			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0);

@@ -40,6 +40,7 @@ typedef struct rc__reg {
 	const rc_svc_proc **dense; /* by procedure number, below ndense */
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
 	size_t nsparse;
+	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
 } rc__reg;
 
 typedef struct rc__lsn {
@@ -104,6 +105,8 @@ struct rc_svc_req {
 	bool has_sys;
 	rc_authsys sys;
 	const rc_peer *peer;
+	bool tls;                    /* came over TLS */
+	const rc_tls_peer *tls_peer; /* the verified client certificate's identity, or NULL */
 };
 
 struct rc_server {
@@ -140,6 +143,7 @@ struct rc_server {
 	int64_t next_sweep;
 	_Atomic int64_t wake_at; /* the earliest resume_at of a paused listener, or 0 (rc__step) */
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
+	struct rc__tls_ctx *tls;  /* rc_server_set_tls's context, or NULL: probes get no TLS */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
@@ -149,6 +153,7 @@ typedef struct rc__wctx {
 	rc__encbuf rb;
 	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
 	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
+	bool starttls;       /* rc__serve answered a probe with STARTTLS: start TLS once it is out */
 	unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
 
@@ -197,10 +202,20 @@ bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi);
 
 /* ---- serve.c ------------------------------------------------------------------------------ */
 
-/* Serve one request msg[0..len) from peer (NULL: a stream or in-process) into w->rb; the
- * reply's length, or 0 for no reply. See serve.c. */
+/* Serve one request msg[0..len) from peer (NULL: a stream or in-process) that arrived on
+ * stream connection conn (NULL: a datagram or in-process) into w->rb; the reply's length, or
+ * 0 for no reply. w->starttls says whether the reply to an AUTH_TLS probe promised TLS (the
+ * caller then starts it: rc__conn_probe). See serve.c. */
 size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
-                 const rc_peer *peer, bool dgram, uint64_t t_received);
+                 const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn);
+
+/* Whether msg[0..len) looks like an AUTH_TLS probe (a call with credential flavor AUTH_TLS):
+ * such a request is served at once on the reading thread (rc__conn_probe), never as a job,
+ * because the bytes after its reply are TLS. */
+static inline bool rc__is_tls_probe(const unsigned char *msg, size_t len)
+{
+	return len >= 40 && rc__ld32(msg + 4) == RC__CALL && rc__ld32(msg + 24) == RC_AUTH_TLS;
+}
 /* A synchronous listener's delivery callback (rc_tp_deliver; ctx is the server). */
 void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx);
 
@@ -226,6 +241,10 @@ void rc__conn_doom(rc_server *srv, rc__conn *c);
 bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more);
 /* Flush c's output without blocking; true when all went out, else *broken says why not. */
 bool rc__conn_flush(rc__conn *c, bool *broken);
+/* Serve AUTH_TLS probe msg[0..len) on c now, send the reply and, if it said STARTTLS, start
+ * TLS on c's transport. False: c must be closed (a broken send, the handshake cap, bytes
+ * after the probe). */
+bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len);
 /* The next complete request on c (RC_OK), RC_AGAIN, or the transport's error. */
 rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len);
 

@@ -11,7 +11,8 @@ set -euo pipefail
 # clang-19 (with its sanitizer runtimes): idlc_multi_fnsan builds the generated stubs with
 # -fsanitize=function, which checks C code from clang 17 on (Debian 12's clang is 14)
 pkgs=(cmake make gcc g++ flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
-      valgrind iproute2 util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev)
+      libssl-dev openssl python3 valgrind iproute2 util-linux procps gnuplot-nox clang-19
+      libclang-rt-19-dev)
 for a in "$@"; do
 	case $a in
 	--fuzz) pkgs+=(clang libclang-rt-dev) ;;

@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ static bool rc__host_ok(const char *h, bool v6)
 rc_status rc__uri_parse(const char *text, rc_uri *u)
 {
 	const char *p, *colon, *host, *hend, *portp = NULL;
+	char hostport[RC_URI_MAX];
 	size_t tlen;
 
 	memset(u, 0, sizeof(*u));
@@ -90,6 +92,15 @@ rc_status rc__uri_parse(const char *text, rc_uri *u)
 	if (strncmp(p, "//", 2) != 0)
 		return RC_UNKNOWNADDR;
 	p += 2;
+	{ /* tcp://host:port?query: the query (TLS options) is kept whole, for the client */
+		const char *q = strchr(p, '?');
+		if (q != NULL) {
+			if (!rc__copy(u->query, sizeof(u->query), q + 1, strlen(q + 1)) ||
+			    !rc__copy(hostport, sizeof(hostport), p, (size_t)(q - p)))
+				return RC_UNKNOWNADDR;
+			p = hostport;
+		}
+	}
 	if (*p == '[') {
 		host = p + 1;
 		hend = strchr(host, ']');
@@ -124,6 +135,30 @@ rc_status rc__uri_parse(const char *text, rc_uri *u)
 		u->port = (int)v;
 	}
 	return RC_OK;
+}
+
+static _Thread_local char rc__detail[256]; /* rc__tp_detail's text, per thread */
+
+/* See transport.h. */
+void rc__tp_set_detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rc__detail, sizeof(rc__detail), fmt, ap);
+	va_end(ap);
+}
+
+/* See transport.h. */
+const char *rc__tp_detail(void)
+{
+	return rc__detail;
+}
+
+/* See transport.h. */
+void rc__tp_clear_detail(void)
+{
+	rc__detail[0] = '\0';
 }
 
 /* The first address getaddrinfo gives for u (numeric port; a [literal] stays numeric).
@@ -202,6 +237,20 @@ void rc__tp_set_rcvtimeo(rc_tp *tp, int ms)
 	tv.tv_usec = (ms % 1000) * 1000;
 	if (setsockopt(tp->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
 		tp->rcvtimeo_ms = ms;
+}
+
+/* See transport.h. */
+bool rc__sock_wait(int fd, short ev, int timeout_ms)
+{
+	struct pollfd pf = {fd, ev, 0};
+	int n;
+
+	do
+		n = poll(&pf, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		errno = EAGAIN;
+	return n > 0;
 }
 
 /* See transport.h (the shared trivial ops). */

@@ -3,6 +3,13 @@
  * message goes out as one single-fragment record: its mark is written into the headroom in
  * front of the message and the record leaves in one send(). Incoming bytes are read in large
  * pieces into a record reader, which yields every complete record in its buffer.
+ *
+ * RPC-over-TLS (RFC 9289) is the same stream with TLS under it (tls.c): once a connection
+ * is under TLS, every byte goes through rc__stream_tx / rc__stream_rx, which call
+ * SSL_write / SSL_read instead of the socket; the record marks, the output queue and the
+ * record reader are unchanged. A TCP client whose URI carries a TLS context probes and
+ * handshakes in connect (by its deadline); a server's connection starts TLS when the server
+ * says so (starttls, after its STARTTLS reply) and handshakes inside recv/flush.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -22,6 +29,7 @@
 
 #include <remotecall/xdr.h>
 
+#include "transports/tls.h"
 #include "transports/transport.h"
 #include "xdr/xdr_internal.h"
 
@@ -35,7 +43,28 @@ typedef struct rc__stream {
 	unsigned char *oq;
 	size_t oqoff, oqlen, oqcap;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* unix listener: unlink on close */
+	rc__tls_conn *tls; /* NULL: plaintext */
 } rc__stream;
+
+/* Send up to n bytes of b, on the socket or under TLS; flags MSG_DONTWAIT or 0 (block). As
+ * send(): the bytes sent, or -1 with errno. */
+static inline ssize_t rc__stream_tx(rc__stream *s, const void *b, size_t n, int flags)
+{
+	if (s->tls == NULL)
+		return rc__sendto(s->tp.fd, b, n, MSG_NOSIGNAL | flags, NULL, 0);
+	return rc__tls_write(s->tls, b, n, (flags & MSG_DONTWAIT) ? 0 : -1);
+}
+
+/* Receive up to n bytes into b, from the socket or under TLS; flags MSG_DONTWAIT or 0 (block
+ * up to the receive timeout). As recv(). */
+static inline ssize_t rc__stream_rx(rc__stream *s, void *b, size_t n, int flags)
+{
+	if (s->tls == NULL)
+		return rc__recvfrom(s->tp.fd, b, n, flags, NULL, NULL);
+	return rc__tls_read(s->tls, b, n,
+	                    (flags & MSG_DONTWAIT) ? 0
+	                    : s->tp.rcvtimeo_ms > 0 ? s->tp.rcvtimeo_ms : -1);
+}
 
 /* Write the record mark of a len-byte message into the 4 bytes before msg (the headroom). */
 static void rc__stream_mark(unsigned char *msg, size_t len)
@@ -82,15 +111,7 @@ static bool rc__stream_enqueue(rc__stream *s, const unsigned char *b, size_t n)
  * timeout (errno EAGAIN) or a poll failure. */
 static bool rc__stream_wait_out(rc_tp *tp, int timeout_ms)
 {
-	struct pollfd pf = {tp->fd, POLLOUT, 0};
-	int n;
-
-	do
-		n = poll(&pf, 1, timeout_ms);
-	while (n < 0 && errno == EINTR);
-	if (n == 0)
-		errno = EAGAIN;
-	return n > 0;
+	return rc__sock_wait(tp->fd, POLLOUT, timeout_ms);
 }
 
 /*
@@ -118,8 +139,8 @@ static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_
 			iov[k++] = (struct iovec){s->oq + s->oqoff, qlen};
 		if (rlen > 0)
 			iov[k++] = (struct iovec){(void *)rec, rlen};
-		if (k == 1) {
-			n = rc__sendto(tp->fd, iov[0].iov_base, iov[0].iov_len, flags, NULL, 0);
+		if (k == 1 || s->tls != NULL) { /* TLS: the queue first, then the record */
+			n = rc__stream_tx(s, iov[0].iov_base, iov[0].iov_len, flags & MSG_DONTWAIT);
 		} else {
 			memset(&mh, 0, sizeof(mh));
 			mh.msg_iov = iov;
@@ -168,9 +189,7 @@ static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 	rc__stream_mark(msg, len);
 	if (!(flags & RC_TPF_MORE) && s->oqlen == s->oqoff) {
 		/* the usual case, nothing queued: one send of the record */
-		ssize_t n = rc__sendto(tp->fd, rec, total,
-		                       MSG_NOSIGNAL | (int)(flags & RC_TPF_DONTWAIT),
-		                       NULL, 0);
+		ssize_t n = rc__stream_tx(s, rec, total, (int)(flags & RC_TPF_DONTWAIT));
 		if (n == (ssize_t)total)
 			return RC_OK;
 		if (n > 0) { /* part of it: the rest as below */
@@ -190,17 +209,44 @@ static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 	return st == RC_AGAIN ? RC_OK : st; /* the rest is queued: flush sends it */
 }
 
-/* The vt's flush: send the output queue, waiting at most timeout_ms (see rc_tp_vt). */
-static rc_status rc__stream_flush(rc_tp *tp, int timeout_ms)
+/* A server's TLS handshake under way: take one step. RC_OK (done now, or long ago), RC_AGAIN
+ * (waiting for the peer), RC_CANTRECV (it failed; errno EPROTO). */
+static rc_status rc__stream_handshake(rc__stream *s)
 {
-	return rc__stream_write((rc__stream *)tp, NULL, 0, timeout_ms);
+	int r;
+
+	if (s->tls == NULL || !rc__tls_handshaking(s->tls))
+		return RC_OK;
+	r = rc__tls_handshake(s->tls);
+	if (r < 0) {
+		errno = EPROTO;
+		return RC_CANTRECV;
+	}
+	return r == 0 ? RC_AGAIN : RC_OK;
 }
 
-/* The vt's outq: bytes of records not yet sent. */
+/* The vt's flush: send the output queue, waiting at most timeout_ms (see rc_tp_vt); a
+ * handshake waiting to write takes its step first. */
+static rc_status rc__stream_flush(rc_tp *tp, int timeout_ms)
+{
+	rc__stream *s = (rc__stream *)tp;
+
+	if (s->tls != NULL && rc__tls_handshaking(s->tls)) {
+		rc_status st = rc__stream_handshake(s);
+		if (st != RC_OK)
+			return st == RC_AGAIN ? (rc__tls_wants_write(s->tls) ? RC_AGAIN : RC_OK)
+			                      : RC_CANTSEND;
+	}
+	return rc__stream_write(s, NULL, 0, timeout_ms);
+}
+
+/* The vt's outq: bytes of records not yet sent (1 while a handshake waits to write). */
 static size_t rc__stream_outq(rc_tp *tp)
 {
 	const rc__stream *s = (const rc__stream *)tp;
 
+	if (s->tls != NULL && rc__tls_wants_write(s->tls))
+		return s->oqlen - s->oqoff + 1;
 	return s->oqlen - s->oqoff;
 }
 
@@ -249,9 +295,15 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 	ssize_t got;
 
 	(void)from;
+	if (s->tls != NULL && rc__tls_handshaking(s->tls)) {
+		rc_status st = rc__stream_handshake(s);
+		if (st != RC_OK)
+			return st;
+		flags |= MSG_DONTWAIT; /* the handshake just ended: records may follow, or not */
+	}
 	/* The usual case: nothing buffered, and one read brings exactly one whole record. */
 	if (rc__recreader_front(&s->rr, &p, &n)) {
-		got = rc__recvfrom(tp->fd, p, n, flags, NULL, NULL);
+		got = rc__stream_rx(s, p, n, flags);
 		if (got <= 0)
 			return rc__stream_recv_failed(got);
 		if (rc__recreader_whole(&s->rr, (size_t)got, msg, len))
@@ -266,7 +318,7 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 		st = rc_recreader_space(&s->rr, &p, &n);
 		if (st != RC_OK)
 			return st;
-		got = rc__recvfrom(tp->fd, p, n, flags, NULL, NULL);
+		got = rc__stream_rx(s, p, n, flags);
 		if (got <= 0)
 			return rc__stream_recv_failed(got);
 		rc_recreader_commit(&s->rr, (size_t)got);
@@ -296,6 +348,7 @@ static void rc__stream_close(rc_tp *tp)
 {
 	rc__stream *s = (rc__stream *)tp;
 
+	rc__tls_close(s->tls); /* before the socket: close_notify */
 	if (tp->fd >= 0)
 		close(tp->fd);
 	if (s->path[0] != '\0')
@@ -307,14 +360,43 @@ static void rc__stream_close(rc_tp *tp)
 
 static rc_status rc__stream_accept(rc_tp *tp, rc_tp **out, size_t max_record);
 
-/* The vt's buffered: bytes of an incomplete record held. */
+/* The vt's buffered: bytes of an incomplete record held -- with TLS, also the decrypted
+ * bytes (or part of a TLS record) the TLS layer holds, and 1 while a handshake runs. */
 static size_t rc__stream_buffered(rc_tp *tp)
 {
-	const rc_recreader *r = &((rc__stream *)tp)->rr;
+	rc__stream *s = (rc__stream *)tp;
+	const rc_recreader *r = &s->rr;
 	size_t n = rc_recreader_buffered(r);
 
+	if (s->tls != NULL)
+		n += rc__tls_handshaking(s->tls) ? 1 : rc__tls_pending(s->tls);
 	/* a record under way counts even when its header is all that is held */
 	return n == 0 && rc_recreader_in_record(r) ? 1 : n;
+}
+
+/* The vt's starttls (server): the STARTTLS reply is out; TLS from the next byte on. */
+static rc_status rc__stream_starttls(rc_tp *tp, struct rc__tls_ctx *tls)
+{
+	rc__stream *s = (rc__stream *)tp;
+
+	if (s->tls != NULL || tp->listener)
+		return RC_INVAL;
+	if (s->oqlen != s->oqoff || rc_recreader_buffered(&s->rr) > 0 ||
+	    rc_recreader_in_record(&s->rr))
+		return RC_BADREPLY; /* the peer did not wait for the reply to its probe */
+	return rc__tls_accept(tls, tp->fd, &s->tls);
+}
+
+/* The vt's secure: under TLS with the handshake done; the verified client's identity. */
+static bool rc__stream_secure(rc_tp *tp, const struct rc_tls_peer **peer)
+{
+	rc__stream *s = (rc__stream *)tp;
+
+	*peer = NULL;
+	if (s->tls == NULL || rc__tls_handshaking(s->tls))
+		return false;
+	*peer = rc__tls_peer(s->tls);
+	return true;
 }
 
 static const rc_tp_vt rc__stream_vt = {
@@ -328,6 +410,8 @@ static const rc_tp_vt rc__stream_vt = {
 	.hung_up = rc__stream_hung_up,
 	.shutdown = rc__stream_shutdown,
 	.close = rc__stream_close,
+	.starttls = rc__stream_starttls,
+	.secure = rc__stream_secure,
 };
 
 /* TCP: no Nagle delay (a call or reply is one record; waiting for more only adds latency).
@@ -385,6 +469,32 @@ static rc_status rc__stream_addr(const rc_uri *u, rc_peer *a)
 	return rc__resolve(u, SOCK_STREAM, a);
 }
 
+/*
+ * RPC-over-TLS, client side, on freshly connected s: probe for (u->prog, u->vers) and, if
+ * the server offers TLS, handshake, all by deadline. An opportunistic client whose server
+ * has no TLS goes on in plaintext. RC_OK; RC_TLSUNAVAIL (required, not offered),
+ * RC_TLSFAILED, RC_TIMEDOUT, the probe's failure (rc__tls_probe). rc__tp_detail says why.
+ */
+static rc_status rc__stream_tls_client(rc__stream *s, const rc_uri *u, int64_t deadline)
+{
+	bool offered;
+	rc_status st = rc__tls_probe(&s->tp, u->prog, u->vers, deadline, &offered);
+
+	if (st != RC_OK) {
+		rc__tp_set_detail(st == RC_TIMEDOUT ? "TLS probe: no reply in time"
+		                  : st == RC_BADREPLY ? "TLS probe: the reply is not an RPC reply to it"
+		                                      : "TLS probe: the connection failed");
+		return st == RC_BADREPLY ? RC_TLSUNAVAIL : st;
+	}
+	if (!offered) {
+		if (rc__tls_policy(u->tls) == RC_TLS_OPPORTUNISTIC)
+			return RC_OK;
+		rc__tp_set_detail("the server answered the TLS probe without STARTTLS");
+		return RC_TLSUNAVAIL;
+	}
+	return rc__tls_connect(u->tls, s->tp.fd, u->host, deadline, &s->tls);
+}
+
 /* The kind's connect: a connected TCP or unix stream by deadline (see rc_tp_connect_fn). */
 static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, int64_t deadline,
                                     rc_tp **out)
@@ -411,6 +521,13 @@ static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, int64_t 
 		return RC_NOMEM;
 	}
 	s->tp.vt = &rc__stream_vt;
+	if (u->tls != NULL && rc__tls_policy(u->tls) != RC_TLS_OFF && strcmp(u->scheme, "tcp") == 0 &&
+	    (st = rc__stream_tls_client(s, u, deadline)) != RC_OK) {
+		int e = errno;
+		rc__stream_close(&s->tp);
+		errno = e;
+		return st;
+	}
 	*out = &s->tp;
 	return RC_OK;
 }

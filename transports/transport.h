@@ -21,18 +21,26 @@
 #include <sys/socket.h>
 
 #include <remotecall/status.h>
+#include <remotecall/tls.h>
 
 #include "xdr/base.h"
 
 #define RC_TP_HEADROOM 4
 #define RC_URI_MAX 1024 /* longest URI accepted */
 
-/* A parsed URI: scheme://host:port, unix:/path, inproc:name. */
+struct rc__tls_ctx;
+
+/* A parsed URI: scheme://host:port[?query], unix:/path, inproc:name. */
 typedef struct rc_uri {
 	char scheme[8];
 	char host[256];  /* host name or address (no brackets); path or name for unix/inproc */
 	int port;        /* -1: none given */
 	bool v6literal;  /* host was written in [brackets] */
+	char query[RC_URI_MAX]; /* tcp/udp: what followed '?' ("" : nothing); TLS options */
+	/* Set by the client, not the parse: its TLS context (NULL: plaintext; tcp only) and the
+	 * program and version its TLS probe names. The client owns tls. */
+	struct rc__tls_ctx *tls;
+	uint32_t prog, vers;
 } rc_uri;
 
 /* Parse text into u. RC_UNKNOWNADDR for a malformed or over-long URI, RC_UNKNOWNPROTO for an
@@ -129,6 +137,19 @@ typedef struct rc_tp_vt {
 	void (*shutdown)(rc_tp *tp, bool both);
 	/* Close and free. */
 	void (*close)(rc_tp *tp);
+	/*
+	 * Server side of RPC-over-TLS (NULL where the transport cannot): the STARTTLS reply to a
+	 * probe has been sent; start TLS with context tls (a struct rc__tls_ctx) on this
+	 * connection. The handshake then runs inside recv/flush, never blocking: recv returns
+	 * RC_AGAIN and buffered counts it as an incomplete message until it is done; outq is
+	 * non-zero while it waits to write. RC_OK; RC_TOOMANY (the context's handshakes in
+	 * progress are at its cap), RC_BADREPLY (the peer sent more after its probe, or a reply
+	 * is still queued), RC_NOMEM: close the connection.
+	 */
+	rc_status (*starttls)(rc_tp *tp, struct rc__tls_ctx *tls);
+	/* Whether messages travel under TLS (handshake done), and then in *peer the verified
+	 * client certificate's identity, or NULL. NULL for transports without TLS. */
+	bool (*secure)(rc_tp *tp, const struct rc_tls_peer **peer);
 } rc_tp_vt;
 
 /* The common head of every transport. Only transports/ reads fd; the loops that wait on a
@@ -202,6 +223,15 @@ static inline ssize_t rc__recvfrom(int fd, void *buf, size_t len, int flags,
 	return syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
 }
 
+/*
+ * The transports' own words about the last failure on this thread (e.g. OpenSSL's reason for
+ * a failed handshake), for rc_error's detail: set with a printf format, read (never NULL:
+ * "" when none), cleared before an operation whose failure should explain itself.
+ */
+void rc__tp_set_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *rc__tp_detail(void);
+void rc__tp_clear_detail(void);
+
 /* Socket helpers shared by the socket transports (sock.c). */
 rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out);
 rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len);
@@ -209,6 +239,9 @@ int rc__sock_cloexec_nonblock(int fd, bool nonblock);
 /* Connect fd to a by the deadline (CLOCK_MONOTONIC ns; 0: no limit); leaves it blocking.
  * RC_OK, RC_TIMEDOUT, RC_CANTSEND (errno kept). */
 rc_status rc__sock_connect(int fd, const rc_peer *a, int64_t deadline);
+/* Wait until fd is ready for poll events ev or timeout_ms passes (negative: no limit). False
+ * on timeout (errno EAGAIN) or a poll failure (errno kept). */
+bool rc__sock_wait(int fd, short ev, int timeout_ms);
 /* The `outq` of transports that never queue output. */
 size_t rc__tp_nothing_queued(rc_tp *tp);
 /* The `hung_up` of transports without a peer to lose. */

@@ -6,6 +6,7 @@
  *
  *   udp://HOST:PORT   tcp://HOST:PORT   unix:/PATH   inproc:NAME
  *   udp://[::1]:PORT  tcp://HOST        (no port: ask HOST's rpcbind, port 111)
+ *   tcp://HOST:PORT?tls=required&ca=ca.pem   (RPC-over-TLS: see rc_client_create_tls)
  *
  * and call procedures through the stubs idlc generates (proc_V(client, &arg, &res)), which
  * call rc_call(). A client may be shared by threads.
@@ -19,6 +20,7 @@
 
 #include <remotecall/proc.h>
 #include <remotecall/status.h>
+#include <remotecall/tls.h>
 #include <remotecall/trace.h>
 #include <remotecall/xdr.h>
 
@@ -138,6 +140,9 @@ typedef struct rc_error {
 	uint32_t rpcbind_vers;    /* rc_client_create_ex's rpcbind look-up: the version it asked
 	                             last (4, 3: RPCBIND GETADDR; 2: PMAP GETPORT); 0: none */
 	rc_status rpcbind_status; /*   ... and how that call ended (RC_OK: rpcbind answered) */
+	char detail[160]; /* the transport's own words, or "": for RC_TLSFAILED / RC_TLSUNAVAIL
+	                     the reason (OpenSSL's: "certificate verify failed: certificate has
+	                     expired", "tlsv13 alert certificate required", ...) */
 } rc_error;
 
 /*
@@ -167,6 +172,31 @@ char *rc_error_format(const rc_error *err, char *buf, size_t len);
  */
 rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
                               rc_error *err);
+
+/*
+ * rc_client_create_tls -- rc_client_create_ex with RPC-over-TLS settings (RFC 9289;
+ * <remotecall/tls.h>). The URI's query may carry them too -- tls=off|opportunistic|required,
+ * ca=FILE, cadir=DIR, cert=FILE, key=FILE, name=NAME (%XX escapes allowed) -- and the
+ * non-NULL (policy: non-off) fields of tls (NULL: none) override the query's. With a policy
+ * other than off, a tcp client probes the server on every connection (creation and each
+ * reconnection) and, when the server offers TLS, runs a TLS 1.3 handshake (ALPN "sunrpc"),
+ * verifying the server's certificate against the CA and the name (default: the URI's host),
+ * all within the client's timeout; every call then travels under TLS. A server without TLS:
+ * opportunistic goes on in plaintext, required fails with RC_TLSUNAVAIL and sends nothing
+ * else. UDP never uses TLS (opportunistic: plaintext; required: RC_NOTSUPP).
+ * Ownership as rc_client_create (the strings of tls are read now, not kept). Returns those of
+ * rc_client_create_ex, plus RC_TLSUNAVAIL, RC_TLSFAILED (handshake or certificate check;
+ * err->detail has OpenSSL's reason), RC_INVAL (unreadable CA, certificate or key file: detail
+ * says which), RC_NOTSUPP, RC_UNKNOWNADDR (a bad query). A server that refuses the client's
+ * certificate may let the handshake finish (TLS 1.3) and fail the first call instead: that
+ * call then ends with RC_TLSFAILED and the reason in rc_client_geterr's detail.
+ */
+rc_status rc_client_create_tls(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
+                               const rc_tls_client_opts *tls, rc_error *err);
+
+/* rc_client_tls -- whether the client's current connection runs under TLS (false for a
+ * plaintext fallback, UDP, or while disconnected). */
+bool rc_client_tls(rc_client *clnt);
 
 /* ---- driving calls from the application's own loop --------------------------------------- */
 

@@ -17,6 +17,7 @@
 
 #include <remotecall/proc.h>
 #include <remotecall/status.h>
+#include <remotecall/tls.h>
 #include <remotecall/trace.h>
 #include <remotecall/xdr.h>
 
@@ -309,6 +310,46 @@ void *rc_svc_req_context(const rc_svc_req *req);
 
 /* rc_svc_req_proc -- the descriptor of the procedure being served. */
 const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req);
+
+/* ---- RPC-over-TLS (RFC 9289; <remotecall/tls.h>) ------------------------------------------ */
+
+/* RC_AUTH_TLS -- the credential flavor of RFC 9289's probe (a NULL call asking for TLS). */
+#define RC_AUTH_TLS 7u
+
+/*
+ * rc_server_set_tls -- offer TLS on the server's TCP (and unix) connections: a client's
+ * AUTH_TLS probe is answered with "STARTTLS" and a TLS 1.3 handshake (ALPN "sunrpc") follows
+ * on the connection, run by the server's loops without blocking them; it counts as an
+ * incomplete record for stall_ms, and at most opts->max_handshakes run at once (a probe
+ * beyond them has its connection closed after the reply). Without it, probes get the empty
+ * verifier ("no TLS here"), as over UDP always. The files are read now (opts is not kept).
+ * Set it before rc_server_run; a second call replaces the settings. Returns RC_OK; RC_INVAL
+ * (NULL or running server, NULL opts, a missing or unreadable certificate, key or CA file --
+ * why, if not NULL, then receives OpenSSL's reason, NUL-terminated, truncated to whylen),
+ * RC_NOMEM.
+ */
+rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char *why,
+                            size_t whylen);
+
+/*
+ * rc_server_set_tls_required -- whether (prog, vers), registered before, may be called only
+ * under TLS: plaintext calls to it (the probe aside) are then refused with AUTH_ERROR /
+ * AUTH_TOOWEAK (the client sees RC_AUTHERROR, auth_stat 5). Returns RC_OK; RC_INVAL for a NULL
+ * or running server; RC_PROGUNAVAIL when (prog, vers) is not registered.
+ */
+rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t vers,
+                                     bool required);
+
+/* rc_svc_req_tls -- whether the call came over TLS (false for UDP and in-process calls). */
+bool rc_svc_req_tls(const rc_svc_req *req);
+
+/*
+ * rc_svc_req_tls_peer -- the identity in the client certificate the TLS handshake verified
+ * (subject and subjectAltNames), or NULL: a plaintext call, or a client that sent no
+ * certificate. The memory is the connection's, valid while the procedure runs; copy what you
+ * keep. Lets an application map a certificate to a user instead of trusting AUTH_SYS.
+ */
+const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,10 @@
  *
  * Which functions return which: a call (rc_call, a started call's status, a multi-call
  * destination) ends in one of OK .. PROGNOTREGISTERED, CANCELLED, MSGTOOLARGE, NOMEM,
- * or BADREPLY (a reply that is not a well-formed RPC reply, on a stream); set-up and
+ * or BADREPLY (a reply that is not a well-formed RPC reply, on a stream), or -- on a client
+ * with TLS (<remotecall/tls.h>) -- TLSUNAVAIL (the policy requires TLS and the server has
+ * none) and TLSFAILED (the handshake or a certificate check failed: rc_error's detail says
+ * why, in OpenSSL's words); set-up and
  * option functions return OK, INVAL, NOMEM, NOTSUPP (the transport cannot do it: e.g.
  * rc_client_set_spin on an in-process client), LOCALERROR, TOOMANY or the address errors;
  * rc_async_status/rc_async_wait return INPROGRESS while a call runs. AGAIN is returned only by
@@ -57,7 +60,9 @@ extern "C" {
 	X(LOCALERROR,         "local system error (see errno detail)")                           \
 	X(TOOMANY,            "limit reached (connections, calls in flight or descriptors)")     \
 	X(NOTSUPP,            "operation not supported by this transport")                       \
-	X(PROGREGISTERED,     "program already registered with rpcbind by a live server")
+	X(PROGREGISTERED,     "program already registered with rpcbind by a live server")     \
+	X(TLSUNAVAIL,         "server does not offer RPC-over-TLS, which the client requires")   \
+	X(TLSFAILED,          "TLS handshake or certificate check failed")
 
 /* rc_status -- what every call returns: RC_OK (0) or what went wrong (RC_TIMEDOUT, ...). */
 typedef enum rc_status {

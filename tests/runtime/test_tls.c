@@ -1,0 +1,629 @@
+/*
+ * RPC-over-TLS (RFC 9289), remotecall to remotecall over loopback: blocking, started, pipelined
+ * and multi-destination calls under TLS (1 MiB echo included), mutual TLS and the identity a
+ * procedure sees, the policy table (off / opportunistic / required against servers with and
+ * without TLS, TLS-required programs), each failure with its own reason (wrong CA, wrong
+ * name, expired certificate, client certificate missing), reconnection, and hostile peers on
+ * the raw socket (garbage instead of a ClientHello, a probe then silence, a flood of
+ * handshakes beyond the cap). The certificates are made at start by tls_certs.sh (openssl).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "tests/runtime/rt_fixture.h"
+
+#define TW_PROG 0x20000098u /* a second program: WHOTLS, and the TLS-required one */
+
+static char dir[256];      /* the certificates */
+static char path_buf[8][512];
+
+/* dir/name, in one of 8 rotating buffers. */
+static const char *P(const char *name)
+{
+	static int k;
+	char *b = path_buf[k++ & 7];
+	snprintf(b, sizeof(path_buf[0]), "%s/%s", dir, name);
+	return b;
+}
+
+/* WHOTLS(void) -> string: "plain", or "tls" followed by the peer's subject and SANs. */
+static bool tw_who(void *a, void *r, rc_svc_req *q)
+{
+	char buf[1024];
+	const rc_tls_peer *p = rc_svc_req_tls_peer(q);
+	size_t n;
+
+	(void)a;
+	if (!rc_svc_req_tls(q)) {
+		snprintf(buf, sizeof(buf), "plain");
+	} else if (p == NULL) {
+		snprintf(buf, sizeof(buf), "tls");
+	} else {
+		n = (size_t)snprintf(buf, sizeof(buf), "tls %s", p->subject ? p->subject : "-");
+		for (size_t i = 0; i < p->nsans && n < sizeof(buf); i++)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s", p->sans[i]);
+	}
+	*(char **)r = strdup(buf);
+	return *(char **)r != NULL;
+}
+static const rc_procinfo tw_null_i = {TW_PROG, 1, 0, "NULL", (rc_xdrproc)rc_xdr_void, 0,
+                                      (rc_xdrproc)rc_xdr_void, 0};
+static const rc_procinfo tw_who_i = {TW_PROG, 1, 1, "WHOTLS", (rc_xdrproc)rc_xdr_void, 0,
+                                     (rc_xdrproc)xdr_rt_str, sizeof(char *)};
+static const rc_svc_proc tw_procs[] = {{&tw_null_i, rt_null}, {&tw_who_i, tw_who}};
+static const rc_svc_prog tw_prog = {TW_PROG, 1, 2, tw_procs};
+
+typedef struct tw_conf {
+	const char *cert, *key, *client_ca; /* cert NULL: no TLS */
+	rc_tls_clientcert clientcert;
+	unsigned threads, max_handshakes;
+	uint32_t stall_ms, idle_ms;
+	bool require_rt; /* RT_PROG version 1 requires TLS */
+} tw_conf;
+
+/* Start the fixture's server (RT_PROG 1, 2 and TW_PROG 1) on tcp://127.0.0.1:0 with conf. */
+static void tw_start(rt_server *s, const tw_conf *conf)
+{
+	rc_server_limits lim = {0};
+	char why[256];
+
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(rc_server_create(&s->srv), RC_OK);
+	assert_int_equal(rc_server_register(s->srv, &rt_prog1, &s->delay_ms), RC_OK);
+	assert_int_equal(rc_server_register(s->srv, &rt_prog2, NULL), RC_OK);
+	assert_int_equal(rc_server_register(s->srv, &tw_prog, NULL), RC_OK);
+	if (conf->cert != NULL) {
+		rc_tls_server_opts o = {conf->cert, conf->key, conf->client_ca, conf->clientcert,
+		                        conf->max_handshakes};
+		rc_status st = rc_server_set_tls(s->srv, &o, why, sizeof(why));
+		if (st != RC_OK)
+			fail_msg("rc_server_set_tls: %s: %s", rc_status_name(st), why);
+	}
+	if (conf->require_rt)
+		assert_int_equal(rc_server_set_tls_required(s->srv, RT_PROG, 1, true), RC_OK);
+	lim.stall_ms = conf->stall_ms;
+	lim.idle_ms = conf->idle_ms;
+	assert_int_equal(rc_server_set_limits(s->srv, &lim), RC_OK);
+	assert_int_equal(rc_server_listen(s->srv, "tcp://127.0.0.1:0", s->uri[0], sizeof(s->uri[0])),
+	                 RC_OK);
+	s->n = 1;
+	rc_server_set_threads(s->srv, conf->threads);
+	assert_int_equal(pthread_create(&s->tid, NULL, rt_run, s), 0);
+}
+
+/* A client of (prog, 1) at s with these TLS options; asserts the creation's status st (the
+ * client is returned only on RC_OK) and fills *err. */
+static rc_client *tw_client(rt_server *s, uint32_t prog, const rc_tls_client_opts *o,
+                            rc_status want, rc_error *err)
+{
+	rc_client *c = NULL;
+	rc_error e;
+	rc_status st = rc_client_create_tls(&c, s->uri[0], prog, 1, o, &e);
+
+	if (st != want) {
+		char buf[512];
+		fail_msg("create: %s, wanted %s: %s", rc_status_name(st), rc_status_name(want),
+		         rc_error_format(&e, buf, sizeof(buf)));
+	}
+	if (err != NULL)
+		*err = e;
+	return c;
+}
+
+/* WHOTLS on c: the server's view of the call, freed by the caller. */
+static char *tw_who_call(rc_client *c)
+{
+	char *who = NULL;
+	assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)xdr_rt_str, &who),
+	                 RC_OK);
+	return who;
+}
+
+/* ECHO of n pattern bytes on c, checked. */
+static void tw_echo(rc_client *c, size_t n)
+{
+	rt_blob in, out = {0, NULL};
+	in.len = (uint32_t)n;
+	in.val = malloc(n ? n : 1);
+	assert_non_null(in.val);
+	for (size_t i = 0; i < n; i++)
+		in.val[i] = (char)(i * 7 + 3);
+	assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out),
+	                 RC_OK);
+	assert_int_equal(out.len, n);
+	assert_memory_equal(out.val, in.val, n);
+	rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out);
+	free(in.val);
+}
+
+/* The server configurations (made in setup: the paths depend on the directory). */
+static tw_conf C_TLS, C_PLAIN, C_MTLS, C_MTLS_OPT, C_REQ, C_MT;
+
+/* Make the certificates (tls_certs.sh) and the server configurations. */
+static int setup(void **state)
+{
+	char cmd[700];
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/rc-tls-test.%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "bash %s/tests/runtime/tls_certs.sh %s", RC_SOURCE_DIR, dir);
+	if (system(cmd) != 0)
+		return -1;
+	(void)rt_start; /* the fixture's plain start: tw_start replaces it here */
+	C_TLS = (tw_conf){.cert = strdup(P("server.pem")), .key = strdup(P("server.key"))};
+	C_PLAIN = (tw_conf){0};
+	C_MTLS = C_TLS;
+	C_MTLS.client_ca = strdup(P("ca.pem"));
+	C_MTLS.clientcert = RC_TLS_CERT_REQUIRED;
+	C_MTLS_OPT = C_MTLS;
+	C_MTLS_OPT.clientcert = RC_TLS_CERT_OPTIONAL;
+	C_REQ = C_TLS;
+	C_REQ.require_rt = true;
+	C_MT = C_TLS;
+	C_MT.threads = 4;
+	return 0;
+}
+
+/* Remove the certificates. */
+static int teardown(void **state)
+{
+	char cmd[300];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Required TLS, blocking calls: NULL, ADD, echoes up to 1 MiB; the procedure sees TLS. */
+static void tls_blocking(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, NULL, NULL, NULL};
+	rc_client *c, *w;
+	int64_t v = 5, r = 0;
+	char *who;
+	(void)state;
+	tw_start(&s, &C_TLS);
+	c = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
+	assert_true(rc_client_tls(c));
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_OK);
+	assert_int_equal(rc_call(c, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &r),
+	                 RC_OK);
+	tw_echo(c, 0);
+	tw_echo(c, 4096);
+	tw_echo(c, 64 << 10);
+	tw_echo(c, 1 << 20);
+	tw_echo(c, 3 << 20); /* larger than any TLS record or socket buffer */
+	w = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	who = tw_who_call(w);
+	assert_string_equal(who, "tls"); /* under TLS, no client certificate */
+	free(who);
+	rc_client_destroy(w);
+	rc_client_destroy(c);
+	rt_stop(&s);
+}
+
+/* The same through the URI's query, against a server with worker threads: started calls
+ * (pipelined, driven by rc_async_wait and by the application's poll loop) and a 1 MiB echo. */
+static void tls_async_uri(void **state)
+{
+	rt_server s;
+	char uri[700];
+	rc_client *c;
+	rc_async *h[64];
+	int64_t args[64], res[64];
+	(void)state;
+	tw_start(&s, &C_MT);
+	snprintf(uri, sizeof(uri), "%s?tls=required&ca=%s&name=localhost", s.uri[0], P("ca.pem"));
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_true(rc_client_tls(c));
+	for (int i = 0; i < 64; i++) {
+		args[i] = 0;
+		assert_int_equal(rc_call_start(c, 2, (rc_xdrproc)rc_xdr_hyper, &args[i],
+		                               (rc_xdrproc)rc_xdr_hyper, &res[i], NULL, NULL, &h[i]),
+		                 RC_OK);
+	}
+	for (int i = 0; i < 32; i++) {
+		assert_int_equal(rc_async_wait(h[i], 10000), RC_OK);
+		rc_async_release(h[i]);
+	}
+	/* the rest through the application's own loop */
+	for (int spins = 0; rc_client_inflight(c) > 0 && spins < 10000; spins++) {
+		int fd, tmo;
+		short ev;
+		struct pollfd pf;
+		assert_int_equal(rc_client_pollinfo(c, &fd, &ev, &tmo), RC_OK);
+		pf = (struct pollfd){fd, ev, 0};
+		if (fd >= 0)
+			poll(&pf, 1, tmo < 0 || tmo > 1000 ? 1000 : tmo);
+		rc_client_advance(c, pf.revents);
+	}
+	for (int i = 32; i < 64; i++) {
+		assert_int_equal(rc_async_status(h[i]), RC_OK);
+		rc_async_release(h[i]);
+	}
+	tw_echo(c, 1 << 20);
+	rc_client_destroy(c);
+	rt_stop(&s);
+}
+
+/* A multi-destination call to three TLS clients of one server. */
+static bool tw_multi_fn(size_t index, rc_status st, void *res, void *udata)
+{
+	(void)res;
+	assert_int_equal(st, RC_OK);
+	((int *)udata)[index]++;
+	return true;
+}
+static void tls_multi(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, NULL, NULL, NULL};
+	rc_client *c[3];
+	int seen[3] = {0, 0, 0};
+	rt_blob in = {1 << 20, NULL};
+	(void)state;
+	tw_start(&s, &C_TLS);
+	for (int i = 0; i < 3; i++)
+		c[i] = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
+	in.val = calloc(1, in.len);
+	assert_int_equal(rc_multicall(c, 3, 1, (rc_xdrproc)xdr_rt_blob, &in,
+	                              (rc_xdrproc)xdr_rt_blob, sizeof(rt_blob), tw_multi_fn, seen,
+	                              20000),
+	                 RC_OK);
+	assert_int_equal(seen[0] + seen[1] + seen[2], 3);
+	free(in.val);
+	for (int i = 0; i < 3; i++)
+		rc_client_destroy(c[i]);
+	rt_stop(&s);
+}
+
+/* Mutual TLS: the procedure sees the client certificate's subject and SANs; a client
+ * without a certificate fails with the server's alert as its reason; one whose certificate
+ * another CA signed fails too. Optional client certificates: both kinds of client pass. */
+static void tls_mutual(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, P("client.pem"),
+	                        P("client.key"), NULL};
+	rc_client *c;
+	rc_error e;
+	char *who, buf[512];
+	(void)state;
+	tw_start(&s, &C_MTLS);
+	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	who = tw_who_call(c);
+	assert_string_equal(who, "tls CN=alice,O=remotecall tests DNS:alice.example "
+	                         "email:alice@example.org");
+	free(who);
+	rc_client_destroy(c);
+
+	/* no certificate: TLS 1.3 lets the client finish its handshake; the server's alert then
+	 * fails the first call */
+	o.cert_file = o.key_file = NULL;
+	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_TLSFAILED);
+	rc_client_geterr(c, &e);
+	assert_int_equal(e.status, RC_TLSFAILED);
+	assert_non_null(strstr(e.detail, "certificate required"));
+	assert_non_null(strstr(rc_error_format(&e, buf, sizeof(buf)), "certificate required"));
+	rc_client_destroy(c);
+
+	o.cert_file = P("other-client.pem");
+	o.key_file = P("other-client.key");
+	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_TLSFAILED);
+	rc_client_geterr(c, &e);
+	assert_non_null(strstr(e.detail, "unknown ca"));
+	rc_client_destroy(c);
+	rt_stop(&s);
+
+	tw_start(&s, &C_MTLS_OPT);
+	o.cert_file = o.key_file = NULL;
+	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	who = tw_who_call(c);
+	assert_string_equal(who, "tls");
+	free(who);
+	rc_client_destroy(c);
+	o.cert_file = P("client.pem");
+	o.key_file = P("client.key");
+	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	who = tw_who_call(c);
+	assert_non_null(strstr(who, "CN=alice"));
+	free(who);
+	rc_client_destroy(c);
+	rt_stop(&s);
+}
+
+/* Each certificate failure, with its own reason: wrong CA, wrong name, expired. */
+static void tls_failures(void **state)
+{
+	rt_server s;
+	tw_conf exp = C_TLS;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("other-ca.pem"), NULL, NULL, NULL, NULL};
+	rc_error e;
+	char buf[512];
+	(void)state;
+	tw_start(&s, &C_TLS);
+	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
+	assert_non_null(strstr(e.detail, "unable to get local issuer certificate"));
+	assert_non_null(strstr(rc_error_format(&e, buf, sizeof(buf)), "local issuer"));
+	o.ca_file = P("ca.pem");
+	o.verify_name = "other.example";
+	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
+	assert_non_null(strstr(e.detail, "hostname mismatch"));
+	o.verify_name = "127.0.0.2";
+	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
+	assert_non_null(strstr(e.detail, "IP address mismatch"));
+	o.verify_name = "localhost"; /* the certificate's DNS name: passes */
+	rc_client_destroy(tw_client(&s, RT_PROG, &o, RC_OK, &e));
+	rt_stop(&s);
+
+	exp.cert = P("expired.pem");
+	exp.key = P("expired.key");
+	tw_start(&s, &exp);
+	o.verify_name = NULL;
+	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
+	assert_non_null(strstr(e.detail, "certificate has expired"));
+	/* opportunistic does not fall back when the server offered TLS and failed the check */
+	o.policy = RC_TLS_OPPORTUNISTIC;
+	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
+	rt_stop(&s);
+
+	/* set-up errors: a missing CA file, a key that is not the certificate's */
+	o.ca_file = P("nonexistent.pem");
+	o.policy = RC_TLS_REQUIRED;
+	tw_start(&s, &C_TLS);
+	tw_client(&s, RT_PROG, &o, RC_INVAL, &e);
+	assert_non_null(strstr(e.detail, "nonexistent.pem"));
+	rt_stop(&s);
+	{
+		rc_server *srv;
+		rc_tls_server_opts so = {P("server.pem"), P("client.key"), NULL, RC_TLS_CERT_NONE, 0};
+		char why[256];
+		assert_int_equal(rc_server_create(&srv), RC_OK);
+		assert_int_equal(rc_server_set_tls(srv, &so, why, sizeof(why)), RC_INVAL);
+		assert_non_null(strstr(why, "mismatch"));
+		so.key_file = P("server.key");
+		so.clientcert = RC_TLS_CERT_REQUIRED; /* without a client CA */
+		assert_int_equal(rc_server_set_tls(srv, &so, why, sizeof(why)), RC_INVAL);
+		rc_server_destroy(srv);
+	}
+}
+
+/* The policy table against remotecall servers with and without TLS, and a TLS-required
+ * program: opportunistic falls back; required fails with RC_TLSUNAVAIL having sent nothing
+ * but the probe; plaintext calls to the required program get AUTH_TOOWEAK; UDP stays
+ * plaintext. */
+static void tls_policy(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_OPPORTUNISTIC, P("ca.pem"), NULL, NULL, NULL, NULL};
+	rc_client *c;
+	rc_error e;
+	char *who, uri[600];
+	int before;
+	(void)state;
+	tw_start(&s, &C_PLAIN);
+	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	assert_false(rc_client_tls(c));
+	who = tw_who_call(c);
+	assert_string_equal(who, "plain");
+	free(who);
+	rc_client_destroy(c);
+	before = __atomic_load_n(&rt_null_calls, __ATOMIC_SEQ_CST);
+	o.policy = RC_TLS_REQUIRED;
+	tw_client(&s, RT_PROG, &o, RC_TLSUNAVAIL, &e);
+	assert_non_null(strstr(e.detail, "without STARTTLS"));
+	assert_int_equal(__atomic_load_n(&rt_null_calls, __ATOMIC_SEQ_CST), before); /* the probe
+		is answered by the server itself, never by the NULL routine */
+	/* off: no probe at all */
+	o.policy = RC_TLS_OFF;
+	rc_client_destroy(tw_client(&s, RT_PROG, &o, RC_OK, NULL));
+	rt_stop(&s);
+
+	tw_start(&s, &C_REQ);
+	assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_AUTHERROR);
+	rc_client_geterr(c, &e);
+	assert_int_equal(e.auth_stat, 5); /* AUTH_TOOWEAK */
+	rc_client_destroy(c);
+	/* the program's other version and other programs are not required */
+	assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 2), RC_OK);
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_OK);
+	rc_client_destroy(c);
+	o.policy = RC_TLS_OPPORTUNISTIC;
+	c = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
+	assert_true(rc_client_tls(c));
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_OK);
+	rc_client_destroy(c);
+	rt_stop(&s);
+
+	/* UDP: opportunistic is plaintext, required is refused; bad queries are refused */
+	snprintf(uri, sizeof(uri), "udp://127.0.0.1:9?tls=opportunistic");
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_false(rc_client_tls(c));
+	rc_client_destroy(c);
+	assert_int_equal(rc_client_create(&c, "udp://127.0.0.1:9?tls=required", RT_PROG, 1),
+	                 RC_NOTSUPP);
+	assert_int_equal(rc_client_create(&c, "tcp://127.0.0.1:9?tls=maybe", RT_PROG, 1),
+	                 RC_UNKNOWNADDR);
+	assert_int_equal(rc_client_create(&c, "tcp://127.0.0.1:9?colour=blue", RT_PROG, 1),
+	                 RC_UNKNOWNADDR);
+}
+
+/* A connection the server closed (idle) is reopened with probe and handshake again. */
+static void tls_reconnect(void **state)
+{
+	rt_server s;
+	tw_conf conf = C_TLS;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, NULL, NULL, NULL};
+	rc_client *c;
+	char *who;
+	(void)state;
+	conf.idle_ms = 100;
+	tw_start(&s, &conf);
+	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
+	for (int i = 0; i < 3; i++) {
+		who = tw_who_call(c);
+		assert_string_equal(who, "tls");
+		free(who);
+		usleep(1200 * 1000); /* past idle_ms and the sweeper's period */
+	}
+	assert_true(rc_client_tls(c));
+	rc_client_destroy(c);
+	rt_stop(&s);
+}
+
+/* A raw TCP connection to s. */
+static int tw_raw(rt_server *s)
+{
+	struct sockaddr_in a = {0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	const char *colon = strrchr(s->uri[0], ':');
+	assert_true(fd >= 0);
+	port = atoi(colon + 1);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Send a probe on fd and read its reply; returns the reply's length (into r). */
+static size_t tw_probe(int fd, unsigned char *r, size_t cap)
+{
+	static const unsigned char probe[44] = {
+		0x80, 0, 0, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0x20, 0, 0, 0x99, 0, 0, 0, 1,
+		0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	size_t got = 0;
+	assert_int_equal(send(fd, probe, sizeof(probe), 0), (ssize_t)sizeof(probe));
+	while (got < 4 || got < 4 + (size_t)((r[2] << 8) | r[3])) {
+		struct pollfd pf = {fd, POLLIN, 0};
+		ssize_t n;
+		assert_int_equal(poll(&pf, 1, 5000), 1);
+		n = recv(fd, r + got, cap - got, 0);
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+	return got;
+}
+
+/* Whether the server has closed fd within ms. */
+static bool tw_closed_within(int fd, int ms)
+{
+	char b[512];
+	struct pollfd pf = {fd, POLLIN, 0};
+	while (poll(&pf, 1, ms) == 1) {
+		ssize_t n = recv(fd, b, sizeof(b), 0);
+		if (n <= 0)
+			return true;
+	}
+	return false;
+}
+
+/* Hostile peers: garbage instead of a ClientHello, a probe then silence (reaped after
+ * stall_ms), a flood of probes beyond the handshake cap, bytes sent after the probe before
+ * its reply -- the server stays up and serves a TLS client throughout. */
+static void tls_hostile(void **state)
+{
+	rt_server s;
+	tw_conf conf = C_TLS;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, NULL, NULL, NULL};
+	unsigned char r[256];
+	int fds[12], fd;
+	rc_client *c;
+	(void)state;
+	conf.stall_ms = 300;
+	conf.max_handshakes = 4;
+	tw_start(&s, &conf);
+
+	/* the probe's reply: xid, REPLY, ACCEPTED, AUTH_NONE, 8, "STARTTLS", SUCCESS */
+	fd = tw_raw(&s);
+	assert_int_equal(tw_probe(fd, r, sizeof(r)), 4 + 32);
+	assert_memory_equal(r + 20, "\0\0\0\x08STARTTLS\0\0\0\0", 16);
+	/* garbage instead of a ClientHello: the handshake fails, the connection is closed */
+	assert_int_equal(send(fd, "GET / HTTP/1.0\r\n\r\n", 18, 0), 18);
+	assert_true(tw_closed_within(fd, 2000));
+	close(fd);
+
+	/* a probe then silence: reaped after stall_ms */
+	fd = tw_raw(&s);
+	tw_probe(fd, r, sizeof(r));
+	assert_true(tw_closed_within(fd, 3000));
+	close(fd);
+
+	/* a flood: 12 probes held in their handshakes; beyond the cap of 4 the connection is
+	 * closed after the reply, and a real client still gets through once they are reaped */
+	{
+		int closed = 0;
+		for (int i = 0; i < 12; i++) {
+			fds[i] = tw_raw(&s);
+			tw_probe(fds[i], r, sizeof(r));
+		}
+		for (int i = 0; i < 12; i++)
+			closed += tw_closed_within(fds[i], 50);
+		assert_true(closed >= 8); /* the ones over the cap, at once */
+		for (int i = 0; i < 12; i++)
+			close(fds[i]);
+	}
+	usleep(1200 * 1000); /* the held ones reaped (stall_ms) */
+	c = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
+	tw_echo(c, 1 << 16);
+
+	/* bytes after the probe, before its reply: closed (the client did not wait) */
+	fd = tw_raw(&s);
+	{
+		unsigned char two[88];
+		static const unsigned char probe[44] = {
+			0x80, 0, 0, 40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0x20, 0, 0, 0x99, 0, 0, 0, 1,
+			0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+		memcpy(two, probe, 44);
+		memcpy(two + 44, probe, 44);
+		assert_int_equal(send(fd, two, sizeof(two), 0), (ssize_t)sizeof(two));
+		assert_true(tw_closed_within(fd, 2000));
+	}
+	close(fd);
+	/* a probe with a procedure other than NULL: AUTH_ERROR / AUTH_BADCRED, no TLS */
+	fd = tw_raw(&s);
+	{
+		static const unsigned char bad[44] = {
+			0x80, 0, 0, 40, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0x20, 0, 0, 0x99, 0, 0, 0, 1,
+			0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+		size_t got = 0;
+		assert_int_equal(send(fd, bad, sizeof(bad), 0), (ssize_t)sizeof(bad));
+		while (got < 24) {
+			ssize_t n = recv(fd, r + got, sizeof(r) - got, 0);
+			assert_true(n > 0);
+			got += (size_t)n;
+		}
+		assert_memory_equal(r + 8, "\0\0\0\x01\0\0\0\x01\0\0\0\x01\0\0\0\x01", 16);
+	}
+	close(fd);
+	tw_echo(c, 1 << 16); /* still served */
+	rc_client_destroy(c);
+	rt_stop(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tls_blocking), cmocka_unit_test(tls_async_uri),
+		cmocka_unit_test(tls_multi),    cmocka_unit_test(tls_mutual),
+		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
+		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
