@@ -560,6 +560,19 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 	rc__wake(c);
 }
 
+/* The status of call p whose send failed with r and errno e (kept in p's error): a TLS
+ * failure (EPROTO) is RC_TLSFAILED with the transport's reason in p's detail. */
+static rc_status rc__send_status(rc_async *p, rc_status r, int e)
+{
+	p->err.sys_errno = e;
+	if (r == RC_MSGTOOLARGE || r == RC_NOMEM)
+		return r;
+	if (e != EPROTO)
+		return RC_CANTSEND;
+	snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
+	return RC_TLSFAILED;
+}
+
 /* Fail every call in flight with st and errno detail err (the connection broke); a TLS
  * failure (err EPROTO: only the TLS layer reports it) becomes RC_TLSFAILED, with the
  * transport's words in each call's detail. */
@@ -966,8 +979,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 		} else if (st != RC_OK) {
 			rc__unlink(c, p);
 			rc__send_failed(c, tp, e);
-			p->err.sys_errno = e;
-			st = st == RC_MSGTOOLARGE || st == RC_NOMEM ? st : RC_CANTSEND;
+			st = rc__send_status(p, st, e);
 		}
 		pthread_mutex_unlock(&c->mu);
 	}
@@ -1132,8 +1144,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		}
 		rc__wake(c);
 		pthread_mutex_unlock(&c->mu);
-		p->err.sys_errno = e;
-		*st = r == RC_MSGTOOLARGE || r == RC_NOMEM ? r : RC_CANTSEND;
+		*st = rc__send_status(p, r, e);
 		return true;
 	}
 	interval = c->dgram && c->retry_ms < p->retry_ms ? c->retry_ms : p->retry_ms;

@@ -43,6 +43,7 @@ struct rc__tls_conn {
 	bool handshaking;  /* server: the handshake has not finished */
 	bool want_write;   /* server: the handshake waits for room to write */
 	bool has_peer;
+	int failed;        /* the errno of a failure: every later read or write fails alike */
 	rc_tls_peer peer;  /* server: the verified client certificate's identity */
 	char *subject;
 	char *sans[RC__TLS_MAX_SANS];
@@ -613,6 +614,28 @@ bool rc__tls_wants_write(const rc__tls_conn *t)
 }
 
 /*
+ * A write failed on the socket (the peer reset the connection): if the peer said why before
+ * it went -- a TLS alert, e.g. "certificate required" after a TLS 1.3 handshake the client
+ * thought done -- read it, so that the failure carries the reason. Returns SSL_ERROR_SSL
+ * when an alert was there, else SSL_ERROR_SYSCALL (errno kept). Under t->mu.
+ */
+static int rc__tls_alert(rc__tls_conn *t)
+{
+	int saved = errno, e;
+	unsigned char b[256];
+	size_t got;
+
+	ERR_clear_error();
+	e = SSL_read_ex(t->ssl, b, sizeof(b), &got) == 1 ? SSL_ERROR_NONE
+	                                                  : SSL_get_error(t->ssl, 0);
+	if (e == SSL_ERROR_SSL)
+		return e;
+	ERR_clear_error();
+	errno = saved;
+	return SSL_ERROR_SYSCALL;
+}
+
+/*
  * One SSL_read_ex (reading) or SSL_write_ex of buf[0..n) under t's mutex, then -- when it
  * must wait -- waiting for the socket without it, up to timeout_ms (see rc__tls_read).
  */
@@ -625,26 +648,39 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 		int r, e, ms;
 
 		pthread_mutex_lock(&t->mu);
+		if (t->failed != 0) { /* OpenSSL cannot go on after a fatal error: neither do we */
+			errno = t->failed;
+			pthread_mutex_unlock(&t->mu);
+			return reading && errno == EPIPE ? 0 : -1; /* closed stays closed */
+		}
 		ERR_clear_error();
 		r = reading ? SSL_read_ex(t->ssl, buf, n, &done) : SSL_write_ex(t->ssl, buf, n, &done);
 		e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, r);
+		if (e == SSL_ERROR_SYSCALL && !reading)
+			e = rc__tls_alert(t);
 		if (e == SSL_ERROR_SSL)
 			rc__tls_why(t->ssl, reading ? "TLS read" : "TLS write");
-		pthread_mutex_unlock(&t->mu);
 		switch (e) {
 		case SSL_ERROR_NONE:
-			return (ssize_t)done;
-		case SSL_ERROR_ZERO_RETURN:
-			return 0;
 		case SSL_ERROR_WANT_READ:
 		case SSL_ERROR_WANT_WRITE:
 			break;
+		case SSL_ERROR_ZERO_RETURN: /* the peer's close_notify (or end of stream) */
+			t->failed = EPIPE;
+			break;
 		case SSL_ERROR_SYSCALL:
-			if (errno == 0)
-				errno = ECONNRESET;
-			return -1;
+			t->failed = errno != 0 ? errno : ECONNRESET;
+			break;
 		default:
-			errno = EPROTO;
+			t->failed = EPROTO;
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (e == SSL_ERROR_NONE)
+			return (ssize_t)done;
+		if (e == SSL_ERROR_ZERO_RETURN && reading)
+			return 0;
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+			errno = t->failed;
 			return -1;
 		}
 		if (timeout_ms == 0) {
