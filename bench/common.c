@@ -116,6 +116,8 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "          [--size BYTES] [--arg N] [--calls N] [--warmup N] [--mode MODE]\n"
 	        "          [--depth N] [--threads N] [--arg-dist const|exp] [--seed N] [--json]\n"
 	        "          [--keep-going] [--timeout MS] [--spin US] [--max-seconds S]\n"
+	        "          [--tls opportunistic|required [--tls-ca FILE]\n"
+	        "          [--tls-cert FILE --tls-key FILE] [--tls-name NAME]]\n"
 	        "  --uri URI      udp://HOST:PORT, tcp://HOST:PORT (no port: ask HOST's rpcbind);\n"
 	        "                 with several, one call is one round over all of them\n"
 	        "  --proc P       the bench.x procedure to call\n"
@@ -136,6 +138,10 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "                 made (the output counts the calls made) [no limit]\n"
 	        "  --trace        (remotecall, block mode, one thread) record the runtime's trace\n"
 	        "                 points; a second JSON line gives each step's median\n"
+	        "  --tls P        (remotecall, tcp) RPC-over-TLS: opportunistic or required\n"
+	        "  --tls-ca FILE  CAs the server's certificate must chain to [the system's]\n"
+	        "  --tls-cert FILE --tls-key FILE  client certificate and key (mutual TLS)\n"
+	        "  --tls-name NAME  name the server's certificate must carry [the URI's host]\n"
 	        "  --prog N, --vers N, --procnum N   call other numbers (error-path tests;\n"
 	        "                 --procnum calls procedure N with void argument and result)\n"
 	        "  --mode MODE    how calls are made [%s]:\n",
@@ -147,7 +153,8 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 enum {
 	OPT_URI = 1000, OPT_PROC, OPT_SIZE, OPT_ARG, OPT_CALLS, OPT_WARMUP, OPT_MODE, OPT_THREADS,
 	OPT_JSON, OPT_DEPTH, OPT_KEEP, OPT_TIMEOUT, OPT_PROG, OPT_VERS, OPT_PROCNUM, OPT_QUIET,
-	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC, OPT_TRACE, OPT_SPIN
+	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC, OPT_TRACE, OPT_SPIN, OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT,
+	OPT_TLS_KEY, OPT_TLS_NAME
 };
 
 static const struct option client_longopts[] = {
@@ -172,6 +179,11 @@ static const struct option client_longopts[] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"max-seconds", required_argument, NULL, OPT_MAXSEC},
 	{"trace", no_argument, NULL, OPT_TRACE},
+	{"tls", required_argument, NULL, OPT_TLS},
+	{"tls-ca", required_argument, NULL, OPT_TLS_CA},
+	{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
+	{"tls-name", required_argument, NULL, OPT_TLS_NAME},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -307,6 +319,23 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 			o->max_ns = (uint64_t)(sec * 1e9);
 			break;
 		}
+		case OPT_TLS:
+			if (strcmp(optarg, "opportunistic") != 0 && strcmp(optarg, "required") != 0)
+				BAD("bad --tls '%s' (opportunistic or required)", optarg);
+			o->tls = optarg;
+			break;
+		case OPT_TLS_CA:
+			o->tls_ca = optarg;
+			break;
+		case OPT_TLS_CERT:
+			o->tls_cert = optarg;
+			break;
+		case OPT_TLS_KEY:
+			o->tls_key = optarg;
+			break;
+		case OPT_TLS_NAME:
+			o->tls_name = optarg;
+			break;
 		case OPT_HELP:
 			client_usage(stdout, prog, modes, nmodes);
 			exit(0);

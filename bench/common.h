@@ -80,6 +80,9 @@ typedef struct bench_opts {
 	int64_t prog;       /* -1: BENCH_PROG */
 	int64_t vers;       /* -1: BENCH_VERS */
 	int64_t procnum;    /* -1: the procedure of --proc; else call this number with void/void */
+	/* RPC-over-TLS (rc-bench-client only): --tls opportunistic|required (NULL: off), the CA,
+	 * client certificate and key, and the name to verify */
+	const char *tls, *tls_ca, *tls_cert, *tls_key, *tls_name;
 } bench_opts;
 
 /*

@@ -29,6 +29,9 @@
  * total exceeds the last; in async mode, where replies come back in any order, the totals are
  * all different and, after N successful calls to a server, the largest is at least N x --arg
  * (add_seen_check).
+ * --tls opportunistic|required [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
+ * [--tls-name NAME]: RPC-over-TLS (rc_client_create_tls) on every tcp URI; after the results
+ * the client says on stderr whether its connections ran under TLS ("tls: on" / "tls: off").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -780,11 +783,25 @@ int main(int argc, char **argv)
 	uint32_t prog = o.prog >= 0 ? (uint32_t)o.prog : BENCH_PROG;
 	uint32_t vers = o.vers >= 0 ? (uint32_t)o.vers : BENCH_VERS;
 	rc_client *clients[BENCH_MAX_URIS];
+	rc_tls_client_opts tls = {RC_TLS_OFF, o.tls_ca, NULL, o.tls_cert, o.tls_key, o.tls_name};
+	if (o.tls != NULL)
+		tls.policy = strcmp(o.tls, "required") == 0 ? RC_TLS_REQUIRED : RC_TLS_OPPORTUNISTIC;
+	else if (o.tls_ca || o.tls_cert || o.tls_key || o.tls_name) {
+		fprintf(stderr, "%s: --tls-ca, --tls-cert, --tls-key, --tls-name need --tls\n",
+		        progname);
+		return 2;
+	}
+	if ((o.tls_cert == NULL) != (o.tls_key == NULL)) {
+		fprintf(stderr, "%s: --tls-cert and --tls-key go together\n", progname);
+		return 2;
+	}
 	for (int i = 0; i < o.nuris; i++) {
-		rc_status st = rc_client_create(&clients[i], o.uris[i], prog, vers);
+		rc_error err;
+		rc_status st = rc_client_create_tls(&clients[i], o.uris[i], prog, vers, &tls, &err);
 		if (st != RC_OK) {
-			fprintf(stderr, "%s: %s: %s [%s]\n", progname, o.uris[i], rc_strerror(st),
-			        rc_status_name(st));
+			char buf[512];
+			fprintf(stderr, "%s: %s: %s [%s]\n", progname, o.uris[i],
+			        rc_error_format(&err, buf, sizeof(buf)), rc_status_name(st));
 			while (i-- > 0)
 				rc_client_destroy(clients[i]);
 			trace_rec_free(g_trace);
@@ -897,6 +914,12 @@ int main(int argc, char **argv)
 		free(uri);
 	}
 
+	if (o.tls != NULL) { /* whether the policy got TLS (opportunistic may not) */
+		bool on = true;
+		for (int i = 0; i < o.nuris; i++)
+			on = on && rc_client_tls(clients[i]);
+		fprintf(stderr, "tls: %s\n", on ? "on" : "off");
+	}
 	for (int i = 0; i < o.nuris; i++)
 		rc_client_destroy(clients[i]);
 	free(aslots);

@@ -4,6 +4,11 @@
  *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--spin US] [--rpcbind]
  *                   [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
  *                   [--stats] [--stats-every MS]
+ *                   [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]
+ *
+ * --tls-cert/--tls-key: offer RPC-over-TLS (rc_server_set_tls); --tls-ca: client
+ * certificates are required and must chain to FILE (mutual TLS); --tls-require: bench.x
+ * may be called only under TLS (plaintext calls get AUTH_TOOWEAK).
  *
  * --rpcbind: registers with the local rpcbind (rc_server_rpcbind); if anything could not be
  * registered, prints one line per entry (rc_rpcbind_entry_format) on stderr and exits 1.
@@ -128,6 +133,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: %s --listen URI [--listen URI]... [--threads N] [--rpcbind]\n"
 	        "       [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]\n"
+	        "       [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]\n"
 	        "  --listen URI   udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH (port 0: any);\n"
 	        "                 prints 'listening URI' with the real port for each\n"
 	        "  --threads N    worker threads [1]\n"
@@ -140,7 +146,10 @@ static void usage(FILE *f)
 	        "  --trace        record the runtime's trace points; at exit print one JSON line of\n"
 	        "                 per-step medians\n"
 	        "  --stats        at exit print one JSON line of the server's counters and ADD's total\n"
-	        "  --stats-every MS  print that line every MS milliseconds too\n",
+	        "  --stats-every MS  print that line every MS milliseconds too\n"
+	        "  --tls-cert FILE --tls-key FILE  offer RPC-over-TLS with this certificate, key\n"
+	        "  --tls-ca FILE  require client certificates that chain to FILE (mutual TLS)\n"
+	        "  --tls-require  serve bench.x only under TLS (plaintext: AUTH_TOOWEAK)\n",
 	        progname);
 }
 
@@ -209,6 +218,10 @@ int main(int argc, char **argv)
 		{"trace", no_argument, NULL, 'T'},
 		{"stats", no_argument, NULL, 'S'},
 		{"stats-every", required_argument, NULL, 'E'},
+		{"tls-cert", required_argument, NULL, 'C'},
+		{"tls-key", required_argument, NULL, 'K'},
+		{"tls-ca", required_argument, NULL, 'A'},
+		{"tls-require", no_argument, NULL, 'Q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -221,6 +234,8 @@ int main(int argc, char **argv)
 	pthread_t stats_tid;
 	bool stats_thread = false;
 	trace_rec *trace = NULL;
+	rc_tls_server_opts tls = {0};
+	bool tls_require = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -289,6 +304,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C':
+			tls.cert_file = optarg;
+			break;
+		case 'K':
+			tls.key_file = optarg;
+			break;
+		case 'A':
+			tls.client_ca_file = optarg;
+			tls.clientcert = RC_TLS_CERT_REQUIRED;
+			break;
+		case 'Q':
+			tls_require = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -316,6 +344,26 @@ int main(int argc, char **argv)
 	if (st != RC_OK) {
 		fprintf(stderr, "%s: register: %s\n", progname, rc_strerror(st));
 		return 1;
+	}
+	if ((tls.cert_file == NULL) != (tls.key_file == NULL) ||
+	    ((tls.client_ca_file || tls_require) && tls.cert_file == NULL)) {
+		fprintf(stderr, "%s: --tls-cert and --tls-key go together; --tls-ca and "
+		        "--tls-require need them\n", progname);
+		usage(stderr);
+		return 2;
+	}
+	if (tls.cert_file != NULL) {
+		char why[256];
+		if ((st = rc_server_set_tls(g_srv, &tls, why, sizeof(why))) != RC_OK) {
+			fprintf(stderr, "%s: TLS: %s [%s]: %s\n", progname, rc_strerror(st),
+			        rc_status_name(st), why);
+			return 1;
+		}
+		if (tls_require &&
+		    (st = rc_server_set_tls_required(g_srv, BENCH_PROG, BENCH_VERS, true)) != RC_OK) {
+			fprintf(stderr, "%s: --tls-require: %s\n", progname, rc_strerror(st));
+			return 1;
+		}
 	}
 	if (trace)
 		rc_server_set_trace(g_srv, trace_rec_point, trace);

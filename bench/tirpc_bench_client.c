@@ -252,6 +252,10 @@ int main(int argc, char **argv)
 {
 	bench_opts o;
 	bench_parse_client(&o, argc, argv, progname, modes, (int)(sizeof modes / sizeof modes[0]));
+	if (o.tls || o.tls_ca || o.tls_cert || o.tls_key || o.tls_name) {
+		fprintf(stderr, "%s: libtirpc has no RPC-over-TLS (--tls* options)\n", progname);
+		return 2;
+	}
 	if (o.trace) {
 		fprintf(stderr, "%s: --trace needs remotecall's trace points (rc-bench-client)\n",
 		        progname);

@@ -84,6 +84,9 @@ static SSL_CTX *rc__tls_new_ctx(const SSL_METHOD *m)
 	/* a peer that closes without close_notify just closes: records are framed by record
 	 * marking, so a truncation cannot pass for a whole message */
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
+	/* read what the socket has, not one TLS record header at a time: fewer system calls
+	 * (what is read ahead counts in rc__tls_pending, so the loops come back for it) */
+	SSL_CTX_set_read_ahead(ctx, 1);
 	return ctx;
 }
 
@@ -642,7 +645,20 @@ static int rc__tls_alert(rc__tls_conn *t)
 static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, bool reading)
 {
 	int64_t deadline = timeout_ms > 0 ? (int64_t)rc__clock_ns() + timeout_ms * 1000000LL : 0;
+	bool wait_first = false;
 
+	if (reading && timeout_ms != 0) {
+		/* a blocking read (a client waiting for its reply): wait for the socket first
+		 * unless TLS holds bytes, rather than ask it once in vain */
+		pthread_mutex_lock(&t->mu);
+		wait_first = t->failed == 0 && SSL_pending(t->ssl) == 0 && !SSL_has_pending(t->ssl);
+		pthread_mutex_unlock(&t->mu);
+	}
+	if (wait_first && !rc__sock_wait(t->fd, POLLIN, timeout_ms)) {
+		if (errno == EINTR)
+			errno = EAGAIN;
+		return -1;
+	}
 	for (;;) {
 		size_t done = 0;
 		int r, e, ms;
