@@ -84,9 +84,10 @@ static SSL_CTX *rc__tls_new_ctx(const SSL_METHOD *m)
 	/* a peer that closes without close_notify just closes: records are framed by record
 	 * marking, so a truncation cannot pass for a whole message */
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
-	/* read what the socket has, not one TLS record header at a time: fewer system calls
-	 * (what is read ahead counts in rc__tls_pending, so the loops come back for it) */
-	SSL_CTX_set_read_ahead(ctx, 1);
+	/* no read-ahead: with it, tls_multi (three 1 MiB replies driven by rc_multicall's poll
+	 * loop) stalled until its deadline in 2 runs of 3 -- not understood yet; without it SSL
+	 * takes from the socket one record at a time and holds nothing the socket's readiness
+	 * does not announce, beyond the decrypted bytes rc__tls_pending counts */
 	return ctx;
 }
 
