@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,10 @@ typedef struct rc__stream {
 	size_t oqoff, oqlen, oqcap;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* unix listener: unlink on close */
 	rc__tls_conn *tls; /* NULL: plaintext */
+	/* Under TLS, one sender at a time for a whole send or flush: a blocking TLS write waits
+	 * with the SSL object free, and a second writer's records must not land inside the
+	 * first's (the client's fast path sends without its own send lock). */
+	pthread_mutex_t wlock;
 } rc__stream;
 
 /* Send up to n bytes of b, on the socket or under TLS; flags MSG_DONTWAIT or 0 (block). As
@@ -173,17 +178,35 @@ static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_
 	}
 }
 
-/* The vt's send: one single-fragment record, written straight from the caller's buffer when
- * nothing is queued (the record mark goes in the headroom), else gathered behind the queue. */
+static rc_status rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len,
+                                     unsigned flags);
+
+/* The vt's send: rc__stream_send_one, under the writer lock when the stream is under TLS. */
 static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
                                  unsigned flags)
+{
+	rc__stream *s = (rc__stream *)tp;
+	rc_status st;
+
+	(void)to;
+	if (s->tls == NULL)
+		return rc__stream_send_one(tp, msg, len, flags);
+	pthread_mutex_lock(&s->wlock);
+	st = rc__stream_send_one(tp, msg, len, flags);
+	pthread_mutex_unlock(&s->wlock);
+	return st;
+}
+
+/* One single-fragment record, written straight from the caller's buffer when nothing is
+ * queued (the record mark goes in the headroom), else gathered behind the queue. */
+static rc_status rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len,
+                                     unsigned flags)
 {
 	rc__stream *s = (rc__stream *)tp;
 	unsigned char *rec = msg - RC_TP_HEADROOM;
 	size_t total = len + RC_TP_HEADROOM;
 	rc_status st;
 
-	(void)to;
 	if (len > RC_XDRREC_MAX_FRAG)
 		return RC_MSGTOOLARGE;
 	rc__stream_mark(msg, len);
@@ -230,14 +253,20 @@ static rc_status rc__stream_handshake(rc__stream *s)
 static rc_status rc__stream_flush(rc_tp *tp, int timeout_ms)
 {
 	rc__stream *s = (rc__stream *)tp;
+	rc_status st;
 
-	if (s->tls != NULL && rc__tls_handshaking(s->tls)) {
-		rc_status st = rc__stream_handshake(s);
+	if (s->tls == NULL)
+		return rc__stream_write(s, NULL, 0, timeout_ms);
+	if (rc__tls_handshaking(s->tls)) {
+		st = rc__stream_handshake(s);
 		if (st != RC_OK)
 			return st == RC_AGAIN ? (rc__tls_wants_write(s->tls) ? RC_AGAIN : RC_OK)
 			                      : RC_CANTSEND;
 	}
-	return rc__stream_write(s, NULL, 0, timeout_ms);
+	pthread_mutex_lock(&s->wlock);
+	st = rc__stream_write(s, NULL, 0, timeout_ms);
+	pthread_mutex_unlock(&s->wlock);
+	return st;
 }
 
 /* The vt's outq: bytes of records not yet sent (1 while a handshake waits to write). */
@@ -340,6 +369,7 @@ static rc__stream *rc__stream_new(int fd, size_t max_record)
 	s->tp.rcvtimeo_ms = -1;
 	s->max_record = max_record;
 	rc_recreader_init(&s->rr, max_record);
+	pthread_mutex_init(&s->wlock, NULL);
 	return s;
 }
 
@@ -354,6 +384,7 @@ static void rc__stream_close(rc_tp *tp)
 	if (s->path[0] != '\0')
 		unlink(s->path);
 	rc_recreader_destroy(&s->rr);
+	pthread_mutex_destroy(&s->wlock);
 	free(s->oq);
 	free(s);
 }
