@@ -18,6 +18,8 @@
 #   multirpc  Satyanarayanan & Siegel Tables I-1..I-9: iterative vs multi-call to N servers
 #   pipeline  beyond the papers: pipelined async calls at depths 1-256 beside libtirpc
 #   xdr       beyond the papers: XDR encode/decode MB/s beside libtirpc
+#   tls       beyond the papers: RPC-over-TLS (RFC 9289) null call and 4 KiB / 64 KiB / 1 MiB
+#             echo beside plaintext, with `openssl speed -evp aes-128-gcm` as the crypto limit
 #
 # "Remote" runs servers and clients in two network namespaces joined by a veth pair (MTU 1500,
 # 10.250.0.1/24 and 10.250.0.2/24) when running as root and `ip netns` works; otherwise only
@@ -36,7 +38,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls"
 CMDLINE="$0 $*"
 
 usage() {
@@ -143,9 +145,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -837,6 +839,51 @@ exp_xdr() {
 	fi
 	progress "rc-bench-xdr"
 	rec '"exp":"xdr"' 300 taskset -c "$(cli_core)" "$x" $XDR_ARGS --json
+}
+
+# ---- tls: RPC-over-TLS beside plaintext (issue 16) ---------------------------------------------------------
+# One server offering TLS; the same client binary with and without --tls required; null and
+# echo of 4 KiB, 64 KiB, 1 MiB, on one core and across two. The cipher's own speed on the
+# client's core (openssl speed, 16 KiB blocks: TLS records) is the crypto limit the report
+# sets the 1 MiB echo against.
+exp_tls() {
+	local where=local pin sc cc t spec p sz n tag u c=$TMP/tls-certs sp
+	cc=$(cli_core)
+	if ! bash "$ROOT/tests/runtime/tls_certs.sh" "$c" >"$TMP/tls.err" 2>&1; then
+		note_fail '{"exp":"tls","what":"certificates"}' 1 "tests/runtime/tls_certs.sh" "$TMP/tls.err"
+		return
+	fi
+	progress "openssl speed -evp aes-128-gcm"
+	sp=$(taskset -c "$cc" openssl speed -evp aes-128-gcm -seconds 1 -bytes 16384 2>/dev/null |
+		awk 'toupper($1) == "AES-128-GCM" { sub(/k$/, "", $2); print $2 * 1000 }')
+	[ -n "$sp" ] && echo "{\"exp\":\"tls\",\"part\":\"aes\",\"bytes_per_s\":$sp}" >>"$RAW"
+	for pin in $PINS; do
+		sc=$(srv_core $pin)
+		srv RCS $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" \
+			--tls-cert "$c/server.pem" --tls-key "$c/server.key" || continue
+		u=$(uri_of "$RCS" tcp)
+		for t in $(seq 1 $TRIALS); do
+			for spec in null:0 echo:4096 echo:65536 echo:1048576; do
+				p=${spec%%:*}
+				sz=${spec##*:}
+				n=$CALLS
+				[ "$sz" -ge 65536 ] && n=$((CALLS / 10))
+				[ "$sz" -ge 1048576 ] && n=$((CALLS / 40 + 5))
+				for sec in plain tls; do
+					progress "$pin cores, trial $t/$TRIALS: $p $sz $sec"
+					tag="\"exp\":\"tls\",\"where\":\"$where\",\"pin\":\"$pin\",\"sec\":\"$sec\",\"trial\":$t"
+					if [ $sec = tls ]; then
+						rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p --size $sz \
+							--calls $n --max-seconds $MAXS --json --tls required --tls-ca "$c/ca.pem"
+					else
+						rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc $p --size $sz \
+							--calls $n --max-seconds $MAXS --json
+					fi
+				done
+			done
+		done
+		stop "$RCS_PID"
+	done
 }
 
 # ==== run ========================================================================================================
