@@ -101,6 +101,7 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 		ok = c->tp->vt->starttls != NULL && c->tp->vt->starttls(c->tp, srv->tls) == RC_OK;
 	pthread_mutex_unlock(&c->wmu);
 	c->last_active = rc__now();
+	c->partial_since = 0; /* the probe is whole; the handshake's own time starts now */
 	return ok;
 }
 
@@ -147,16 +148,17 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		}
 		if (st != RC_OK)
 			goto dead; /* closed, reset, or a record over the cap */
+		if (rc__is_tls_probe(msg, len)) {
+			/* not a completed request: a connection still shaking hands may be evicted */
+			if (!rc__conn_probe(srv, w, c, msg, len))
+				goto dead;
+			continue;
+		}
 		served++;
 		uint64_t t_rcv = rc__trace_t0(srv);
 		c->last_active = rc__now();
 		c->completed = true; /* one thread: nothing reads it concurrently */
 		c->partial_since = 0; /* a record completed: the stall clock starts again */
-		if (rc__is_tls_probe(msg, len)) {
-			if (!rc__conn_probe(srv, w, c, msg, len))
-				goto dead;
-			continue;
-		}
 		rlen = rc__serve(srv, w, msg, len, NULL, false, t_rcv, c->tp);
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
 		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))
