@@ -43,6 +43,14 @@ static const scase cases[] = {
 	{"header cut after the version", {20, 0, 2}, 3, 1, 1, 1, 0}, /* AUTH_BADCRED */
 	{"header cut before the version", {21, 0}, 2, NONE, 0, 0, 0},
 	{"empty", {0}, 0, NONE, 0, 0, 0},
+	/* RFC 9289 probes (AUTH_TLS = 7), served in-process: no TLS here, answered before the
+	 * program lookup, the NULL procedure only, no credential body */
+	{"AUTH_TLS probe without TLS", {22, 0, 2, P, 1, 0, 7, 0, 0, 0}, 10, 0, 0, 0, 0},
+	{"AUTH_TLS probe of an unknown program", {23, 0, 2, P + 1, 1, 0, 7, 0, 0, 0}, 10, 0, 0, 0, 0},
+	{"AUTH_TLS on a procedure other than NULL", {24, 0, 2, P, 1, 2, 7, 0, 0, 0}, 10, 1, 1, 1, 0},
+	{"AUTH_TLS with a credential body", {25, 0, 2, P, 1, 0, 7, 4, 9, 0, 0}, 11, 1, 1, 1, 0},
+	/* version 2 requires TLS (rc_server_set_tls_required): plaintext gets AUTH_TOOWEAK */
+	{"TLS-required version in plaintext", {26, 0, 2, P, 2, 0, 0, 0, 0, 0}, 10, 1, 1, 5, 0},
 };
 #undef P
 
@@ -76,6 +84,8 @@ static void serve_table(void **state)
 	assert_int_equal(rc_server_create(&srv), RC_OK);
 	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
 	assert_int_equal(rc_server_register(srv, &rt_prog2, NULL), RC_OK);
+	assert_int_equal(rc_server_set_tls_required(srv, RT_PROG, 2, true), RC_OK);
+	assert_int_equal(rc_server_set_tls_required(srv, RT_PROG, 9, true), RC_PROGUNAVAIL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const scase *c = &cases[i];
 		unsigned char req[128];
