@@ -76,7 +76,11 @@ static SSL_CTX *rc__tls_new_ctx(const SSL_METHOD *m)
 
 	if (ctx == NULL)
 		return NULL;
-	if (!SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION)) {
+	/* AES-128-GCM first (OpenSSL's default puts AES-256 first): as strong as needed here,
+	 * and the cheaper of the two on every CPU with AES instructions */
+	if (!SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) ||
+	    !SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+	                                   "TLS_CHACHA20_POLY1305_SHA256")) {
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
@@ -201,6 +205,7 @@ rc_status rc__tls_server_ctx(const rc_tls_server_opts *o, rc__tls_ctx **out)
 	SSL_CTX_set_verify(c->ctx, mode, NULL);
 	SSL_CTX_set_alpn_select_cb(c->ctx, rc__tls_alpn_select, NULL);
 	SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_options(c->ctx, SSL_OP_CIPHER_SERVER_PREFERENCE); /* AES-128-GCM first */
 	SSL_CTX_set_num_tickets(c->ctx, 0); /* no resumption: nothing to send after Finished */
 	*out = c;
 	return RC_OK;

@@ -93,6 +93,8 @@ def client(host, port, ca, udp_port):
     t = ctx.wrap_socket(s, server_hostname="localhost")
     check(t.version() == "TLSv1.3" and t.selected_alpn_protocol() == "sunrpc",
           "TLS 1.3 handshake, ALPN %s" % t.selected_alpn_protocol())
+    check(t.cipher()[0] == "TLS_AES_128_GCM_SHA256",
+          "the server's choice of cipher: %s" % t.cipher()[0])
     t.sendall(record(call(0x1002, 0)))
     r = parse_reply(read_record(t))
     check(r[:5] == (0x1002, "accepted", AUTH_NONE, b"", 0), "NULL under TLS")
