@@ -164,7 +164,8 @@ static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_
 			return RC_AGAIN;
 		}
 		if ((size_t)n >= qlen) {
-			s->oqoff = s->oqlen = 0;
+			if (qlen > 0) /* (an empty queue is left untouched: outq reads it) */
+				s->oqoff = s->oqlen = 0;
 			if (s->oqcap > RC__OQ_GATHER) { /* don't keep a big buffer for an idle peer */
 				free(s->oq);
 				s->oq = NULL;
@@ -269,14 +270,20 @@ static rc_status rc__stream_flush(rc_tp *tp, int timeout_ms)
 	return st;
 }
 
-/* The vt's outq: bytes of records not yet sent (1 while a handshake waits to write). */
+/* The vt's outq: bytes of records not yet sent (1 while a handshake waits to write). Under
+ * TLS it waits for a send in progress (the writer lock): the client's fast path sends
+ * without the client's own send lock, and a TLS send moves the queue's bounds. */
 static size_t rc__stream_outq(rc_tp *tp)
 {
-	const rc__stream *s = (const rc__stream *)tp;
+	rc__stream *s = (rc__stream *)tp;
+	size_t n;
 
-	if (s->tls != NULL && rc__tls_wants_write(s->tls))
-		return s->oqlen - s->oqoff + 1;
-	return s->oqlen - s->oqoff;
+	if (s->tls == NULL)
+		return s->oqlen - s->oqoff;
+	pthread_mutex_lock(&s->wlock);
+	n = s->oqlen - s->oqoff + (rc__tls_wants_write(s->tls) ? 1 : 0);
+	pthread_mutex_unlock(&s->wlock);
+	return n;
 }
 
 /* The vt's unacked: bytes in the socket's send queue the peer has not acknowledged
