@@ -534,6 +534,20 @@ static bool tw_closed_within(int fd, int ms)
 	return false;
 }
 
+/* The process's resident set in KiB (/proc/self/status), or 0. */
+static long tw_rss_kib(void)
+{
+	char line[128];
+	long kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	return kib;
+}
+
 /* Hostile peers: garbage instead of a ClientHello, a probe then silence (reaped after
  * stall_ms), a flood of probes beyond the handshake cap, bytes sent after the probe before
  * its reply -- the server stays up and serves a TLS client throughout. */
@@ -558,6 +572,24 @@ static void tls_hostile(void **state)
 	assert_int_equal(send(fd, "GET / HTTP/1.0\r\n\r\n", 18, 0), 18);
 	assert_true(tw_closed_within(fd, 2000));
 	close(fd);
+
+	/* 300 more of them, one after another: memory stays flat (each failed handshake frees
+	 * its TLS state; the first 20 warm the allocator up) */
+	{
+		long before = 0;
+		for (int i = 0; i < 320; i++) {
+			if (i == 20)
+				before = tw_rss_kib();
+			fd = tw_raw(&s);
+			tw_probe(fd, r, sizeof(r));
+			assert_int_equal(send(fd, "\x16\x03\x01\x00\x05hello", 10, 0), 10);
+			assert_true(tw_closed_within(fd, 2000));
+			close(fd);
+		}
+		print_message("RSS before %ld KiB, after 300 failed handshakes %ld KiB\n", before,
+		              tw_rss_kib());
+		assert_true(tw_rss_kib() - before < 2048);
+	}
 
 	/* a probe then silence: reaped after stall_ms */
 	fd = tw_raw(&s);
