@@ -548,6 +548,21 @@ static long tw_rss_kib(void)
 	return kib;
 }
 
+/* Whether freed memory is held back from reuse here (ASan's quarantine, TSan, valgrind's
+ * freelist), so that RSS says nothing about leaks: their own leak checks cover them then. */
+static bool tw_rss_skewed(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	return true;
+#endif
+#endif
+	return pre != NULL && strstr(pre, "vgpreload") != NULL;
+}
+
 /* Hostile peers: garbage instead of a ClientHello, a probe then silence (reaped after
  * stall_ms), a flood of probes beyond the handshake cap, bytes sent after the probe before
  * its reply -- the server stays up and serves a TLS client throughout. */
@@ -588,7 +603,8 @@ static void tls_hostile(void **state)
 		}
 		print_message("RSS before %ld KiB, after 300 failed handshakes %ld KiB\n", before,
 		              tw_rss_kib());
-		assert_true(tw_rss_kib() - before < 2048);
+		if (!tw_rss_skewed())
+			assert_true(tw_rss_kib() - before < 2048);
 	}
 
 	/* a probe then silence: reaped after stall_ms */
