@@ -9,7 +9,8 @@
 BIN=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-PY=$(command -v python3) || { echo "python3 missing"; exit 1; }
+command -v python3 >/dev/null || { echo "python3 missing"; exit 1; }
+PY=python3 # by name: lib.sh runs only our own programs (named by path) under valgrind
 C=$TMPD/certs
 bash "$HERE/../runtime/tls_certs.sh" "$C" || { fail "tls_certs.sh"; finish; }
 CA=(--tls-ca "$C/ca.pem")
