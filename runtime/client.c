@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,9 @@ static const uint64_t rc__reply_accepted = (uint64_t)1 << 32;
 static const uint64_t rc__reply_accepted = (uint64_t)1 << 24;
 #endif
 _Static_assert(RC__REPLY == 1 && RC__MSG_ACCEPTED == 0 && RC__SUCCESS == 0, "RFC 5531 values");
+/* rc_error's detail text is its last field: the fixed fields are the bytes before it */
+_Static_assert(offsetof(rc_error, detail) + sizeof(((rc_error *)0)->detail) == sizeof(rc_error),
+               "rc_error.detail last");
 
 struct rc_async {
 	rc_async *next, *prev; /* pending list, or the done queue (next only) */
@@ -134,20 +138,42 @@ struct rc_client {
 
 static _Thread_local struct {
 	const rc_client *c;
+	bool ok; /* the last call succeeded: e is not filled in (rc_client_geterr gives zeros) */
 	rc_error e;
 } rc__tls;
 
+/* Clear e (every field but the detail text, whose first byte says it is empty). */
+static inline void rc__err_clear(rc_error *e)
+{
+	memset(e, 0, offsetof(rc_error, detail));
+	e->detail[0] = '\0';
+}
+
+/* A call on c succeeded: what rc_client_geterr reports for it, in two stores. */
+static inline void rc__set_lastok(const rc_client *c)
+{
+	rc__tls.c = c;
+	rc__tls.ok = true;
+}
+
+/* rpc.h: keep e as the calling thread's last error on c. The fixed fields are copied, the
+ * detail text only when there is one (a call's hot path pays for 28 bytes, not 188). */
 void rc__set_lasterr(const rc_client *c, const rc_error *e)
 {
 	rc__tls.c = c;
-	rc__tls.e = *e;
+	rc__tls.ok = false;
+	memcpy(&rc__tls.e, e, offsetof(rc_error, detail));
+	if (__builtin_expect(e->detail[0] != '\0', 0))
+		memcpy(rc__tls.e.detail, e->detail, sizeof(e->detail));
+	else
+		rc__tls.e.detail[0] = '\0';
 }
 
 void rc_client_geterr(const rc_client *clnt, rc_error *err)
 {
 	if (err == NULL)
 		return;
-	if (rc__tls.c == clnt && clnt != NULL)
+	if (rc__tls.c == clnt && clnt != NULL && !rc__tls.ok)
 		*err = rc__tls.e;
 	else
 		memset(err, 0, sizeof(*err));
@@ -665,10 +691,14 @@ rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
 		memcpy(&verflen_accept, m + 16, 8);
 		if (type_stat == rc__reply_accepted && verflen_accept == 0) {
 			rc__xdr_decoder(&x, m + 24, len - 24, rc__budget(c));
-			return p->xres(&x, p->res) ? RC_OK : RC_CANTDECODERES;
+			if (p->xres(&x, p->res))
+				return RC_OK;
+			rc__err_clear(&p->err); /* every failure leaves p's error cleared and filled */
+			return RC_CANTDECODERES;
 		}
 	}
 	rc__xdr_decoder(&x, m + 4, len - 4, rc__budget(c));
+	rc__err_clear(&p->err); /* a blocking call's is not cleared until something fails */
 	st = rc__reply_header(&x, &p->err);
 	if (st == RC_OK && !p->xres(&x, p->res))
 		st = RC_CANTDECODERES;
@@ -1144,6 +1174,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		}
 		rc__wake(c);
 		pthread_mutex_unlock(&c->mu);
+		rc__err_clear(&p->err);
 		*st = rc__send_status(p, r, e);
 		return true;
 	}
@@ -1170,6 +1201,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 general:
 	/* register the call as in flight and let the engine finish it */
 	rc__call_init(p);
+	rc__err_clear(&p->err);
 	p->deadline = now + (int64_t)p->retry_ms * 1000000; /* retry_ms: the call's timeout */
 	pthread_mutex_lock(&c->mu);
 	p->msg = msg;
@@ -1178,6 +1210,7 @@ general:
 	rc__after_recv(c, r, rmsg, rlen, e);
 	return false;
 done:
+	rc__err_clear(&p->err);
 	rc__role_drop(c);
 	return true;
 }
@@ -1228,7 +1261,8 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	int64_t now;
 	uint64_t t0 = traced ? rc__trace_clock() : 0;
 
-	p.err = (rc_error){0};
+	/* p.err is cleared only on the way to a failure (rc__err_clear): a call that succeeds in
+	 * the fast step never touches it (rc__set_lastok) */
 	p.xres = xres ? xres : rc_xdr_void;
 	p.res = res;
 	p.retry_ms = timeout_ms;
@@ -1243,6 +1277,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	} else {
 		p.deadline = now + (int64_t)timeout_ms * 1000000;
 		rc__call_init(&p);
+		rc__err_clear(&p.err);
 		st = rc__encode(clnt, &b, proc, xargs, args, &len);
 		if (traced) {
 			p.tr_begin = t0;
@@ -1266,8 +1301,12 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	pthread_mutex_unlock(&clnt->mu);
 	st = p.st;
 out:
-	p.err.status = st;
-	rc__set_lasterr(clnt, &p.err);
+	if (__builtin_expect(st == RC_OK, 1)) {
+		rc__set_lastok(clnt);
+	} else { /* every way to a failure cleared p.err before filling it in */
+		p.err.status = st;
+		rc__set_lasterr(clnt, &p.err);
+	}
 	rc__encbuf_free(&b);
 	return st;
 }

@@ -53,23 +53,30 @@ typedef struct rc__stream {
 
 /* Send up to n bytes of b, on the socket or under TLS; flags MSG_DONTWAIT or 0 (block). As
  * send(): the bytes sent, or -1 with errno. */
-static inline ssize_t rc__stream_tx(rc__stream *s, const void *b, size_t n, int flags)
+static inline __attribute__((always_inline)) ssize_t
+rc__stream_tx_t(rc__stream *s, const void *b, size_t n, int flags, const bool maytls)
 {
-	if (s->tls == NULL)
+	if (!maytls || s->tls == NULL)
 		return rc__sendto(s->tp.fd, b, n, MSG_NOSIGNAL | flags, NULL, 0);
 	return rc__tls_write(s->tls, b, n, (flags & MSG_DONTWAIT) ? 0 : -1);
 }
 
 /* Receive up to n bytes into b, from the socket or under TLS; flags MSG_DONTWAIT or 0 (block
  * up to the receive timeout). As recv(). */
-static inline ssize_t rc__stream_rx(rc__stream *s, void *b, size_t n, int flags)
+static inline __attribute__((always_inline)) ssize_t
+rc__stream_rx_t(rc__stream *s, void *b, size_t n, int flags, const bool maytls)
 {
-	if (s->tls == NULL)
+	if (!maytls || s->tls == NULL)
 		return rc__recvfrom(s->tp.fd, b, n, flags, NULL, NULL);
 	return rc__tls_read(s->tls, b, n,
 	                    (flags & MSG_DONTWAIT) ? 0
 	                    : s->tp.rcvtimeo_ms > 0 ? s->tp.rcvtimeo_ms : -1);
 }
+
+/* The two above for a stream that may be under TLS (maytls: the check is compiled in; a
+ * client connection made without TLS uses the plaintext vt, whose copies have none). */
+#define rc__stream_tx(s, b, n, flags) rc__stream_tx_t(s, b, n, flags, true)
+#define rc__stream_rx(s, b, n, flags) rc__stream_rx_t(s, b, n, flags, true)
 
 /* Write the record mark of a len-byte message into the 4 bytes before msg (the headroom). */
 static void rc__stream_mark(unsigned char *msg, size_t len)
@@ -179,8 +186,9 @@ static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_
 	}
 }
 
-static rc_status rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len,
-                                     unsigned flags);
+static inline __attribute__((always_inline)) rc_status
+rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len, unsigned flags,
+                    const bool maytls);
 
 /* The vt's send: rc__stream_send_one, under the writer lock when the stream is under TLS. */
 static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
@@ -191,17 +199,26 @@ static rc_status rc__stream_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 
 	(void)to;
 	if (s->tls == NULL)
-		return rc__stream_send_one(tp, msg, len, flags);
+		return rc__stream_send_one(tp, msg, len, flags, false);
 	pthread_mutex_lock(&s->wlock);
-	st = rc__stream_send_one(tp, msg, len, flags);
+	st = rc__stream_send_one(tp, msg, len, flags, true);
 	pthread_mutex_unlock(&s->wlock);
 	return st;
 }
 
+/* The plaintext vt's send (a client connection made without TLS): no TLS check at all. */
+static rc_status rc__stream_send_plain(rc_tp *tp, unsigned char *msg, size_t len,
+                                       const rc_peer *to, unsigned flags)
+{
+	(void)to;
+	return rc__stream_send_one(tp, msg, len, flags, false);
+}
+
 /* One single-fragment record, written straight from the caller's buffer when nothing is
  * queued (the record mark goes in the headroom), else gathered behind the queue. */
-static rc_status rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len,
-                                     unsigned flags)
+static inline __attribute__((always_inline)) rc_status
+rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len, unsigned flags,
+                    const bool maytls)
 {
 	rc__stream *s = (rc__stream *)tp;
 	unsigned char *rec = msg - RC_TP_HEADROOM;
@@ -213,7 +230,7 @@ static rc_status rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len,
 	rc__stream_mark(msg, len);
 	if (!(flags & RC_TPF_MORE) && s->oqlen == s->oqoff) {
 		/* the usual case, nothing queued: one send of the record */
-		ssize_t n = rc__stream_tx(s, rec, total, (int)(flags & RC_TPF_DONTWAIT));
+		ssize_t n = rc__stream_tx_t(s, rec, total, (int)(flags & RC_TPF_DONTWAIT), maytls);
 		if (n == (ssize_t)total)
 			return RC_OK;
 		if (n > 0) { /* part of it: the rest as below */
@@ -321,8 +338,8 @@ static rc_status rc__stream_recv_failed(ssize_t got)
 
 /* The vt's recv: the next whole record, reading large pieces into the record reader (the usual
  * case, one read bringing exactly one record, takes no copy). */
-static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
-                                 unsigned tflags)
+static inline __attribute__((always_inline)) rc_status
+rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const bool maytls)
 {
 	rc__stream *s = (rc__stream *)tp;
 	int flags = (int)(tflags & RC_TPF_DONTWAIT);
@@ -330,8 +347,7 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 	size_t n;
 	ssize_t got;
 
-	(void)from;
-	if (s->tls != NULL && rc__tls_handshaking(s->tls)) {
+	if (maytls && s->tls != NULL && rc__tls_handshaking(s->tls)) {
 		rc_status st = rc__stream_handshake(s);
 		if (st != RC_OK)
 			return st;
@@ -339,7 +355,7 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 	}
 	/* The usual case: nothing buffered, and one read brings exactly one whole record. */
 	if (rc__recreader_front(&s->rr, &p, &n)) {
-		got = rc__stream_rx(s, p, n, flags);
+		got = rc__stream_rx_t(s, p, n, flags, maytls);
 		if (got <= 0)
 			return rc__stream_recv_failed(got);
 		if (rc__recreader_whole(&s->rr, (size_t)got, msg, len))
@@ -354,12 +370,29 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 		st = rc_recreader_space(&s->rr, &p, &n);
 		if (st != RC_OK)
 			return st;
-		got = rc__stream_rx(s, p, n, flags);
+		got = rc__stream_rx_t(s, p, n, flags, maytls);
 		if (got <= 0)
 			return rc__stream_recv_failed(got);
 		rc_recreader_commit(&s->rr, (size_t)got);
 		flags |= MSG_DONTWAIT; /* we have data; don't block for more */
 	}
+}
+
+/* The vt's recv: the next whole record (see rc__stream_recv_t), on a stream that may be under
+ * TLS. */
+static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
+                                 unsigned tflags)
+{
+	(void)from;
+	return rc__stream_recv_t(tp, msg, len, tflags, true);
+}
+
+/* The plaintext vt's recv: the same without a TLS check. */
+static rc_status rc__stream_recv_plain(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
+                                       unsigned tflags)
+{
+	(void)from;
+	return rc__stream_recv_t(tp, msg, len, tflags, false);
 }
 
 /* A stream transport over connected or listening socket fd (which it then owns), records
@@ -443,6 +476,23 @@ static const rc_tp_vt rc__stream_vt = {
 	.outq = rc__stream_outq,
 	.unacked = rc__stream_unacked,
 	.recv = rc__stream_recv,
+	.accept = rc__stream_accept,
+	.buffered = rc__stream_buffered,
+	.hung_up = rc__stream_hung_up,
+	.shutdown = rc__stream_shutdown,
+	.close = rc__stream_close,
+	.starttls = rc__stream_starttls,
+	.secure = rc__stream_secure,
+};
+
+/* A client connection made without TLS (it never starts TLS later): the same ops, with send
+ * and recv compiled without the TLS checks (the null call's client path). */
+static const rc_tp_vt rc__stream_plain_vt = {
+	.send = rc__stream_send_plain,
+	.flush = rc__stream_flush,
+	.outq = rc__stream_outq,
+	.unacked = rc__stream_unacked,
+	.recv = rc__stream_recv_plain,
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
 	.hung_up = rc__stream_hung_up,
@@ -566,6 +616,8 @@ static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, int64_t 
 		errno = e;
 		return st;
 	}
+	if (s->tls == NULL) /* plaintext for good (a client never starts TLS after connect) */
+		s->tp.vt = &rc__stream_plain_vt;
 	*out = &s->tp;
 	return RC_OK;
 }
