@@ -40,6 +40,7 @@ typedef struct rc__reg {
 	const rc_svc_proc **dense; /* by procedure number, below ndense */
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
 	size_t nsparse;
+	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
 } rc__reg;
 
 typedef struct rc__lsn {
@@ -95,16 +96,7 @@ typedef struct rc__job {
 	unsigned char msg[];
 } rc__job;
 
-struct rc_svc_req {
-	rc_server *srv;
-	const rc__reg *reg;
-	const rc_svc_proc *proc;
-	uint32_t xid;
-	uint32_t flavor;
-	bool has_sys;
-	rc_authsys sys;
-	const rc_peer *peer;
-};
+/* struct rc_svc_req is in server.h (its rq_ fields are Sun's). */
 
 struct rc_server {
 	pthread_mutex_t mu;

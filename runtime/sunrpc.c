@@ -236,3 +236,9 @@ void rc_sunrpc_clnt_pcreateerror(const char *s)
 {
 	fprintf(stderr, "%s\n", rc_sunrpc_clnt_spcreateerror(s));
 }
+
+/* sunrpc.h: a netobj as opaque<MAX_NETOBJ_SZ>. */
+bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np)
+{
+	return rc_xdr_bytes(xdrs, &np->n_bytes, &np->n_len, MAX_NETOBJ_SZ);
+}
