@@ -253,13 +253,50 @@ enum clnt_stat {
 enum clnt_stat rc_sunrpc_stat(rc_status st);
 
 /*
- * rc_sunrpc_clnt_create -- clnt_create(host, prog, vers, "udp" | "tcp" | "unix"): a client
- * for the program at host, its port asked of host's rpcbind (for "unix", host is the socket's
- * path). Returns the client (destroy with clnt_destroy), or NULL with the reason kept for
- * clnt_pcreateerror / clnt_spcreateerror (this thread).
+ * rc_sunrpc_clnt_create -- clnt_create(host, prog, vers, nettype): a client for the program
+ * at host, its port asked of host's rpcbind. nettype "udp", "tcp", "udp6", "tcp6" (host
+ * resolved to IPv6), "netpath" / "visible" (udp, tcp, udp6, tcp6 in turn until one gives a
+ * client), "circuit_v" / "circuit_n" (tcp, tcp6), "datagram_v" / "datagram_n" (udp, udp6),
+ * or "unix" (host is the socket's path). Returns the client (destroy with clnt_destroy), or
+ * NULL with the reason in rpc_createerr (this thread) for clnt_pcreateerror.
  */
 CLIENT *rc_sunrpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t vers,
                               const char *proto);
+
+/* Sun's detail of a failed call (clnt_geterr) or creation (rpc_createerr). */
+struct rpc_err {
+	enum clnt_stat re_status;
+	union {
+		int RE_errno;
+		enum auth_stat RE_why;
+		struct {
+			uint32_t low;
+			uint32_t high;
+		} RE_vers;
+		struct {
+			int32_t s1;
+			int32_t s2;
+		} RE_lb;
+	} ru;
+};
+#define re_errno ru.RE_errno
+#define re_why ru.RE_why
+#define re_vers ru.RE_vers
+#define re_lb ru.RE_lb
+
+/* rpc_createerr: why the last clnt_create / clntudp_create / clnttcp_create of this thread
+ * failed: cf_stat, and in cf_error the rpcbind call's status (RPC_PMAPFAILURE) or errno. */
+struct rc_sunrpc_rpc_createerr { /* Sun's struct rpc_createerr */
+	enum clnt_stat cf_stat;
+	struct rpc_err cf_error;
+};
+/* rc_sunrpc_createerr -- this thread's rpc_createerr (never NULL). */
+struct rc_sunrpc_rpc_createerr *rc_sunrpc_createerr(void);
+#define rpc_createerr (*rc_sunrpc_createerr())
+
+/* rc_sunrpc_clnt_geterr -- clnt_geterr: the last call's detail on this thread. */
+void rc_sunrpc_clnt_geterr(CLIENT *clnt, struct rpc_err *err);
+#define clnt_geterr rc_sunrpc_clnt_geterr
 
 /*
  * rc_sunrpc_clntudp_create / rc_sunrpc_clnttcp_create -- clntudp_create and clnttcp_create:
@@ -289,17 +326,18 @@ enum clnt_stat rc_sunrpc_clnt_call(CLIENT *clnt, rpcproc_t proc, xdrproc_t inpro
 bool rc_sunrpc_clnt_control(CLIENT *clnt, u_int request, void *info);
 
 /*
- * rc_sunrpc_clnt_sperror -- clnt_sperror: "s: what went wrong" for the client's last failed
- * call on this thread, in a static buffer (overwritten by the next call of it);
- * rc_sunrpc_clnt_perror prints it on stderr with a newline.
+ * rc_sunrpc_clnt_sperror -- clnt_sperror in libtirpc's words: "s: RPC: Procedure unavailable",
+ * with libtirpc's detail ("; errno = ...", "; low version = 1, high version = 2", "; why =
+ * ...") for the client's last call on this thread, in a thread-local buffer (overwritten by
+ * the next call of it); rc_sunrpc_clnt_perror prints it on stderr with a newline.
  */
 char *rc_sunrpc_clnt_sperror(CLIENT *clnt, const char *s);
 void rc_sunrpc_clnt_perror(CLIENT *clnt, const char *s);
 
 /*
- * rc_sunrpc_clnt_spcreateerror / rc_sunrpc_clnt_pcreateerror -- the same for the last client
- * creation that failed on this thread. rc_sunrpc_clnt_sperrno: the text of a clnt_stat
- * (static).
+ * rc_sunrpc_clnt_spcreateerror / rc_sunrpc_clnt_pcreateerror -- the same for rpc_createerr
+ * ("s: RPC: Program not registered", "s: RPC: Port mapper failure - RPC: Unable to receive").
+ * rc_sunrpc_clnt_sperrno: libtirpc's text of a clnt_stat (static).
  */
 char *rc_sunrpc_clnt_spcreateerror(const char *s);
 void rc_sunrpc_clnt_pcreateerror(const char *s);

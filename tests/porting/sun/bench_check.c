@@ -1,8 +1,10 @@
 /*
- * bench_check HOST PROTO -- a client of the bench program through rpcgen -M's client stubs
+ * bench_check HOST PROTO [FAMILY] -- a client of the bench program through rpcgen -M's client stubs
  * (4000 bytes: libtirpc's UDP buffers hold 8800) (built twice: against libtirpc, and against remotecall's compat headers): echo 3 sizes, add
  * twice (the total grows by exactly what was added), sendr, and procedure 99 (must fail with
- * "Procedure unavailable"). Prints "ok ..." per check, "FAIL ..." and exits 1 on a mismatch.
+ * "Procedure unavailable"). With FAMILY (the hand-written netpath server): BENCH_INT must be
+ * refused as too weak (svcerr_weakauth) and BENCH_WORK must answer FAMILY, the address family
+ * the server's svc_getcaller saw (2 AF_INET, 10 AF_INET6, 0 on a stream). Prints "ok ..." per check, "FAIL ..." and exits 1 on a mismatch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +32,8 @@ int main(int argc, char **argv)
 	char *buf;
 	enum clnt_stat st;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: bench_check HOST PROTO\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: bench_check HOST PROTO [FAMILY]\n");
 		return 2;
 	}
 	c = clnt_create(argv[1], BENCH_PROG, BENCH_VERS, argv[2]);
@@ -64,6 +66,20 @@ int main(int argc, char **argv)
 	st = clnt_call(c, 99, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tmo);
 	check(st == RPC_PROCUNAVAIL, "procedure 99 unavailable");
 	printf("     %s\n", clnt_sperror(c, "procedure 99"));
+	if (argc == 4) {
+		int i = 1;
+		u_int fam = 99, want = (u_int)atoi(argv[3]);
+		char msg[128];
+		st = bench_int_1(&i, NULL, c);
+		snprintf(msg, sizeof(msg), "%s", clnt_sperror(c, "int"));
+		check(st == RPC_AUTHERROR &&
+		          strcmp(msg, "int: RPC: Authentication error; why = Client credential too weak") ==
+		              0,
+		      msg);
+		st = bench_work_1(&fam, &fam, c);
+		snprintf(msg, sizeof(msg), "svc_getcaller's family %u, want %u", fam, want);
+		check(st == RPC_SUCCESS && fam == want, msg);
+	}
 	clnt_destroy(c);
 	free(buf);
 	return fails ? 1 : 0;
