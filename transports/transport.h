@@ -209,6 +209,12 @@ int rc__sock_cloexec_nonblock(int fd, bool nonblock);
 /* Connect fd to a by the deadline (CLOCK_MONOTONIC ns; 0: no limit); leaves it blocking.
  * RC_OK, RC_TIMEDOUT, RC_CANTSEND (errno kept). */
 rc_status rc__sock_connect(int fd, const rc_peer *a, int64_t deadline);
+/* rc_broadcast's socket work (bcast.c): an unconnected datagram socket for to's family that
+ * may send to broadcast and multicast addresses (-1 with errno); one send (false with errno);
+ * the next datagram within wait_ms and its sender (its length; 0: none in time; -1: errno). */
+int rc__bcast_socket(const rc_peer *to);
+bool rc__bcast_send(int fd, const void *msg, size_t len, const rc_peer *to);
+ssize_t rc__bcast_recv(int fd, void *buf, size_t cap, rc_peer *from, int wait_ms);
 /* The `outq` of transports that never queue output. */
 size_t rc__tp_nothing_queued(rc_tp *tp);
 /* The `hung_up` of transports without a peer to lose. */
