@@ -552,6 +552,34 @@ SVCXPRT *rc_sunrpc_svc_dg_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_
 SVCXPRT *rc_sunrpc_svc_vc_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
 	"svc_vc_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
 #define svc_vc_create rc_sunrpc_svc_vc_create
+typedef struct rc_sunrpc_auth AUTH; /* never complete: remotecall's credentials are set on
+                                       the client (rc_client_set_auth_sys) */
+AUTH *rc_sunrpc_authunix_create_default(void) RC__SUNRPC_UNMAPPED(
+	"authunix_create_default/authsys_create_default: CLIENT has no cl_auth in remotecall; "
+	"call rc_client_set_auth_sys(clnt, machine, uid, gid, ngids, gids)");
+#define authunix_create_default rc_sunrpc_authunix_create_default
+#define authsys_create_default rc_sunrpc_authunix_create_default
+AUTH *rc_sunrpc_authunix_create(char *machine, int uid, int gid, int len, int *gids)
+	RC__SUNRPC_UNMAPPED("authunix_create/authsys_create: CLIENT has no cl_auth in remotecall; "
+	                    "call rc_client_set_auth_sys(clnt, machine, uid, gid, ngids, gids)");
+#define authunix_create rc_sunrpc_authunix_create
+#define authsys_create rc_sunrpc_authunix_create
+AUTH *rc_sunrpc_authnone_create(void) RC__SUNRPC_UNMAPPED(
+	"authnone_create: remotecall clients send AUTH_NONE unless rc_client_set_auth_sys is set; "
+	"call rc_client_set_auth_none(clnt)");
+#define authnone_create rc_sunrpc_authnone_create
+enum clnt_stat rc_sunrpc_clnt_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                        xdrproc_t xargs, void *args, xdrproc_t xres,
+                                        void *res, void *eachresult)
+	RC__SUNRPC_UNMAPPED("clnt_broadcast: not mapped (it needs rpcbind's CALLIT); use "
+	                    "rc_broadcast(\"udp://BROADCAST:PORT\", ...) from <remotecall/client.h>");
+#define clnt_broadcast rc_sunrpc_clnt_broadcast
+enum clnt_stat rc_sunrpc_rpc_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                       xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
+                                       void *eachresult, const char *nettype)
+	RC__SUNRPC_UNMAPPED("rpc_broadcast: not mapped (it needs rpcbind's CALLIT); use "
+	                    "rc_broadcast(\"udp://BROADCAST:PORT\", ...) from <remotecall/client.h>");
+#define rpc_broadcast rc_sunrpc_rpc_broadcast
 
 #ifdef __cplusplus
 }
