@@ -59,8 +59,7 @@ typedef struct rc_svc_unixcred {
  * rq_ fields carry Sun's names (so <remotecall/sunrpc.h>'s struct svc_req is this struct) and
  * are filled for every call; the rest is the server's.
  */
-typedef struct rc_svc_req rc_svc_req;
-struct rc_svc_req {
+typedef struct rc_svc_req {
 	/* read-only */
 	uint32_t rq_prog;        /* program, version and procedure called */
 	uint32_t rq_vers;
@@ -83,7 +82,7 @@ struct rc_svc_req {
 	const unsigned char *args;   /*   the encoded arguments */
 	size_t argslen;
 	size_t rlen;                 /*   the reply's length so far (0: none) */
-};
+} rc_svc_req;
 
 /*
  * A server routine. args points to the decoded argument (NULL when void), res to a zeroed
