@@ -476,7 +476,9 @@ struct sockaddr_in *rc_sunrpc_svc_getcaller(SVCXPRT *xprt);
 struct netbuf *rc_sunrpc_svc_getrpccaller(SVCXPRT *xprt);
 
 /* rc_sunrpc_svc_run -- svc_run: serve until svc_exit (returns only then, or on an error).
- * rc_sunrpc_svc_exit -- svc_exit: make svc_run return (async-signal-safe). */
+ * rc_sunrpc_svc_exit -- svc_exit: make svc_run return (async-signal-safe); the server stays
+ * stopped (Sun's svc_exit destroys every transport): svc_run and svc_getreqset serve nothing
+ * afterwards. */
 void rc_sunrpc_svc_run(void);
 void rc_sunrpc_svc_exit(void);
 
@@ -556,12 +558,12 @@ typedef struct rc_sunrpc_auth AUTH; /* never complete: remotecall's credentials 
                                        the client (rc_client_set_auth_sys) */
 AUTH *rc_sunrpc_authunix_create_default(void) RC__SUNRPC_UNMAPPED(
 	"authunix_create_default/authsys_create_default: CLIENT has no cl_auth in remotecall; "
-	"call rc_client_set_auth_sys(clnt, machine, uid, gid, ngids, gids)");
+	"call rc_client_set_auth_sys(clnt, machine, uid, gid, gids, ngids)");
 #define authunix_create_default rc_sunrpc_authunix_create_default
 #define authsys_create_default rc_sunrpc_authunix_create_default
 AUTH *rc_sunrpc_authunix_create(char *machine, int uid, int gid, int len, int *gids)
 	RC__SUNRPC_UNMAPPED("authunix_create/authsys_create: CLIENT has no cl_auth in remotecall; "
-	                    "call rc_client_set_auth_sys(clnt, machine, uid, gid, ngids, gids)");
+	                    "call rc_client_set_auth_sys(clnt, machine, uid, gid, gids, ngids)");
 #define authunix_create rc_sunrpc_authunix_create
 #define authsys_create rc_sunrpc_authunix_create
 AUTH *rc_sunrpc_authnone_create(void) RC__SUNRPC_UNMAPPED(
