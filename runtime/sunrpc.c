@@ -403,3 +403,19 @@ bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np)
 {
 	return rc_xdr_bytes(xdrs, &np->n_bytes, &np->n_len, MAX_NETOBJ_SZ);
 }
+
+/* sunrpc.h: an AUTH_SYS body as Sun's struct authunix_parms. */
+bool rc_sunrpc_xdr_authunix_parms(rc_xdr *xdrs, struct rc_svc_unixcred *p)
+{
+	char *gids = (char *)p->aup_gids;
+	bool ok;
+
+	if (!rc_sunrpc_xdr_u_long(xdrs, &p->aup_time) ||
+	    !rc_xdr_string(xdrs, &p->aup_machname, 255) || !rc_xdr_u_int(xdrs, &p->aup_uid) ||
+	    !rc_xdr_u_int(xdrs, &p->aup_gid))
+		return false;
+	ok = rc_xdr_array(xdrs, &gids, &p->aup_len, 16, sizeof(uint32_t),
+	                  (rc_xdrproc)rc_xdr_u_int);
+	p->aup_gids = (uint32_t *)(void *)gids;
+	return ok;
+}

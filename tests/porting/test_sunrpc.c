@@ -103,6 +103,42 @@ static void netbuf_round_trip(void **state)
 	assert_null(out.buf);
 }
 
+/* An AUTH_SYS body through Sun's struct authunix_parms gives the bytes the server parses, and
+ * netobj round-trips. */
+static void authunix_parms_and_netobj(void **state)
+{
+	char buf[256];
+	u_int gids[2] = {10, 20};
+	struct authunix_parms in = {77, "box", 1000, 100, 2, gids}, out;
+	netobj n = {3, "abc"}, m = {0, NULL};
+	XDR x;
+
+	(void)state;
+	memset(&out, 0, sizeof(out));
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	assert_true(xdr_authunix_parms(&x, &in));
+	assert_int_equal(xdr_getpos(&x), 4 + 4 + 4 + 4 + 4 + 4 + 8); /* "box" padded to 4 */
+	assert_true(xdr_netobj(&x, &n));
+	xdrmem_create(&x, buf, sizeof(buf), XDR_DECODE);
+	assert_true(xdr_authunix_parms(&x, &out));
+	assert_int_equal(out.aup_time, 77);
+	assert_string_equal(out.aup_machname, "box");
+	assert_int_equal(out.aup_uid, 1000);
+	assert_int_equal(out.aup_len, 2);
+	assert_int_equal(out.aup_gids[1], 20);
+	assert_true(xdr_netobj(&x, &m));
+	assert_int_equal(m.n_len, 3);
+	assert_memory_equal(m.n_bytes, "abc", 3);
+	xdr_free((xdrproc_t)xdr_authunix_parms, (char *)&out);
+	xdr_free((xdrproc_t)xdr_netobj, (char *)&m);
+	assert_null(out.aup_machname);
+	/* 17 gids: over AUTH_SYS's 16 */
+	u_int many[17] = {0};
+	struct authunix_parms big = {1, "h", 0, 0, 17, many};
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	assert_false(xdr_authunix_parms(&x, &big));
+}
+
 static void statuses_map_to_sun_values(void **state)
 {
 	(void)state;
@@ -221,6 +257,7 @@ int main(void)
 		cmocka_unit_test(sun_names_encode_like_remotecall),
 		cmocka_unit_test(xdr_long_is_32_bits),
 		cmocka_unit_test(netbuf_round_trip),
+		cmocka_unit_test(authunix_parms_and_netobj),
 		cmocka_unit_test(statuses_map_to_sun_values),
 		cmocka_unit_test(create_errors),
 		cmocka_unit_test(clnt_calls_a_remotecall_server),

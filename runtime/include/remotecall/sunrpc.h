@@ -94,6 +94,12 @@ struct netbuf {
 #define opaque_auth rc_opaque_auth
 #define authunix_parms rc_svc_unixcred
 #define authsys_parms rc_svc_unixcred
+#define xdr_authunix_parms rc_sunrpc_xdr_authunix_parms
+#define xdr_authsys_parms rc_sunrpc_xdr_authunix_parms
+/* rc_sunrpc_xdr_authunix_parms -- an AUTH_SYS credential body (RFC 5531 section 14): stamp,
+ * machine name (at most 255 bytes), uid, gid, up to 16 gids. Decode allocates aup_machname and
+ * aup_gids when NULL (free with xdr_free(xdr_authunix_parms, p)). */
+bool rc_sunrpc_xdr_authunix_parms(rc_xdr *xdrs, struct rc_svc_unixcred *p);
 #define AUTH_NONE RC_AUTH_NONE
 #define AUTH_NULL RC_AUTH_NONE
 #define AUTH_SYS RC_AUTH_SYS
