@@ -18,6 +18,8 @@
 
 #define PROG 0x20000177u
 
+static SVCXPRT *udp, *tcp;
+
 /* The dispatch function of (PROG, 1): one behaviour a procedure. */
 static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
@@ -56,6 +58,8 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		v = rq->rq_cred.oa_flavor == AUTH_SYS && au != NULL ? (int)au->aup_uid
 		                                                  : (int)(rq->rq_prog + rq->rq_vers +
 		                                                          rq->rq_proc);
+		if (rq->rq_xprt != xprt || xprt->xp_port != (rq->rq_xprt == udp ? udp : tcp)->xp_port)
+			v = -1; /* rq_xprt is the transport handed to the dispatch function */
 		svc_sendreply(xprt, (xdrproc_t)xdr_int, (caddr_t)&v);
 		break;
 	case 7: /* no reply */
@@ -72,8 +76,6 @@ static void other(struct svc_req *rq, SVCXPRT *xprt)
 	(void)rq;
 	svcerr_noprog(xprt);
 }
-
-static SVCXPRT *udp, *tcp;
 
 /* svc_run on a thread. */
 static void *runner(void *arg)

@@ -66,7 +66,8 @@ typedef struct rc_svc_req {
 	uint32_t rq_proc;
 	rc_opaque_auth rq_cred;  /* the raw credential */
 	void *rq_clntcred;       /* AUTH_SYS: an rc_svc_unixcred *, else NULL */
-	void *rq_xprt;           /* <remotecall/sunrpc.h>: the SVCXPRT the call came on, else NULL */
+	struct rc_sunrpc_xprt *rq_xprt; /* <remotecall/sunrpc.h>'s SVCXPRT the call came on (a
+	                                   Sun dispatch function's), else NULL */
 	/* private */
 	struct rc_server *srv;
 	const struct rc__reg *reg;
