@@ -70,6 +70,22 @@ void rc__reg_free(rc__reg *r)
 	free(r);
 }
 
+/* Add r to srv's table unless (prog, vers) is there already; RC_OK or RC_INVAL (r freed). */
+static rc_status rc__reg_add(rc_server *srv, rc__reg *r)
+{
+	pthread_mutex_lock(&srv->mu);
+	if (rc__find(srv, r->prog, r->vers) != NULL) {
+		pthread_mutex_unlock(&srv->mu);
+		rc__reg_free(r);
+		return RC_INVAL;
+	}
+	r->next = srv->buckets[rc__hash(r->prog, r->vers)];
+	srv->buckets[rc__hash(r->prog, r->vers)] = r;
+	pthread_mutex_unlock(&srv->mu);
+	rc__server_notify(srv, RC__SRV_CHANGED);
+	return RC_OK;
+}
+
 /* server.h: build the registration's tables, refuse duplicates, add it under srv->mu, and
  * tell the layer above (rpcbind). */
 rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
@@ -125,15 +141,45 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 			return RC_INVAL;
 		}
 	}
-	pthread_mutex_lock(&srv->mu);
-	if (rc__find(srv, def->prog, def->vers) != NULL) {
-		pthread_mutex_unlock(&srv->mu);
-		rc__reg_free(r);
+	return rc__reg_add(srv, r);
+}
+
+/* server.h: a registration with a raw dispatcher and no procedure tables. */
+rc_status rc_server_register_raw(rc_server *srv, uint32_t prog, uint32_t vers, rc_svc_rawfn fn,
+                                 void *ctx)
+{
+	rc__reg *r;
+
+	if (srv == NULL || fn == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return RC_NOMEM;
+	r->prog = prog;
+	r->vers = vers;
+	r->ctx = ctx;
+	r->raw = fn;
+	return rc__reg_add(srv, r);
+}
+
+/* server.h: unlink (prog, vers) from the table and free its registration. */
+rc_status rc_server_unregister(rc_server *srv, uint32_t prog, uint32_t vers)
+{
+	rc__reg **pp, *r = NULL;
+
+	if (srv == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	for (pp = &srv->buckets[rc__hash(prog, vers)]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->prog == prog && (*pp)->vers == vers) {
+			r = *pp;
+			*pp = r->next;
+			break;
+		}
 	}
-	r->next = srv->buckets[rc__hash(def->prog, def->vers)];
-	srv->buckets[rc__hash(def->prog, def->vers)] = r;
 	pthread_mutex_unlock(&srv->mu);
+	if (r == NULL)
+		return RC_PROGUNAVAIL;
+	rc__reg_free(r);
 	rc__server_notify(srv, RC__SRV_CHANGED);
 	return RC_OK;
 }
@@ -165,7 +211,24 @@ void *rc_svc_req_context(const rc_svc_req *req)
 
 const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req)
 {
-	return req ? req->proc->info : NULL;
+	return req && req->proc ? req->proc->info : NULL;
+}
+
+/* server.h: the datagram caller's address, or length 0 on a stream. */
+rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len)
+{
+	size_t n;
+
+	if (req == NULL || sa == NULL || len == NULL)
+		return RC_INVAL;
+	if (req->peer == NULL) {
+		*len = 0;
+		return RC_OK;
+	}
+	n = req->peer->len < *len ? req->peer->len : *len;
+	memcpy(sa, &req->peer->ss, n);
+	*len = (unsigned)req->peer->len;
+	return RC_OK;
 }
 
 /* server.h: flag a registration; looked up under the lock (the server is not running). */

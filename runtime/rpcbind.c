@@ -592,6 +592,27 @@ static rc_status rc__local_change(rc__rpcb_local *l, bool set, uint32_t prog, ui
 	return st;
 }
 
+/* rpcbind.h: one SET or UNSET with the local rpcbind, for the Sun API (sunrpc_svc.c). */
+rc_status rc__rpcb_local_set(bool set, uint32_t prog, uint32_t vers, const char *netid,
+                             const char *uaddr)
+{
+	rc__rpcb_local l;
+	rc_status st;
+	bool ok = false;
+	int err;
+
+	rc__local_open(&l);
+	if (l.c == NULL)
+		return RC_PMAPFAILURE;
+	if (l.v2 && set && strchr(netid, '6') != NULL) {
+		rc_client_destroy(l.c);
+		return RC_NOTSUPP; /* PMAP v2 knows no IPv6 */
+	}
+	st = rc__local_change(&l, set, prog, vers, netid, uaddr, &ok, &err);
+	rc_client_destroy(l.c);
+	return st != RC_OK ? st : ok ? RC_OK : RC_PMAPFAILURE;
+}
+
 /* rpcbind's registrations now (DUMP) into *d (freed with rc_xdr_free(rc__xdr_rpcb_list));
  * the call's status, errno in *err. */
 static rc_status rc__local_dump(rc__rpcb_local *l, rc__rpcb_list *d, int *err)

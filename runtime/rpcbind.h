@@ -52,4 +52,13 @@ int rc__uaddr_port(const char *ua);
  */
 rc_status rc__uaddr_uri(const char *netid, const char *ua, char *uri, size_t len);
 
+/*
+ * SET (set) or UNSET one registration with the local rpcbind (its local socket, RPCBIND v4;
+ * else PMAP v2 over loopback UDP): (prog, vers, netid) at uaddr; UNSET with netid "" removes
+ * every netid (PMAP v2: always). RC_OK when rpcbind agreed, RC_PMAPFAILURE when it refused
+ * or cannot be reached, RC_NOTSUPP for an IPv6 SET over PMAP v2, else how the call failed.
+ */
+rc_status rc__rpcb_local_set(bool set, uint32_t prog, uint32_t vers, const char *netid,
+                             const char *uaddr);
+
 #endif

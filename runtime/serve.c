@@ -107,6 +107,119 @@ static size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denie
 	return rc_xdr_getpos(&x);
 }
 
+/* Sun's view of AUTH_SYS credentials (rq_clntcred), pointing into req->sys. */
+static void rc__unixcred(rc_svc_req *req)
+{
+	req->ucred.aup_time = req->sys.stamp;
+	req->ucred.aup_machname = req->sys.machine;
+	req->ucred.aup_uid = req->sys.uid;
+	req->ucred.aup_gid = req->sys.gid;
+	req->ucred.aup_len = req->sys.ngids;
+	req->ucred.aup_gids = req->sys.gids;
+	req->rq_clntcred = &req->ucred;
+}
+
+/*
+ * Serve req with its registration's raw dispatcher: the arguments are what rd still holds;
+ * the dispatcher answers through rc_svc_req_reply / rc_svc_req_error into w->rb. Datagram
+ * calls go through the duplicate request cache as routines' do (an unanswered call is
+ * forgotten). Returns the reply's length, or 0 for none.
+ */
+static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc_svc_req *req, const rc__rd *rd,
+                            size_t max)
+{
+	rc__drc_key key;
+	size_t rlen;
+	bool cached = false;
+
+	if (req->dgram && srv->drc != NULL && req->rq_proc != 0) {
+		rc__drc_make_key(&key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc, req->peer,
+		                 rd->p, (size_t)(rd->end - rd->p));
+		rc__encbuf_free(&w->rb);
+		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+		switch (rc__drc_lookup(srv->drc, &key, &w->rb, &rlen)) {
+		case RC__DRC_REPLAY:
+			return rlen;
+		case RC__DRC_INPROGRESS:
+		case RC__DRC_DROP:
+		case RC__DRC_REFUSED:
+			return 0;
+		case RC__DRC_NEW:
+			cached = true;
+			break;
+		}
+	}
+	req->w = w;
+	req->args = rd->p;
+	req->argslen = (size_t)(rd->end - rd->p);
+	req->rlen = 0;
+	RC__TRACE(srv, RC_TP_SRV_DISPATCH, req->xid);
+	req->reg->raw(req, req->reg->ctx);
+	RC__TRACE(srv, RC_TP_SRV_ENCODED, req->xid);
+	rlen = req->rlen;
+	req->w = NULL;
+	if (cached && rlen > 0)
+		rc__drc_store(srv->drc, &key, rc__encbuf_msg(&w->rb), rlen);
+	else if (cached)
+		rc__drc_cancel(srv->drc, &key);
+	return rlen;
+}
+
+/* server.h: decode a raw call's arguments under the server's allocation cap. */
+rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
+{
+	rc_xdr x;
+
+	if (req == NULL || req->w == NULL || xargs == NULL)
+		return RC_INVAL;
+	rc__xdr_decoder(&x, req->args, req->argslen, req->srv->lim.max_alloc);
+	if (!xargs(&x, args) || x.x_pos != x.x_end)
+		return RC_CANTDECODEARGS;
+	return RC_OK;
+}
+
+/* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails. */
+rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
+{
+	rc_xdr rx;
+	size_t max;
+
+	if (req == NULL || req->w == NULL || xres == NULL)
+		return RC_INVAL;
+	max = req->srv->lim.max_record;
+	rc__reply_success(req->w, &rx, max, req->xid);
+	if (!xres(&rx, (void *)res)) {
+		req->rlen = rc__reply_simple(req->w, max, req->xid, false, RC__SYSTEM_ERR, NULL, 0);
+		return RC_CANTENCODEARGS;
+	}
+	req->rlen = rc_xdr_getpos(&rx);
+	return RC_OK;
+}
+
+/* server.h: a raw call's error reply: rc_svc_err -> (denied?, status, extra words). */
+rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi)
+{
+	static const struct {
+		bool denied;
+		uint32_t stat;
+		int nextra;
+	} map[] = {
+		[RC_SVC_PROG_UNAVAIL] = {false, RC__PROG_UNAVAIL, 0},
+		[RC_SVC_PROG_MISMATCH] = {false, RC__PROG_MISMATCH, 2},
+		[RC_SVC_PROC_UNAVAIL] = {false, RC__PROC_UNAVAIL, 0},
+		[RC_SVC_GARBAGE_ARGS] = {false, RC__GARBAGE_ARGS, 0},
+		[RC_SVC_SYSTEM_ERR] = {false, RC__SYSTEM_ERR, 0},
+		[RC_SVC_AUTH_ERROR] = {true, RC__AUTH_ERROR, 1},
+	};
+	uint32_t extra[2] = {lo, hi};
+
+	if (req == NULL || req->w == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
+		return RC_INVAL;
+	req->rlen = rc__reply_simple(req->w, req->srv->lim.max_record, req->xid, map[err].denied,
+	                             map[err].stat, extra, map[err].nextra);
+	return RC_OK;
+}
+
 /*
  * The reply to an AUTH_TLS probe (RFC 9289 section 4.1) for call xid of procedure proc with a
  * credential body of clen bytes, on a connection already under TLS (tls) or not, which can
@@ -206,12 +319,23 @@ header_read:
 	req.srv = srv;
 	req.xid = xid;
 	req.peer = peer;
+	req.dgram = dgram;
+	req.rq_prog = prog;
+	req.rq_vers = vers;
+	req.rq_proc = proc;
+	req.rq_cred.oa_flavor = req.flavor;
+	req.rq_cred.oa_base = (char *)cred;
+	req.rq_cred.oa_length = clen;
+	req.rq_clntcred = NULL;
+	req.rq_xprt = NULL;
+	req.proc = NULL;
 	if (req.flavor == RC_AUTH_SYS) {
 		if (cred == NULL || !rc__parse_authsys(cred, clen, &req.sys)) {
 			uint32_t st = RC__AUTH_BADCRED;
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 		}
 		req.has_sys = true;
+		rc__unixcred(&req);
 	} else if (req.flavor == RC_AUTH_TLS) {
 		return rc__reply_probe(srv, w, max, xid, proc, clen, req.tls,
 		                       !dgram && conn != NULL && conn->vt->starttls != NULL);
@@ -231,14 +355,18 @@ header_read:
 		uint32_t st = RC__AUTH_TOOWEAK; /* RFC 9289 section 4.2: TLS required here */
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
-	req.proc = rc__find_proc(req.reg, proc);
-	if (req.proc == NULL)
-		return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
+	if (req.reg->raw == NULL) {
+		req.proc = rc__find_proc(req.reg, proc);
+		if (req.proc == NULL)
+			return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
+	}
 	if (srv->auth != NULL) {
 		uint32_t st = srv->auth(&req, srv->auth_ctx);
 		if (st != 0)
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
+	if (req.reg->raw != NULL)
+		return rc__serve_raw(srv, w, &req, &rd, max);
 	info = req.proc->info;
 
 	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */

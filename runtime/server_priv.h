@@ -41,6 +41,7 @@ typedef struct rc__reg {
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
 	size_t nsparse;
 	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
+	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
 } rc__reg;
 
 typedef struct rc__lsn {
@@ -96,18 +97,7 @@ typedef struct rc__job {
 	unsigned char msg[];
 } rc__job;
 
-struct rc_svc_req {
-	rc_server *srv;
-	const rc__reg *reg;
-	const rc_svc_proc *proc;
-	uint32_t xid;
-	uint32_t flavor;
-	bool has_sys;
-	rc_authsys sys;
-	const rc_peer *peer;
-	bool tls;                    /* came over TLS */
-	const rc_tls_peer *tls_peer; /* the verified client certificate's identity, or NULL */
-};
+/* struct rc_svc_req is in server.h (its rq_ fields are Sun's). */
 
 struct rc_server {
 	pthread_mutex_t mu;

@@ -4,6 +4,8 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
+#include <netdb.h>
+#include <strings.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,41 +69,127 @@ enum clnt_stat rc_sunrpc_stat(rc_status st)
 	}
 }
 
-/* The last client creation that failed on this thread. */
-static _Thread_local rc_status rc__create_err;
+/* The last client creation that failed on this thread (rpc_createerr). */
+static _Thread_local struct rc_sunrpc_rpc_createerr rc__createerr;
 
+/* sunrpc.h: this thread's rpc_createerr. */
+struct rc_sunrpc_rpc_createerr *rc_sunrpc_createerr(void)
+{
+	return &rc__createerr;
+}
+
+/* Note a failed creation's detail in rpc_createerr: the status, the rpcbind call's (for
+ * RPC_PMAPFAILURE) and the errno. */
+static void rc__create_note(rc_status st, const rc_error *e)
+{
+	memset(&rc__createerr, 0, sizeof(rc__createerr));
+	rc__createerr.cf_stat = rc_sunrpc_stat(st);
+	if (e == NULL)
+		return;
+	if (st == RC_PMAPFAILURE)
+		rc__createerr.cf_error.re_status = rc_sunrpc_stat(e->rpcbind_status);
+	else
+		rc__createerr.cf_error.re_status = rc__createerr.cf_stat;
+	rc__createerr.cf_error.re_errno = e->sys_errno;
+	if (e->sys_errno != 0 && (st == RC_LOCALERROR || st == RC_SYSTEMERROR))
+		rc__createerr.cf_stat = RPC_SYSTEMERROR;
+}
+
+/* A client for uri, or NULL with rpc_createerr filled. */
 static CLIENT *rc__create(const char *uri, rpcprog_t prog, rpcvers_t vers)
 {
 	rc_client *c = NULL;
+	rc_error e;
+	rc_status st = rc_client_create_ex(&c, uri, prog, vers, &e);
 
-	rc__create_err = rc_client_create(&c, uri, prog, vers);
-	return rc__create_err == RC_OK ? c : NULL;
+	if (st != RC_OK) {
+		rc__create_note(st, &e);
+		return NULL;
+	}
+	return c;
+}
+
+/* The URI of host over scheme (udp, tcp): an IPv6 literal in brackets; with v6, a name is
+ * resolved to its first IPv6 address (udp6, tcp6). False when it cannot be made. */
+static bool rc__host_uri(const char *scheme, const char *host, bool v6, char *uri, size_t len)
+{
+	char lit[INET6_ADDRSTRLEN];
+	int n;
+
+	if (v6 && strchr(host, ':') == NULL) {
+		struct addrinfo hints, *ai = NULL;
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_INET6;
+		if (getaddrinfo(host, NULL, &hints, &ai) != 0 || ai == NULL)
+			return false;
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr, lit,
+		          sizeof(lit));
+		freeaddrinfo(ai);
+		host = lit;
+	}
+	n = snprintf(uri, len, strchr(host, ':') ? "%s://[%s]" : "%s://%s", scheme, host);
+	return n > 0 && (size_t)n < len;
+}
+
+/* The netids clnt_create tries for a nettype, in order; NULL for an unknown one. */
+static const char *const *rc__nettype_ids(const char *proto)
+{
+	static const char *const all[] = {"udp", "tcp", "udp6", "tcp6", NULL};
+	static const char *const dg[] = {"udp", "udp6", NULL};
+	static const char *const st[] = {"tcp", "tcp6", NULL};
+	static const char *const one[][2] = {{"udp", NULL}, {"tcp", NULL}, {"udp6", NULL},
+	                                     {"tcp6", NULL}};
+
+	if (strcasecmp(proto, "netpath") == 0 || strcasecmp(proto, "visible") == 0)
+		return all;
+	if (strcasecmp(proto, "circuit_v") == 0 || strcasecmp(proto, "circuit_n") == 0)
+		return st;
+	if (strcasecmp(proto, "datagram_v") == 0 || strcasecmp(proto, "datagram_n") == 0)
+		return dg;
+	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
+		if (strcmp(proto, one[i][0]) == 0)
+			return one[i];
+	return NULL;
 }
 
 CLIENT *rc_sunrpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t vers,
                               const char *proto)
 {
+	const char *const *ids;
+	struct rc_sunrpc_rpc_createerr first;
 	char uri[1024];
-	int n;
+	CLIENT *c = NULL;
 
 	if (host == NULL || proto == NULL) {
-		rc__create_err = RC_INVAL;
+		rc__create_note(RC_UNKNOWNHOST, NULL);
 		return NULL;
 	}
-	if (strcmp(proto, "unix") == 0)
-		n = snprintf(uri, sizeof(uri), "unix:%s", host);
-	else if (strcmp(proto, "udp") == 0 || strcmp(proto, "tcp") == 0)
-		n = snprintf(uri, sizeof(uri), strchr(host, ':') ? "%s://[%s]" : "%s://%s", proto,
-		             host);
-	else {
-		rc__create_err = RC_UNKNOWNPROTO;
+	if (strcmp(proto, "unix") == 0) {
+		if (snprintf(uri, sizeof(uri), "unix:%s", host) >= (int)sizeof(uri)) {
+			rc__create_note(RC_UNKNOWNHOST, NULL);
+			return NULL;
+		}
+		return rc__create(uri, prog, vers);
+	}
+	if ((ids = rc__nettype_ids(proto)) == NULL) {
+		rc__create_note(RC_UNKNOWNPROTO, NULL);
 		return NULL;
 	}
-	if (n < 0 || (size_t)n >= sizeof(uri)) {
-		rc__create_err = RC_UNKNOWNHOST;
-		return NULL;
+	/* each netid in turn until one gives a client (libtirpc's order for a nettype); when
+	 * none does, rpc_createerr says why the first one failed */
+	for (const char *const *id = ids; *id != NULL && c == NULL; id++) {
+		bool v6 = strchr(*id, '6') != NULL;
+		char scheme[4] = {(*id)[0], (*id)[1], (*id)[2], '\0'};
+		if (id == ids + 1)
+			first = rc__createerr;
+		if (!rc__host_uri(scheme, host, v6, uri, sizeof(uri)))
+			rc__create_note(RC_UNKNOWNHOST, NULL);
+		else
+			c = rc__create(uri, prog, vers);
 	}
-	return rc__create(uri, prog, vers);
+	if (c == NULL && ids[0] != NULL && ids[1] != NULL)
+		rc__createerr = first;
+	return c;
 }
 
 static CLIENT *rc__create_in(const char *scheme, const struct sockaddr_in *raddr,
@@ -110,7 +198,7 @@ static CLIENT *rc__create_in(const char *scheme, const struct sockaddr_in *raddr
 	char addr[INET_ADDRSTRLEN], uri[64];
 
 	if (raddr == NULL || inet_ntop(AF_INET, &raddr->sin_addr, addr, sizeof(addr)) == NULL) {
-		rc__create_err = RC_UNKNOWNADDR;
+		rc__create_note(RC_UNKNOWNADDR, NULL);
 		return NULL;
 	}
 	if (raddr->sin_port == 0)
@@ -182,42 +270,81 @@ bool rc_sunrpc_clnt_control(CLIENT *clnt, u_int request, void *info)
 	}
 }
 
+/* sunrpc.h: libtirpc's text of a clnt_stat. */
 const char *rc_sunrpc_clnt_sperrno(enum clnt_stat st)
 {
 	switch (st) {
-	case RPC_SUCCESS: return rc_strerror(RC_OK);
-	case RPC_CANTENCODEARGS: return rc_strerror(RC_CANTENCODEARGS);
-	case RPC_CANTDECODERES: return rc_strerror(RC_CANTDECODERES);
-	case RPC_CANTSEND: return rc_strerror(RC_CANTSEND);
-	case RPC_CANTRECV: return rc_strerror(RC_CANTRECV);
-	case RPC_TIMEDOUT: return rc_strerror(RC_TIMEDOUT);
-	case RPC_VERSMISMATCH: return rc_strerror(RC_VERSMISMATCH);
-	case RPC_AUTHERROR: return rc_strerror(RC_AUTHERROR);
-	case RPC_PROGUNAVAIL: return rc_strerror(RC_PROGUNAVAIL);
-	case RPC_PROGVERSMISMATCH: return rc_strerror(RC_PROGVERSMISMATCH);
-	case RPC_PROCUNAVAIL: return rc_strerror(RC_PROCUNAVAIL);
-	case RPC_CANTDECODEARGS: return rc_strerror(RC_CANTDECODEARGS);
-	case RPC_SYSTEMERROR: return rc_strerror(RC_SYSTEMERROR);
-	case RPC_UNKNOWNHOST: return rc_strerror(RC_UNKNOWNHOST);
-	case RPC_RPCBFAILURE: return rc_strerror(RC_PMAPFAILURE);
-	case RPC_PROGNOTREGISTERED: return rc_strerror(RC_PROGNOTREGISTERED);
-	case RPC_UNKNOWNPROTO: return rc_strerror(RC_UNKNOWNPROTO);
-	case RPC_UNKNOWNADDR: return rc_strerror(RC_UNKNOWNADDR);
-	case RPC_INPROGRESS: return rc_strerror(RC_INPROGRESS);
-	default: return rc_strerror(RC_FAILED);
+	case RPC_SUCCESS: return "RPC: Success";
+	case RPC_CANTENCODEARGS: return "RPC: Can't encode arguments";
+	case RPC_CANTDECODERES: return "RPC: Can't decode result";
+	case RPC_CANTSEND: return "RPC: Unable to send";
+	case RPC_CANTRECV: return "RPC: Unable to receive";
+	case RPC_TIMEDOUT: return "RPC: Timed out";
+	case RPC_VERSMISMATCH: return "RPC: Incompatible versions of RPC";
+	case RPC_AUTHERROR: return "RPC: Authentication error";
+	case RPC_PROGUNAVAIL: return "RPC: Program unavailable";
+	case RPC_PROGVERSMISMATCH: return "RPC: Program/version mismatch";
+	case RPC_PROCUNAVAIL: return "RPC: Procedure unavailable";
+	case RPC_CANTDECODEARGS: return "RPC: Server can't decode arguments";
+	case RPC_SYSTEMERROR: return "RPC: Remote system error";
+	case RPC_UNKNOWNHOST: return "RPC: Unknown host";
+	case RPC_UNKNOWNPROTO: return "RPC: Unknown protocol";
+	case RPC_RPCBFAILURE: return "RPC: Port mapper failure";
+	case RPC_PROGNOTREGISTERED: return "RPC: Program not registered";
+	case RPC_FAILED: return "RPC: Failed (unspecified error)";
+	case RPC_UNKNOWNADDR: return "RPC: Remote address unknown";
+	default: return "RPC: (unknown error code)";
 	}
+}
+
+/* libtirpc's text of an auth_stat, or NULL. */
+static const char *rc__auth_errmsg(uint32_t why)
+{
+	static const char *const msg[] = {
+		"Authentication OK", "Invalid client credential", "Server rejected credential",
+		"Invalid client verifier", "Server rejected verifier", "Client credential too weak",
+		"Invalid server verifier", "Failed (unspecified error)"};
+	return why < sizeof(msg) / sizeof(msg[0]) ? msg[why] : NULL;
 }
 
 static _Thread_local char rc__errbuf[512];
 
+/* sunrpc.h: clnt_sperror in libtirpc's words: "s: RPC: text" and the detail libtirpc adds. */
 char *rc_sunrpc_clnt_sperror(CLIENT *clnt, const char *s)
 {
 	rc_error e;
-	char detail[400];
+	enum clnt_stat st;
+	size_t n;
+	const char *why;
 
 	rc_client_geterr(clnt, &e);
-	rc_error_format(&e, detail, sizeof(detail));
-	snprintf(rc__errbuf, sizeof(rc__errbuf), "%s: %s", s ? s : "", detail);
+	st = rc_sunrpc_stat(e.status);
+	n = (size_t)snprintf(rc__errbuf, sizeof(rc__errbuf), "%s: %s", s ? s : "",
+	                     rc_sunrpc_clnt_sperrno(st));
+	if (n >= sizeof(rc__errbuf))
+		return rc__errbuf;
+	switch (st) {
+	case RPC_CANTSEND:
+	case RPC_CANTRECV:
+		snprintf(rc__errbuf + n, sizeof(rc__errbuf) - n, "; errno = %s",
+		         strerror(e.sys_errno));
+		break;
+	case RPC_VERSMISMATCH:
+	case RPC_PROGVERSMISMATCH:
+		snprintf(rc__errbuf + n, sizeof(rc__errbuf) - n,
+		         "; low version = %u, high version = %u", (unsigned)e.low, (unsigned)e.high);
+		break;
+	case RPC_AUTHERROR:
+		why = rc__auth_errmsg(e.auth_stat);
+		if (why != NULL)
+			snprintf(rc__errbuf + n, sizeof(rc__errbuf) - n, "; why = %s", why);
+		else
+			snprintf(rc__errbuf + n, sizeof(rc__errbuf) - n,
+			         "; why = (unknown authentication error - %d)", (int)e.auth_stat);
+		break;
+	default:
+		break;
+	}
 	return rc__errbuf;
 }
 
@@ -226,13 +353,69 @@ void rc_sunrpc_clnt_perror(CLIENT *clnt, const char *s)
 	fprintf(stderr, "%s\n", rc_sunrpc_clnt_sperror(clnt, s));
 }
 
+/* sunrpc.h: clnt_spcreateerror in libtirpc's words. */
 char *rc_sunrpc_clnt_spcreateerror(const char *s)
 {
-	snprintf(rc__errbuf, sizeof(rc__errbuf), "%s: %s", s ? s : "", rc_strerror(rc__create_err));
+	size_t n = (size_t)snprintf(rc__errbuf, sizeof(rc__errbuf), "%s: %s", s ? s : "",
+	                            rc_sunrpc_clnt_sperrno(rc__createerr.cf_stat));
+
+	if (n >= sizeof(rc__errbuf))
+		return rc__errbuf;
+	if (rc__createerr.cf_stat == RPC_PMAPFAILURE)
+		snprintf(rc__errbuf + n, sizeof(rc__errbuf) - n, " - %s",
+		         rc_sunrpc_clnt_sperrno(rc__createerr.cf_error.re_status));
+	else if (rc__createerr.cf_stat == RPC_SYSTEMERROR)
+		snprintf(rc__errbuf + n, sizeof(rc__errbuf) - n, " - %s",
+		         strerror(rc__createerr.cf_error.re_errno));
 	return rc__errbuf;
 }
 
 void rc_sunrpc_clnt_pcreateerror(const char *s)
 {
 	fprintf(stderr, "%s\n", rc_sunrpc_clnt_spcreateerror(s));
+}
+
+/* sunrpc.h: clnt_geterr -- the last call's detail in Sun's struct rpc_err. */
+void rc_sunrpc_clnt_geterr(CLIENT *clnt, struct rpc_err *err)
+{
+	rc_error e;
+
+	memset(err, 0, sizeof(*err));
+	rc_client_geterr(clnt, &e);
+	err->re_status = rc_sunrpc_stat(e.status);
+	switch (err->re_status) {
+	case RPC_VERSMISMATCH:
+	case RPC_PROGVERSMISMATCH:
+		err->re_vers.low = e.low;
+		err->re_vers.high = e.high;
+		break;
+	case RPC_AUTHERROR:
+		err->re_why = (enum auth_stat)e.auth_stat;
+		break;
+	default:
+		err->re_errno = e.sys_errno;
+		break;
+	}
+}
+
+/* sunrpc.h: a netobj as opaque<MAX_NETOBJ_SZ>. */
+bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np)
+{
+	return rc_xdr_bytes(xdrs, &np->n_bytes, &np->n_len, MAX_NETOBJ_SZ);
+}
+
+/* sunrpc.h: an AUTH_SYS body as Sun's struct authunix_parms. */
+bool rc_sunrpc_xdr_authunix_parms(rc_xdr *xdrs, struct rc_svc_unixcred *p)
+{
+	char *gids = (char *)p->aup_gids;
+	bool ok;
+
+	if (!rc_sunrpc_xdr_u_long(xdrs, &p->aup_time) ||
+	    !rc_xdr_string(xdrs, &p->aup_machname, 255) || !rc_xdr_u_int(xdrs, &p->aup_uid) ||
+	    !rc_xdr_u_int(xdrs, &p->aup_gid))
+		return false;
+	ok = rc_xdr_array(xdrs, &gids, &p->aup_len, 16, sizeof(uint32_t),
+	                  (rc_xdrproc)rc_xdr_u_int);
+	p->aup_gids = (uint32_t *)(void *)gids;
+	return ok;
 }

@@ -242,6 +242,12 @@ rc_status rc__sock_connect(int fd, const rc_peer *a, int64_t deadline);
 /* Wait until fd is ready for poll events ev or timeout_ms passes (negative: no limit). False
  * on timeout (errno EAGAIN) or a poll failure (errno kept). */
 bool rc__sock_wait(int fd, short ev, int timeout_ms);
+/* rc_broadcast's socket work (bcast.c): an unconnected datagram socket for to's family that
+ * may send to broadcast and multicast addresses (-1 with errno); one send (false with errno);
+ * the next datagram within wait_ms and its sender (its length; 0: none in time; -1: errno). */
+int rc__bcast_socket(const rc_peer *to);
+bool rc__bcast_send(int fd, const void *msg, size_t len, const rc_peer *to);
+ssize_t rc__bcast_recv(int fd, void *buf, size_t cap, rc_peer *from, int wait_ms);
 /* The `outq` of transports that never queue output. */
 size_t rc__tp_nothing_queued(rc_tp *tp);
 /* The `hung_up` of transports without a peer to lose. */

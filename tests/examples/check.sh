@@ -54,8 +54,10 @@ rstatus)
 	run_example
 	host=$(uname -n)
 	load='[0-9]+\.[0-9]{2}'
-	count "^$host +up ([0-9]+ days?, +)?([0-9 ]?[0-9]:[0-9]{2}|[0-9]+ min), +[0-9]+ users?, load average: $load, $load, $load$" 2 \
-		"one line per host (two hosts)"
+	count "^$host +up ([0-9]+ days?, +)?([0-9 ]?[0-9]:[0-9]{2}|[0-9]+ min), +[0-9]+ users?, load average: $load, $load, $load$" 3 \
+		"one line per host (two hosts), and one for the broadcast's answer"
+	count '^ +\(answered from 127\.0\.0\.1\)$' 1 "the broadcast's answer names its address"
+	has '^broadcast to udp://127\.0\.0\.1:[0-9]+: 1 host answered$' "the broadcast's count"
 	refused rstatus
 	;;
 printers)

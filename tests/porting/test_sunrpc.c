@@ -103,6 +103,42 @@ static void netbuf_round_trip(void **state)
 	assert_null(out.buf);
 }
 
+/* An AUTH_SYS body through Sun's struct authunix_parms gives the bytes the server parses, and
+ * netobj round-trips. */
+static void authunix_parms_and_netobj(void **state)
+{
+	char buf[256];
+	u_int gids[2] = {10, 20};
+	struct authunix_parms in = {77, "box", 1000, 100, 2, gids}, out;
+	netobj n = {3, "abc"}, m = {0, NULL};
+	XDR x;
+
+	(void)state;
+	memset(&out, 0, sizeof(out));
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	assert_true(xdr_authunix_parms(&x, &in));
+	assert_int_equal(xdr_getpos(&x), 4 + 4 + 4 + 4 + 4 + 4 + 8); /* "box" padded to 4 */
+	assert_true(xdr_netobj(&x, &n));
+	xdrmem_create(&x, buf, sizeof(buf), XDR_DECODE);
+	assert_true(xdr_authunix_parms(&x, &out));
+	assert_int_equal(out.aup_time, 77);
+	assert_string_equal(out.aup_machname, "box");
+	assert_int_equal(out.aup_uid, 1000);
+	assert_int_equal(out.aup_len, 2);
+	assert_int_equal(out.aup_gids[1], 20);
+	assert_true(xdr_netobj(&x, &m));
+	assert_int_equal(m.n_len, 3);
+	assert_memory_equal(m.n_bytes, "abc", 3);
+	xdr_free((xdrproc_t)xdr_authunix_parms, (char *)&out);
+	xdr_free((xdrproc_t)xdr_netobj, (char *)&m);
+	assert_null(out.aup_machname);
+	/* 17 gids: over AUTH_SYS's 16 */
+	u_int many[17] = {0};
+	struct authunix_parms big = {1, "h", 0, 0, 17, many};
+	xdrmem_create(&x, buf, sizeof(buf), XDR_ENCODE);
+	assert_false(xdr_authunix_parms(&x, &big));
+}
+
 static void statuses_map_to_sun_values(void **state)
 {
 	(void)state;
@@ -113,18 +149,39 @@ static void statuses_map_to_sun_values(void **state)
 	assert_int_equal(rc_sunrpc_stat(RC_PMAPFAILURE), RPC_PMAPFAILURE);
 	assert_int_equal(rc_sunrpc_stat(RC_CLOSED), RPC_CANTRECV);
 	assert_int_equal(rc_sunrpc_stat(RC_CANCELLED), RPC_FAILED);
-	assert_string_equal(clnt_sperrno(RPC_TIMEDOUT), rc_strerror(RC_TIMEDOUT));
-	assert_string_equal(clnt_sperrno(RPC_PROCUNAVAIL), rc_strerror(RC_PROCUNAVAIL));
+	/* libtirpc's words */
+	assert_string_equal(clnt_sperrno(RPC_TIMEDOUT), "RPC: Timed out");
+	assert_string_equal(clnt_sperrno(RPC_PROCUNAVAIL), "RPC: Procedure unavailable");
+	assert_string_equal(clnt_sperrno(RPC_PROGNOTREGISTERED), "RPC: Program not registered");
+	assert_string_equal(clnt_sperrno(RPC_PMAPFAILURE), "RPC: Port mapper failure");
 }
 
 static void create_errors(void **state)
 {
 	(void)state;
 	assert_null(clnt_create("127.0.0.1", RT_PROG, 1, "carrier-pigeon"));
-	assert_string_equal(clnt_spcreateerror("here"),
-	                    "here: unknown protocol or URI scheme");
+	assert_string_equal(clnt_spcreateerror("here"), "here: RPC: Unknown protocol");
+	assert_int_equal(rpc_createerr.cf_stat, RPC_UNKNOWNPROTO);
 	assert_null(clnt_create("no-such-host.invalid", RT_PROG, 1, "udp"));
-	assert_non_null(strstr(clnt_spcreateerror("x"), "x: "));
+	assert_int_equal(rpc_createerr.cf_stat, RPC_UNKNOWNHOST);
+	assert_string_equal(clnt_spcreateerror("x"), "x: RPC: Unknown host");
+	/* the nettypes are known (the host is not) */
+	const char *const types[] = {"udp6", "tcp6", "netpath", "visible", "circuit_v",
+	                             "datagram_v", "circuit_n", "datagram_n"};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		assert_null(clnt_create("no-such-host.invalid", RT_PROG, 1, types[i]));
+		assert_int_equal(rpc_createerr.cf_stat, RPC_UNKNOWNHOST);
+	}
+	/* a port that refuses: the rpcbind look-up's failure in libtirpc's form */
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons(9);
+	int sock = RPC_ANYSOCK;
+	assert_null(clnttcp_create(&a, RT_PROG, 1, &sock, 0, 0));
+	assert_int_not_equal(rpc_createerr.cf_stat, RPC_SUCCESS);
+	assert_non_null(strstr(clnt_spcreateerror("y"), "y: RPC: "));
 }
 
 /* The server's port, from its bound URI. */
@@ -164,7 +221,22 @@ static void clnt_calls_a_remotecall_server(void **state)
 		assert_int_equal(clnt_call(c, 99, xdr_void, NULL, xdr_void, NULL, tmo),
 		                 RPC_PROCUNAVAIL);
 		err = clnt_sperror(c, "call");
-		assert_string_equal(err, "call: procedure unavailable in this program version");
+		assert_string_equal(err, "call: RPC: Procedure unavailable");
+		struct rpc_err re;
+		clnt_geterr(c, &re);
+		assert_int_equal(re.re_status, RPC_PROCUNAVAIL);
+		/* a version the server does not have: libtirpc's detail */
+		CLIENT *c2 = k == 0 ? clntudp_create(&a, RT_PROG, 7, rt, &sock)
+		                    : clnttcp_create(&a, RT_PROG, 7, &sock, 0, 0);
+		assert_non_null(c2);
+		assert_int_equal(clnt_call(c2, 0, xdr_void, NULL, xdr_void, NULL, tmo),
+		                 RPC_PROGVERSMISMATCH);
+		assert_string_equal(clnt_sperror(c2, "v7"), "v7: RPC: Program/version mismatch; "
+		                                             "low version = 1, high version = 2");
+		clnt_geterr(c2, &re);
+		assert_int_equal(re.re_vers.low, 1);
+		assert_int_equal(re.re_vers.high, 2);
+		clnt_destroy(c2);
 		/* timeouts through clnt_control */
 		assert_true(clnt_control(c, CLGET_TIMEOUT, &got));
 		assert_int_equal(got.tv_sec, 5); /* clnt_call's timeout became the client's */
@@ -185,6 +257,7 @@ int main(void)
 		cmocka_unit_test(sun_names_encode_like_remotecall),
 		cmocka_unit_test(xdr_long_is_32_bits),
 		cmocka_unit_test(netbuf_round_trip),
+		cmocka_unit_test(authunix_parms_and_netobj),
 		cmocka_unit_test(statuses_map_to_sun_values),
 		cmocka_unit_test(create_errors),
 		cmocka_unit_test(clnt_calls_a_remotecall_server),

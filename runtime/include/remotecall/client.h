@@ -301,6 +301,37 @@ rc_status rc_multicall(rc_client *const *clients, size_t n, uint32_t proc, rc_xd
                        const void *args, rc_xdrproc xres, size_t res_size, rc_multi_fn handler,
                        void *udata, int timeout_ms);
 
+/* ---- broadcast -------------------------------------------------------------------------------- */
+
+struct sockaddr;
+
+/*
+ * rc_broadcast_fn -- rc_broadcast's handler, called once per server that answered with
+ * success: res points to its decoded result (rc_broadcast's object of res_size bytes; what
+ * decoding allocated is freed after the handler returns -- copy what you keep), from and
+ * fromlen to its address (a struct sockaddr_in or sockaddr_in6). udata is rc_broadcast's.
+ * Return true to stop collecting.
+ */
+typedef bool (*rc_broadcast_fn)(void *udata, const void *res, const struct sockaddr *from,
+                                unsigned fromlen);
+
+/*
+ * rc_broadcast -- one UDP call of procedure proc of (prog, vers) to a broadcast or multicast
+ * address, uri "udp://ADDR:PORT" (the port is required: the servers' own), with *args coded by
+ * xargs and AUTH_NONE credentials. Each successful reply (its result decoded by xres into a
+ * zeroed object of res_size bytes) goes to fn, on the calling thread, at most once per
+ * responder address; error replies (program unavailable, ...), replies to other calls and
+ * results that do not decode are ignored. The call is sent again after 4 s, then 6, 8, ...
+ * 14 s (clnt_broadcast's rhythm) with the same xid until timeout_ms have passed or fn returns
+ * true. Nothing is left allocated. Returns RC_OK (fn stopped it), RC_TIMEDOUT (the deadline
+ * passed, however many replies came: count them in udata), RC_INVAL (a NULL uri, routine or
+ * fn), RC_UNKNOWNPROTO (not udp), RC_UNKNOWNADDR (malformed, no port), RC_UNKNOWNHOST,
+ * RC_CANTENCODEARGS, RC_CANTSEND / RC_CANTRECV (errno kept), RC_NOMEM.
+ */
+rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t proc,
+                       rc_xdrproc xargs, const void *args, rc_xdrproc xres, size_t res_size,
+                       rc_broadcast_fn fn, void *udata, uint32_t timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

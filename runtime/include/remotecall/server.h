@@ -28,8 +28,65 @@ extern "C" {
 /* rc_server -- a server (opaque): rc_server_create to make one, rc_server_destroy. */
 typedef struct rc_server rc_server;
 
-/* One call being served; valid only during the procedure it is passed to. */
-typedef struct rc_svc_req rc_svc_req;
+/* AUTH_SYS credentials as the caller sent them (RFC 5531 section 14). */
+typedef struct rc_authsys {
+	uint32_t stamp;
+	char machine[256]; /* NUL-terminated */
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t ngids;
+	uint32_t gids[16];
+} rc_authsys;
+
+/* rc_opaque_auth -- a credential as it came on the wire (Sun's struct opaque_auth). */
+typedef struct rc_opaque_auth {
+	uint32_t oa_flavor;   /* RC_AUTH_NONE, RC_AUTH_SYS, ... */
+	char *oa_base;        /* its body, inside the request (NULL when empty) */
+	unsigned oa_length;   /* the body's length */
+} rc_opaque_auth;
+
+/* rc_svc_unixcred -- AUTH_SYS credentials in Sun's shape (struct authunix_parms). */
+typedef struct rc_svc_unixcred {
+	unsigned long aup_time;
+	char *aup_machname;
+	uint32_t aup_uid;
+	uint32_t aup_gid;
+	unsigned aup_len;
+	uint32_t *aup_gids;
+} rc_svc_unixcred;
+
+/*
+ * rc_svc_req -- one call being served; valid only during the routine it is passed to. The
+ * rq_ fields carry Sun's names (so <remotecall/sunrpc.h>'s struct svc_req is this struct) and
+ * are filled for every call; the rest is the server's.
+ */
+typedef struct rc_svc_req {
+	/* read-only */
+	uint32_t rq_prog;        /* program, version and procedure called */
+	uint32_t rq_vers;
+	uint32_t rq_proc;
+	rc_opaque_auth rq_cred;  /* the raw credential */
+	void *rq_clntcred;       /* AUTH_SYS: an rc_svc_unixcred *, else NULL */
+	struct rc_sunrpc_xprt *rq_xprt; /* <remotecall/sunrpc.h>'s SVCXPRT the call came on (a
+	                                   Sun dispatch function's), else NULL */
+	/* private */
+	struct rc_server *srv;
+	const struct rc__reg *reg;
+	const struct rc_svc_proc *proc;
+	uint32_t xid;
+	uint32_t flavor;
+	bool has_sys;
+	bool dgram;
+	rc_authsys sys;
+	rc_svc_unixcred ucred;
+	const struct rc_peer *peer;
+	struct rc__wctx *w;          /* raw dispatch (rc_server_register_raw): the reply buffer */
+	const unsigned char *args;   /*   the encoded arguments */
+	size_t argslen;
+	size_t rlen;                 /*   the reply's length so far (0: none) */
+	bool tls;                    /* came over TLS (rc_svc_req_tls) */
+	const rc_tls_peer *tls_peer; /* the verified client certificate's identity, or NULL */
+} rc_svc_req;
 
 /*
  * A server routine. args points to the decoded argument (NULL when void), res to a zeroed
@@ -62,6 +119,68 @@ typedef struct rc_svc_prog {
  * running server), RC_NOMEM.
  */
 rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx);
+
+/*
+ * rc_svc_rawfn -- a raw dispatcher: serves every procedure of one (program, version) itself
+ * (Sun's svc_register dispatch functions sit on it). It reads req->rq_proc, decodes the
+ * arguments with rc_svc_req_getargs, and answers with rc_svc_req_reply or rc_svc_req_error;
+ * a call it leaves unanswered gets no reply. ctx is rc_server_register_raw's.
+ */
+typedef void (*rc_svc_rawfn)(rc_svc_req *req, void *ctx);
+
+/*
+ * rc_server_register_raw -- serve (prog, vers) with fn, which sees every procedure (0
+ * included). The same rules as rc_server_register (before rc_server_run). Returns RC_OK,
+ * RC_INVAL (NULL srv or fn, (prog, vers) already registered, a running server), RC_NOMEM.
+ */
+rc_status rc_server_register_raw(rc_server *srv, uint32_t prog, uint32_t vers, rc_svc_rawfn fn,
+                                 void *ctx);
+
+/*
+ * rc_server_unregister -- stop serving (prog, vers) (either kind of registration). Not while
+ * the server runs. Returns RC_OK, RC_INVAL (NULL srv, a running server), or RC_PROGUNAVAIL
+ * when (prog, vers) is not registered.
+ */
+rc_status rc_server_unregister(rc_server *srv, uint32_t prog, uint32_t vers);
+
+/*
+ * rc_svc_req_getargs -- in a raw dispatcher: decode the call's arguments into *args (zeroed
+ * by the caller) with xargs, under the server's allocation cap. What decoding allocated is the
+ * caller's, released with rc_xdr_free(xargs, args). Returns RC_OK, RC_CANTDECODEARGS
+ * (truncated, over a bound or trailing bytes), RC_INVAL (not a raw call).
+ */
+rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args);
+
+/*
+ * rc_svc_req_reply -- in a raw dispatcher: reply SUCCESS with *res coded by xres (res stays
+ * the caller's). A second reply replaces the first. Returns RC_OK; RC_CANTENCODEARGS when
+ * xres fails (the reply becomes SYSTEM_ERR); RC_INVAL (not a raw call).
+ */
+rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res);
+
+/* The error replies rc_svc_req_error sends (RFC 5531). */
+typedef enum rc_svc_err {
+	RC_SVC_PROG_UNAVAIL = 1, /* accepted, PROG_UNAVAIL */
+	RC_SVC_PROG_MISMATCH,    /* accepted, PROG_MISMATCH with lo..hi */
+	RC_SVC_PROC_UNAVAIL,     /* accepted, PROC_UNAVAIL */
+	RC_SVC_GARBAGE_ARGS,     /* accepted, GARBAGE_ARGS */
+	RC_SVC_SYSTEM_ERR,       /* accepted, SYSTEM_ERR */
+	RC_SVC_AUTH_ERROR        /* denied, AUTH_ERROR with the auth_stat lo */
+} rc_svc_err;
+
+/*
+ * rc_svc_req_error -- in a raw dispatcher: answer with error err (lo and hi: the version
+ * range of RC_SVC_PROG_MISMATCH; lo: the auth_stat of RC_SVC_AUTH_ERROR; else unused).
+ * Replaces an earlier reply. Returns RC_OK, or RC_INVAL (not a raw call, unknown err).
+ */
+rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi);
+
+/*
+ * rc_svc_req_caller -- the caller's address: copies up to *len bytes of it into sa and sets
+ * *len to its length. Known for datagram calls; for calls on a stream or in-process, *len is
+ * set to 0. Returns RC_OK, or RC_INVAL for NULL arguments.
+ */
+rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len);
 
 /* ---- life cycle ------------------------------------------------------------------------ */
 
@@ -278,16 +397,6 @@ char *rc_rpcbind_entry_format(const rc_rpcbind_entry *e, char *buf, size_t len);
 /* RC_AUTH_NONE, RC_AUTH_SYS -- the credential flavors the server parses (RFC 5531). */
 #define RC_AUTH_NONE 0u
 #define RC_AUTH_SYS 1u
-
-/* AUTH_SYS credentials as the caller sent them (RFC 5531 section 14). */
-typedef struct rc_authsys {
-	uint32_t stamp;
-	char machine[256]; /* NUL-terminated */
-	uint32_t uid;
-	uint32_t gid;
-	uint32_t ngids;
-	uint32_t gids[16];
-} rc_authsys;
 
 /* rc_svc_req_flavor -- the credential flavor of the call (RC_AUTH_NONE, RC_AUTH_SYS, ...). */
 uint32_t rc_svc_req_flavor(const rc_svc_req *req);

@@ -16,17 +16,26 @@
  *   - CLIENT is an rc_client: clnt_call's struct timeval is the call's total timeout (it
  *     replaces the client's, 0 keeps it), and clnt_control knows CLSET/CLGET_TIMEOUT and
  *     CLSET/CLGET_RETRY_TIMEOUT only;
- *   - servers: remotecall has no SVCXPRT dispatch functions. A server ports to the routines
- *     idlc declares (bool proc_V_svc(const ARG *, RES *, struct svc_req *)) and registers the
- *     program with prog_V_register -- see docs/porting.md.
+ *   - servers: the Sun server API (SVCXPRT, svcudp_create, svc_register, svc_run, svc_getargs,
+ *     svc_sendreply, svcerr_*, pmap_set, ...) runs on one rc_server of the process (see "the
+ *     server" below); struct svc_req is remotecall's rc_svc_req, whose rq_ fields are Sun's.
+ *     A server may instead port to the routines idlc declares (bool proc_V_svc(const ARG *,
+ *     RES *, struct svc_req *)) and prog_V_register -- see docs/porting.md;
+ *   - a Sun name remotecall does not map, where a program might use it, is a compile error
+ *     naming what to do instead (RC__SUNRPC_UNMAPPED).
  */
 #ifndef REMOTECALL_SUNRPC_H
 #define REMOTECALL_SUNRPC_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>  /* rpcgen -a clients expect <rpc/rpc.h> to bring stdio and stdlib */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
 #include <sys/time.h>
 #include <sys/types.h>
 
@@ -78,8 +87,57 @@ struct netbuf {
 	void *buf;
 };
 
-/* The request a server routine gets (the last parameter of idlc's proc_V_svc). */
+/* The request a server routine gets (the last parameter of idlc's proc_V_svc, and of a Sun
+ * dispatch function): rc_svc_req (<remotecall/server.h>), rq_prog, rq_vers, rq_proc, rq_cred,
+ * rq_clntcred and rq_xprt as Sun's. */
 #define svc_req rc_svc_req
+#define opaque_auth rc_opaque_auth
+#define authunix_parms rc_svc_unixcred
+#define authsys_parms rc_svc_unixcred
+#define xdr_authunix_parms rc_sunrpc_xdr_authunix_parms
+#define xdr_authsys_parms rc_sunrpc_xdr_authunix_parms
+/* rc_sunrpc_xdr_authunix_parms -- an AUTH_SYS credential body (RFC 5531 section 14): stamp,
+ * machine name (at most 255 bytes), uid, gid, up to 16 gids. Decode allocates aup_machname and
+ * aup_gids when NULL (free with xdr_free(xdr_authunix_parms, p)). */
+bool rc_sunrpc_xdr_authunix_parms(rc_xdr *xdrs, struct rc_svc_unixcred *p);
+#define AUTH_NONE RC_AUTH_NONE
+#define AUTH_NULL RC_AUTH_NONE
+#define AUTH_SYS RC_AUTH_SYS
+#define AUTH_UNIX RC_AUTH_SYS
+#define NULLPROC 0u
+
+/* Sun's auth_stat (RFC 5531), for svcerr_auth. */
+enum auth_stat {
+	AUTH_OK = 0,
+	AUTH_BADCRED = 1,
+	AUTH_REJECTEDCRED = 2,
+	AUTH_BADVERF = 3,
+	AUTH_REJECTEDVERF = 4,
+	AUTH_TOOWEAK = 5,
+	AUTH_INVALIDRESP = 6,
+	AUTH_FAILED = 7
+};
+
+/* A variable-length opaque object (rpcgen's netobj; nis_callback.x). */
+typedef struct netobj {
+	u_int n_len;
+	char *n_bytes;
+} netobj;
+#define xdr_netobj rc_sunrpc_xdr_netobj
+/* rc_sunrpc_xdr_netobj -- a netobj as opaque<1024> (MAX_NETOBJ_SZ); decode allocates n_bytes
+ * when NULL (free with xdr_free(xdr_netobj, np)). */
+bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np);
+#define MAX_NETOBJ_SZ 1024
+
+/*
+ * RC__SUNRPC_UNMAPPED(msg) -- marks a Sun function remotecall does not provide: a call to it
+ * (or taking its address) stops the compilation with msg.
+ */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define RC__SUNRPC_UNMAPPED(msg) __attribute__((unavailable(msg)))
+#else
+#define RC__SUNRPC_UNMAPPED(msg) __attribute__((error(msg)))
+#endif
 
 /* ---- XDR ---------------------------------------------------------------------------------- */
 
@@ -99,6 +157,8 @@ struct netbuf {
 #define xdr_int64_t rc_xdr_hyper
 #define xdr_u_int64_t rc_xdr_u_hyper
 #define xdr_uint64_t rc_xdr_u_hyper
+#define xdr_quad_t rc_xdr_hyper
+#define xdr_u_quad_t rc_xdr_u_hyper
 #define xdr_longlong_t rc_xdr_hyper
 #define xdr_u_longlong_t rc_xdr_u_hyper
 #define xdr_short rc_xdr_short
@@ -117,6 +177,30 @@ struct netbuf {
 #define xdr_vector rc_xdr_vector
 #define xdr_pointer rc_xdr_pointer
 #define xdr_reference rc_xdr_reference
+
+/* Inline access (rpcgen's fast paths): XDR_INLINE is rc_xdr_inline; the IXDR_ macros read and
+ * write 32-bit big-endian units through an int32_t pointer, as Sun's. */
+#define BYTES_PER_XDR_UNIT 4
+#define RNDUP(x) ((((x) + BYTES_PER_XDR_UNIT - 1) / BYTES_PER_XDR_UNIT) * BYTES_PER_XDR_UNIT)
+#define XDR_INLINE(xdrs, len) ((int32_t *)rc_xdr_inline((xdrs), (size_t)(len)))
+#define xdr_inline XDR_INLINE
+#define IXDR_GET_INT32(buf) ((int32_t)ntohl((uint32_t)*(buf)++))
+#define IXDR_PUT_INT32(buf, v) (*(buf)++ = (int32_t)htonl((uint32_t)(v)))
+#define IXDR_GET_U_INT32(buf) ((uint32_t)IXDR_GET_INT32(buf))
+#define IXDR_PUT_U_INT32(buf, v) IXDR_PUT_INT32((buf), (int32_t)(v))
+#define IXDR_GET_LONG(buf) ((long)IXDR_GET_INT32(buf))
+#define IXDR_PUT_LONG(buf, v) IXDR_PUT_INT32((buf), (int32_t)(v))
+#define IXDR_GET_U_LONG(buf) ((u_long)IXDR_GET_U_INT32(buf))
+#define IXDR_PUT_U_LONG(buf, v) IXDR_PUT_INT32((buf), (int32_t)(uint32_t)(v))
+#define IXDR_GET_BOOL(buf) ((bool_t)(IXDR_GET_INT32(buf) != 0))
+#define IXDR_PUT_BOOL(buf, v) IXDR_PUT_INT32((buf), (v) ? 1 : 0)
+#define IXDR_GET_ENUM(buf, t) ((t)IXDR_GET_INT32(buf))
+#define IXDR_PUT_ENUM(buf, v) IXDR_PUT_INT32((buf), (int32_t)(v))
+#define IXDR_GET_SHORT(buf) ((short)IXDR_GET_INT32(buf))
+#define IXDR_PUT_SHORT(buf, v) IXDR_PUT_INT32((buf), (int32_t)(v))
+#define IXDR_GET_U_SHORT(buf) ((u_short)IXDR_GET_INT32(buf))
+#define IXDR_PUT_U_SHORT(buf, v) IXDR_PUT_INT32((buf), (int32_t)(v))
+
 #define xdr_long rc_sunrpc_xdr_long
 #define xdr_u_long rc_sunrpc_xdr_u_long
 #define xdr_netbuf rc_sunrpc_xdr_netbuf
@@ -175,13 +259,50 @@ enum clnt_stat {
 enum clnt_stat rc_sunrpc_stat(rc_status st);
 
 /*
- * rc_sunrpc_clnt_create -- clnt_create(host, prog, vers, "udp" | "tcp" | "unix"): a client
- * for the program at host, its port asked of host's rpcbind (for "unix", host is the socket's
- * path). Returns the client (destroy with clnt_destroy), or NULL with the reason kept for
- * clnt_pcreateerror / clnt_spcreateerror (this thread).
+ * rc_sunrpc_clnt_create -- clnt_create(host, prog, vers, nettype): a client for the program
+ * at host, its port asked of host's rpcbind. nettype "udp", "tcp", "udp6", "tcp6" (host
+ * resolved to IPv6), "netpath" / "visible" (udp, tcp, udp6, tcp6 in turn until one gives a
+ * client), "circuit_v" / "circuit_n" (tcp, tcp6), "datagram_v" / "datagram_n" (udp, udp6),
+ * or "unix" (host is the socket's path). Returns the client (destroy with clnt_destroy), or
+ * NULL with the reason in rpc_createerr (this thread) for clnt_pcreateerror.
  */
 CLIENT *rc_sunrpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t vers,
                               const char *proto);
+
+/* Sun's detail of a failed call (clnt_geterr) or creation (rpc_createerr). */
+struct rpc_err {
+	enum clnt_stat re_status;
+	union {
+		int RE_errno;
+		enum auth_stat RE_why;
+		struct {
+			uint32_t low;
+			uint32_t high;
+		} RE_vers;
+		struct {
+			int32_t s1;
+			int32_t s2;
+		} RE_lb;
+	} ru;
+};
+#define re_errno ru.RE_errno
+#define re_why ru.RE_why
+#define re_vers ru.RE_vers
+#define re_lb ru.RE_lb
+
+/* rpc_createerr: why the last clnt_create / clntudp_create / clnttcp_create of this thread
+ * failed: cf_stat, and in cf_error the rpcbind call's status (RPC_PMAPFAILURE) or errno. */
+struct rc_sunrpc_rpc_createerr { /* Sun's struct rpc_createerr */
+	enum clnt_stat cf_stat;
+	struct rpc_err cf_error;
+};
+/* rc_sunrpc_createerr -- this thread's rpc_createerr (never NULL). */
+struct rc_sunrpc_rpc_createerr *rc_sunrpc_createerr(void);
+#define rpc_createerr (*rc_sunrpc_createerr())
+
+/* rc_sunrpc_clnt_geterr -- clnt_geterr: the last call's detail on this thread. */
+void rc_sunrpc_clnt_geterr(CLIENT *clnt, struct rpc_err *err);
+#define clnt_geterr rc_sunrpc_clnt_geterr
 
 /*
  * rc_sunrpc_clntudp_create / rc_sunrpc_clnttcp_create -- clntudp_create and clnttcp_create:
@@ -211,17 +332,18 @@ enum clnt_stat rc_sunrpc_clnt_call(CLIENT *clnt, rpcproc_t proc, xdrproc_t inpro
 bool rc_sunrpc_clnt_control(CLIENT *clnt, u_int request, void *info);
 
 /*
- * rc_sunrpc_clnt_sperror -- clnt_sperror: "s: what went wrong" for the client's last failed
- * call on this thread, in a static buffer (overwritten by the next call of it);
- * rc_sunrpc_clnt_perror prints it on stderr with a newline.
+ * rc_sunrpc_clnt_sperror -- clnt_sperror in libtirpc's words: "s: RPC: Procedure unavailable",
+ * with libtirpc's detail ("; errno = ...", "; low version = 1, high version = 2", "; why =
+ * ...") for the client's last call on this thread, in a thread-local buffer (overwritten by
+ * the next call of it); rc_sunrpc_clnt_perror prints it on stderr with a newline.
  */
 char *rc_sunrpc_clnt_sperror(CLIENT *clnt, const char *s);
 void rc_sunrpc_clnt_perror(CLIENT *clnt, const char *s);
 
 /*
- * rc_sunrpc_clnt_spcreateerror / rc_sunrpc_clnt_pcreateerror -- the same for the last client
- * creation that failed on this thread. rc_sunrpc_clnt_sperrno: the text of a clnt_stat
- * (static).
+ * rc_sunrpc_clnt_spcreateerror / rc_sunrpc_clnt_pcreateerror -- the same for rpc_createerr
+ * ("s: RPC: Program not registered", "s: RPC: Port mapper failure - RPC: Unable to receive").
+ * rc_sunrpc_clnt_sperrno: libtirpc's text of a clnt_stat (static).
  */
 char *rc_sunrpc_clnt_spcreateerror(const char *s);
 void rc_sunrpc_clnt_pcreateerror(const char *s);
@@ -240,6 +362,232 @@ const char *rc_sunrpc_clnt_sperrno(enum clnt_stat st);
 #define clnt_pcreateerror rc_sunrpc_clnt_pcreateerror
 #define clnt_spcreateerror rc_sunrpc_clnt_spcreateerror
 #define clnt_sperrno rc_sunrpc_clnt_sperrno
+
+
+/* ---- the server ------------------------------------------------------------------------------ */
+
+/*
+ * The Sun server API runs on one rc_server of the process, made by the first svc*_create (or
+ * svc_create / svc_tp_create). Each SVCXPRT is one of its listeners: svcudp_create and
+ * svctcp_create listen on 0.0.0.0 (IPv4, any port), netids udp6/tcp6 on [::]. svc_register
+ * (svc_reg) gives a (program, version) a dispatch function, which serves every procedure:
+ * svc_getargs, svc_sendreply, svcerr_* answer the call being dispatched on this thread. A
+ * second registration of one (program, version) must name the same dispatch function. The
+ * call is answered once the dispatch function returns; one it leaves unanswered gets no reply.
+ * Datagram calls pass through remotecall's duplicate request cache (at most once).
+ *
+ * Differences: remotecall owns the sockets: xp_sock is -1 and a transport made from a socket
+ * of the caller's (svcudp_create(fd), svcfd_create) is not supported (NULL, or a compile
+ * error); svc_getcaller is known for datagram calls only (zeros on a stream); svc_fdset holds
+ * one descriptor (the server's epoll set), and svc_getreqset serves whatever is ready.
+ */
+typedef struct rc_sunrpc_xprt {
+	int xp_sock;      /* -1: the socket is remotecall's */
+	u_short xp_port;  /* the port it listens on (host order) */
+	/* private */
+	char xp_netid[8]; /* "udp", "tcp", "udp6", "tcp6" */
+	char xp_uri[64];  /* what rc_server_listen bound */
+} SVCXPRT;
+
+/* A dispatch function (svc_register): serves one call of its (program, version). */
+typedef void (*rc_sunrpc_dispatch)(struct rc_svc_req *rqstp, SVCXPRT *xprt);
+
+/* TI-RPC's transport description, as svc_tp_create, svc_reg and rpcb_set take it. remotecall
+ * knows the netids udp, tcp, udp6 and tcp6 (getnetconfigent). */
+struct netconfig {
+	char *nc_netid;
+	unsigned long nc_semantics; /* NC_TPI_CLTS (datagram) or NC_TPI_COTS_ORD (stream) */
+	unsigned long nc_flag;
+	char *nc_protofmly;         /* "inet" or "inet6" */
+	char *nc_proto;             /* "udp" or "tcp" */
+	char *nc_device;
+	unsigned long nc_nlookups;
+	char **nc_lookups;
+	unsigned long nc_unused[8];
+};
+#define NC_TPI_CLTS 1
+#define NC_TPI_COTS 2
+#define NC_TPI_COTS_ORD 3
+#define NC_VISIBLE 01
+
+/* rc_sunrpc_getnetconfigent -- getnetconfigent: the static description of netid (udp, tcp,
+ * udp6, tcp6), or NULL. rc_sunrpc_freenetconfigent does nothing (the entries are static). */
+struct netconfig *rc_sunrpc_getnetconfigent(const char *netid);
+void rc_sunrpc_freenetconfigent(struct netconfig *nc);
+
+/*
+ * rc_sunrpc_svcudp_create / rc_sunrpc_svctcp_create -- svcudp_create, svctcp_create,
+ * svcudp_bufcreate: a listener of the process's server on 0.0.0.0, any port (xp_port). sock
+ * must be RPC_ANYSOCK (else NULL and a message on stderr: remotecall opens its own sockets);
+ * the buffer sizes are ignored (remotecall's limits: rc_server_set_limits). The SVCXPRT lives
+ * until svc_destroy. NULL on failure.
+ */
+SVCXPRT *rc_sunrpc_svcudp_create(int sock);
+SVCXPRT *rc_sunrpc_svctcp_create(int sock, u_int sendsz, u_int recvsz);
+/* rc_sunrpc_svc_tp_create -- svc_tp_create: a listener for nc's netid, registered with
+ * svc_reg (and rpcbind). NULL on failure. */
+SVCXPRT *rc_sunrpc_svc_tp_create(rc_sunrpc_dispatch dispatch, rpcprog_t prog, rpcvers_t vers,
+                                 const struct netconfig *nc);
+/* rc_sunrpc_svc_create -- svc_create: listeners for nettype (NULL, "netpath", "visible":
+ * udp, tcp, udp6, tcp6; "circuit_v", "circuit_n", "tcp": the stream ones; "datagram_v",
+ * "datagram_n", "udp": the datagram ones; or one netid), each registered with svc_reg.
+ * Returns how many were made (0 on failure). */
+int rc_sunrpc_svc_create(rc_sunrpc_dispatch dispatch, rpcprog_t prog, rpcvers_t vers,
+                         const char *nettype);
+/* rc_sunrpc_svc_destroy -- svc_destroy: close xprt's listener (when the server is not
+ * running) and free it. */
+void rc_sunrpc_svc_destroy(SVCXPRT *xprt);
+
+/*
+ * rc_sunrpc_svc_register -- svc_register: serve (prog, vers) with dispatch; protocol
+ * IPPROTO_UDP or IPPROTO_TCP also registers xprt's port with the local rpcbind (pmap_set),
+ * 0 does not. rc_sunrpc_svc_reg -- svc_reg: the same, registered with rpcbind as xprt's netid
+ * and address when nc is not NULL. Not while svc_run runs. Returns true, or false (a
+ * different dispatch function for (prog, vers), no server, rpcbind refused).
+ */
+bool rc_sunrpc_svc_register(SVCXPRT *xprt, rpcprog_t prog, rpcvers_t vers,
+                            rc_sunrpc_dispatch dispatch, int protocol);
+bool rc_sunrpc_svc_reg(SVCXPRT *xprt, rpcprog_t prog, rpcvers_t vers,
+                       rc_sunrpc_dispatch dispatch, const struct netconfig *nc);
+/* rc_sunrpc_svc_unregister / rc_sunrpc_svc_unreg -- stop serving (prog, vers) and remove its
+ * rpcbind registrations (every netid). */
+void rc_sunrpc_svc_unregister(rpcprog_t prog, rpcvers_t vers);
+
+/*
+ * In a dispatch function, about the call being dispatched on this thread (xprt is not
+ * consulted): rc_sunrpc_svc_getargs decodes its arguments into *args (what decoding allocated
+ * is released with svc_freeargs / xdr_free); rc_sunrpc_svc_freeargs frees them;
+ * rc_sunrpc_svc_sendreply answers SUCCESS with *res coded by xres (res stays the caller's;
+ * it may be static). Each returns true, or false outside a dispatch or when coding failed.
+ */
+bool rc_sunrpc_svc_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args);
+bool rc_sunrpc_svc_freeargs(SVCXPRT *xprt, xdrproc_t xargs, void *args);
+bool rc_sunrpc_svc_sendreply(SVCXPRT *xprt, xdrproc_t xres, void *res);
+
+/* The error replies: PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR, PROG_UNAVAIL, PROG_MISMATCH
+ * (lo..hi), AUTH_ERROR (why), AUTH_ERROR AUTH_TOOWEAK. Nothing outside a dispatch. */
+void rc_sunrpc_svcerr_noproc(SVCXPRT *xprt);
+void rc_sunrpc_svcerr_decode(SVCXPRT *xprt);
+void rc_sunrpc_svcerr_systemerr(SVCXPRT *xprt);
+void rc_sunrpc_svcerr_noprog(SVCXPRT *xprt);
+void rc_sunrpc_svcerr_progvers(SVCXPRT *xprt, rpcvers_t lo, rpcvers_t hi);
+void rc_sunrpc_svcerr_auth(SVCXPRT *xprt, enum auth_stat why);
+void rc_sunrpc_svcerr_weakauth(SVCXPRT *xprt);
+
+/* rc_sunrpc_svc_getcaller -- svc_getcaller: the caller of the call being dispatched on this
+ * thread (a struct sockaddr_in, or a sockaddr_in6 behind the pointer for an IPv6 caller; all
+ * zero on a stream); rc_sunrpc_svc_getrpccaller -- svc_getrpccaller: the same as a netbuf.
+ * Thread-local storage, overwritten by the next call. */
+struct sockaddr_in *rc_sunrpc_svc_getcaller(SVCXPRT *xprt);
+struct netbuf *rc_sunrpc_svc_getrpccaller(SVCXPRT *xprt);
+
+/* rc_sunrpc_svc_run -- svc_run: serve until svc_exit (returns only then, or on an error).
+ * rc_sunrpc_svc_exit -- svc_exit: make svc_run return (async-signal-safe); the server stays
+ * stopped (Sun's svc_exit destroys every transport): svc_run and svc_getreqset serve nothing
+ * afterwards. */
+void rc_sunrpc_svc_run(void);
+void rc_sunrpc_svc_exit(void);
+
+/* svc_fdset / svc_maxfd: the descriptors to wait on for the application's own select loop
+ * (one: the server's epoll set); svc_getreqset(fds) serves what is ready when it is in fds;
+ * svc_getreq_common(fd) likewise for that descriptor. */
+fd_set *rc_sunrpc_svc_fdset(void);
+int rc_sunrpc_svc_maxfd(void);
+void rc_sunrpc_svc_getreqset(fd_set *fds);
+void rc_sunrpc_svc_getreq_common(int fd);
+
+/*
+ * rc_sunrpc_pmap_set -- pmap_set: register (prog, vers, protocol IPPROTO_UDP/TCP, port) with
+ * the local rpcbind; rc_sunrpc_pmap_unset -- pmap_unset: remove every registration of (prog,
+ * vers). rc_sunrpc_rpcb_set -- rpcb_set: register nc's netid at the universal address of
+ * addr (a sockaddr_in/in6 in a netbuf); rc_sunrpc_rpcb_unset -- rpcb_unset: remove (prog,
+ * vers) for nc's netid, or every netid when nc is NULL. Each returns true when rpcbind
+ * agreed, false otherwise (unreachable, refused, unknown netid).
+ */
+bool rc_sunrpc_pmap_set(rpcprog_t prog, rpcvers_t vers, int protocol, u_short port);
+bool rc_sunrpc_pmap_unset(rpcprog_t prog, rpcvers_t vers);
+bool rc_sunrpc_rpcb_set(rpcprog_t prog, rpcvers_t vers, const struct netconfig *nc,
+                        const struct netbuf *addr);
+bool rc_sunrpc_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const struct netconfig *nc);
+
+#define getnetconfigent rc_sunrpc_getnetconfigent
+#define freenetconfigent rc_sunrpc_freenetconfigent
+#define svcudp_create rc_sunrpc_svcudp_create
+#define svcudp_bufcreate(sock, s, r) rc_sunrpc_svcudp_create(sock)
+#define svctcp_create rc_sunrpc_svctcp_create
+#define svc_create rc_sunrpc_svc_create
+#define svc_tp_create rc_sunrpc_svc_tp_create
+#define svc_destroy rc_sunrpc_svc_destroy
+#define svc_register(x, p, v, d, proto)                                                      \
+	rc_sunrpc_svc_register((x), (p), (v), (rc_sunrpc_dispatch)(d), (proto))
+#define svc_reg(x, p, v, d, nc) rc_sunrpc_svc_reg((x), (p), (v), (rc_sunrpc_dispatch)(d), (nc))
+#define svc_unregister rc_sunrpc_svc_unregister
+#define svc_unreg rc_sunrpc_svc_unregister
+#define svc_getargs(x, xa, a) rc_sunrpc_svc_getargs((x), (xdrproc_t)(xa), (void *)(a))
+#define svc_freeargs(x, xa, a) rc_sunrpc_svc_freeargs((x), (xdrproc_t)(xa), (void *)(a))
+#define svc_sendreply(x, xr, r) rc_sunrpc_svc_sendreply((x), (xdrproc_t)(xr), (void *)(r))
+#define svcerr_noproc rc_sunrpc_svcerr_noproc
+#define svcerr_decode rc_sunrpc_svcerr_decode
+#define svcerr_systemerr rc_sunrpc_svcerr_systemerr
+#define svcerr_noprog rc_sunrpc_svcerr_noprog
+#define svcerr_progvers rc_sunrpc_svcerr_progvers
+#define svcerr_auth rc_sunrpc_svcerr_auth
+#define svcerr_weakauth rc_sunrpc_svcerr_weakauth
+#define svc_getcaller rc_sunrpc_svc_getcaller
+#define svc_getrpccaller rc_sunrpc_svc_getrpccaller
+#define svc_run rc_sunrpc_svc_run
+#define svc_exit rc_sunrpc_svc_exit
+#define svc_fdset (*rc_sunrpc_svc_fdset())
+#define svc_maxfd (rc_sunrpc_svc_maxfd())
+#define svc_getreqset rc_sunrpc_svc_getreqset
+#define svc_getreq_common rc_sunrpc_svc_getreq_common
+#define pmap_set rc_sunrpc_pmap_set
+#define pmap_unset rc_sunrpc_pmap_unset
+#define rpcb_set rc_sunrpc_rpcb_set
+#define rpcb_unset rc_sunrpc_rpcb_unset
+
+/* Sun names remotecall does not provide: a use is a compile error saying why. */
+SVCXPRT *rc_sunrpc_svcfd_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
+	"svcfd_create: remotecall opens its own sockets; use svctcp_create(RPC_ANYSOCK, 0, 0) "
+	"or rc_server_listen");
+#define svcfd_create rc_sunrpc_svcfd_create
+SVCXPRT *rc_sunrpc_svc_fd_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
+	"svc_fd_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
+#define svc_fd_create rc_sunrpc_svc_fd_create
+SVCXPRT *rc_sunrpc_svc_dg_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
+	"svc_dg_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
+#define svc_dg_create rc_sunrpc_svc_dg_create
+SVCXPRT *rc_sunrpc_svc_vc_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
+	"svc_vc_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
+#define svc_vc_create rc_sunrpc_svc_vc_create
+typedef struct rc_sunrpc_auth AUTH; /* never complete: remotecall's credentials are set on
+                                       the client (rc_client_set_auth_sys) */
+AUTH *rc_sunrpc_authunix_create_default(void) RC__SUNRPC_UNMAPPED(
+	"authunix_create_default/authsys_create_default: CLIENT has no cl_auth in remotecall; "
+	"call rc_client_set_auth_sys(clnt, machine, uid, gid, gids, ngids)");
+#define authunix_create_default rc_sunrpc_authunix_create_default
+#define authsys_create_default rc_sunrpc_authunix_create_default
+AUTH *rc_sunrpc_authunix_create(char *machine, int uid, int gid, int len, int *gids)
+	RC__SUNRPC_UNMAPPED("authunix_create/authsys_create: CLIENT has no cl_auth in remotecall; "
+	                    "call rc_client_set_auth_sys(clnt, machine, uid, gid, gids, ngids)");
+#define authunix_create rc_sunrpc_authunix_create
+#define authsys_create rc_sunrpc_authunix_create
+AUTH *rc_sunrpc_authnone_create(void) RC__SUNRPC_UNMAPPED(
+	"authnone_create: remotecall clients send AUTH_NONE unless rc_client_set_auth_sys is set; "
+	"call rc_client_set_auth_none(clnt)");
+#define authnone_create rc_sunrpc_authnone_create
+enum clnt_stat rc_sunrpc_clnt_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                        xdrproc_t xargs, void *args, xdrproc_t xres,
+                                        void *res, void *eachresult)
+	RC__SUNRPC_UNMAPPED("clnt_broadcast: not mapped (it needs rpcbind's CALLIT); use "
+	                    "rc_broadcast(\"udp://BROADCAST:PORT\", ...) from <remotecall/client.h>");
+#define clnt_broadcast rc_sunrpc_clnt_broadcast
+enum clnt_stat rc_sunrpc_rpc_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                       xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
+                                       void *eachresult, const char *nettype)
+	RC__SUNRPC_UNMAPPED("rpc_broadcast: not mapped (it needs rpcbind's CALLIT); use "
+	                    "rc_broadcast(\"udp://BROADCAST:PORT\", ...) from <remotecall/client.h>");
+#define rpc_broadcast rc_sunrpc_rpc_broadcast
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tests/porting/sun/unmapped.sh CC INCLUDE-DIRS... -- a Sun name remotecall does not map is a
+# compile error naming what to use instead: each snippet below must fail to compile with its
+# message, and a control snippet using mapped names must compile (so the failures are not a
+# broken include path).
+set -u
+CC=${1:?usage: unmapped.sh CC INCLUDE-DIRS...}
+shift
+INC=()
+for d in "$@"; do INC+=("-I$d"); done
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-unmapped.XXXXXX")
+trap 'rm -rf "$TMPD"' EXIT
+FAILS=0
+CHECKS=0
+compile() { # compile NAME BODY -> status; stderr in $TMPD/NAME.err
+	printf '#include <rpc/rpc.h>\n#include <rpc/pmap_clnt.h>\nint main(void)\n{\n%s\nreturn 0;\n}\n' \
+		"$2" >"$TMPD/$1.c"
+	"$CC" -c -o "$TMPD/$1.o" "${INC[@]}" "$TMPD/$1.c" 2>"$TMPD/$1.err"
+}
+refused() { # refused NAME BODY MESSAGE
+	CHECKS=$((CHECKS + 1))
+	if compile "$1" "$2"; then
+		FAILS=$((FAILS + 1))
+		echo "FAIL $1 compiled"
+	elif grep -qF "$3" "$TMPD/$1.err"; then
+		echo "ok   $1: $(grep -m1 -F "$3" "$TMPD/$1.err" | sed 's/.*error: //' | cut -c1-110)"
+	else
+		FAILS=$((FAILS + 1))
+		echo "FAIL $1: $(head -3 "$TMPD/$1.err")"
+	fi
+}
+CHECKS=$((CHECKS + 1))
+if compile control 'SVCXPRT *x = svcudp_create(RPC_ANYSOCK); (void)x; pmap_unset(1, 1);
+	struct rpc_createerr_check { int x; }; (void)clnt_spcreateerror("x");'; then
+	echo "ok   control: mapped names compile"
+else
+	FAILS=$((FAILS + 1))
+	echo "FAIL control: $(head -3 "$TMPD/control.err")"
+fi
+refused svcfd_create 'SVCXPRT *x = svcfd_create(0, 0, 0); (void)x;' "svctcp_create(RPC_ANYSOCK"
+refused authunix 'AUTH *a = authunix_create_default(); (void)a;' "rc_client_set_auth_sys"
+refused authsys 'AUTH *a = authsys_create("h", 0, 0, 0, 0); (void)a;' "rc_client_set_auth_sys"
+refused clnt_broadcast 'clnt_broadcast(1, 1, 1, (xdrproc_t)xdr_void, 0, (xdrproc_t)xdr_void, 0, 0);' \
+	"use rc_broadcast"
+refused rpc_broadcast 'rpc_broadcast(1, 1, 1, (xdrproc_t)xdr_void, 0, (xdrproc_t)xdr_void, 0, 0, "udp");' \
+	"use rc_broadcast"
+echo "$CHECKS checks, $FAILS failed"
+[ $FAILS -eq 0 ]
