@@ -700,6 +700,7 @@ static void test_reader_garbage(void **state)
 				recs++;
 			}
 		}
+		assert_true(recs * 4 <= fed); /* every record took at least its 4-byte mark */
 		assert_true(tu_alloc.max_request <= cap + 128 * 1024);
 		rc_recreader_destroy(&r);
 		assert_int_equal(tu_alloc.live, 0);

@@ -306,7 +306,7 @@ static void test_float_bits(void **state)
 	{
 		/* the values themselves */
 		unsigned char buf[12];
-		float a = INFINITY, b = -INFINITY, c = -0.0f, oa, ob, oc;
+		float a = INFINITY, b = -INFINITY, c = -0.0f, oa = 0, ob = 0, oc = 0;
 		rc_xdr x;
 		rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
 		assert_true(rc_xdr_float(&x, &a) && rc_xdr_float(&x, &b) && rc_xdr_float(&x, &c));
@@ -344,7 +344,7 @@ static void test_double_bits(void **state)
 	}
 	{
 		unsigned char buf[24];
-		double a = INFINITY, b = -INFINITY, c = -0.0, oa, ob, oc;
+		double a = INFINITY, b = -INFINITY, c = -0.0, oa = 0, ob = 0, oc = 0;
 		rc_xdr x;
 		rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_ENCODE);
 		assert_true(rc_xdr_double(&x, &a) && rc_xdr_double(&x, &b) &&

@@ -774,10 +774,10 @@ static bool r_record(rc_xdr *x, int idx)
 /* Check a decoded record (decoding with remotecall from a memory stream) */
 static void r_check_record(const void *rec, size_t len, int idx)
 {
-	int32_t i;
-	int64_t h;
+	int32_t i = 0;
+	int64_t h = 0;
 	char *s = NULL, *blob = NULL;
-	uint32_t bl, dn;
+	uint32_t bl = 0, dn = 0;
 	double *d = NULL;
 	rc_xdr x;
 	if (idx == 3) {
@@ -879,10 +879,10 @@ static void test_rc_xdrrec_into_tirpc_reader(void **state)
 		xdrrec_create(&tx, 0, 0, &m, t_readit, t_writeit);
 		tx.x_op = XDR_DECODE;
 		for (int idx = 0; idx < NRECS; idx++) {
-			int i;
-			quad_t h;
+			int i = 0;
+			quad_t h = 0;
 			char *s = NULL, *blob = NULL;
-			u_int bl, dn;
+			u_int bl = 0, dn = 0;
 			double *d = NULL;
 			assert_true(xdrrec_skiprecord(&tx));
 			if (idx == 3)
