@@ -18,48 +18,12 @@
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
 
-/* The bucket of (prog, vers) in the registration table. */
-static unsigned rc__hash(uint32_t prog, uint32_t vers)
-{
-	return rc__hash_pair(prog, vers) % RC__NBUCKETS;
-}
-
-/* The registration of (prog, vers), or NULL (under srv->mu, or while the table is frozen by
- * a running server). */
-rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
-{
-	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
-		if (r->prog == prog && r->vers == vers)
-			return r;
-	return NULL;
-}
-
 /* qsort order of procedure entries: by procedure number. */
 static int rc__proc_cmp(const void *a, const void *b)
 {
 	uint32_t x = (*(const rc_svc_proc *const *)a)->info->proc;
 	uint32_t y = (*(const rc_svc_proc *const *)b)->info->proc;
 	return x < y ? -1 : x > y;
-}
-
-/* The procedure numbered proc in r: a direct index below ndense, a binary search above. */
-const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc)
-{
-	size_t lo = 0, hi = r->nsparse;
-
-	if (proc < r->ndense)
-		return r->dense[proc];
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		uint32_t p = r->sparse[mid]->info->proc;
-		if (p == proc)
-			return r->sparse[mid];
-		if (p < proc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
 }
 
 /* Free a registration's tables and itself (the caller's rc_svc_prog is not touched). */

@@ -180,11 +180,42 @@ static inline size_t rc__conn_outq(rc__conn *c)
 
 /* ---- dispatch.c --------------------------------------------------------------------------- */
 
+/* The bucket of (prog, vers) in the registration table. */
+static inline unsigned rc__hash(uint32_t prog, uint32_t vers)
+{
+	return rc__hash_pair(prog, vers) % RC__NBUCKETS;
+}
+
 /* The registration of (prog, vers), or NULL (under srv->mu, or while the server runs: the
- * table is then frozen). */
-rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers);
-/* The procedure numbered proc in r, or NULL. */
-const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc);
+ * table is then frozen). Inline: it is on every request's path (serve.c). */
+static inline rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
+{
+	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
+		if (r->prog == prog && r->vers == vers)
+			return r;
+	return NULL;
+}
+
+/* The procedure numbered proc in r, or NULL: a direct index below ndense, a binary search
+ * above. Inline, as rc__find. */
+static inline const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc)
+{
+	size_t lo = 0, hi = r->nsparse;
+
+	if (proc < r->ndense)
+		return r->dense[proc];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint32_t p = r->sparse[mid]->info->proc;
+		if (p == proc)
+			return r->sparse[mid];
+		if (p < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
 /* Free a registration (its tables; not the caller's definition). */
 void rc__reg_free(rc__reg *r);
 /* The lowest and highest version of prog registered; false if none is. */
