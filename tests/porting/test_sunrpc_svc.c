@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/select.h>
 
 #include <rpc/rpc.h> /* the compatibility folder's: <remotecall/sunrpc.h> */
@@ -196,7 +197,7 @@ static void *one_call(void *arg)
 
 	rc_status st = rc_call(c, 1, (rc_xdrproc)rc_xdr_int, &in, (rc_xdrproc)rc_xdr_int, &out);
 
-	*(rc_status *)arg = st == RC_OK && out != 2 ? RC_FAILED : st;
+	atomic_store((atomic_int *)arg, st == RC_OK && out != 2 ? RC_FAILED : st);
 	rc_client_destroy(c);
 	return NULL;
 }
@@ -204,19 +205,19 @@ static void *one_call(void *arg)
 static void own_select_loop(void **state)
 {
 	pthread_t t;
-	volatile rc_status st = RC_INPROGRESS;
+	atomic_int st = RC_INPROGRESS; /* written by one_call's thread (atomic: ThreadSanitizer) */
 
 	(void)state;
 	assert_true(svc_maxfd >= 0);
 	assert_int_equal(pthread_create(&t, NULL, one_call, (void *)&st), 0);
-	for (int i = 0; i < 200 && st == RC_INPROGRESS; i++) {
+	for (int i = 0; i < 200 && atomic_load(&st) == RC_INPROGRESS; i++) {
 		fd_set r = svc_fdset;
 		struct timeval tv = {0, 20000};
 		if (select(svc_maxfd + 1, &r, NULL, NULL, &tv) > 0)
 			svc_getreqset(&r);
 	}
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(st, RC_OK);
+	assert_int_equal(atomic_load(&st), RC_OK);
 }
 
 int main(void)
