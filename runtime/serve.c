@@ -120,6 +120,50 @@ static void rc__unixcred(rc_svc_req *req)
 }
 
 /*
+ * At most once (datagrams, procedures other than NULL): look req's call up in the duplicate
+ * request cache before it runs. True: run it, and *cached says whether its outcome must be
+ * reported to rc__drc_done. False: do not run it; *rlen is the length of the cached reply
+ * replayed into w->rb, or 0 to drop the call unanswered (a duplicate of a call still running,
+ * one whose reply was let go, or no room to remember it: the client retransmits).
+ */
+static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *req,
+                                 const rc__rd *rd, size_t max, rc__drc_key *key, bool *cached,
+                                 size_t *rlen)
+{
+	*cached = false;
+	if (!req->dgram || srv->drc == NULL || req->rq_proc == 0)
+		return true;
+	rc__drc_make_key(key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc, req->peer, rd->p,
+	                 (size_t)(rd->end - rd->p));
+	rc__encbuf_free(&w->rb);
+	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	switch (rc__drc_lookup(srv->drc, key, &w->rb, rlen)) {
+	case RC__DRC_REPLAY:
+		return false;
+	case RC__DRC_INPROGRESS:
+	case RC__DRC_DROP:
+	case RC__DRC_REFUSED:
+		*rlen = 0;
+		return false;
+	case RC__DRC_NEW:
+		break;
+	}
+	*cached = true;
+	return true;
+}
+
+/* The end of a call rc__drc_begin let run with *cached set: keep its reply (rlen bytes in
+ * w->rb) when keep, else forget it (nothing ran, or nothing to protect: no room held). */
+static void rc__drc_done(rc_server *srv, rc__wctx *w, const rc__drc_key *key, bool keep,
+                         size_t rlen)
+{
+	if (keep)
+		rc__drc_store(srv->drc, key, rc__encbuf_msg(&w->rb), rlen);
+	else
+		rc__drc_cancel(srv->drc, key);
+}
+
+/*
  * Serve req with its registration's raw dispatcher: the arguments are what rd still holds;
  * the dispatcher answers through rc_svc_req_reply / rc_svc_req_error into w->rb. Datagram
  * calls go through the duplicate request cache as routines' do (an unanswered call is
@@ -130,25 +174,10 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc_svc_req *req, const 
 {
 	rc__drc_key key;
 	size_t rlen;
-	bool cached = false;
+	bool cached;
 
-	if (req->dgram && srv->drc != NULL && req->rq_proc != 0) {
-		rc__drc_make_key(&key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc, req->peer,
-		                 rd->p, (size_t)(rd->end - rd->p));
-		rc__encbuf_free(&w->rb);
-		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
-		switch (rc__drc_lookup(srv->drc, &key, &w->rb, &rlen)) {
-		case RC__DRC_REPLAY:
-			return rlen;
-		case RC__DRC_INPROGRESS:
-		case RC__DRC_DROP:
-		case RC__DRC_REFUSED:
-			return 0;
-		case RC__DRC_NEW:
-			cached = true;
-			break;
-		}
-	}
+	if (!rc__drc_begin(srv, w, req, rd, max, &key, &cached, &rlen))
+		return rlen;
 	req->w = w;
 	req->args = rd->p;
 	req->argslen = (size_t)(rd->end - rd->p);
@@ -158,10 +187,8 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc_svc_req *req, const 
 	RC__TRACE(srv, RC_TP_SRV_ENCODED, req->xid);
 	rlen = req->rlen;
 	req->w = NULL;
-	if (cached && rlen > 0)
-		rc__drc_store(srv->drc, &key, rc__encbuf_msg(&w->rb), rlen);
-	else if (cached)
-		rc__drc_cancel(srv->drc, &key);
+	if (cached) /* an unanswered call is forgotten */
+		rc__drc_done(srv, w, &key, rlen > 0, rlen);
 	return rlen;
 }
 
@@ -370,22 +397,8 @@ header_read:
 	info = req.proc->info;
 
 	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */
-	if (dgram && srv->drc != NULL && proc != 0) {
-		rc__drc_make_key(&key, xid, prog, vers, proc, peer, rd.p, (size_t)(rd.end - rd.p));
-		rc__encbuf_free(&w->rb);
-		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
-		switch (rc__drc_lookup(srv->drc, &key, &w->rb, &rlen)) {
-		case RC__DRC_REPLAY:
-			return rlen;
-		case RC__DRC_INPROGRESS:
-		case RC__DRC_DROP:
-		case RC__DRC_REFUSED: /* no room to remember it: unrun, the client retransmits */
-			return 0;
-		case RC__DRC_NEW:
-			cached = true;
-			break;
-		}
-	}
+	if (!rc__drc_begin(srv, w, &req, &rd, max, &key, &cached, &rlen))
+		return rlen;
 
 	RC__TRACE(srv, RC_TP_SRV_DISPATCH, xid);
 	/* Arguments and result objects, zeroed: on the stack when small. */
@@ -431,10 +444,8 @@ out:
 		if (res != resstack)
 			free(res);
 	}
-	if (cached && ran)
-		rc__drc_store(srv->drc, &key, rc__encbuf_msg(&w->rb), rlen);
-	else if (cached) /* nothing ran: nothing to protect, no room held */
-		rc__drc_cancel(srv->drc, &key);
+	if (cached)
+		rc__drc_done(srv, w, &key, ran, rlen);
 	return rlen;
 }
 
