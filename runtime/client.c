@@ -690,6 +690,8 @@ rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
 		memcpy(&type_stat, m + 4, 8);
 		memcpy(&verflen_accept, m + 16, 8);
 		if (type_stat == rc__reply_accepted && verflen_accept == 0) {
+			if (p->xres == rc_xdr_void)
+				return RC_OK; /* nothing to decode (what follows is ignored, as ever) */
 			rc__xdr_decoder(&x, m + 24, len - 24, rc__budget(c));
 			if (p->xres(&x, p->res))
 				return RC_OK;
@@ -1143,18 +1145,22 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		memcpy(h, hdr->b, 40); /* AUTH_NONE: a fixed-size copy the compiler inlines */
 	else
 		memcpy(h, hdr->b, hdr->len);
-	rc__encbuf_xdr_at(b, &x, hdr->len);
-
 	rc__put32(h, p->xid);
 	rc__put32(h + 20, proc);
 	if (traced)
 		c->trace(c->trace_arg, RC_TP_CALL_BEGIN, p->xid, t0);
-	if (!xargs(&x, (void *)args)) {
-		*st = b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
-		goto done;
+	if (xargs == rc_xdr_void) {
+		msg = h; /* nothing to encode after the header (b may be the kept heap buffer) */
+		len = hdr->len;
+	} else {
+		rc__encbuf_xdr_at(b, &x, hdr->len);
+		if (!xargs(&x, (void *)args)) {
+			*st = b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
+			goto done;
+		}
+		msg = rc__encbuf_msg(b); /* the buffer may have moved to the heap */
+		len = (size_t)(x.x_pos - x.x_base);
 	}
-	msg = rc__encbuf_msg(b); /* the buffer may have moved to the heap */
-	len = (size_t)(x.x_pos - x.x_base);
 	if (len > c->max_msg) {
 		*st = RC_MSGTOOLARGE;
 		goto done;

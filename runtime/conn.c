@@ -89,8 +89,11 @@ bool rc__conn_flush(rc__conn *c, bool *broken)
  * then start TLS if the reply promised it. Under c->wmu: jobs may be replying. */
 bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len)
 {
-	size_t rlen = rc__serve(srv, w, msg, len, NULL, false, rc__trace_t0(srv), c->tp);
+	size_t rlen;
 	bool ok = true, broken = false;
+
+	w->starttls = false; /* rc__serve sets it when its reply promises TLS */
+	rlen = rc__serve(srv, w, msg, len, NULL, false, rc__trace_t0(srv), c->tp);
 
 	pthread_mutex_lock(&c->wmu);
 	if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, false))

@@ -210,24 +210,26 @@ rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t ver
 	return r != NULL ? RC_OK : RC_PROGUNAVAIL;
 }
 
-/* server.h */
+/* server.h: asks the transport of the stream the call came on (only TLS streams say yes). */
 bool rc_svc_req_tls(const rc_svc_req *req)
 {
-	return req != NULL && req->tls;
+	return req != NULL && rc__conn_secure(req->conn, NULL);
 }
 
-/* server.h */
+/* server.h: the identity the TLS stream verified, or NULL (no TLS, or no client certificate). */
 const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req)
 {
-	return req != NULL ? req->tls_peer : NULL;
+	const rc_tls_peer *peer = NULL;
+
+	return req != NULL && rc__conn_secure(req->conn, &peer) ? peer : NULL;
 }
 
 uint32_t rc_svc_req_flavor(const rc_svc_req *req)
 {
-	return req ? req->flavor : RC_AUTH_NONE;
+	return req ? req->rq_cred.oa_flavor : RC_AUTH_NONE;
 }
 
 const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req)
 {
-	return req && req->has_sys ? &req->sys : NULL;
+	return req && req->rq_cred.oa_flavor == RC_AUTH_SYS ? &req->sys : NULL;
 }

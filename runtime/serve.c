@@ -131,7 +131,7 @@ static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *
                                  size_t *rlen)
 {
 	*cached = false;
-	if (!req->dgram || srv->drc == NULL || req->rq_proc == 0)
+	if (req->rq_proc == 0 || !req->dgram || srv->drc == NULL)
 		return true;
 	rc__drc_make_key(key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc, req->peer, rd->p,
 	                 (size_t)(rd->end - rd->p));
@@ -280,17 +280,29 @@ static size_t rc__reply_probe(rc_server *srv, rc__wctx *w, size_t max, uint32_t 
 	return rc_xdr_getpos(&x);
 }
 
+/* A step of a traced serve (rc__serve_body with traced set; untraced, nothing at all). */
+#define RC__STEP(traced, srv, pt, xid)                                                       \
+	do {                                                                                  \
+		if (traced)                                                                   \
+			(srv)->trace((srv)->trace_arg, (pt), (xid), rc__trace_clock());          \
+	} while (0)
+
 /*
- * Serve one request message. Returns the reply's length in w->rb (message at
+ * Serve one request message (rc__serve's body, compiled twice: with traced constant, the
+ * untraced copy tests nothing per step). Returns the reply's length in w->rb (message at
  * rc__encbuf_msg(&w->rb)), or 0 when no reply is to be sent (not a call, a duplicate in
- * progress, a routine that declined).
+ * progress, a routine that declined). Procedures with void arguments or results skip the
+ * decoder or the encoder: nothing to decode but the check that nothing follows the header,
+ * nothing to encode after the reply header.
  */
-size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
-                 const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn)
+static inline __attribute__((always_inline)) size_t
+rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
+               const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn,
+               const bool traced)
 {
 	rc_xdr x, rx;
 	rc_svc_req req;
-	uint32_t xid, mtype, rpcvers, prog, vers, proc, vflavor, vlen, clen;
+	uint32_t xid, mtype, rpcvers, vflavor, vlen;
 	const unsigned char *cred = NULL;
 	unsigned char argstack[RC__ARGS_STACK], resstack[RC__ARGS_STACK];
 	void *args = NULL, *res = NULL;
@@ -302,88 +314,82 @@ size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t l
 
 	rc__rd rd = {msg, msg + len};
 
-	w->xid = len >= 4 ? rc__ld32(msg) : 0;
-	w->starttls = false;
-	req.has_sys = false;
-	req.tls_peer = NULL;
-	req.tls = conn != NULL && conn->vt->secure != NULL && conn->vt->secure(conn, &req.tls_peer);
 	/* The usual header, read at fixed offsets: CALL, RPC version 2, AUTH_NONE credentials
 	 * with an empty body, a verifier with an empty body. Anything else takes the general
 	 * parse below, which checks every field. */
 	if (len >= 40 && rc__ld32(msg + 4) == RC__CALL && rc__ld32(msg + 8) == RC__RPCVERS &&
 	    rc__ld32(msg + 24) == RC_AUTH_NONE && rc__ld32(msg + 28) == 0 &&
 	    rc__ld32(msg + 36) == 0) {
-		xid = rc__ld32(msg);
-		prog = rc__ld32(msg + 12);
-		vers = rc__ld32(msg + 16);
-		proc = rc__ld32(msg + 20);
-		req.flavor = RC_AUTH_NONE;
-		clen = 0;
+		w->xid = xid = rc__ld32(msg);
+		req.rq_prog = rc__ld32(msg + 12);
+		req.rq_vers = rc__ld32(msg + 16);
+		req.rq_proc = rc__ld32(msg + 20);
+		req.rq_cred.oa_flavor = RC_AUTH_NONE;
+		req.rq_cred.oa_length = 0;
 		rd.p = msg + 40;
 		goto header_read;
 	}
 	if (!rc__rd32(&rd, &xid) || !rc__rd32(&rd, &mtype) || mtype != RC__CALL)
 		return 0; /* not a call (a reply, or junk): dropped without effect */
+	w->xid = xid;
 	if (!rc__rd32(&rd, &rpcvers))
 		return 0;
 	if (rpcvers != RC__RPCVERS) {
 		uint32_t range[2] = {RC__RPCVERS, RC__RPCVERS};
 		return rc__reply_simple(w, max, xid, true, RC__RPC_MISMATCH, range, 2);
 	}
-	if (!rc__rd32(&rd, &prog) || !rc__rd32(&rd, &vers) || !rc__rd32(&rd, &proc) ||
-	    !rc__rd32(&rd, &req.flavor) || !rc__rd32(&rd, &clen) || clen > RC__MAX_AUTH_BYTES ||
-	    (cred = rc__rdn(&rd, clen)) == NULL || !rc__rd32(&rd, &vflavor) ||
+	if (!rc__rd32(&rd, &req.rq_prog) || !rc__rd32(&rd, &req.rq_vers) ||
+	    !rc__rd32(&rd, &req.rq_proc) || !rc__rd32(&rd, &req.rq_cred.oa_flavor) ||
+	    !rc__rd32(&rd, &req.rq_cred.oa_length) || req.rq_cred.oa_length > RC__MAX_AUTH_BYTES ||
+	    (cred = rc__rdn(&rd, req.rq_cred.oa_length)) == NULL || !rc__rd32(&rd, &vflavor) ||
 	    !rc__rd32(&rd, &vlen) || vlen > RC__MAX_AUTH_BYTES || rc__rdn(&rd, vlen) == NULL) {
 		uint32_t st = RC__AUTH_BADCRED;
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
 	(void)vflavor;
-header_read:
-	if (t_received != 0)
-		srv->trace(srv->trace_arg, RC_TP_SRV_RECEIVED, xid, t_received);
-	if (clen == 0)
+	if (req.rq_cred.oa_length == 0)
 		cred = NULL;
+header_read:
+	if (traced && t_received != 0)
+		srv->trace(srv->trace_arg, RC_TP_SRV_RECEIVED, xid, t_received);
 	req.srv = srv;
 	req.xid = xid;
 	req.peer = peer;
 	req.dgram = dgram;
-	req.rq_prog = prog;
-	req.rq_vers = vers;
-	req.rq_proc = proc;
-	req.rq_cred.oa_flavor = req.flavor;
+	req.conn = conn;
 	req.rq_cred.oa_base = (char *)cred;
-	req.rq_cred.oa_length = clen;
 	req.rq_clntcred = NULL;
 	req.rq_xprt = NULL;
-	req.proc = NULL;
-	if (req.flavor == RC_AUTH_SYS) {
-		if (cred == NULL || !rc__parse_authsys(cred, clen, &req.sys)) {
-			uint32_t st = RC__AUTH_BADCRED;
-			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
-		}
-		req.has_sys = true;
-		rc__unixcred(&req);
-	} else if (req.flavor == RC_AUTH_TLS) {
-		return rc__reply_probe(srv, w, max, xid, proc, clen, req.tls,
-		                       !dgram && conn != NULL && conn->vt->starttls != NULL);
-	} else if (req.flavor != RC_AUTH_NONE) {
+	if (req.rq_cred.oa_flavor != RC_AUTH_NONE) {
 		uint32_t st = RC__AUTH_REJECTEDCRED;
-		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+		if (req.rq_cred.oa_flavor == RC_AUTH_TLS)
+			return rc__reply_probe(srv, w, max, xid, req.rq_proc, req.rq_cred.oa_length,
+			                       rc__conn_secure(conn, NULL),
+			                       !dgram && conn != NULL && conn->vt->starttls != NULL);
+		if (req.rq_cred.oa_flavor == RC_AUTH_SYS) {
+			st = RC__AUTH_BADCRED;
+			if (cred != NULL && rc__parse_authsys(cred, req.rq_cred.oa_length, &req.sys))
+				st = 0;
+		}
+		if (st != 0)
+			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+		rc__unixcred(&req);
 	}
 
-	req.reg = rc__find(srv, prog, vers);
+	req.reg = rc__find(srv, req.rq_prog, req.rq_vers);
 	if (req.reg == NULL) {
 		uint32_t range[2];
-		if (rc__vers_range(srv, prog, &range[0], &range[1]))
+		if (rc__vers_range(srv, req.rq_prog, &range[0], &range[1]))
 			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
 		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);
 	}
-	if (req.reg->tls_required && !req.tls) {
+	if (req.reg->tls_required && !rc__conn_secure(conn, NULL)) {
 		uint32_t st = RC__AUTH_TOOWEAK; /* RFC 9289 section 4.2: TLS required here */
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
+	req.proc = NULL;
 	if (req.reg->raw == NULL) {
-		req.proc = rc__find_proc(req.reg, proc);
+		req.proc = rc__find_proc(req.reg, req.rq_proc);
 		if (req.proc == NULL)
 			return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
 	}
@@ -400,39 +406,41 @@ header_read:
 	if (!rc__drc_begin(srv, w, &req, &rd, max, &key, &cached, &rlen))
 		return rlen;
 
-	RC__TRACE(srv, RC_TP_SRV_DISPATCH, xid);
-	/* Arguments and result objects, zeroed: on the stack when small. */
-	if (info->args_size > 0)
+	RC__STEP(traced, srv, RC_TP_SRV_DISPATCH, xid);
+	if (info->xargs == (rc_xdrproc)rc_xdr_void) {
+		if (rd.p != rd.end)
+			goto garbage; /* trailing bytes after a void argument */
+	} else {
+		/* the argument object, zeroed: on the stack when small */
 		args = info->args_size <= sizeof(argstack) ? memset(argstack, 0, info->args_size)
 		                                           : calloc(1, info->args_size);
-	if (info->res_size > 0)
+		if (args == NULL)
+			goto system_err;
+		rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), srv->lim.max_alloc);
+		if (!info->xargs(&x, args) || x.x_pos != x.x_end)
+			goto garbage; /* truncated, over a bound, or trailing bytes */
+	}
+	if (info->res_size > 0) {
 		res = info->res_size <= sizeof(resstack) ? memset(resstack, 0, info->res_size)
 		                                         : calloc(1, info->res_size);
-	if ((info->args_size > 0 && args == NULL) || (info->res_size > 0 && res == NULL)) {
-		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
-		goto out;
+		if (res == NULL)
+			goto system_err;
 	}
-	rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), srv->lim.max_alloc);
-	if (!info->xargs(&x, args) || x.x_pos != x.x_end) {
-		/* truncated, over a bound, or trailing bytes: garbage arguments */
-		rlen = rc__reply_simple(w, max, xid, false, RC__GARBAGE_ARGS, NULL, 0);
-		goto out;
-	}
-	RC__TRACE(srv, RC_TP_SRV_ARGS, xid);
+	RC__STEP(traced, srv, RC_TP_SRV_ARGS, xid);
 	ran = true;
 	ok = req.proc->fn(args, res, &req);
-	RC__TRACE(srv, RC_TP_SRV_PROC, xid);
-	if (!ok) {
-		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
-		goto out;
-	}
+	RC__STEP(traced, srv, RC_TP_SRV_PROC, xid);
+	if (!ok)
+		goto system_err;
 	rc__reply_success(w, &rx, max, xid);
-	if (!info->xres(&rx, res)) {
-		rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
-		goto out;
+	if (info->xres == (rc_xdrproc)rc_xdr_void) {
+		rlen = 24; /* the reply header alone */
+	} else {
+		if (!info->xres(&rx, res))
+			goto system_err;
+		rlen = rc_xdr_getpos(&rx);
 	}
-	rlen = rc_xdr_getpos(&rx);
-	RC__TRACE(srv, RC_TP_SRV_ENCODED, xid);
+	RC__STEP(traced, srv, RC_TP_SRV_ENCODED, xid);
 out:
 	if (args != NULL) {
 		rc_xdr_free(info->xargs, args);
@@ -447,6 +455,21 @@ out:
 	if (cached)
 		rc__drc_done(srv, w, &key, ran, rlen);
 	return rlen;
+garbage:
+	rlen = rc__reply_simple(w, max, xid, false, RC__GARBAGE_ARGS, NULL, 0);
+	goto out;
+system_err:
+	rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
+	goto out;
+}
+
+/* server_priv.h: serve one request message (the untraced copy unless the server traces). */
+size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
+                 const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn)
+{
+	if (__builtin_expect(srv->trace != NULL, 0))
+		return rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
+	return rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, false);
 }
 
 /* server_internal.h: serve one message with a reply buffer on this stack. */

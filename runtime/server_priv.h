@@ -225,10 +225,24 @@ bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi);
 
 /* Serve one request msg[0..len) from peer (NULL: a stream or in-process) that arrived on
  * stream connection conn (NULL: a datagram or in-process) into w->rb; the reply's length, or
- * 0 for no reply. w->starttls says whether the reply to an AUTH_TLS probe promised TLS (the
- * caller then starts it: rc__conn_probe). See serve.c. */
+ * 0 for no reply. A reply to an AUTH_TLS probe that promised TLS sets w->starttls (the caller,
+ * rc__conn_probe, clears it before and starts TLS after). See serve.c. */
 size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
                  const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn);
+
+/* Whether stream connection conn (NULL: a datagram or in-process call) is under TLS with its
+ * handshake done; *peer (when peer is not NULL) gets the verified client certificate's
+ * identity or NULL. Asked only when a procedure or a TLS-required program wants to know, so
+ * a request does not pay for it. */
+static inline bool rc__conn_secure(rc_tp *conn, const rc_tls_peer **peer)
+{
+	const rc_tls_peer *p = NULL;
+	bool yes = conn != NULL && conn->vt->secure != NULL && conn->vt->secure(conn, &p);
+
+	if (peer != NULL)
+		*peer = p;
+	return yes;
+}
 
 /* Whether msg[0..len) looks like an AUTH_TLS probe (a call with credential flavor AUTH_TLS):
  * such a request is served at once on the reading thread (rc__conn_probe), never as a job,

@@ -51,6 +51,11 @@ static const scase cases[] = {
 	{"AUTH_TLS with a credential body", {25, 0, 2, P, 1, 0, 7, 4, 9, 0, 0}, 11, 1, 1, 1, 0},
 	/* version 2 requires TLS (rc_server_set_tls_required): plaintext gets AUTH_TOOWEAK */
 	{"TLS-required version in plaintext", {26, 0, 2, P, 2, 0, 0, 0, 0, 0}, 10, 1, 1, 5, 0},
+	/* void arguments are not decoded, but what follows the header must still be nothing */
+	{"void argument followed by a word", {27, 0, 2, P, 1, 0, 0, 0, 0, 0, 5}, 11, 0, 4, 0, 0},
+	{"auth_sys, void argument followed by a word",
+	 {28, 0, 2, P, 1, 5, 1, 20, 5, 0, 0, 0, 0, 0, 0, 9}, 16, 0, 4, 0, 0},
+	{"void argument, a result (who)", {29, 0, 2, P, 1, 5, 0, 0, 0, 0}, 10, 0, 0, 0, 0},
 };
 #undef P
 
@@ -115,8 +120,12 @@ static void serve_table(void **state)
 				assert_int_equal(word(&g, 6), c->w1);
 				assert_int_equal(word(&g, 7), c->w2);
 			}
+			if (i == 0) /* a void result: the 24-byte reply header alone */
+				assert_int_equal(g.len, 24);
 			if (i == 1) /* add 5: the running total, a hyper */
 				assert_int_equal(word(&g, 7), (uint32_t)rt_total_now());
+			if (c->req[0] == 29) /* "none": a string of 4 bytes after the header */
+				assert_true(g.len == 32 && word(&g, 6) == 4 && memcmp(g.buf + 28, "none", 4) == 0);
 		} else {
 			assert_int_equal(word(&g, 3), c->code);
 			assert_int_equal(word(&g, 4), c->w1);

@@ -74,18 +74,15 @@ typedef struct rc_svc_req {
 	const struct rc__reg *reg;
 	const struct rc_svc_proc *proc;
 	uint32_t xid;
-	uint32_t flavor;
-	bool has_sys;
 	bool dgram;
-	rc_authsys sys;
+	rc_authsys sys;              /* AUTH_SYS (rq_cred.oa_flavor): the parsed credential */
 	rc_svc_unixcred ucred;
 	const struct rc_peer *peer;
 	struct rc__wctx *w;          /* raw dispatch (rc_server_register_raw): the reply buffer */
 	const unsigned char *args;   /*   the encoded arguments */
 	size_t argslen;
 	size_t rlen;                 /*   the reply's length so far (0: none) */
-	bool tls;                    /* came over TLS (rc_svc_req_tls) */
-	const rc_tls_peer *tls_peer; /* the verified client certificate's identity, or NULL */
+	struct rc_tp *conn;          /* the stream it came on (rc_svc_req_tls asks it), or NULL */
 } rc_svc_req;
 
 /*
