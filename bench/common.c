@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const proc_names[BP__COUNT] = {
@@ -516,6 +518,33 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* When the process started (monotonic seconds): the wall time its CPU time is set against. */
+static double bench_t_start;
+
+static double bench_mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((constructor)) static void bench_mark_start(void)
+{
+	bench_t_start = bench_mono_s();
+}
+
+/* CPU seconds (user + system) this process has used, all threads. */
+static double bench_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 void bench_print_result(bench_result *r, bool json)
 {
 	double elapsed_s = (double)r->elapsed_ns / 1e9;
@@ -555,9 +584,11 @@ void bench_print_result(bench_result *r, bool json)
 		        ",\"size\":%zu,\"calls\":%" PRIu64 ",\"errors\":%" PRIu64
 		        ",\"threads\":%u,\"depth\":%u,\"elapsed_s\":%.6f,\"us_per_call\":%.3f"
 		        ",\"calls_per_s\":%.1f,\"median_us\":%.3f,\"p99_us\":%.3f,\"min_us\":%.3f"
-		        ",\"max_us\":%.3f,\"mean_us\":%.3f,\"stdev_us\":%.3f}\n",
+		        ",\"max_us\":%.3f,\"mean_us\":%.3f,\"stdev_us\":%.3f"
+		        ",\"cpu_s\":%.3f,\"proc_s\":%.3f}\n",
 		        r->size, r->calls, r->errors, r->threads, r->depth, elapsed_s, us_per_call,
-		        calls_per_s, median_us, p99_us, min_us, max_us, mean_us, stdev_us);
+		        calls_per_s, median_us, p99_us, min_us, max_us, mean_us, stdev_us, bench_cpu_s(),
+		        bench_mono_s() - bench_t_start);
 	} else {
 		fprintf(f,
 		        "%s %s %s proc=%s size=%zu calls=%" PRIu64 " errors=%" PRIu64

@@ -142,7 +142,9 @@ typedef struct bench_result {
 /*
  * bench_print_result -- one line on stdout (JSON or readable), flushed. Besides the median
  * and percentiles of lat_ns it prints their mean and standard deviation (mean_us, stdev_us),
- * from which a reader computes confidence intervals.
+ * from which a reader computes confidence intervals, and the CPU seconds the whole process
+ * used (cpu_s, user + system, all threads) beside its lifetime (proc_s): cpu_s / proc_s is
+ * the share of a core it kept busy (about 1 for a side that busy-polls).
  */
 void bench_print_result(bench_result *r, bool json);
 

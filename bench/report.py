@@ -1288,6 +1288,46 @@ def sec_tls(run, targets):
     return "\n".join(L)
 
 
+def sec_spin(run, targets):
+    L = ["## 10. Beyond the papers: busy-polling (issue 15)\n"]
+    if not run.ran("spin"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = run.sel(exp="spin")
+    L.append("UDP null calls, local, client and server on two cores. *Sleeping*: each side blocks in the kernel "
+             "for the next datagram (the default). *Spinning*: `rc-bench-server --spin US` and "
+             "`rc-bench-client --spin US` (`rc_server_set_spin`, `rc_client_set_spin`) poll the socket for up "
+             "to US µs before sleeping; raw-pingpong's `--spin` never sleeps (the floor). Each series has a "
+             "server of its own, stopped after it. Median µs per call (median over trials ± 95 % CI); "
+             "*core share*: CPU time ÷ wall time of the client process and of the server during the client's "
+             "run — what spinning costs: a spinning side keeps its core busy while it waits.\n")
+    rows, csvrows, med = [], [], {}
+    for series in ("rc-sleep", "rc-spin", "raw-sleep", "raw-spin"):
+        sub = [r for r in rs if r.get("series") == series and "median_us" in r]
+        srv = [r for r in rs if r.get("series") == series and r.get("part") == "server"]
+        m = agg([r["median_us"] for r in sub])
+        med[series] = m and m["median"]
+        cli_share = agg([r["cpu_s"] / r["proc_s"] for r in sub if r.get("proc_s")])
+        srv_share = agg([s["cpu_s"] / c["elapsed_s"] for s, c in
+                         zip(sorted(srv, key=lambda r: r.get("trial", 0)), sorted(sub, key=lambda r: r.get("trial", 0)))
+                         if c.get("elapsed_s")])
+        impl, how = series.split("-")
+        rows.append(["remotecall" if impl == "rc" else "raw socket", "spinning" if how == "spin" else "sleeping",
+                     fci(m, 2), fnum(m and 1e6 / m["median"], 0), fnum(cli_share and cli_share["median"], 2),
+                     fnum(srv_share and srv_share["median"], 2)])
+        csvrows.append([series, m and m["median"], cli_share and cli_share["median"], srv_share and srv_share["median"]])
+    L.append(md_table(["implementation", "both sides", "µs per call", "calls/s", "client core share",
+                       "server core share"], rows))
+    rr = ratio(med.get("rc-spin"), med.get("raw-spin"))
+    L.append(f"\nSpinning remotecall ÷ spinning raw: **{fratio(rr)}×**; sleeping remotecall ÷ sleeping raw: "
+             f"{fratio(ratio(med.get('rc-sleep'), med.get('raw-sleep')))}×; what spinning saves remotecall: "
+             f"{fratio(ratio(med.get('rc-sleep'), med.get('rc-spin')))}×.\n")
+    targets.append({"name": "spinning null call over UDP, two cores, both sides spinning ≤ 1.25× a raw spinning ping-pong",
+                    "value": f"{fnum(med.get('rc-spin'), 2)} ÷ {fnum(med.get('raw-spin'), 2)} µs = **{fratio(rr)}×**",
+                    "met": rr is not None and rr <= 1.25})
+    run.write_csv("spin.csv", ["series", "median_us", "client_core_share", "server_core_share"], csvrows)
+    return "\n".join(L)
+
+
 def sec_failures(run):
     L = ["## Failed steps\n"]
     if not run.fails:
@@ -1321,7 +1361,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls spin)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1388,7 +1428,8 @@ def main(argv):
     run = Run(argv[1])
     targets = []
     body = [sec_en(run, targets), sec_steps(run), sec_courier(run), sec_dce(run, targets), sec_parpc(run),
-            sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets)]
+            sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
+            sec_spin(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

@@ -20,6 +20,9 @@
 #   xdr       beyond the papers: XDR encode/decode MB/s beside libtirpc
 #   tls       beyond the papers: RPC-over-TLS (RFC 9289) null call and 4 KiB / 64 KiB / 1 MiB
 #             echo beside plaintext, with `openssl speed -evp aes-128-gcm` as the crypto limit
+#   spin      beyond the papers: UDP null calls across two cores with both sides busy-polling
+#             (rc-bench-server/-client --spin US) beside raw-pingpong --spin, and both sleeping,
+#             with the share of a core each side keeps busy
 #
 # "Remote" runs servers and clients in two network namespaces joined by a veth pair (MTU 1500,
 # 10.250.0.1/24 and 10.250.0.2/24) when running as root and `ip netns` works; otherwise only
@@ -38,7 +41,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls spin"
 CMDLINE="$0 $*"
 
 usage() {
@@ -145,9 +148,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [spin]=20)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [spin]=60)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [spin]=3)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -883,6 +886,48 @@ exp_tls() {
 			done
 		done
 		stop "$RCS_PID"
+	done
+}
+
+# ---- spin: busy-polling on both sides (issue 15) ------------------------------------------------------------
+# UDP null calls across two cores (where a spinning side has a core of its own; on one core a
+# spinner only takes the time its peer needs), four series per trial: remotecall with both
+# sides sleeping in the kernel, remotecall with both sides polling for SPIN_US before sleeping,
+# and raw-pingpong sleeping and spinning (the floor). Each series gets a fresh server, stopped
+# after it, so a spinning server never runs beside another series; the server's CPU time
+# during the client's run is recorded beside the client's (cpu_s / proc_s).
+SPIN_US=200
+srv_cpu_ticks() { # srv_cpu_ticks PID: utime + stime of a process, in clock ticks
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+exp_spin() {
+	local where=local sc cc t series u tag a b hz n
+	hz=$(getconf CLK_TCK)
+	sc=$(srv_core cross)
+	cc=$(cli_core)
+	n=$((CALLS * 5))
+	for t in $(seq 1 $TRIALS); do
+		for series in rc-sleep rc-spin raw-sleep raw-spin; do
+			progress "cross cores, trial $t/$TRIALS: $series"
+			tag="\"exp\":\"spin\",\"where\":\"$where\",\"pin\":\"cross\",\"series\":\"$series\",\"trial\":$t"
+			case $series in
+			rc-sleep) srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://127.0.0.1:0" || continue ;;
+			rc-spin) srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://127.0.0.1:0" --spin $SPIN_US || continue ;;
+			raw-sleep) srv RCS $where "$sc" "$B/raw-pingpong" --server "udp://127.0.0.1:0" || continue ;;
+			raw-spin) srv RCS $where "$sc" "$B/raw-pingpong" --server "udp://127.0.0.1:0" --spin || continue ;;
+			esac
+			u=$(uri_of "$RCS" udp)
+			a=$(srv_cpu_ticks "$RCS_PID")
+			case $series in
+			rc-sleep) rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --json ;;
+			rc-spin) rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --spin $SPIN_US --json ;;
+			raw-sleep) rec "$tag" 120 taskset -c "$cc" "$B/raw-pingpong" --client "$u" --size 0 --calls $n --max-seconds $MAXS --json ;;
+			raw-spin) rec "$tag" 120 taskset -c "$cc" "$B/raw-pingpong" --client "$u" --size 0 --calls $n --max-seconds $MAXS --spin --json ;;
+			esac
+			b=$(srv_cpu_ticks "$RCS_PID")
+			echo "{$tag,\"part\":\"server\",\"cpu_s\":$(awk -v a="$a" -v b="$b" -v hz="$hz" 'BEGIN { printf "%.3f", (b - a) / hz }')}" >>"$RAW"
+			stop "$RCS_PID"
+		done
 	done
 }
 
