@@ -101,6 +101,11 @@ struct rc_client {
 	 * write afterwards (pipelined calls cost one system call per batch, not one per call).
 	 */
 	int cork;
+	/* Datagram clients: requests started while corked, copied here and sent together at the
+	 * uncork (send_batch); under smu. And the reader's batch of received datagrams (the
+	 * reader's role guards it). Both made on first use. */
+	struct rc__dq *dq;
+	struct rc__rxb *rxb;
 	atomic_bool queued; /* the transport holds output not yet sent (the fast path then waits) */
 	bool connecting;    /* under mu: a thread is connecting without the lock */
 	const rc_tp_kind *kind;
@@ -803,6 +808,58 @@ static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, in
  * reading). flags 0 blocks up to wake; RC_TPF_DONTWAIT reads what is there. Returns the
  * transport status of the last read (RC_TIMEDOUT: an in-process transport had no reply).
  */
+/*
+ * A datagram client's receive batch: RC_TP_BATCH slots of RC__DGRAM_SLOT bytes (one
+ * allocation; the kernel touches only the pages replies land in) and how many slots the next
+ * receive asks for (twice what the last one filled, 2..RC_TP_BATCH).
+ */
+#define RC__DGRAM_SLOT 65536
+typedef struct rc__rxb {
+	unsigned want;
+	rc_tp_dgram v[RC_TP_BATCH];
+	unsigned char bytes[];
+} rc__rxb;
+
+/* c's receive batch, made on first use (the reader's role held); NULL when memory is short. */
+static rc__rxb *rc__rxb_get(rc_client *c)
+{
+	rc__rxb *b = c->rxb;
+
+	if (b != NULL)
+		return b;
+	if ((b = malloc(sizeof(*b) + (size_t)RC_TP_BATCH * RC__DGRAM_SLOT)) == NULL)
+		return NULL;
+	b->want = 2;
+	for (unsigned k = 0; k < RC_TP_BATCH; k++) {
+		b->v[k].buf = b->bytes + (size_t)k * RC__DGRAM_SLOT;
+		b->v[k].cap = RC__DGRAM_SLOT;
+	}
+	return c->rxb = b;
+}
+
+/*
+ * The reader's non-blocking read on a datagram client that can batch: every reply waiting,
+ * up to the batch's size, with one system call, each handled under c->mu (entered without
+ * it, left with it held, as rc__read). Returns the receive's status.
+ */
+static rc_status rc__read_batch(rc_client *c, rc_tp *tp, rc__rxb *b)
+{
+	unsigned got = 0;
+	rc_status st = tp->vt->recv_batch(tp, b->v, b->want, &got);
+	int e = st == RC_CANTRECV ? errno : 0;
+
+	pthread_mutex_lock(&c->mu);
+	if (st != RC_OK) {
+		rc__after_recv(c, st, NULL, 0, e);
+		return st;
+	}
+	b->want = 2 * got > RC_TP_BATCH ? RC_TP_BATCH : 2 * got;
+	for (unsigned k = 0; k + 1 < got; k++)
+		rc__handle(c, b->v[k].buf, b->v[k].len);
+	rc__after_recv(c, st, b->v[got - 1].buf, b->v[got - 1].len, 0); /* the last; wakes */
+	return st;
+}
+
 static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags)
 {
 	rc_tp *tp = c->tp;
@@ -818,6 +875,11 @@ static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags)
 	if (c->retired != NULL)
 		rc__free_retired(c); /* the role held: no fast path is copying a template */
 	pthread_mutex_unlock(&c->mu);
+	if (flags == RC_TPF_DONTWAIT && c->dgram && tp->vt->recv_batch != NULL) {
+		rc__rxb *b = rc__rxb_get(c);
+		if (b != NULL)
+			return rc__read_batch(c, tp, b);
+	}
 	if (flags == 0) {
 		int64_t ns = wake - rc__now();
 		int ms = ns <= 0 ? 1 : (int)((ns + 999999) / 1000000);
@@ -846,6 +908,65 @@ got:
 }
 
 /* ---- sending ---------------------------------------------------------------------------- */
+
+/*
+ * A datagram client's cork queue: copies of requests started while rc_client_advance runs
+ * callbacks, sent together when it uncorks. RC__DQ_BYTES of room; a request that does not fit
+ * flushes the queue first, one over the whole room goes on its own.
+ */
+#define RC__DQ_BYTES 65536
+typedef struct rc__dq {
+	unsigned n;
+	size_t used;
+	rc_tp_dgram v[RC_TP_BATCH];
+	unsigned char bytes[RC__DQ_BYTES];
+} rc__dq;
+
+/* Send what c's cork queue holds (under c->smu): send_batch, as many system calls as the
+ * kernel takes; what the socket refuses (its buffer full) is as if lost, and retransmission
+ * covers it, as for a single send. */
+static void rc__dq_flush(rc_client *c)
+{
+	rc__dq *q = c->dq;
+	unsigned sent;
+
+	if (q == NULL || q->n == 0)
+		return;
+	if (c->tp != NULL)
+		(void)c->tp->vt->send_batch(c->tp, q->v, q->n, &sent);
+	q->n = 0;
+	q->used = 0;
+}
+
+/* If c is corked, queue a copy of the datagram msg[0..len) to leave at the uncork, and say
+ * true; false (send it now) when not corked, too big for the queue, or memory is short.
+ * Started calls only: a blocking call made inside a callback waits for its reply, so its
+ * request must go at once. */
+static bool rc__dq_add(rc_client *c, const unsigned char *msg, size_t len)
+{
+	rc__dq *q;
+	bool queued = false;
+
+	pthread_mutex_lock(&c->smu);
+	if (c->cork > 0 && len <= RC__DQ_BYTES) {
+		if ((q = c->dq) == NULL && (q = c->dq = calloc(1, sizeof(*q))) == NULL)
+			goto out;
+		if (q->n == RC_TP_BATCH || len > RC__DQ_BYTES - q->used)
+			rc__dq_flush(c);
+		memcpy(q->bytes + q->used, msg, len);
+		q->v[q->n].buf = q->bytes + q->used;
+		q->v[q->n].len = len;
+		q->v[q->n].peer.len = 0; /* the connected server */
+		q->n++;
+		q->used += (len + 7) & ~(size_t)7;
+		if (q->used > RC__DQ_BYTES)
+			q->used = RC__DQ_BYTES;
+		queued = true;
+	}
+out:
+	pthread_mutex_unlock(&c->smu);
+	return queued;
+}
 
 /*
  * Make sure a stream is connected (under c->mu; drops it while connecting), and probe one that
@@ -977,7 +1098,10 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	p->starting = true;
 	tp = c->tp;
 	pthread_mutex_unlock(&c->mu);
-	if (c->dgram || (c->kind->props & RC_TPP_SYNC)) {
+	if (c->dgram && (flags & RC_TPF_DONTWAIT) && tp->vt->send_batch != NULL &&
+	    rc__dq_add(c, msg, len)) {
+		st = RC_OK; /* corked: leaves with the others at the uncork (rc__dq_flush) */
+	} else if (c->dgram || (c->kind->props & RC_TPP_SYNC)) {
 		/* datagrams need no send lock; in-process dispatch runs without our lock */
 		st = tp->vt->send(tp, msg, len, NULL, c->dgram ? (flags & RC_TPF_DONTWAIT) : 0);
 		if (st == RC_AGAIN)
@@ -1577,6 +1701,8 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	pthread_mutex_unlock(&clnt->smu);
 	rc__run_callbacks(clnt);
 	pthread_mutex_lock(&clnt->smu);
+	if (clnt->cork == 1)
+		rc__dq_flush(clnt); /* the datagrams the callbacks started, together */
 	if (--clnt->cork == 0 && atomic_load(&clnt->queued)) {
 		tp = clnt->tp;
 		fs = rc__flush_locked(clnt, 0); /* never blocks: the rest waits for POLLOUT */
@@ -1618,6 +1744,8 @@ void rc_client_destroy(rc_client *clnt)
 	pthread_mutex_destroy(&clnt->mu);
 	pthread_mutex_destroy(&clnt->smu);
 	free(clnt->fastbuf);
+	free(clnt->dq);
+	free(clnt->rxb);
 	rc__tls_ctx_free(clnt->uri.tls); /* after the transport made with it */
 	free(clnt);
 }

@@ -63,7 +63,8 @@ static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
 /* Start a successful reply to xid in w's buffer: the whole 24-byte header (REPLY,
  * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) written at once; x is positioned after it for
  * the results. The hot path of every call. */
-static inline void rc__reply_success(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
+static inline __attribute__((always_inline)) void rc__reply_success(rc__wctx *w, rc_xdr *x,
+                                                                   size_t max, uint32_t xid)
 {
 	unsigned char *h;
 
@@ -481,6 +482,9 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.rbuf = NULL;
+	w.batch = NULL;
+	w.lone = 0;
+	w.want = 0;
 	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv), NULL);
 	if (rlen > 0) {
 		reply(ctx, rc__encbuf_msg(&w.rb), rlen);

@@ -386,6 +386,7 @@ void rc_server_destroy(rc_server *srv)
 	rc__drc_destroy(srv->drc);
 	rc__tls_ctx_free(srv->tls); /* after the connections made from it */
 	free(srv->step_rbuf);
+	free(srv->step_batch);
 	close(srv->epfd);
 	close(srv->stopfd);
 	if (srv->jobfd >= 0)
@@ -433,36 +434,180 @@ static rc_status rc__spin_recv(rc_server *srv, rc__lsn *l, void *buf, size_t cap
 	return st;
 }
 
-/* Serve up to n datagrams waiting on l (flags 0: blocking for each). Returns how many. */
+/* rc__lone_skip for the blocking loop: there a look costs a system call that would not have
+ * been made, so while calls alternate only every 32nd call looks for a batch. */
+static inline bool rc__lone_skip32(unsigned *lone)
+{
+	return *lone > 0 && ((*lone)++ & 31) != 0;
+}
+
+/*
+ * A thread's datagram batch: RC_TP_BATCH receive slots of cap bytes each (one allocation,
+ * made on first use and kept by the thread; the kernel touches only the pages datagrams land
+ * in), and each slot's reply xid for the trace. A served request's slot takes its reply, so
+ * the replies of a batch leave with one send_batch.
+ */
+typedef struct rc__dbatch {
+	size_t cap;
+	rc_tp_dgram v[RC_TP_BATCH];
+	uint32_t xid[RC_TP_BATCH];
+	unsigned char bytes[];
+} rc__dbatch;
+
+/* w's batch with slots of cap bytes, made (or remade for a new cap) on first use; NULL when
+ * memory is short (the caller receives one datagram at a time instead). */
+static rc__dbatch *rc__dbatch_get(rc__wctx *w, size_t cap)
+{
+	rc__dbatch *b = w->batch;
+
+	if (b != NULL && b->cap == cap)
+		return b;
+	free(b);
+	w->batch = b = malloc(sizeof(*b) + RC_TP_BATCH * cap);
+	if (b == NULL)
+		return NULL;
+	b->cap = cap;
+	for (unsigned k = 0; k < RC_TP_BATCH; k++) {
+		b->v[k].buf = b->bytes + k * cap;
+		b->v[k].cap = cap;
+	}
+	return b;
+}
+
+/*
+ * Receive up to `want` datagrams waiting on l with one system call, serve them one after
+ * another, and send their replies together (send_batch): the replies of a batch leave after
+ * its last request is served. Re-arms l first when rearm (worker threads: let another thread
+ * in while this one serves). Returns how many were received: 0 when none was waiting, -1 when
+ * the listener failed or memory is short (the caller falls back to one at a time).
+ */
+static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned want, size_t cap,
+                           bool rearm)
+{
+	rc__dbatch *b = rc__dbatch_get(w, cap);
+	unsigned got, nout = 0, sent;
+	rc_status st;
+
+	if (b == NULL)
+		return -1;
+	if (want > RC_TP_BATCH)
+		want = RC_TP_BATCH;
+	st = l->tp->vt->recv_batch(l->tp, b->v, want, &got);
+	if (st != RC_OK)
+		return st == RC_AGAIN ? 0 : -1;
+	if (rearm)
+		(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* let another worker in */
+	for (unsigned k = 0; k < got; k++) {
+		rc_tp_dgram *d = &b->v[k];
+		size_t rlen = rc__serve(srv, w, d->buf, d->len, &d->peer, true, rc__trace_t0(srv), NULL);
+
+		if (rlen == 0)
+			continue;
+		if (rlen > d->cap) { /* a reply over the slot (a small max_record): on its own */
+			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &d->peer, 0);
+			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid);
+			continue;
+		}
+		memcpy(d->buf, rc__encbuf_msg(&w->rb), rlen); /* its request is done with */
+		d->len = rlen;
+		b->xid[nout] = w->xid;
+		if (nout != k) { /* gather the replies at the front: swap slots */
+			rc_tp_dgram t = b->v[nout];
+			b->v[nout] = *d;
+			*d = t;
+		}
+		nout++;
+	}
+	/* replies the socket refuses (a full send buffer) are as if lost: clients retransmit */
+	if (nout > 0 && l->tp->vt->send_batch(l->tp, b->v, nout, &sent) != RC_CANTSEND &&
+	    srv->trace != NULL)
+		for (unsigned k = 0; k < sent; k++)
+			RC__TRACE(srv, RC_TP_SRV_SENT, b->xid[k]);
+	return (int)got;
+}
+
+/*
+ * Serve up to n datagrams waiting on l. Returns how many.
+ *  - flags RC_TPF_DONTWAIT (the epoll loops), n > 1: in batches (rc__dgram_batch), until one
+ *    comes back short (the socket is then empty) or n are served;
+ *  - flags RC_TPF_DONTWAIT, n == 1: one datagram (recv_into), its reply sent at once;
+ *  - flags 0 (the blocking loop on a lone listener): a blocking receive of one (spinning
+ *    first when the server spins), served and answered at once, then a batch of what else
+ *    is waiting, and so on. While calls come one at a time (a look for a batch found none
+ *    or one), only every 32nd call looks (rc__lone_skip32), so a lone call costs what it
+ *    cost before; a burst is noticed within 32 calls and then served in batches.
+ */
 static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned flags,
                            bool rearm)
 {
 	size_t cap = srv->lim.max_record < RC__DGRAM_MAX ? srv->lim.max_record : RC__DGRAM_MAX;
-	int i;
+	bool batches = l->tp->vt->recv_batch != NULL && l->tp->vt->send_batch != NULL;
+	bool armed = !rearm; /* re-armed (worker threads), however this turn ends */
+	int i = 0;
 
 	if (w->rbuf == NULL && (w->rbuf = malloc(RC__DGRAM_MAX)) == NULL)
 		return 0; /* the datagram stays queued; we come back */
-	for (i = 0; i < n; i++) {
+	while (i < n) {
 		size_t len, rlen;
 		rc_peer from;
-		rc_status st = flags == 0 && srv->spin_ns > 0
-		                   ? rc__spin_recv(srv, l, w->rbuf, cap, &len, &from)
-		                   : l->tp->vt->recv_into(l->tp, w->rbuf, cap, &len, &from, flags);
+		rc_status st;
 
+		if (batches && (flags != 0 ? i > 0 || n > 1 : i > 0 && !rc__lone_skip32(&w->lone))) {
+			unsigned want;
+			int k;
+			/* as many slots as the last batch filled, times two (2..RC_TP_BATCH): setting
+			 * up a slot costs, so a look for a burst after lone calls costs little */
+			want = w->want < 2 ? 2 : w->want;
+			if (want > (unsigned)(n - i))
+				want = (unsigned)(n - i);
+			k = rc__dgram_batch(srv, w, l, want, cap, !armed);
+			if (k > 0) {
+				armed = true;
+				i += k;
+				if (k >= 2)
+					w->lone = 0; /* a burst: look for the rest every time */
+				else if (w->lone == 0)
+					w->lone = 1; /* one waiting is no burst: calls still alternate */
+				w->want = 2 * (unsigned)k > RC_TP_BATCH ? RC_TP_BATCH : 2 * (unsigned)k;
+				if (atomic_load(&srv->stop) || (flags != 0 && (unsigned)k < want))
+					break; /* stopping, or a short batch: the socket is empty */
+				continue;
+			}
+			if (k < 0)
+				batches = false; /* no memory for a batch: one at a time */
+			if (flags != 0) {
+				if (k == 0 || i > 0)
+					break; /* nothing more waiting */
+				continue;
+			}
+			if (k == 0 && w->lone == 0)
+				w->lone = 1; /* calls come one at a time: look for bursts less often */
+			/* the blocking loop: wait for the next one */
+		}
+		st = flags == 0 && srv->spin_ns > 0
+		         ? rc__spin_recv(srv, l, w->rbuf, cap, &len, &from)
+		         : l->tp->vt->recv_into(l->tp, w->rbuf, cap, &len, &from, flags);
 		if (st != RC_OK)
 			break;
 		uint64_t t_rcv = rc__trace_t0(srv);
-		if (i == 0 && rearm)
+		if (!armed) {
 			(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* let another worker in */
+			armed = true;
+		}
 		rlen = rc__serve(srv, w, w->rbuf, len, &from, true, t_rcv, NULL);
 		if (rlen > 0) {
 			/* a reply the socket refuses is as if lost: the client retransmits */
 			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0);
 			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid);
 		}
+		i++;
 		if (atomic_load(&srv->stop))
-			return i + 1;
+			break;
 	}
+	/* nothing taken (a datagram dropped as over-long, or a spurious wake-up): the one-shot
+	 * listener must still be armed again, or no worker would hear it */
+	if (!armed)
+		(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN);
 	return i;
 }
 
@@ -475,7 +620,7 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsig
 static void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l)
 {
 	if (srv->threads > 1) {
-		rc__dgram_serve(srv, w, l, 1, RC_TPF_DONTWAIT, true);
+		rc__dgram_serve(srv, w, l, RC_TP_BATCH, RC_TPF_DONTWAIT, true);
 	} else if (rc__lone_skip(&l->lone)) {
 		rc__dgram_serve(srv, w, l, 1, RC_TPF_DONTWAIT, false);
 	} else {
@@ -568,9 +713,13 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 		return RC_INVAL;
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.rbuf = srv->step_rbuf; /* kept between steps */
+	w.batch = srv->step_batch;
+	w.lone = 0;
+	w.want = 0;
 	st = rc__step(srv, &w, timeout_ms);
 	rc__encbuf_free(&w.rb);
 	srv->step_rbuf = w.rbuf;
+	srv->step_batch = w.batch;
 	return st;
 }
 
@@ -591,6 +740,9 @@ static void *rc__worker(void *arg)
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.rbuf = NULL;
+	w.batch = NULL;
+	w.lone = 0;
+	w.want = 0;
 	if (rc__single_dgram(srv)) {
 		rc__lsn *l = srv->lsn[0];
 		while (!atomic_load(&srv->stop))
@@ -602,6 +754,7 @@ static void *rc__worker(void *arg)
 	}
 	rc__encbuf_free(&w.rb);
 	free(w.rbuf);
+	free(w.batch);
 	return NULL;
 }
 

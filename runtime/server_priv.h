@@ -133,15 +133,21 @@ struct rc_server {
 	int64_t next_sweep;
 	_Atomic int64_t wake_at; /* the earliest resume_at of a paused listener, or 0 (rc__step) */
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
+	struct rc__dbatch *step_batch; /* and its datagram batch */
 	struct rc__tls_ctx *tls;  /* rc_server_set_tls's context, or NULL: probes get no TLS */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
 
+struct rc__dbatch;
+
 /* A per-thread reply buffer. */
 typedef struct rc__wctx {
 	rc__encbuf rb;
 	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
+	struct rc__dbatch *batch; /* its datagram batch (server.c; NULL until needed) */
+	unsigned lone;       /* blocking datagram loop: non-zero while calls come one at a time */
+	unsigned want;       /* slots the next datagram batch asks for (server.c) */
 	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
 	bool starttls;       /* rc__serve answered a probe with STARTTLS: start TLS once it is out */
 	unsigned char stack[RC__STACK_REPLY];

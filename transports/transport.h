@@ -78,6 +78,17 @@ typedef struct rc_tp_deliver {
 	void *ctx;
 } rc_tp_deliver;
 
+/* One datagram of a batch (recv_batch, send_batch): its buffer and length, and its peer. */
+typedef struct rc_tp_dgram {
+	unsigned char *buf; /* recv_batch: room for cap bytes; send_batch: the message */
+	size_t cap;         /* recv_batch: buf's size */
+	size_t len;         /* the datagram's length (recv_batch sets it) */
+	rc_peer peer;       /* recv_batch: the sender; send_batch: the receiver */
+} rc_tp_dgram;
+
+/* The most datagrams one recv_batch / send_batch moves. */
+#define RC_TP_BATCH 32
+
 /*
  * What a transport does. Every message leaves through send (and flush) and arrives through
  * recv, recv_into or accept: framing (record marks), output queues and descriptors stay
@@ -125,6 +136,23 @@ typedef struct rc_tp_vt {
 	 */
 	rc_status (*recv_into)(rc_tp *tp, void *buf, size_t cap, size_t *len, rc_peer *from,
 	                       unsigned flags);
+	/*
+	 * Datagram transports (NULL elsewhere): receive up to n (<= RC_TP_BATCH) datagrams with one
+	 * system call into v[0..n)'s buffers, without waiting (RC_TPF_DONTWAIT is implied), each
+	 * with its sender. *got is how many landed in v[0..*got), in order; a datagram longer than
+	 * its buffer is dropped, and those after it move down (buffers and capacities may be
+	 * exchanged among v's entries: v is a pool the caller owns). RC_OK with *got >= 1; RC_AGAIN
+	 * (none waiting, or only over-long ones); RC_CANTRECV (errno kept).
+	 */
+	rc_status (*recv_batch)(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got);
+	/*
+	 * Datagram transports (NULL elsewhere): send v[0..n) (n <= RC_TP_BATCH), each msg to its
+	 * peer (or the connected one), with as few system calls as the kernel takes them, without
+	 * waiting. *sent is how many left; those after are not sent (RC_AGAIN: the socket buffer
+	 * is full; a datagram the kernel refuses outright is skipped and counted sent, as a lost
+	 * one). RC_OK when all left; RC_AGAIN; RC_CANTSEND (errno kept).
+	 */
+	rc_status (*send_batch)(rc_tp *tp, const rc_tp_dgram *v, unsigned n, unsigned *sent);
 	/* Accept a connection on a listening stream transport: RC_OK, RC_AGAIN, RC_TOOMANY
 	 * (descriptors exhausted), RC_NOMEM, RC_LOCALERROR. NULL for other transports. */
 	rc_status (*accept)(rc_tp *tp, rc_tp **out, size_t max_record);

@@ -73,6 +73,93 @@ static rc_status rc__udp_recv_into(rc_tp *tp, void *buf, size_t cap, size_t *len
 	return RC_OK;
 }
 
+/* Point message header m at one buffer of len bytes and a peer address of namelen bytes at
+ * name (NULL: the connected peer). */
+static inline void rc__udp_mmsg(struct mmsghdr *m, struct iovec *iov, void *buf, size_t len,
+                                void *name, socklen_t namelen)
+{
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	memset(&m->msg_hdr, 0, sizeof(m->msg_hdr));
+	m->msg_hdr.msg_name = name;
+	m->msg_hdr.msg_namelen = name != NULL ? namelen : 0;
+	m->msg_hdr.msg_iov = iov;
+	m->msg_hdr.msg_iovlen = 1;
+}
+
+/* The vt's recv_batch: recvmmsg of up to n datagrams, over-long ones dropped. */
+static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got)
+{
+	struct mmsghdr m[RC_TP_BATCH];
+	struct iovec iov[RC_TP_BATCH];
+	unsigned k = 0;
+	int r;
+
+	*got = 0;
+	if (n > RC_TP_BATCH)
+		n = RC_TP_BATCH;
+	for (unsigned i = 0; i < n; i++)
+		rc__udp_mmsg(&m[i], &iov[i], v[i].buf, v[i].cap, &v[i].peer.ss, sizeof(v[i].peer.ss));
+	do
+		r = recvmmsg(tp->fd, m, n, MSG_DONTWAIT, NULL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? RC_AGAIN : RC_CANTRECV;
+	for (unsigned i = 0; i < (unsigned)r; i++) {
+		if (m[i].msg_hdr.msg_flags & MSG_TRUNC)
+			continue; /* over any message we accept: dropped */
+		if (k != i) { /* move it down over a dropped one: swap the buffers, copy the sender */
+			unsigned char *b = v[k].buf;
+			size_t cap = v[k].cap;
+			v[k].buf = v[i].buf;
+			v[k].cap = v[i].cap;
+			v[i].buf = b;
+			v[i].cap = cap;
+			memcpy(&v[k].peer.ss, &v[i].peer.ss, m[i].msg_hdr.msg_namelen);
+		}
+		v[k].len = m[i].msg_len;
+		v[k].peer.len = m[i].msg_hdr.msg_namelen;
+		k++;
+	}
+	*got = k;
+	return k > 0 ? RC_OK : RC_AGAIN;
+}
+
+/* The vt's send_batch: sendmmsg, resumed after a partial batch; a datagram the kernel
+ * refuses outright (EMSGSIZE, an unreachable peer) is skipped as lost. */
+static rc_status rc__udp_send_batch(rc_tp *tp, const rc_tp_dgram *v, unsigned n,
+                                    unsigned *sent)
+{
+	struct mmsghdr m[RC_TP_BATCH];
+	struct iovec iov[RC_TP_BATCH];
+	unsigned done = 0;
+
+	if (n > RC_TP_BATCH)
+		n = RC_TP_BATCH;
+	for (unsigned i = 0; i < n; i++)
+		rc__udp_mmsg(&m[i], &iov[i], v[i].buf, v[i].len,
+		             v[i].peer.len > 0 ? (void *)&v[i].peer.ss : NULL, v[i].peer.len);
+	while (done < n) {
+		int r = sendmmsg(tp->fd, m + done, n - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r > 0) {
+			done += (unsigned)r;
+		} else if (r < 0 && errno == EINTR) {
+			continue;
+		} else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			*sent = done;
+			return RC_AGAIN;
+		} else if (r < 0 && (errno == EBADF || errno == ENOTSOCK || errno == EFAULT)) {
+			*sent = done;
+			return RC_CANTSEND; /* not a datagram's fault: the socket's */
+		} else {
+			done++; /* this one refused: lost, as if dropped on the way */
+		}
+	}
+	*sent = done;
+	return RC_OK;
+}
+
 static rc_status rc__udp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
                               unsigned flags)
 {
@@ -102,6 +189,8 @@ static const rc_tp_vt rc__udp_vt = {
 	.outq = rc__tp_nothing_queued,
 	.recv = rc__udp_recv,
 	.recv_into = rc__udp_recv_into,
+	.recv_batch = rc__udp_recv_batch,
+	.send_batch = rc__udp_send_batch,
 	.accept = NULL,
 	.buffered = rc__tp_nothing_buffered,
 	.hung_up = rc__tp_never_hung_up,

@@ -221,6 +221,19 @@ static void threads_share_client(void **state)
 	}
 }
 
+/* Drive c from a poll() loop of our own until *done reaches target (at most spins turns). */
+static void drive(rc_client *c, const int *done, int target, int spins)
+{
+	for (int i = 0; *done < target && i < spins; i++) {
+		int fd, tmo;
+		short ev;
+		assert_int_equal(rc_client_pollinfo(c, &fd, &ev, &tmo), RC_OK);
+		struct pollfd pf = {fd, ev, 0};
+		int n = fd >= 0 ? poll(&pf, 1, tmo < 0 ? 1000 : tmo) : 0;
+		rc_client_advance(c, n > 0 ? pf.revents : 0);
+	}
+}
+
 static int cb_count;
 static rc_status cb_last;
 static void on_done(rc_async *call, rc_status st, void *udata)
@@ -246,19 +259,77 @@ static void select_driven_calls(void **state)
 			                 RC_OK);
 		}
 		assert_int_equal(cb_count, 0); /* never inside the start call */
-		for (int spins = 0; done < 32 && spins < 10000; spins++) {
-			int fd, tmo;
-			short ev;
-			assert_int_equal(rc_client_pollinfo(c, &fd, &ev, &tmo), RC_OK);
-			struct pollfd pf = {fd, ev, 0};
-			int n = fd >= 0 ? poll(&pf, 1, tmo < 0 ? 1000 : tmo) : 0;
-			rc_client_advance(c, n > 0 ? pf.revents : 0);
-		}
+		drive(c, &done, 32, 10000);
 		assert_int_equal(done, 32);
 		assert_int_equal(cb_count, 32);
 		if (cb_last != RC_OK)
 			print_error("transport %d: %s\n", i, rc_strerror(cb_last));
 		assert_int_equal(cb_last, RC_OK);
+		assert_int_equal(rc_client_inflight(c), 0);
+		rc_client_destroy(c);
+	}
+}
+
+/*
+ * Pipelined echo calls re-issued from their callbacks (as a pipelining client does), on every
+ * transport: over UDP the callbacks' calls are corked and leave together (sendmmsg) and the
+ * replies are read in batches (recvmmsg). Every reply must reach its own call -- each echo
+ * carries its slot and round -- and each call completes once.
+ */
+typedef struct pslot {
+	rc_client *c;
+	uint32_t k, round;
+	char out[16], in[16];
+	rt_blob arg, res;
+	int *done, *started, total;
+	bool bad;
+} pslot;
+
+static void pipe_start(pslot *s);
+
+static void on_pipe(rc_async *call, rc_status st, void *udata)
+{
+	pslot *s = udata;
+	(void)call;
+	(*s->done)++;
+	if (st != RC_OK || s->res.len != s->arg.len || memcmp(s->res.val, s->out, s->arg.len) != 0)
+		s->bad = true;
+	rc_xdr_free((rc_xdrproc)xdr_rt_blob, &s->res);
+	if (*s->started < s->total)
+		pipe_start(s);
+}
+
+static void pipe_start(pslot *s)
+{
+	s->round++;
+	snprintf(s->out, sizeof(s->out), "%u:%u", s->k, s->round);
+	s->arg.len = (uint32_t)strlen(s->out);
+	s->arg.val = s->out;
+	memset(&s->res, 0, sizeof(s->res));
+	(*s->started)++;
+	assert_int_equal(rc_call_start(s->c, 1, (rc_xdrproc)xdr_rt_blob, &s->arg,
+	                               (rc_xdrproc)xdr_rt_blob, &s->res, on_pipe, s, NULL),
+	                 RC_OK);
+}
+
+static void pipelined_calls_reissued_from_callbacks(void **state)
+{
+	enum { DEPTH = 48, TOTAL = 3000 };
+	static pslot slot[DEPTH];
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		rc_client *c = connect_to(i, 1);
+		int done = 0, started = 0;
+		for (uint32_t k = 0; k < DEPTH; k++) {
+			slot[k] = (pslot){.c = c, .k = k, .done = &done, .started = &started,
+			                  .total = TOTAL};
+			pipe_start(&slot[k]);
+		}
+		drive(c, &done, TOTAL, 100000);
+		assert_int_equal(done, TOTAL);
+		assert_int_equal(started, TOTAL);
+		for (uint32_t k = 0; k < DEPTH; k++)
+			assert_false(slot[k].bad);
 		assert_int_equal(rc_client_inflight(c), 0);
 		rc_client_destroy(c);
 	}
@@ -515,6 +586,7 @@ int main(void)
 		cmocka_unit_test(slow_call_times_out),
 		cmocka_unit_test(threads_share_client),
 		cmocka_unit_test(select_driven_calls),
+		cmocka_unit_test(pipelined_calls_reissued_from_callbacks),
 		cmocka_unit_test(started_call_wait_cancel),
 		cmocka_unit_test(tcp_reconnects_after_server_restart),
 		cmocka_unit_test(handle_outlives_client),

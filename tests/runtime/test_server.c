@@ -618,6 +618,95 @@ static void burst_after_ping_pong(void **state)
 }
 
 /*
+ * Datagram batches (recvmmsg / sendmmsg) on each serving loop: the blocking loop of a lone UDP
+ * listener with one and with two threads, and the epoll loop (UDP beside TCP) with two
+ * threads. Each gets bursts of 48 null calls between ping-pongs -- every reply comes, once --
+ * and a burst that carries the same ADD three times among the nulls: the duplicate request
+ * cache still runs it once and answers each copy that is not dropped as a duplicate in
+ * progress with the same reply.
+ */
+static void datagram_batches_on_every_loop(void **state)
+{
+	static const char *const one[] = {"udp://127.0.0.1:0", NULL};
+	static const char *const two[] = {"udp://127.0.0.1:0", "tcp://127.0.0.1:0", NULL};
+	static const struct { const char *const *uris; unsigned threads; } setups[] = {
+		{one, 1}, {one, 2}, {two, 2}};
+	enum { BURST = 48 };
+	(void)state;
+	for (size_t k = 0; k < sizeof(setups) / sizeof(setups[0]); k++) {
+		rt_server s;
+		bool seen[BURST];
+		unsigned char m[256], r[256], a[8] = {0, 0, 0, 0, 0, 0, 0, 3};
+		int rcv = 1 << 20, fd, adds = 0;
+		int64_t before;
+
+		assert_int_equal(rt_start(&s, setups[k].uris, setups[k].threads), 0);
+		fd = udp_to(s.uri[0]);
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+		for (uint32_t t = 0; t < 3; t++) {
+			for (uint32_t i = 0; i < 10; i++) {
+				send_nulls(fd, false, 1000 + i, 1);
+				assert_int_equal(recv_xid(fd, false), 1000 + i);
+			}
+			send_nulls(fd, false, 5000, BURST);
+			memset(seen, 0, sizeof(seen));
+			for (int i = 0; i < BURST; i++) {
+				uint32_t x = recv_xid(fd, false) - 5000;
+				assert_true(x < BURST && !seen[x]);
+				seen[x] = true;
+			}
+		}
+		/* ADD 3 three times (one xid) inside a burst of nulls */
+		before = rt_total_now();
+		size_t len = mkcall(m, 7777, 2, RT_PROG, 1, 2, 0, NULL, 0, a, 8);
+		send_nulls(fd, false, 6000, 20);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(send(fd, m, len, 0), (ssize_t)len);
+		send_nulls(fd, false, 6020, 20);
+		for (;;) {
+			ssize_t n = recv(fd, r, sizeof(r), 0);
+			if (n < 0)
+				break; /* 1 s without a reply: all in */
+			if (n == 32) {
+				assert_int_equal(get32(r), 7777);
+				adds++;
+			}
+		}
+		assert_true(adds >= 1 && adds <= 3);
+		assert_int_equal(rt_total_now() - before, 3); /* ran once */
+		close(fd);
+		rt_stop(&s);
+	}
+}
+
+/*
+ * With worker threads a datagram listener is armed one-shot: the worker that takes its event
+ * re-arms it. An over-long datagram (over max_record) is dropped when read; the listener must
+ * still be re-armed, or no worker would hear the calls after it.
+ */
+static void overlong_datagram_does_not_silence_threaded_listener(void **state)
+{
+	static const char *const two[] = {"udp://127.0.0.1:0", "tcp://127.0.0.1:0", NULL};
+	rc_server_limits lim = {.max_record = 1024};
+	rt_server s;
+	unsigned char big[2000], m[128], r[128];
+	int fd;
+	(void)state;
+	memset(big, 0x55, sizeof(big));
+	assert_int_equal(rt_start_lim(&s, two, 2, &lim), 0);
+	fd = udp_to(s.uri[0]);
+	for (uint32_t i = 0; i < 3; i++) {
+		size_t len = mkcall(m, 900 + i, 2, RT_PROG, 1, 0, 0, NULL, 0, NULL, 0);
+		assert_int_equal(send(fd, big, sizeof(big), 0), (ssize_t)sizeof(big));
+		usleep(20000); /* let a worker take the event for it alone */
+		assert_int_equal(exchange(fd, m, len, r, sizeof(r)), 24);
+		assert_int_equal(get32(r), 900 + i);
+	}
+	close(fd);
+	rt_stop(&s);
+}
+
+/*
  * Ten short calls and one long one, pipelined in one write on one connection to two workers:
  * the short calls' replies (gathered into few sends) come back while the long one still runs.
  * The long one is MEET(2), which the test completes itself once those replies are in; a reply
@@ -907,6 +996,8 @@ int main(void)
 		cmocka_unit_test(malformed_auth_sys_is_badcred),
 		cmocka_unit_test(trailing_and_truncated_args_are_garbage),
 		cmocka_unit_test(retransmission_runs_once),
+		cmocka_unit_test(datagram_batches_on_every_loop),
+		cmocka_unit_test(overlong_datagram_does_not_silence_threaded_listener),
 		cmocka_unit_test(retransmission_after_many_calls_runs_once),
 		cmocka_unit_test(full_cache_refuses_new_calls),
 		cmocka_unit_test(full_table_evicts_and_counts),
