@@ -1,8 +1,8 @@
 /*
  * rc-bench-server -- serves bench.x with remotecall.
  *
- *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--spin US] [--rpcbind]
- *                   [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
+ *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--spin US]
+ *                   [--max-record BYTES] [--rpcbind] [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
  *                   [--stats] [--stats-every MS]
  *                   [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]
  *
@@ -131,13 +131,16 @@ bool bench_add_1_svc(const int64_t *arg, int64_t *res, rc_svc_req *req)
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: %s --listen URI [--listen URI]... [--threads N] [--rpcbind]\n"
+	        "usage: %s --listen URI [--listen URI]... [--threads N] [--spin US]\n"
+	        "       [--max-record BYTES] [--rpcbind]\n"
 	        "       [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]\n"
 	        "       [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]\n"
 	        "  --listen URI   udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH (port 0: any);\n"
 	        "                 prints 'listening URI' with the real port for each\n"
 	        "  --threads N    worker threads [1]\n"
 	        "  --spin US      poll up to US microseconds before sleeping for a request [0]\n"
+	        "  --max-record BYTES  largest request record or datagram taken (and twice that\n"
+	        "                 for decoding one request's arguments) [4 MiB]\n"
 	        "  --rpcbind      register with the local rpcbind (unregistered at exit); what\n"
 	        "                 fails is listed and the server exits 1\n"
 	        "  --rpcbind-takeover  the same, replacing another live server's registration\n"
@@ -211,6 +214,7 @@ int main(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},
 		{"threads", required_argument, NULL, 't'},
 		{"spin", required_argument, NULL, 'P'},
+		{"max-record", required_argument, NULL, 'M'},
 		{"rpcbind", no_argument, NULL, 'r'},
 		{"rpcbind-takeover", no_argument, NULL, 'R'},
 		{"work-dist", required_argument, NULL, 'w'},
@@ -227,7 +231,7 @@ int main(int argc, char **argv)
 	};
 	const char *listen[BENCH_MAX_LISTEN];
 	int nlisten = 0;
-	uint64_t threads = 1, spin_us = 0;
+	uint64_t threads = 1, spin_us = 0, max_record = 0;
 	bool rpcbind = false, stats = false;
 	unsigned rpcbind_flags = 0;
 	uint64_t stats_every = 0;
@@ -258,6 +262,14 @@ int main(int argc, char **argv)
 		case 'P':
 			if (!bench_parse_u64(optarg, &spin_us) || spin_us > 1000000) {
 				fprintf(stderr, "%s: bad --spin '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'M':
+			if (!bench_parse_u64(optarg, &max_record) || max_record < 64 ||
+			    max_record > ((uint64_t)1 << 30)) {
+				fprintf(stderr, "%s: bad --max-record '%s'\n", progname, optarg);
 				usage(stderr);
 				return 2;
 			}
@@ -362,6 +374,14 @@ int main(int argc, char **argv)
 		if (tls_require &&
 		    (st = rc_server_set_tls_required(g_srv, BENCH_PROG, BENCH_VERS, true)) != RC_OK) {
 			fprintf(stderr, "%s: --tls-require: %s\n", progname, rc_strerror(st));
+			return 1;
+		}
+	}
+	if (max_record > 0) {
+		rc_server_limits lim = {.max_record = (size_t)max_record,
+		                        .max_alloc = (size_t)max_record * 2};
+		if ((st = rc_server_set_limits(g_srv, &lim)) != RC_OK) {
+			fprintf(stderr, "%s: --max-record: %s\n", progname, rc_strerror(st));
 			return 1;
 		}
 	}

@@ -1288,8 +1288,41 @@ def sec_tls(run, targets):
     return "\n".join(L)
 
 
+def sec_bulk(run, targets):
+    L = ["## 10. Beyond the papers: bulk data (issue 15)\n"]
+    if not run.ran("bulk"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = run.sel(exp="bulk")
+    L.append("ECHO of 64 KiB, 1 MiB and 16 MiB over loopback TCP: the argument goes to the server and comes "
+             "back as the result (`rc-bench-client --proc echo --size N` against `rc-bench-server "
+             "--max-record 40 MiB`), beside `tirpc-bench-client` against `tirpc-bench-server` and "
+             "`raw-pingpong`'s TCP echo of the same bytes (a record mark and the bytes, read whole and "
+             "written back: the floor). Median ms per call (median over trials ± 95 % CI).\n")
+    rows, csvrows = [], []
+    for pin in sorted({r.get("pin") for r in rs if r.get("pin")}, key=lambda p: p != "same"):
+        for size in (65536, 1048576, 16777216):
+            sub = [r for r in rs if r.get("pin") == pin and r.get("size") == size]
+            a = {impl: agg([r["median_us"] / 1000 for r in sub if r.get("impl") == impl])
+                 for impl in ("remotecall", "tirpc", "raw")}
+            m = {k: v and v["median"] for k, v in a.items()}
+            rr, rt = ratio(m["remotecall"], m["raw"]), ratio(m["remotecall"], m["tirpc"])
+            rows.append([pin, size, fci(a["remotecall"], 2), fci(a["tirpc"], 2), fci(a["raw"], 2), fratio(rr),
+                         fratio(rt)])
+            csvrows.append([pin, size, m["remotecall"], m["tirpc"], m["raw"], rr, rt])
+            if size in (1048576, 16777216):
+                lim = 1.5 if pin == "same" else 1.15
+                where = "one core" if pin == "same" else "two cores"
+                targets.append({"name": f"{size >> 20} MiB echo over TCP ≤ {lim}× the raw socket echo and ≤ ½ libtirpc ({where})",
+                                "value": f"{fnum(m['remotecall'], 2)} ms: **{fratio(rr)}×** raw, {fratio(rt)}× libtirpc",
+                                "met": rr is not None and rt is not None and rr <= lim and rt <= 0.5})
+    L.append(md_table(["cores", "bytes", "remotecall ms", "libtirpc ms", "raw echo ms", "remotecall ÷ raw",
+                       "remotecall ÷ libtirpc"], rows))
+    run.write_csv("bulk.csv", ["pin", "size", "rc_ms", "tirpc_ms", "raw_ms", "rc_over_raw", "rc_over_tirpc"], csvrows)
+    return "\n".join(L)
+
+
 def sec_spin(run, targets):
-    L = ["## 10. Beyond the papers: busy-polling (issue 15)\n"]
+    L = ["## 11. Beyond the papers: busy-polling (issue 15)\n"]
     if not run.ran("spin"):
         return "\n".join(L) + "Not run (`--only`).\n"
     rs = run.sel(exp="spin")
@@ -1361,7 +1394,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls spin)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk spin)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1429,7 +1462,7 @@ def main(argv):
     targets = []
     body = [sec_en(run, targets), sec_steps(run), sec_courier(run), sec_dce(run, targets), sec_parpc(run),
             sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
-            sec_spin(run, targets)]
+            sec_bulk(run, targets), sec_spin(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

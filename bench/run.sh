@@ -20,6 +20,8 @@
 #   xdr       beyond the papers: XDR encode/decode MB/s beside libtirpc
 #   tls       beyond the papers: RPC-over-TLS (RFC 9289) null call and 4 KiB / 64 KiB / 1 MiB
 #             echo beside plaintext, with `openssl speed -evp aes-128-gcm` as the crypto limit
+#   bulk      beyond the papers: echo of 64 KiB / 1 MiB / 16 MiB over TCP, remotecall beside
+#             libtirpc and a raw socket echoing the same bytes, one core and two
 #   spin      beyond the papers: UDP null calls across two cores with both sides busy-polling
 #             (rc-bench-server/-client --spin US) beside raw-pingpong --spin, and both sleeping,
 #             with the share of a core each side keeps busy
@@ -41,7 +43,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls spin"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk spin"
 CMDLINE="$0 $*"
 
 usage() {
@@ -148,9 +150,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [spin]=20)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [spin]=60)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [spin]=3)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [spin]=20)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [spin]=60)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [spin]=3)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -886,6 +888,37 @@ exp_tls() {
 			done
 		done
 		stop "$RCS_PID"
+	done
+}
+
+# ---- bulk: big echoes beside libtirpc and a raw socket (issue 15) ------------------------------------------
+# rc-bench-server (records up to 40 MiB), tirpc-bench-server and raw-pingpong's TCP echo, one
+# of each, on one core with the client and on the other; the same echo sizes through each,
+# interleaved, TRIALS times. Calls per measurement shrink with the size.
+exp_bulk() {
+	local where=local pin sc cc t sz n tag u
+	cc=$(cli_core)
+	for pin in $PINS; do
+		sc=$(srv_core $pin)
+		srv RCS $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" --max-record 41943040 || continue
+		srv TIS $where "$sc" "$B/tirpc-bench-server" --listen "tcp://127.0.0.1:0"
+		srv RWS $where "$sc" "$B/raw-pingpong" --server "tcp://127.0.0.1:0"
+		for t in $(seq 1 $TRIALS); do
+			for sz in 65536 1048576 16777216; do
+				n=$((CALLS / 4))
+				[ "$sz" -ge 1048576 ] && n=$((CALLS / 40 + 10))
+				[ "$sz" -ge 16777216 ] && n=$((CALLS / 400 + 4))
+				progress "$pin cores, trial $t/$TRIALS: echo $sz bytes"
+				tag="\"exp\":\"bulk\",\"where\":\"$where\",\"pin\":\"$pin\",\"trial\":$t"
+				u=$(uri_of "$RCS" tcp)
+				rec "$tag" 300 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc echo --size $sz --calls $n --max-seconds $MAXS --warmup 2 --json
+				u=$(uri_of "$TIS" tcp)
+				[ -n "$u" ] && rec "$tag" 300 taskset -c "$cc" "$B/tirpc-bench-client" --uri "$u" --proc echo --size $sz --calls $n --max-seconds $MAXS --warmup 2 --json
+				u=$(uri_of "$RWS" tcp)
+				[ -n "$u" ] && rec "$tag" 300 taskset -c "$cc" "$B/raw-pingpong" --client "$u" --size $sz --calls $n --max-seconds $MAXS --warmup 2 --json
+			done
+		done
+		stop "$RCS_PID" "$TIS_PID" "$RWS_PID"
 	done
 }
 

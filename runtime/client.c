@@ -1196,7 +1196,7 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 
 /* ---- blocking calls --------------------------------------------------------------------- */
 
-#define RC__KEEP_MAX ((size_t)1 << 20) /* the largest encode buffer a client keeps */
+#define RC__KEEP_MAX (((size_t)4 << 20) + 4096) /* the largest encode buffer a client keeps */
 
 /* The engine's fields of a blocking call (the fast step needs none of them). */
 static inline void rc__call_init(rc_async *p)

@@ -52,8 +52,7 @@ static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
 {
 	unsigned char *h;
 
-	rc__encbuf_free(&w->rb);
-	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	rc__reply_reset(w, max);
 	rc__encbuf_xdr(&w->rb, x);
 	h = rc_xdr_inline(x, 8); /* the stack buffer always has room */
 	rc__st32(h, xid);
@@ -68,8 +67,7 @@ static inline __attribute__((always_inline)) void rc__reply_success(rc__wctx *w,
 {
 	unsigned char *h;
 
-	rc__encbuf_free(&w->rb);
-	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	rc__reply_reset(w, max);
 	h = rc__encbuf_msg(&w->rb); /* the stack buffer always has room */
 	rc__st32(h, xid);
 	rc__st32(h + 4, RC__REPLY);
@@ -136,8 +134,7 @@ static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *
 		return true;
 	rc__drc_make_key(key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc, req->peer, rd->p,
 	                 (size_t)(rd->end - rd->p));
-	rc__encbuf_free(&w->rb);
-	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	rc__reply_reset(w, max);
 	switch (rc__drc_lookup(srv->drc, key, &w->rb, rlen)) {
 	case RC__DRC_REPLAY:
 		return false;

@@ -153,6 +153,24 @@ typedef struct rc__wctx {
 	unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
 
+/* The largest reply buffer a serving thread keeps between requests (a heap buffer a big reply
+ * grew): bigger ones are freed after their reply. */
+#define RC__KEEP_REPLY (((size_t)4 << 20) + 4096)
+
+/* Make w's reply buffer empty for a reply of at most max bytes. A heap buffer that an earlier
+ * big reply grew is kept (up to RC__KEEP_REPLY), so a server answering big replies does not
+ * allocate and page-fault a fresh one each time; otherwise the stack buffer. */
+static inline void rc__reply_reset(rc__wctx *w, size_t max)
+{
+	if (w->rb.heap && w->rb.cap <= RC__KEEP_REPLY) {
+		w->rb.max = max;
+		w->rb.toolarge = false;
+		return;
+	}
+	rc__encbuf_free(&w->rb);
+	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+}
+
 /* Report step pt of call xid now, if the server traces. */
 #define RC__TRACE(srv, pt, xid)                                                              \
 	do {                                                                                  \
