@@ -1321,8 +1321,37 @@ def sec_bulk(run, targets):
     return "\n".join(L)
 
 
+def sec_load(run, targets):
+    L = ["## 11. Beyond the papers: one server, several client processes (issue 15)\n"]
+    if not run.ran("load"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = run.sel(exp="load")
+    L.append("One server on one core — `rc-bench-server` or `tirpc-bench-server` — and N client processes "
+             "together on the other, started at once, each keeping 16 null calls in flight for the run "
+             "(`rc-bench-client --mode async --depth 16`, the same clients against both servers, since libtirpc "
+             "has no calls in flight). Sum of the clients' calls/s (median over trials).\n")
+    rows, csvrows = [], []
+    for tr in ("udp", "tcp"):
+        for n in (1, 2, 3, 4):
+            cells = {}
+            for impl in ("remotecall", "tirpc"):
+                sums = {}
+                for r in rs:
+                    if r.get("tr") == tr and r.get("server") == impl and r.get("nclients") == n:
+                        sums[r.get("trial")] = sums.get(r.get("trial"), 0) + r.get("calls_per_s", 0)
+                a = agg(list(sums.values()))
+                cells[impl] = a and a["median"]
+            rows.append([tr, n, fnum(cells["remotecall"], 0), fnum(cells["tirpc"], 0),
+                         fratio(ratio(cells["remotecall"], cells["tirpc"]))])
+            csvrows.append([tr, n, cells["remotecall"], cells["tirpc"]])
+    L.append(md_table(["transport", "client processes", "remotecall server calls/s", "libtirpc server calls/s",
+                       "remotecall ÷ libtirpc"], rows))
+    run.write_csv("load.csv", ["tr", "nclients", "rc_calls_per_s", "tirpc_calls_per_s"], csvrows)
+    return "\n".join(L)
+
+
 def sec_spin(run, targets):
-    L = ["## 11. Beyond the papers: busy-polling (issue 15)\n"]
+    L = ["## 12. Beyond the papers: busy-polling (issue 15)\n"]
     if not run.ran("spin"):
         return "\n".join(L) + "Not run (`--only`).\n"
     rs = run.sel(exp="spin")
@@ -1394,7 +1423,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk spin)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1462,7 +1491,7 @@ def main(argv):
     targets = []
     body = [sec_en(run, targets), sec_steps(run), sec_courier(run), sec_dce(run, targets), sec_parpc(run),
             sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
-            sec_bulk(run, targets), sec_spin(run, targets)]
+            sec_bulk(run, targets), sec_load(run, targets), sec_spin(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

@@ -22,6 +22,8 @@
 #             echo beside plaintext, with `openssl speed -evp aes-128-gcm` as the crypto limit
 #   bulk      beyond the papers: echo of 64 KiB / 1 MiB / 16 MiB over TCP, remotecall beside
 #             libtirpc and a raw socket echoing the same bytes, one core and two
+#   load      beyond the papers: one server's throughput under 1-4 client processes, each with
+#             16 null calls in flight, UDP and TCP, remotecall's server beside libtirpc's
 #   spin      beyond the papers: UDP null calls across two cores with both sides busy-polling
 #             (rc-bench-server/-client --spin US) beside raw-pingpong --spin, and both sleeping,
 #             with the share of a core each side keeps busy
@@ -43,7 +45,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk spin"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin"
 CMDLINE="$0 $*"
 
 usage() {
@@ -150,9 +152,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [spin]=20)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [spin]=60)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [spin]=3)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -920,6 +922,47 @@ exp_bulk() {
 		done
 		stop "$RCS_PID" "$TIS_PID" "$RWS_PID"
 	done
+}
+
+# ---- load: one server, 1-4 client processes (issue 15) ---------------------------------------------------------
+# The server on one core, the N clients together on the other (each rc-bench-client --mode async
+# --depth 16 of null calls for MAXS seconds, started at once); each client's line is recorded
+# with nclients, and the report sums their calls/s. remotecall's server and libtirpc's, UDP and
+# TCP, with the same clients (remotecall's: libtirpc has no calls in flight).
+exp_load() {
+	local where=local sc cc t tr n k u impl pids f
+	sc=$(srv_core cross)
+	cc=$(cli_core)
+	srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://127.0.0.1:0" --listen "tcp://127.0.0.1:0" || return
+	srv TIS $where "$sc" "$B/tirpc-bench-server" --listen "udp://127.0.0.1:0" --listen "tcp://127.0.0.1:0"
+	for t in $(seq 1 $TRIALS); do
+		for tr in udp tcp; do
+			for impl in remotecall tirpc; do
+				for n in 1 2 3 4; do
+					progress "trial $t/$TRIALS, $tr, $impl server, $n client processes"
+					pids=""
+					for k in $(seq 1 $n); do
+						f=$TMP/load.$k
+						if [ $impl = remotecall ]; then u=$(uri_of "$RCS" $tr); else u=$(uri_of "$TIS" $tr); fi
+						[ -n "$u" ] || continue
+						timeout -k 5 120 taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 16 --uri "$u" \
+							--proc null --calls 10000000 --max-seconds $MAXS --warmup 64 --json >"$f" 2>"$f.err" &
+						pids="$pids $!"
+					done
+					for k in $pids; do wait $k; done
+					for k in $(seq 1 $n); do
+						f=$TMP/load.$k
+						if grep -q '^{' "$f" 2>/dev/null; then
+							grep '^{' "$f" | sed "s/^{/{\"exp\":\"load\",\"where\":\"$where\",\"tr\":\"$tr\",\"server\":\"$impl\",\"nclients\":$n,\"client\":$k,\"trial\":$t,/" >>"$RAW"
+						else
+							note_fail "{\"exp\":\"load\",\"tr\":\"$tr\",\"server\":\"$impl\",\"nclients\":$n}" 1 "client $k" "$f.err"
+						fi
+					done
+				done
+			done
+		done
+	done
+	stop "$RCS_PID" "$TIS_PID"
 }
 
 # ---- spin: busy-polling on both sides (issue 15) ------------------------------------------------------------
