@@ -8,6 +8,7 @@
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,27 +488,41 @@ void bench_fill_pattern(unsigned char *buf, size_t n)
 		buf[i] = pattern_byte(i, n);
 }
 
-/* The check compares with a copy of the pattern made once per size and thread (memcmp): a
- * byte-by-byte recomputation cost a 16 MiB echo's client about a quarter of its time, the
- * same for every implementation, which hid their differences. */
+/* The check compares with a copy of the pattern made once per size (memcmp): a byte-by-byte
+ * recomputation cost a 16 MiB echo's client about a quarter of its time, the same for every
+ * implementation, which hid their differences. The copies (a few sizes at most) are shared by
+ * the threads and kept until exit; a size beyond them is checked byte by byte. */
 bool bench_check_pattern(const unsigned char *buf, size_t n)
 {
-	static _Thread_local unsigned char *want;
-	static _Thread_local size_t wantn;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		size_t n;
+		unsigned char *b;
+	} want[8];
+	const unsigned char *w = NULL;
 
-	if (want == NULL || wantn != n) {
-		unsigned char *w = realloc(want, n ? n : 1);
-		if (w == NULL) { /* no room for the copy: check byte by byte */
-			for (size_t i = 0; i < n; i++)
-				if (buf[i] != pattern_byte(i, n))
-					return false;
-			return true;
+	pthread_mutex_lock(&mu);
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		if (want[k].b != NULL && want[k].n == n) {
+			w = want[k].b;
+			break;
 		}
-		want = w;
-		wantn = n;
-		bench_fill_pattern(want, n);
+		if (want[k].b == NULL) {
+			if ((want[k].b = malloc(n ? n : 1)) != NULL) {
+				want[k].n = n;
+				bench_fill_pattern(want[k].b, n);
+				w = want[k].b;
+			}
+			break;
+		}
 	}
-	return memcmp(buf, want, n) == 0;
+	pthread_mutex_unlock(&mu);
+	if (w != NULL)
+		return memcmp(buf, w, n) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] != pattern_byte(i, n))
+			return false;
+	return true;
 }
 
 /* ---- results ------------------------------------------------------------------------------ */
