@@ -44,7 +44,13 @@ registered() {
 # start NAME PROG NVERS -- start BIN/sun-NAME-server and wait until rpcbind lists its NVERS
 # versions over udp and tcp.
 start() {
-	local name=$1 prog=$2 nv=$3
+	local name=$1 prog=$2 nv=$3 v
+	# a server killed before (rpcgen's main has no signal handler) leaves its registrations;
+	# remove them first, or the wait below could see them and return before this server's
+	# own pmap_unset and registrations run (it failed so once under a loaded ASan run)
+	for v in $(rpcinfo -p 127.0.0.1 2>/dev/null | awk -v p="$prog" '$1 == p { print $2 }' | sort -u); do
+		rpcinfo -d "$prog" "$v" 2>/dev/null
+	done
 	"$BIN/sun-$name-server" >"$TMPD/$name.out" 2>&1 &
 	PID=$!
 	registered "$name" "$prog" "tcp udp " || return 1
