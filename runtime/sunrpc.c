@@ -404,6 +404,12 @@ bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np)
 	return rc_xdr_bytes(xdrs, &np->n_bytes, &np->n_len, MAX_NETOBJ_SZ);
 }
 
+/* sunrpc.h: a des_block as opaque[8]. */
+bool rc_sunrpc_xdr_des_block(rc_xdr *xdrs, des_block *blkp)
+{
+	return rc_xdr_opaque(xdrs, blkp->c, sizeof(blkp->c));
+}
+
 /* sunrpc.h: an AUTH_SYS body as Sun's struct authunix_parms. */
 bool rc_sunrpc_xdr_authunix_parms(rc_xdr *xdrs, struct rc_svc_unixcred *p)
 {

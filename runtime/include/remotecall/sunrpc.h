@@ -54,6 +54,11 @@ extern "C" {
 /* ---- types -------------------------------------------------------------------------------- */
 
 typedef bool bool_t;
+/* A switch on a bool_t (rpcgen's code for a union on a bool, yp.x's ypresp_all) is what Sun
+ * code does with its int bool_t: no warning for it here either. */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic ignored "-Wswitch-bool"
+#endif
 typedef int32_t enum_t;
 typedef unsigned char u_char;
 typedef unsigned short u_short;
@@ -204,6 +209,26 @@ bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np);
 #define xdr_long rc_sunrpc_xdr_long
 #define xdr_u_long rc_sunrpc_xdr_u_long
 #define xdr_netbuf rc_sunrpc_xdr_netbuf
+/* TI-RPC's typedefs used as .x types (rpcb_prot.x): unsigned 32-bit ints on the wire */
+#define xdr_rpcprog_t rc_xdr_u_int
+#define xdr_rpcvers_t rc_xdr_u_int
+#define xdr_rpcproc_t rc_xdr_u_int
+#define xdr_rpcprot_t rc_xdr_u_int
+#define xdr_rpcport_t rc_xdr_u_int
+
+/* An 8-byte DES key block (Sun's auth.h; key_prot.x uses it): two 32-bit halves or 8 chars,
+ * coded as opaque[8]. */
+typedef union des_block {
+	struct {
+		uint32_t high;
+		uint32_t low;
+	} key;
+	char c[8];
+} des_block;
+#define xdr_des_block rc_sunrpc_xdr_des_block
+#define MAXNETNAMELEN 255 /* a network user's name (key_prot.x), as Sun's auth.h */
+/* rc_sunrpc_xdr_des_block -- a des_block as opaque[8]. Allocates nothing. */
+bool rc_sunrpc_xdr_des_block(rc_xdr *xdrs, des_block *blkp);
 
 /*
  * rc_sunrpc_xdr_long / rc_sunrpc_xdr_u_long -- a C long (unsigned long) as an XDR int
