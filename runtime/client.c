@@ -92,6 +92,10 @@ typedef struct rc__hdr {
 } rc__hdr;
 
 struct rc_client {
+	/* What <remotecall/sunrpc.h> sees of a client (its struct rc_client): Sun's cl_auth and
+	 * the id of the AUTH its clnt_call last applied. Only sunrpc.c uses them; keep first. */
+	void *cl_auth;
+	uint64_t rc_auth_id;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_mutex_t smu; /* one sender at a time on a stream; guards cork */

@@ -8,6 +8,9 @@
 #include <strings.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <stdatomic.h>
 
 #include <remotecall/sunrpc.h>
 
@@ -96,6 +99,101 @@ static void rc__create_note(rc_status st, const rc_error *e)
 }
 
 /* A client for uri, or NULL with rpc_createerr filled. */
+/* ---- credentials (AUTH) ------------------------------------------------------------------ */
+
+/* The shared AUTH_NONE (authnone_create; id 1), and the next id to give an AUTH. */
+static AUTH rc__authnone = {.ah_cred = {RC_AUTH_NONE, NULL, 0},
+                            .ah_verf = {RC_AUTH_NONE, NULL, 0},
+                            .rc_id = 1};
+static _Atomic uint64_t rc__auth_next = 2;
+
+AUTH *rc_sunrpc_authnone_create(void)
+{
+	return &rc__authnone;
+}
+
+AUTH *rc_sunrpc_authunix_create(const char *machine, int uid, int gid, int len,
+                                const int *gids)
+{
+	AUTH *a;
+	rc_xdr x;
+	struct rc_svc_unixcred p;
+
+	if (machine == NULL || strlen(machine) > 255 || len < 0 || (len > 0 && gids == NULL)) {
+		rc__create_note(RC_INVAL, NULL);
+		return NULL;
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		rc__create_note(RC_NOMEM, NULL);
+		return NULL;
+	}
+	strcpy(a->rc_machine, machine);
+	a->rc_uid = (uint32_t)uid;
+	a->rc_gid = (uint32_t)gid;
+	a->rc_ngids = len > 16 ? 16 : (uint32_t)len; /* AUTH_SYS carries 16 (libtirpc: NGRPS) */
+	for (uint32_t i = 0; i < a->rc_ngids; i++)
+		a->rc_gids[i] = (uint32_t)gids[i];
+	p = (struct rc_svc_unixcred){.aup_time = (unsigned long)time(NULL),
+	                             .aup_machname = a->rc_machine,
+	                             .aup_uid = a->rc_uid,
+	                             .aup_gid = a->rc_gid,
+	                             .aup_len = a->rc_ngids,
+	                             .aup_gids = a->rc_gids};
+	rc_xdrmem_create(&x, a->rc_cred, sizeof(a->rc_cred), RC_XDR_ENCODE);
+	if (!rc_sunrpc_xdr_authunix_parms(&x, &p)) { /* cannot fail: 400 bytes hold it all */
+		free(a);
+		rc__create_note(RC_INVAL, NULL);
+		return NULL;
+	}
+	a->ah_cred = (struct rc_opaque_auth){RC_AUTH_SYS, (char *)a->rc_cred, rc_xdr_getpos(&x)};
+	a->ah_verf = (struct rc_opaque_auth){RC_AUTH_NONE, NULL, 0};
+	a->rc_id = atomic_fetch_add(&rc__auth_next, 1);
+	return a;
+}
+
+AUTH *rc_sunrpc_authunix_create_default(void)
+{
+	char host[256] = "";
+	gid_t g[64];
+	int gids[16], n;
+
+	(void)gethostname(host, sizeof(host) - 1);
+	if ((n = getgroups((int)(sizeof(g) / sizeof(g[0])), g)) < 0)
+		n = 0; /* more than 64: sent without them, as libtirpc fails outright */
+	if (n > 16)
+		n = 16;
+	for (int i = 0; i < n; i++)
+		gids[i] = (int)g[i];
+	return rc_sunrpc_authunix_create(host, (int)geteuid(), (int)getegid(), n, gids);
+}
+
+void rc_sunrpc_auth_destroy(AUTH *auth)
+{
+	if (auth != NULL && auth != &rc__authnone)
+		free(auth);
+}
+
+/* Before a clnt_call: send clnt->cl_auth's credentials if they are not the ones applied last.
+ * RC_OK, or rc_client_set_auth_*'s status. */
+static rc_status rc__auth_apply(CLIENT *clnt)
+{
+	AUTH *a = clnt->cl_auth;
+	rc_status st;
+
+	if (a == NULL || a->rc_id == clnt->rc_auth_id)
+		return RC_OK;
+	if (a->ah_cred.oa_flavor == RC_AUTH_SYS)
+		st = rc_client_set_auth_sys(clnt, a->rc_machine, a->rc_uid, a->rc_gid, a->rc_gids,
+		                            a->rc_ngids);
+	else if (a->ah_cred.oa_flavor == RC_AUTH_NONE)
+		st = rc_client_set_auth_none(clnt);
+	else
+		st = RC_INVAL;
+	if (st == RC_OK)
+		clnt->rc_auth_id = a->rc_id;
+	return st;
+}
+
 static CLIENT *rc__create(const char *uri, rpcprog_t prog, rpcvers_t vers)
 {
 	rc_client *c = NULL;
@@ -106,6 +204,8 @@ static CLIENT *rc__create(const char *uri, rpcprog_t prog, rpcvers_t vers)
 		rc__create_note(st, &e);
 		return NULL;
 	}
+	c->cl_auth = &rc__authnone; /* what a new client sends already */
+	c->rc_auth_id = rc__authnone.rc_id;
 	return c;
 }
 
@@ -242,6 +342,8 @@ enum clnt_stat rc_sunrpc_clnt_call(CLIENT *clnt, rpcproc_t proc, xdrproc_t inpro
 {
 	if (clnt == NULL)
 		return RPC_FAILED;
+	if (rc__auth_apply(clnt) != RC_OK)
+		return RPC_AUTHERROR; /* an AUTH not made by remotecall's auth*_create */
 	if (rc__ms(timeout) > 0)
 		rc_client_set_timeout(clnt, rc__ms(timeout));
 	return rc_sunrpc_stat(rc_call(clnt, proc, inproc, in, outproc, out));

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/select.h>
+#include <unistd.h>
 
 #include <rpc/rpc.h> /* the compatibility folder's: <remotecall/sunrpc.h> */
 
@@ -120,6 +121,54 @@ static void registration(void **state)
 	assert_null(getnetconfigent("carrier-pigeon"));
 }
 
+/* Sun's credentials: an AUTH in clnt->cl_auth is what clnt_call sends from then on (the
+ * dispatch function's procedure 6 answers the AUTH_SYS uid, else PROG + 1 + 6). */
+static void sun_credentials(CLIENT *c)
+{
+	struct timeval tmo = {5, 0};
+	int gids[20], out = 0;
+	AUTH *a;
+
+	for (int i = 0; i < 20; i++)
+		gids[i] = 100 + i;
+	a = authsys_create("there", 777, 8, 20, gids);
+	assert_non_null(a);
+	assert_int_equal(a->ah_cred.oa_flavor, AUTH_SYS);
+	/* stamp, "there" (4 + 8), uid, gid, 16 gids (at most 16 are sent) */
+	assert_int_equal(a->ah_cred.oa_length, 4 + 12 + 4 + 4 + 4 + 16 * 4);
+	c->cl_auth = a;
+	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
+	                           (caddr_t)&out, tmo),
+	                 RPC_SUCCESS);
+	assert_int_equal(out, 777);
+	/* a replacement -- maybe at the same address -- is sent too */
+	auth_destroy(a);
+	a = authunix_create("there", 778, 8, 0, NULL);
+	c->cl_auth = a;
+	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
+	                           (caddr_t)&out, tmo),
+	                 RPC_SUCCESS);
+	assert_int_equal(out, 778);
+	auth_destroy(a);
+	c->cl_auth = authnone_create();
+	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
+	                           (caddr_t)&out, tmo),
+	                 RPC_SUCCESS);
+	assert_int_equal(out, (int)(PROG + 1 + 6));
+	auth_destroy(c->cl_auth); /* the shared AUTH_NONE: left alone */
+	a = authsys_create_default();
+	assert_non_null(a);
+	c->cl_auth = a;
+	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
+	                           (caddr_t)&out, tmo),
+	                 RPC_SUCCESS);
+	assert_int_equal(out, (int)geteuid());
+	auth_destroy(a);
+	c->cl_auth = NULL; /* a native client's: its credentials stay as they are */
+	assert_null(authsys_create(NULL, 1, 1, 0, NULL));
+	assert_null(authsys_create("x", 1, 1, -1, NULL));
+}
+
 static void calls_over_udp_and_tcp(void **state)
 {
 	pthread_t t;
@@ -170,6 +219,7 @@ static void calls_over_udp_and_tcp(void **state)
 		                         &out),
 		                 RC_OK);
 		assert_int_equal(out, 4321);
+		sun_credentials(c);
 		assert_int_equal(rc_call(c, 99, (rc_xdrproc)rc_xdr_void, NULL,
 		                         (rc_xdrproc)rc_xdr_void, NULL),
 		                 RC_PROCUNAVAIL);

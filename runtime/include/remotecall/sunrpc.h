@@ -275,6 +275,69 @@ enum clnt_stat {
 
 #define RPC_ANYSOCK (-1) /* clntudp_create / clnttcp_create: any socket (remotecall's own) */
 
+/*
+ * Credentials, Sun's way: an AUTH object made by authsys_create_default (authunix_...),
+ * authsys_create or authnone_create, put in clnt->cl_auth; clnt_call sends it from then on.
+ * clnt_create and friends start a client with authnone_create()'s (the native default,
+ * AUTH_NONE); a native rc_client's cl_auth is NULL, which leaves its credentials as
+ * rc_client_set_auth_sys / _none set them. An AUTH is read when clnt_call sees a different
+ * one (or another made at the same address): set cl_auth before calls, not during one.
+ * auth_destroy frees one (never the client's: destroy the one you replace, as with
+ * libtirpc). Calls through idlc's stubs do not pass through clnt_call: give those clients
+ * rc_client_set_auth_sys (docs/porting.md).
+ */
+typedef struct rc_sunrpc_auth {
+	struct rc_opaque_auth ah_cred; /* flavor and body as sent (the body is rc_cred below) */
+	struct rc_opaque_auth ah_verf; /* AUTH_NONE */
+	des_block ah_key;              /* unused (no AUTH_DES) */
+	const void *ah_ops;            /* NULL: remotecall's AUTHs have no method table */
+	void *ah_private;              /* NULL */
+	/* private */
+	uint64_t rc_id;                /* unique per AUTH made in this process */
+	uint32_t rc_uid, rc_gid, rc_ngids, rc_gids[16];
+	char rc_machine[256];
+	unsigned char rc_cred[400];    /* the credential body */
+} AUTH;
+
+/* The part of an rc_client that Sun code sees (client.c's struct begins with these): the
+ * AUTH clnt_call sends, and which one it last applied. */
+struct rc_client {
+	AUTH *cl_auth;
+	uint64_t rc_auth_id;
+	/* the rest is remotecall's */
+};
+
+/*
+ * rc_sunrpc_authunix_create -- authunix_create / authsys_create: AUTH_SYS with machine (at
+ * most 255 bytes), uid, gid and the first len (at most 16 are sent) of gids; the time stamp
+ * is now. rc_sunrpc_authunix_create_default -- authsys_create_default /
+ * authunix_create_default: this host's name, the effective uid and gid and the supplementary
+ * groups (the first 16). rc_sunrpc_authnone_create -- authnone_create: AUTH_NONE (one shared
+ * object; auth_destroy leaves it). Each returns a new AUTH the caller frees with
+ * auth_destroy, or NULL (out of memory, a machine name over 255 bytes, len < 0) with
+ * rpc_createerr set.
+ */
+AUTH *rc_sunrpc_authunix_create(const char *machine, int uid, int gid, int len,
+                                const int *gids);
+AUTH *rc_sunrpc_authunix_create_default(void);
+AUTH *rc_sunrpc_authnone_create(void);
+/* rc_sunrpc_auth_destroy -- auth_destroy / AUTH_DESTROY: free auth (NULL and the shared
+ * AUTH_NONE are left alone). */
+void rc_sunrpc_auth_destroy(AUTH *auth);
+#define authunix_create(m, u, g, l, gs) rc_sunrpc_authunix_create((m), (u), (g), (l), (gs))
+#define authsys_create(m, u, g, l, gs) rc_sunrpc_authunix_create((m), (u), (g), (l), (gs))
+#define authunix_create_default rc_sunrpc_authunix_create_default
+#define authsys_create_default rc_sunrpc_authunix_create_default
+#define authnone_create rc_sunrpc_authnone_create
+#define auth_destroy rc_sunrpc_auth_destroy
+#define AUTH_DESTROY rc_sunrpc_auth_destroy
+AUTH *rc_sunrpc_authdes_seccreate(const char *name, u_int window, const char *host,
+                                  const des_block *key) RC__SUNRPC_UNMAPPED(
+	"authdes_seccreate/authdes_create: AUTH_DES (56-bit DES, broken) is not provided; "
+	"use RPC-over-TLS (rc_client_create_tls, docs/runtime.md) or AUTH_SYS (authsys_create)");
+#define authdes_seccreate rc_sunrpc_authdes_seccreate
+#define authdes_create(n, w, a, k) rc_sunrpc_authdes_seccreate((n), (w), NULL, (k))
+
 #define CLSET_TIMEOUT 1
 #define CLGET_TIMEOUT 2
 #define CLSET_RETRY_TIMEOUT 4
@@ -585,22 +648,6 @@ SVCXPRT *rc_sunrpc_svc_dg_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_
 SVCXPRT *rc_sunrpc_svc_vc_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
 	"svc_vc_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
 #define svc_vc_create rc_sunrpc_svc_vc_create
-typedef struct rc_sunrpc_auth AUTH; /* never complete: remotecall's credentials are set on
-                                       the client (rc_client_set_auth_sys) */
-AUTH *rc_sunrpc_authunix_create_default(void) RC__SUNRPC_UNMAPPED(
-	"authunix_create_default/authsys_create_default: CLIENT has no cl_auth in remotecall; "
-	"call rc_client_set_auth_sys(clnt, machine, uid, gid, gids, ngids)");
-#define authunix_create_default rc_sunrpc_authunix_create_default
-#define authsys_create_default rc_sunrpc_authunix_create_default
-AUTH *rc_sunrpc_authunix_create(char *machine, int uid, int gid, int len, int *gids)
-	RC__SUNRPC_UNMAPPED("authunix_create/authsys_create: CLIENT has no cl_auth in remotecall; "
-	                    "call rc_client_set_auth_sys(clnt, machine, uid, gid, gids, ngids)");
-#define authunix_create rc_sunrpc_authunix_create
-#define authsys_create rc_sunrpc_authunix_create
-AUTH *rc_sunrpc_authnone_create(void) RC__SUNRPC_UNMAPPED(
-	"authnone_create: remotecall clients send AUTH_NONE unless rc_client_set_auth_sys is set; "
-	"call rc_client_set_auth_none(clnt)");
-#define authnone_create rc_sunrpc_authnone_create
 enum clnt_stat rc_sunrpc_clnt_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
                                         xdrproc_t xargs, void *args, xdrproc_t xres,
                                         void *res, void *eachresult)

@@ -31,6 +31,7 @@ refused() { # refused NAME BODY MESSAGE
 }
 CHECKS=$((CHECKS + 1))
 if compile control 'SVCXPRT *x = svcudp_create(RPC_ANYSOCK); (void)x; pmap_unset(1, 1);
+	AUTH *a = authsys_create_default(); auth_destroy(a);
 	struct rpc_createerr_check { int x; }; (void)clnt_spcreateerror("x");'; then
 	echo "ok   control: mapped names compile"
 else
@@ -38,8 +39,7 @@ else
 	echo "FAIL control: $(head -3 "$TMPD/control.err")"
 fi
 refused svcfd_create 'SVCXPRT *x = svcfd_create(0, 0, 0); (void)x;' "svctcp_create(RPC_ANYSOCK"
-refused authunix 'AUTH *a = authunix_create_default(); (void)a;' "rc_client_set_auth_sys"
-refused authsys 'AUTH *a = authsys_create("h", 0, 0, 0, 0); (void)a;' "rc_client_set_auth_sys"
+refused authdes 'AUTH *a = authdes_seccreate("n", 60, "h", 0); (void)a;' "AUTH_DES"
 refused clnt_broadcast 'clnt_broadcast(1, 1, 1, (xdrproc_t)xdr_void, 0, (xdrproc_t)xdr_void, 0, 0);' \
 	"use rc_broadcast"
 refused rpc_broadcast 'rpc_broadcast(1, 1, 1, (xdrproc_t)xdr_void, 0, (xdrproc_t)xdr_void, 0, 0, "udp");' \
