@@ -121,12 +121,23 @@ static void registration(void **state)
 	assert_null(getnetconfigent("carrier-pigeon"));
 }
 
+/* What procedure 6 answers clnt_call (a Sun stub's call) with. */
+static int uid_seen(CLIENT *c)
+{
+	struct timeval tmo = {5, 0};
+	int out = -1;
+
+	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
+	                           (caddr_t)&out, tmo),
+	                 RPC_SUCCESS);
+	return out;
+}
+
 /* Sun's credentials: an AUTH in clnt->cl_auth is what clnt_call sends from then on (the
  * dispatch function's procedure 6 answers the AUTH_SYS uid, else PROG + 1 + 6). */
 static void sun_credentials(CLIENT *c)
 {
-	struct timeval tmo = {5, 0};
-	int gids[20], out = 0;
+	int gids[20];
 	AUTH *a;
 
 	for (int i = 0; i < 20; i++)
@@ -137,32 +148,20 @@ static void sun_credentials(CLIENT *c)
 	/* stamp, "there" (4 + 8), uid, gid, 16 gids (at most 16 are sent) */
 	assert_int_equal(a->ah_cred.oa_length, 4 + 12 + 4 + 4 + 4 + 16 * 4);
 	c->cl_auth = a;
-	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
-	                           (caddr_t)&out, tmo),
-	                 RPC_SUCCESS);
-	assert_int_equal(out, 777);
+	assert_int_equal(uid_seen(c), 777);
 	/* a replacement -- maybe at the same address -- is sent too */
 	auth_destroy(a);
 	a = authunix_create("there", 778, 8, 0, NULL);
 	c->cl_auth = a;
-	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
-	                           (caddr_t)&out, tmo),
-	                 RPC_SUCCESS);
-	assert_int_equal(out, 778);
+	assert_int_equal(uid_seen(c), 778);
 	auth_destroy(a);
 	c->cl_auth = authnone_create();
-	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
-	                           (caddr_t)&out, tmo),
-	                 RPC_SUCCESS);
-	assert_int_equal(out, (int)(PROG + 1 + 6));
+	assert_int_equal(uid_seen(c), (int)(PROG + 1 + 6));
 	auth_destroy(c->cl_auth); /* the shared AUTH_NONE: left alone */
 	a = authsys_create_default();
 	assert_non_null(a);
 	c->cl_auth = a;
-	assert_int_equal(clnt_call(c, 6, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
-	                           (caddr_t)&out, tmo),
-	                 RPC_SUCCESS);
-	assert_int_equal(out, (int)geteuid());
+	assert_int_equal(uid_seen(c), (int)geteuid());
 	auth_destroy(a);
 	c->cl_auth = NULL; /* a native client's: its credentials stay as they are */
 	assert_null(authsys_create(NULL, 1, 1, 0, NULL));
