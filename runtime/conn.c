@@ -422,17 +422,19 @@ static rc_status rc__accept_nofile(rc_server *srv, rc__lsn *l, rc_tp **out)
 	return st;
 }
 
-/* Register a connection just accepted (out of memory: closed, counted refused). */
-static void rc__conn_admit(rc_server *srv, rc_tp *tp)
+/* Register a connection just accepted (out of memory: closed, counted refused). RC_OK, or
+ * RC_NOMEM when it was closed. */
+static rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 {
 	rc__conn *c;
+	rc_status st = RC_OK;
 
 	pthread_mutex_lock(&srv->mu);
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		srv->n_refused++;
 		pthread_mutex_unlock(&srv->mu);
 		tp->vt->close(tp);
-		return;
+		return RC_NOMEM;
 	}
 	c->kind = RC__EV_CONN;
 	c->tp = tp;
@@ -449,9 +451,18 @@ static void rc__conn_admit(rc_server *srv, rc_tp *tp)
 	srv->conns = c;
 	srv->nconns++;
 	srv->n_accepted++;
-	if (!rc__arm(srv, EPOLL_CTL_ADD, tp, c, EPOLLIN | EPOLLRDHUP))
+	if (!rc__arm(srv, EPOLL_CTL_ADD, tp, c, EPOLLIN | EPOLLRDHUP)) {
 		rc__conn_close(srv, c); /* epoll is out of memory: refuse it */
+		st = RC_NOMEM;
+	}
 	pthread_mutex_unlock(&srv->mu);
+	return st;
+}
+
+/* server_priv.h: a connection the application handed over (rc_server_listen_fd). */
+rc_status rc__conn_adopt(rc_server *srv, rc_tp *tp)
+{
+	return rc__conn_admit(srv, tp);
 }
 
 /*
@@ -483,7 +494,7 @@ void rc__accept(rc_server *srv, rc__lsn *l)
 		}
 		if (st != RC_OK)
 			return; /* paused: the listener is off the epoll set */
-		rc__conn_admit(srv, tp);
+		(void)rc__conn_admit(srv, tp);
 	}
 	if (srv->threads > 1) {
 		pthread_mutex_lock(&srv->mu);

@@ -178,7 +178,7 @@ const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req)
 	return req && req->proc ? req->proc->info : NULL;
 }
 
-/* server.h: the datagram caller's address, or length 0 on a stream. */
+/* server.h: the caller's address: the datagram's sender or the stream's peer. */
 rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len)
 {
 	size_t n;
@@ -186,7 +186,9 @@ rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len)
 	if (req == NULL || sa == NULL || len == NULL)
 		return RC_INVAL;
 	if (req->peer == NULL) {
-		*len = 0;
+		/* a stream's peer, asked of its transport (in-process or unknown: length 0) */
+		if (rc__tp_peer(req->conn, sa, len) != RC_OK)
+			*len = 0;
 		return RC_OK;
 	}
 	n = req->peer->len < *len ? req->peer->len : *len;

@@ -282,37 +282,33 @@ void rc__disarm(rc_server *srv, const rc_tp *tp)
 }
 
 /* server.h: the transport's listen, then (socket transports) non-blocking and into epoll. */
-rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
+/* Make a transport just opened a listener of srv: armed on the epoll set (non-blocking) and
+ * recorded; its bound URI written to bound. On failure the transport is closed, and its
+ * socket too unless keep_fd (the application's, rc_server_listen_fd). */
+static rc_status rc__lsn_add(rc_server *srv, rc_tp *tp, const char *uri, char *bound,
+                             size_t len, bool keep_fd)
 {
-	rc_uri u;
-	rc_status st;
 	rc__lsn *l;
-	const rc_tp_kind *k;
-	const rc_tp_deliver deliver = {rc__deliver, srv};
 
-	if (bound && len)
-		bound[0] = '\0';
-	if (srv == NULL || uri == NULL || atomic_load(&srv->running))
-		return RC_INVAL;
-	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
-		return st;
-	if (srv->nlsn >= RC__MAX_LISTENERS)
-		return RC_TOOMANY;
-	k = rc__tp_find(u.scheme);
-	if ((l = calloc(1, sizeof(*l))) == NULL)
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		if (keep_fd)
+			rc__tp_close_keep_fd(tp);
+		else
+			tp->vt->close(tp);
 		return RC_NOMEM;
-	l->kind = RC__EV_LISTENER;
-	st = k->listen(&u, srv->lim.max_record, &deliver, &l->tp, l->uri, sizeof(l->uri));
-	if (st != RC_OK) {
-		free(l);
-		return st;
 	}
+	l->kind = RC__EV_LISTENER;
+	l->tp = tp;
+	snprintf(l->uri, sizeof(l->uri), "%s", uri);
 	l->dgram = (l->tp->props & RC_TPP_DGRAM) != 0;
 	if (!(l->tp->props & RC_TPP_SYNC) &&
 	    (rc__tp_set_nonblock(l->tp, !l->dgram) != RC_OK ||
 	     !rc__arm(srv, EPOLL_CTL_ADD, l->tp, l, EPOLLIN))) {
 		int e = errno;
-		l->tp->vt->close(l->tp);
+		if (keep_fd)
+			rc__tp_close_keep_fd(l->tp);
+		else
+			l->tp->vt->close(l->tp);
 		free(l);
 		errno = e;
 		return RC_LOCALERROR;
@@ -326,6 +322,84 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	pthread_mutex_unlock(&srv->mu);
 	if (bound && len)
 		snprintf(bound, len, "%s", l->uri);
+	rc__server_notify(srv, RC__SRV_CHANGED);
+	return RC_OK;
+}
+
+rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
+{
+	rc_uri u;
+	rc_status st;
+	rc_tp *tp;
+	char at[RC_URI_MAX];
+	const rc_tp_kind *k;
+	const rc_tp_deliver deliver = {rc__deliver, srv};
+
+	if (bound && len)
+		bound[0] = '\0';
+	if (srv == NULL || uri == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
+		return st;
+	if (srv->nlsn >= RC__MAX_LISTENERS)
+		return RC_TOOMANY;
+	k = rc__tp_find(u.scheme);
+	if ((st = k->listen(&u, srv->lim.max_record, &deliver, &tp, at, sizeof(at))) != RC_OK)
+		return st;
+	return rc__lsn_add(srv, tp, at, bound, len, false);
+}
+
+/* server.h: serve a socket of the caller's -- a listener, or one connection. */
+rc_status rc_server_listen_fd(rc_server *srv, int fd, char *bound, size_t len)
+{
+	rc_status st;
+	rc_tp *tp;
+	bool listener;
+	char at[RC_URI_MAX];
+
+	if (bound && len)
+		bound[0] = '\0';
+	if (srv == NULL || fd < 0 || atomic_load(&srv->running))
+		return RC_INVAL;
+	if (srv->nlsn >= RC__MAX_LISTENERS)
+		return RC_TOOMANY;
+	if ((st = rc__tp_adopt(fd, srv->lim.max_record, &tp, &listener, at, sizeof(at))) != RC_OK)
+		return st;
+	if (!listener) {
+		if (rc__tp_set_nonblock(tp, true) != RC_OK) {
+			rc__tp_close_keep_fd(tp); /* the caller's again */
+			return RC_LOCALERROR;
+		}
+		if (bound && len)
+			snprintf(bound, len, "%s", at);
+		return rc__conn_adopt(srv, tp);
+	}
+	return rc__lsn_add(srv, tp, at, bound, len, true);
+}
+
+/* server.h: close the listener bound at uri. */
+rc_status rc_server_unlisten(rc_server *srv, const char *uri)
+{
+	rc__lsn *l = NULL;
+
+	if (srv == NULL || uri == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	for (size_t i = 0; i < srv->nlsn; i++) {
+		if (strcmp(srv->lsn[i]->uri, uri) != 0)
+			continue;
+		l = srv->lsn[i];
+		memmove(&srv->lsn[i], &srv->lsn[i + 1], (srv->nlsn - i - 1) * sizeof(srv->lsn[0]));
+		srv->nlsn--;
+		break;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	if (l == NULL)
+		return RC_INVAL;
+	if (!(l->tp->props & RC_TPP_SYNC) && !l->paused)
+		rc__disarm(srv, l->tp);
+	l->tp->vt->close(l->tp);
+	free(l);
 	rc__server_notify(srv, RC__SRV_CHANGED);
 	return RC_OK;
 }

@@ -61,51 +61,80 @@ static rc_server *rc__sun_server(void)
 	return rc__sun_srv;
 }
 
-/* A new listener of netid (udp, tcp, udp6, tcp6) on the wildcard address, any port; NULL with
- * a message on stderr when it cannot be made. */
-static SVCXPRT *rc__sun_listen(const char *netid)
+/* The SVCXPRT of a listener (or connection) just made, bound at uri: its port and netid. */
+static SVCXPRT *rc__sun_xprt_of(SVCXPRT *x, int sock)
 {
-	const char *uri;
+	const char *colon = strrchr(x->xp_uri, ':');
+
+	x->xp_sock = sock;
+	if (strncmp(x->xp_uri, "unix:", 5) == 0)
+		snprintf(x->xp_netid, sizeof(x->xp_netid), "unix");
+	else
+		snprintf(x->xp_netid, sizeof(x->xp_netid), "%.3s%s", x->xp_uri,
+		         strstr(x->xp_uri, "://[") != NULL ? "6" : "");
+	x->xp_port = 0;
+	if (colon != NULL && strncmp(x->xp_uri, "unix:", 5) != 0)
+		x->xp_port = (u_short)atoi(colon + 1);
+	return x;
+}
+
+/* A new transport of the process's server: with sock RPC_ANYSOCK, a listener of netid (udp,
+ * tcp, udp6, tcp6) on the wildcard address, any port; else the application's socket sock,
+ * which must be of type want (SOCK_DGRAM, SOCK_STREAM), through rc_server_listen_fd. NULL
+ * with a message on stderr when it cannot be made (sock stays the caller's). */
+static SVCXPRT *rc__sun_listen(const char *who, const char *netid, int sock, int want)
+{
+	const char *uri = NULL;
 	SVCXPRT *x;
 	rc_status st;
-	char *colon;
 
-	if (strcmp(netid, "udp") == 0)
-		uri = "udp://0.0.0.0:0";
-	else if (strcmp(netid, "tcp") == 0)
-		uri = "tcp://0.0.0.0:0";
-	else if (strcmp(netid, "udp6") == 0)
-		uri = "udp://[::]:0";
-	else if (strcmp(netid, "tcp6") == 0)
-		uri = "tcp://[::]:0";
-	else
-		return NULL;
+	if (sock == RPC_ANYSOCK) {
+		if (strcmp(netid, "udp") == 0)
+			uri = "udp://0.0.0.0:0";
+		else if (strcmp(netid, "tcp") == 0)
+			uri = "tcp://0.0.0.0:0";
+		else if (strcmp(netid, "udp6") == 0)
+			uri = "udp://[::]:0";
+		else if (strcmp(netid, "tcp6") == 0)
+			uri = "tcp://[::]:0";
+		else
+			return NULL;
+	} else {
+		int type = 0;
+		socklen_t ol = sizeof(type);
+		if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &ol) != 0 || type != want) {
+			fprintf(stderr, "remotecall: %s: descriptor %d is not a %s socket\n", who, sock,
+			        want == SOCK_DGRAM ? "datagram" : "stream");
+			return NULL;
+		}
+	}
 	if ((x = calloc(1, sizeof(*x))) == NULL)
 		return NULL;
-	x->xp_sock = -1;
-	snprintf(x->xp_netid, sizeof(x->xp_netid), "%s", netid);
 	pthread_mutex_lock(&rc__sun_mu);
-	st = rc__sun_server() ? rc_server_listen(rc__sun_srv, uri, x->xp_uri, sizeof(x->xp_uri))
-	                      : RC_NOMEM;
+	if (rc__sun_server() == NULL)
+		st = RC_NOMEM;
+	else if (uri != NULL)
+		st = rc_server_listen(rc__sun_srv, uri, x->xp_uri, sizeof(x->xp_uri));
+	else
+		st = rc_server_listen_fd(rc__sun_srv, sock, x->xp_uri, sizeof(x->xp_uri));
 	pthread_mutex_unlock(&rc__sun_mu);
-	if (st != RC_OK || (colon = strrchr(x->xp_uri, ':')) == NULL) {
-		fprintf(stderr, "remotecall: cannot listen on %s: %s\n", uri, rc_strerror(st));
+	if (st != RC_OK) {
+		if (uri != NULL)
+			fprintf(stderr, "remotecall: %s: cannot listen on %s: %s\n", who, uri,
+			        rc_strerror(st));
+		else
+			fprintf(stderr, "remotecall: %s: cannot serve descriptor %d: %s\n", who, sock,
+			        rc_strerror(st));
 		free(x);
 		return NULL;
 	}
-	x->xp_port = (u_short)atoi(colon + 1);
-	return x;
+	return rc__sun_xprt_of(x, uri != NULL ? -1 : sock);
 }
 
 /* sunrpc.h: svcudp_create. */
 SVCXPRT *rc_sunrpc_svcudp_create(int sock)
 {
-	if (sock != RPC_ANYSOCK) {
-		fprintf(stderr, "remotecall: svcudp_create: pass RPC_ANYSOCK (remotecall opens its "
-		                "own sockets)\n");
-		return NULL;
-	}
-	return rc__sun_listen("udp");
+	return rc__sun_listen("svcudp_create", "udp", sock, SOCK_DGRAM);
 }
 
 /* sunrpc.h: svctcp_create (the buffer sizes are remotecall's). */
@@ -113,16 +142,23 @@ SVCXPRT *rc_sunrpc_svctcp_create(int sock, u_int sendsz, u_int recvsz)
 {
 	(void)sendsz;
 	(void)recvsz;
-	if (sock != RPC_ANYSOCK) {
-		fprintf(stderr, "remotecall: svctcp_create: pass RPC_ANYSOCK (remotecall opens its "
-		                "own sockets)\n");
-		return NULL;
-	}
-	return rc__sun_listen("tcp");
+	return rc__sun_listen("svctcp_create", "tcp", sock, SOCK_STREAM);
 }
 
-/* sunrpc.h: svc_destroy. remotecall cannot close one listener of a server, so the listener
- * stays open (and unregistered programs no longer answer on it); the SVCXPRT is freed. */
+/* sunrpc.h: svcfd_create / svc_fd_create: a connected (or listening) stream socket. */
+SVCXPRT *rc_sunrpc_svcfd_create(int fd, u_int sendsz, u_int recvsz)
+{
+	(void)sendsz;
+	(void)recvsz;
+	if (fd < 0) {
+		fprintf(stderr, "remotecall: svcfd_create: descriptor %d\n", fd);
+		return NULL;
+	}
+	return rc__sun_listen("svcfd_create", "tcp", fd, SOCK_STREAM);
+}
+
+/* sunrpc.h: svc_destroy. The listener is closed when the server is not running (a running
+ * server keeps it until svc_run returns); the SVCXPRT is freed. */
 void rc_sunrpc_svc_destroy(SVCXPRT *xprt)
 {
 	rc__sun_prog *p;
@@ -136,6 +172,8 @@ void rc_sunrpc_svc_destroy(SVCXPRT *xprt)
 		if (p->st == xprt)
 			p->st = NULL;
 	}
+	if (rc__sun_srv != NULL)
+		(void)rc_server_unlisten(rc__sun_srv, xprt->xp_uri); /* RC_INVAL while running */
 	pthread_mutex_unlock(&rc__sun_mu);
 	free(xprt);
 }
@@ -240,13 +278,14 @@ SVCXPRT *rc_sunrpc_svc_tp_create(rc_sunrpc_dispatch dispatch, rpcprog_t prog, rp
 {
 	SVCXPRT *x;
 
-	if (nc == NULL || nc->nc_netid == NULL || (x = rc__sun_listen(nc->nc_netid)) == NULL)
+	if (nc == NULL || nc->nc_netid == NULL ||
+	    (x = rc__sun_listen("svc_tp_create", nc->nc_netid, RPC_ANYSOCK, 0)) == NULL)
 		return NULL;
 	rc_sunrpc_rpcb_unset(prog, vers, nc);
 	if (!rc_sunrpc_svc_reg(x, prog, vers, dispatch, nc)) {
 		fprintf(stderr, "remotecall: svc_tp_create: cannot register (%u, %u, %s)\n",
 		        (unsigned)prog, (unsigned)vers, nc->nc_netid);
-		/* the listener stays; remotecall cannot close one listener of a running process */
+		rc_sunrpc_svc_destroy(x);
 		return NULL;
 	}
 	return x;
@@ -372,7 +411,7 @@ void rc_sunrpc_svcerr_weakauth(SVCXPRT *xprt)
 static _Thread_local struct sockaddr_storage rc__sun_caller;
 static _Thread_local struct netbuf rc__sun_callerbuf;
 
-/* sunrpc.h: svc_getcaller (zeros outside a datagram call). */
+/* sunrpc.h: svc_getcaller (zeros outside a call, or for an in-process one). */
 struct sockaddr_in *rc_sunrpc_svc_getcaller(SVCXPRT *xprt)
 {
 	unsigned len = sizeof(rc__sun_caller);

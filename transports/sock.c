@@ -324,3 +324,92 @@ bool rc__tp_never_hung_up(rc_tp *tp)
 	(void)tp;
 	return false;
 }
+
+/* Bind an IP socket that is not bound yet to its family's wildcard address, any port. */
+static rc_status rc__bind_if_unbound(int fd, int family)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int port;
+
+	if (family == AF_UNIX)
+		return RC_OK; /* an unbound unix socket cannot be reached: listen() will say so */
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return RC_LOCALERROR;
+	port = family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+	                          : ((struct sockaddr_in *)&ss)->sin_port;
+	if (port != 0)
+		return RC_OK;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = (sa_family_t)family; /* wildcard address, port 0 */
+	sl = family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	return bind(fd, (struct sockaddr *)&ss, sl) == 0 ? RC_OK : RC_LOCALERROR;
+}
+
+/* transport.h: a socket of the caller's as a server transport. */
+rc_status rc__tp_adopt(int fd, size_t max_record, rc_tp **out, bool *listener, char *bound,
+                       size_t len)
+{
+	int type = 0, family = 0, acc = 0;
+	socklen_t ol = sizeof(int);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	rc_status st;
+	bool conn = false;
+
+	if (bound && len)
+		bound[0] = '\0';
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &ol) != 0)
+		return RC_INVAL;
+	ol = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &family, &ol) != 0)
+		return RC_INVAL;
+	if ((family != AF_INET && family != AF_INET6 && family != AF_UNIX) ||
+	    (type != SOCK_DGRAM && type != SOCK_STREAM))
+		return RC_UNKNOWNPROTO;
+	if (type == SOCK_STREAM) {
+		ol = sizeof(int);
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &ol) != 0)
+			return RC_INVAL;
+		conn = !acc && getpeername(fd, (struct sockaddr *)&ss, &sl) == 0;
+	}
+	if (!conn && (st = rc__bind_if_unbound(fd, family)) != RC_OK)
+		return st;
+	if (type == SOCK_STREAM && !conn && !acc && listen(fd, 1024) != 0)
+		return RC_LOCALERROR;
+	*listener = !conn;
+	st = type == SOCK_DGRAM ? rc__udp_adopt(fd, max_record, out)
+	                        : rc__stream_adopt(fd, max_record, !conn, out);
+	if (st != RC_OK)
+		return st;
+	if (family == AF_UNIX) {
+		struct sockaddr_un un;
+		socklen_t ul = sizeof(un);
+		memset(&un, 0, sizeof(un));
+		if (bound && len && getsockname(fd, (struct sockaddr *)&un, &ul) == 0)
+			snprintf(bound, len, "unix:%.*s", (int)sizeof(un.sun_path), un.sun_path);
+	} else {
+		rc__sock_bound_uri(fd, type == SOCK_DGRAM ? "udp" : "tcp", bound, len);
+	}
+	return RC_OK;
+}
+
+/* transport.h: close tp, give its descriptor back. */
+void rc__tp_close_keep_fd(rc_tp *tp)
+{
+	tp->fd = -1;
+	tp->vt->close(tp);
+}
+
+/* transport.h: a connected socket's peer. */
+rc_status rc__tp_peer(rc_tp *tp, void *sa, unsigned *len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (tp == NULL || tp->fd < 0 || getpeername(tp->fd, (struct sockaddr *)&ss, &sl) != 0)
+		return RC_NOTSUPP;
+	memcpy(sa, &ss, sl < *len ? sl : *len);
+	*len = (unsigned)sl;
+	return RC_OK;
+}

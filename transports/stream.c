@@ -672,5 +672,23 @@ static rc_status rc__stream_listen(const rc_uri *u, size_t max_record,
 	return RC_OK;
 }
 
+/* transport.h: a stream socket of the caller's, listening or connected (server side: it may
+ * start TLS after an AUTH_TLS probe, as an accepted one). */
+rc_status rc__stream_adopt(int fd, size_t max_record, bool listener, rc_tp **out)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	rc__stream *s;
+
+	if (!listener && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		rc__stream_tune(fd, ss.ss_family);
+	if ((s = rc__stream_new(fd, max_record)) == NULL)
+		return RC_NOMEM;
+	s->tp.vt = &rc__stream_vt;
+	s->tp.listener = listener;
+	*out = &s->tp;
+	return RC_OK;
+}
+
 const rc_tp_kind rc__tcp_kind = {"tcp", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen};
 const rc_tp_kind rc__unix_kind = {"unix", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen};

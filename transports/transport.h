@@ -260,6 +260,28 @@ void rc__tp_set_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 const char *rc__tp_detail(void);
 void rc__tp_clear_detail(void);
 
+/*
+ * A socket of the caller's as a server transport (sock.c; the Sun API's svcudp_create(fd),
+ * svctcp_create(fd), svcfd_create): a datagram socket becomes a datagram listener, a
+ * listening stream socket a stream listener, a connected stream socket one connection
+ * (*listener false), an unconnected, unlistening stream socket a listener after listen(); an
+ * IP socket not yet bound is bound first to its family's wildcard address, any port. Writes
+ * the bound URI (udp://, tcp://, unix:PATH). On success the transport owns fd; on failure
+ * the caller still does. RC_OK, RC_INVAL (not a socket), RC_UNKNOWNPROTO (not a datagram or
+ * stream socket of AF_INET, AF_INET6 or AF_UNIX), RC_LOCALERROR (bind or listen failed,
+ * errno kept), RC_NOMEM.
+ */
+rc_status rc__tp_adopt(int fd, size_t max_record, rc_tp **out, bool *listener, char *bound,
+                       size_t len);
+/* The per-kind halves of rc__tp_adopt (udp.c, stream.c): wrap fd, nothing checked. */
+rc_status rc__udp_adopt(int fd, size_t max_record, rc_tp **out);
+rc_status rc__stream_adopt(int fd, size_t max_record, bool listener, rc_tp **out);
+/* Close tp but not its descriptor, which goes back to whoever gave it (rc__tp_adopt). */
+void rc__tp_close_keep_fd(rc_tp *tp);
+/* The peer address of a connected socket transport (getpeername): RC_OK with *len set (at
+ * most the given *len bytes copied to sa); RC_NOTSUPP without a descriptor or peer. */
+rc_status rc__tp_peer(rc_tp *tp, void *sa, unsigned *len);
+
 /* Socket helpers shared by the socket transports (sock.c). */
 rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out);
 rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len);

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rpc/rpc.h> /* the compatibility folder's: <remotecall/sunrpc.h> */
@@ -21,6 +22,10 @@
 #define PROG 0x20000177u
 
 static SVCXPRT *udp, *tcp;
+/* Made from sockets of the test's: a UDP socket, a TCP socket bound but not listening, and
+ * one end of a unix socket pair (svcfd_create); the test speaks raw RPC on the other end. */
+static SVCXPRT *own_udp, *own_tcp, *own_fd;
+static int pair[2] = {-1, -1};
 
 /* The dispatch function of (PROG, 1): one behaviour a procedure. */
 static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
@@ -51,7 +56,7 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 	case 4:
 		svcerr_systemerr(xprt);
 		break;
-	case 5: /* the caller's address family (0 on a stream) */
+	case 5: /* the caller's address family (svc_getcaller) */
 		fam = svc_getcaller(xprt)->sin_family;
 		svc_sendreply(xprt, (xdrproc_t)xdr_u_int, (caddr_t)&fam);
 		break;
@@ -99,13 +104,75 @@ static rc_client *client_of(const char *scheme, SVCXPRT *x, uint32_t vers)
 	return c;
 }
 
+/* svcudp_create / svctcp_create / svcfd_create on the caller's sockets; svc_destroy closes. */
+static void sockets_of_the_callers(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int us = socket(AF_INET, SOCK_DGRAM, 0), ts = socket(AF_INET, SOCK_STREAM, 0), b;
+	SVCXPRT *x;
+	u_short port;
+
+	assert_true(us >= 0 && ts >= 0);
+	assert_null(svcudp_create(ts)); /* a stream socket: refused, still ours */
+	assert_null(svctcp_create(us, 0, 0));
+	assert_null(svcfd_create(-1, 0, 0));
+	assert_int_equal(bind(ts, (struct sockaddr *)&a, sizeof(a)), 0);
+	own_udp = svcudp_create(us); /* not bound: bound to any port */
+	own_tcp = svctcp_create(ts, 0, 0); /* bound, not listening: put in listen() */
+	assert_non_null(own_udp);
+	assert_non_null(own_tcp);
+	assert_int_equal(own_udp->xp_sock, us);
+	assert_int_equal(own_tcp->xp_sock, ts);
+	assert_true(own_udp->xp_port > 0 && own_tcp->xp_port > 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+	own_fd = svcfd_create(pair[0], 0, 0);
+	assert_non_null(own_fd);
+	assert_int_equal(own_fd->xp_sock, pair[0]);
+	assert_string_equal(own_fd->xp_netid, "unix");
+	assert_true(svc_register(own_udp, PROG, 1, dispatch, 0));
+	assert_true(svc_register(own_tcp, PROG, 1, dispatch, 0));
+	assert_true(svc_register(own_fd, PROG, 1, dispatch, 0));
+	/* svc_destroy closes the listener: its port can be bound again */
+	x = svcudp_create(RPC_ANYSOCK);
+	assert_non_null(x);
+	port = x->xp_port;
+	svc_destroy(x);
+	a.sin_addr.s_addr = htonl(INADDR_ANY);
+	a.sin_port = htons(port);
+	b = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_int_equal(bind(b, (struct sockaddr *)&a, sizeof(a)), 0);
+	close(b);
+}
+
+/* One call (PROG, 1, proc) in raw RPC on a connected stream fd: arg NULL for none. The
+ * accept_stat, and the 4-byte result in *res. */
+static uint32_t raw_call(int fd, uint32_t proc, const int32_t *arg, uint32_t *res)
+{
+	uint32_t m[12] = {0, htonl(77), 0, htonl(2), htonl(PROG), htonl(1), htonl(proc)};
+	unsigned char r[32];
+	size_t n = arg ? 12 : 11, got = 0;
+
+	m[0] = htonl(0x80000000u | (uint32_t)((n - 1) * 4));
+	if (arg)
+		m[11] = htonl((uint32_t)*arg);
+	assert_int_equal(write(fd, m, n * 4), (ssize_t)(n * 4));
+	while (got < sizeof(r)) { /* mark, xid, REPLY, ACCEPTED, verifier, accept_stat, result */
+		ssize_t k = read(fd, r + got, sizeof(r) - got);
+		assert_true(k > 0);
+		got += (size_t)k;
+	}
+	memcpy(res, r + 28, 4);
+	*res = ntohl(*res);
+	memcpy(m, r + 24, 4);
+	return ntohl(m[0]);
+}
+
 static void registration(void **state)
 {
 	(void)state;
 	/* outside a dispatch there is no call to answer */
 	assert_false(svc_sendreply(NULL, (xdrproc_t)xdr_void, NULL));
 	assert_false(svc_getargs(NULL, (xdrproc_t)xdr_void, NULL));
-	assert_null(svcudp_create(5)); /* not RPC_ANYSOCK */
 	udp = svcudp_create(RPC_ANYSOCK);
 	tcp = svctcp_create(RPC_ANYSOCK, 0, 0);
 	assert_non_null(udp);
@@ -117,6 +184,7 @@ static void registration(void **state)
 	assert_false(svc_register(tcp, PROG, 1, other, 0));
 	assert_true(svc_register(tcp, PROG, 9, other, 0));
 	svc_unregister(PROG, 9);
+	sockets_of_the_callers(); /* after udp and tcp: rq_xprt is the first of a kind */
 	assert_non_null(getnetconfigent("tcp6"));
 	assert_null(getnetconfigent("carrier-pigeon"));
 }
@@ -168,6 +236,28 @@ static void sun_credentials(CLIENT *c)
 	assert_null(authsys_create("x", 1, 1, -1, NULL));
 }
 
+/* The transports made from the test's sockets serve like the others. */
+static void callers_sockets_serve(void)
+{
+	int32_t in = 41, out = 0;
+	uint32_t res = 0;
+	rc_client *c;
+
+	for (int k = 0; k < 2; k++) {
+		c = client_of(k ? "tcp" : "udp", k ? own_tcp : own_udp, 1);
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_int, &in, (rc_xdrproc)rc_xdr_int,
+		                         &out),
+		                 RC_OK);
+		assert_int_equal(out, 42);
+		rc_client_destroy(c);
+	}
+	assert_int_equal(raw_call(pair[1], 1, &in, &res), 0); /* SUCCESS */
+	assert_int_equal(res, 42);
+	assert_int_equal(raw_call(pair[1], 5, NULL, &res), 0);
+	assert_int_equal(res, AF_UNIX); /* svc_getcaller on a unix connection */
+	close(pair[1]);
+}
+
 static void calls_over_udp_and_tcp(void **state)
 {
 	pthread_t t;
@@ -208,7 +298,7 @@ static void calls_over_udp_and_tcp(void **state)
 		assert_int_equal(rc_call(c, 5, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_u_int,
 		                         &fam),
 		                 RC_OK);
-		assert_int_equal(fam, k ? 0 : AF_INET);
+		assert_int_equal(fam, AF_INET); /* the datagram's sender, the connection's peer */
 		assert_int_equal(rc_call(c, 6, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_int,
 		                         &out),
 		                 RC_OK);
@@ -234,6 +324,7 @@ static void calls_over_udp_and_tcp(void **state)
 		                 RC_PROGVERSMISMATCH);
 		rc_client_destroy(c);
 	}
+	callers_sockets_serve();
 	svc_exit();
 	assert_int_equal(pthread_join(t, NULL), 0);
 }

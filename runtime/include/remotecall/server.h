@@ -67,8 +67,9 @@ typedef struct rc_svc_req {
 	uint32_t rq_proc;
 	rc_opaque_auth rq_cred;  /* the raw credential */
 	void *rq_clntcred;       /* AUTH_SYS: an rc_svc_unixcred *, else NULL */
-	struct rc_sunrpc_xprt *rq_xprt; /* <remotecall/sunrpc.h>'s SVCXPRT the call came on (a
-	                                   Sun dispatch function's), else NULL */
+	struct rc_sunrpc_xprt *rq_xprt; /* <remotecall/sunrpc.h>'s SVCXPRT (a Sun dispatch
+	                                   function's): the first of the call's kind, datagram
+	                                   or stream, its program was registered on; else NULL */
 	/* private */
 	struct rc_server *srv;
 	const struct rc__reg *reg;
@@ -174,8 +175,9 @@ rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_
 
 /*
  * rc_svc_req_caller -- the caller's address: copies up to *len bytes of it into sa and sets
- * *len to its length. Known for datagram calls; for calls on a stream or in-process, *len is
- * set to 0. Returns RC_OK, or RC_INVAL for NULL arguments.
+ * *len to its length: a datagram's sender, a stream connection's peer (getpeername: a
+ * sockaddr_in/in6, or a sockaddr_un on a unix socket); for an in-process call *len is set to
+ * 0. Returns RC_OK, or RC_INVAL for NULL arguments.
  */
 rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len);
 
@@ -199,6 +201,30 @@ void rc_server_destroy(rc_server *srv);
  * kept), RC_TOOMANY, RC_NOMEM.
  */
 rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len);
+
+/*
+ * rc_server_listen_fd -- serve a socket the application opened (inetd's descriptor, a socket
+ * set up with options of its own; the Sun API's svcudp_create(fd) / svcfd_create): a
+ * datagram socket, or a listening stream socket, becomes a listener; a connected stream
+ * socket (TCP or unix) is served as one connection; an unconnected stream socket is put in
+ * listen(). An IP socket not bound yet is bound to its family's wildcard address, any port.
+ * The URI it is bound at (for a connection: its local address) is written to bound as by
+ * rc_server_listen. On RC_OK the server owns fd (it closes it); on any other status fd is
+ * still the caller's (bound or listening if it came to that), but for a connection that
+ * could not be taken for want of memory (RC_NOMEM: closed). Not while the server runs.
+ * Returns RC_OK,
+ * RC_INVAL (NULL srv, fd not a socket, a running server), RC_UNKNOWNPROTO (not a datagram or
+ * stream socket of AF_INET, AF_INET6 or AF_UNIX), RC_LOCALERROR (bind or listen failed:
+ * errno kept), RC_TOOMANY (too many listeners), RC_NOMEM.
+ */
+rc_status rc_server_listen_fd(rc_server *srv, int fd, char *bound, size_t len);
+
+/*
+ * rc_server_unlisten -- close the listener bound at uri (the bound URI rc_server_listen or
+ * rc_server_listen_fd wrote); connections it accepted stay. Not while the server runs.
+ * Returns RC_OK, or RC_INVAL (NULL arguments, a running server, no listener bound there).
+ */
+rc_status rc_server_unlisten(rc_server *srv, const char *uri);
 
 /* Limits; a 0 field keeps the current value. Defaults in brackets. */
 typedef struct rc_server_limits {

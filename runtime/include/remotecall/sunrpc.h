@@ -464,17 +464,16 @@ const char *rc_sunrpc_clnt_sperrno(enum clnt_stat st);
  * call is answered once the dispatch function returns; one it leaves unanswered gets no reply.
  * Datagram calls pass through remotecall's duplicate request cache (at most once).
  *
- * Differences: remotecall owns the sockets: xp_sock is -1 and a transport made from a socket
- * of the caller's (svcudp_create(fd), svcfd_create) is not supported (NULL, or a compile
- * error); svc_getcaller is known for datagram calls only (zeros on a stream); svc_fdset holds
- * one descriptor (the server's epoll set), and svc_getreqset serves whatever is ready.
+ * Differences: a transport remotecall opened has xp_sock -1 (one made from the caller's
+ * socket -- svcudp_create(fd), svcfd_create -- has that socket); svc_fdset holds one
+ * descriptor (the server's epoll set), and svc_getreqset serves whatever is ready.
  */
 typedef struct rc_sunrpc_xprt {
-	int xp_sock;      /* -1: the socket is remotecall's */
+	int xp_sock;      /* the caller's socket it was made from, else -1 */
 	u_short xp_port;  /* the port it listens on (host order) */
 	/* private */
-	char xp_netid[8]; /* "udp", "tcp", "udp6", "tcp6" */
-	char xp_uri[64];  /* what rc_server_listen bound */
+	char xp_netid[8]; /* "udp", "tcp", "udp6", "tcp6", "unix" */
+	char xp_uri[128]; /* what rc_server_listen bound */
 } SVCXPRT;
 
 /* A dispatch function (svc_register): serves one call of its (program, version). */
@@ -505,13 +504,21 @@ void rc_sunrpc_freenetconfigent(struct netconfig *nc);
 
 /*
  * rc_sunrpc_svcudp_create / rc_sunrpc_svctcp_create -- svcudp_create, svctcp_create,
- * svcudp_bufcreate: a listener of the process's server on 0.0.0.0, any port (xp_port). sock
- * must be RPC_ANYSOCK (else NULL and a message on stderr: remotecall opens its own sockets);
- * the buffer sizes are ignored (remotecall's limits: rc_server_set_limits). The SVCXPRT lives
- * until svc_destroy. NULL on failure.
+ * svcudp_bufcreate: a listener of the process's server: with RPC_ANYSOCK a new socket on
+ * 0.0.0.0, any port (xp_port; xp_sock -1); else the caller's datagram (stream) socket sock,
+ * bound to any port first if it is not bound (rc_server_listen_fd; xp_sock is sock). The
+ * buffer sizes are ignored (remotecall's limits: rc_server_set_limits). The SVCXPRT lives
+ * until svc_destroy. NULL on failure (a message on stderr).
  */
 SVCXPRT *rc_sunrpc_svcudp_create(int sock);
 SVCXPRT *rc_sunrpc_svctcp_create(int sock, u_int sendsz, u_int recvsz);
+/* rc_sunrpc_svcfd_create -- svcfd_create / svc_fd_create: serve fd, a connected stream socket
+ * (inetd's descriptor 0, say), as one connection -- or a listening one as a listener.
+ * svc_dg_create / svc_vc_create (TI-RPC) are svcudp_create / svctcp_create of fd. With a
+ * socket of the caller's the server owns it from then on (xp_sock is it); NULL (fd still
+ * the caller's, a message on stderr) when it is not a socket of the right type or cannot be
+ * served. */
+SVCXPRT *rc_sunrpc_svcfd_create(int fd, u_int sendsz, u_int recvsz);
 /* rc_sunrpc_svc_tp_create -- svc_tp_create: a listener for nc's netid, registered with
  * svc_reg (and rpcbind). NULL on failure. */
 SVCXPRT *rc_sunrpc_svc_tp_create(rc_sunrpc_dispatch dispatch, rpcprog_t prog, rpcvers_t vers,
@@ -522,8 +529,9 @@ SVCXPRT *rc_sunrpc_svc_tp_create(rc_sunrpc_dispatch dispatch, rpcprog_t prog, rp
  * Returns how many were made (0 on failure). */
 int rc_sunrpc_svc_create(rc_sunrpc_dispatch dispatch, rpcprog_t prog, rpcvers_t vers,
                          const char *nettype);
-/* rc_sunrpc_svc_destroy -- svc_destroy: close xprt's listener (when the server is not
- * running) and free it. */
+/* rc_sunrpc_svc_destroy -- svc_destroy: close xprt's listener and socket (a running server,
+ * inside svc_run, keeps it open until svc_run returns) and free xprt. A connection made by
+ * svcfd_create stays open until its peer closes it. */
 void rc_sunrpc_svc_destroy(SVCXPRT *xprt);
 
 /*
@@ -563,8 +571,8 @@ void rc_sunrpc_svcerr_auth(SVCXPRT *xprt, enum auth_stat why);
 void rc_sunrpc_svcerr_weakauth(SVCXPRT *xprt);
 
 /* rc_sunrpc_svc_getcaller -- svc_getcaller: the caller of the call being dispatched on this
- * thread (a struct sockaddr_in, or a sockaddr_in6 behind the pointer for an IPv6 caller; all
- * zero on a stream); rc_sunrpc_svc_getrpccaller -- svc_getrpccaller: the same as a netbuf.
+ * thread (a struct sockaddr_in, or a sockaddr_in6 behind the pointer for an IPv6 caller; a
+ * sockaddr_un on a unix socket; the datagram's sender or the connection's peer); rc_sunrpc_svc_getrpccaller -- svc_getrpccaller: the same as a netbuf.
  * Thread-local storage, overwritten by the next call. */
 struct sockaddr_in *rc_sunrpc_svc_getcaller(SVCXPRT *xprt);
 struct netbuf *rc_sunrpc_svc_getrpccaller(SVCXPRT *xprt);
@@ -606,6 +614,10 @@ bool rc_sunrpc_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const struct netconfig
 #define svc_create rc_sunrpc_svc_create
 #define svc_tp_create rc_sunrpc_svc_tp_create
 #define svc_destroy rc_sunrpc_svc_destroy
+#define svcfd_create rc_sunrpc_svcfd_create
+#define svc_fd_create rc_sunrpc_svcfd_create
+#define svc_dg_create(fd, s, r) rc_sunrpc_svcudp_create(fd)
+#define svc_vc_create(fd, s, r) rc_sunrpc_svctcp_create((fd), (s), (r))
 #define svc_register(x, p, v, d, proto)                                                      \
 	rc_sunrpc_svc_register((x), (p), (v), (rc_sunrpc_dispatch)(d), (proto))
 #define svc_reg(x, p, v, d, nc) rc_sunrpc_svc_reg((x), (p), (v), (rc_sunrpc_dispatch)(d), (nc))
@@ -635,19 +647,6 @@ bool rc_sunrpc_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const struct netconfig
 #define rpcb_unset rc_sunrpc_rpcb_unset
 
 /* Sun names remotecall does not provide: a use is a compile error saying why. */
-SVCXPRT *rc_sunrpc_svcfd_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
-	"svcfd_create: remotecall opens its own sockets; use svctcp_create(RPC_ANYSOCK, 0, 0) "
-	"or rc_server_listen");
-#define svcfd_create rc_sunrpc_svcfd_create
-SVCXPRT *rc_sunrpc_svc_fd_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
-	"svc_fd_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
-#define svc_fd_create rc_sunrpc_svc_fd_create
-SVCXPRT *rc_sunrpc_svc_dg_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
-	"svc_dg_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
-#define svc_dg_create rc_sunrpc_svc_dg_create
-SVCXPRT *rc_sunrpc_svc_vc_create(int fd, u_int sendsz, u_int recvsz) RC__SUNRPC_UNMAPPED(
-	"svc_vc_create: remotecall opens its own sockets; use svc_tp_create or rc_server_listen");
-#define svc_vc_create rc_sunrpc_svc_vc_create
 enum clnt_stat rc_sunrpc_clnt_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
                                         xdrproc_t xargs, void *args, xdrproc_t xres,
                                         void *res, void *eachresult)

@@ -4,7 +4,7 @@
  * twice (the total grows by exactly what was added), sendr, and procedure 99 (must fail with
  * "Procedure unavailable"). With FAMILY (the hand-written netpath server): BENCH_INT must be
  * refused as too weak (svcerr_weakauth) and BENCH_WORK must answer FAMILY, the address family
- * the server's svc_getcaller saw (2 AF_INET, 10 AF_INET6, 0 on a stream). Prints "ok ..." per check, "FAIL ..." and exits 1 on a mismatch.
+ * the server's svc_getcaller saw (2 AF_INET, 10 AF_INET6). Prints "ok ..." per check, "FAIL ..." and exits 1 on a mismatch.
  */
 #include <stdio.h>
 #include <stdlib.h>

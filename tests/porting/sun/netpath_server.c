@@ -4,7 +4,7 @@
  * built from svc_getargs / svc_sendreply / svc_freeargs / svcerr_*, svc_getcaller, and
  * svc_run. Built on remotecall's compat headers (porting_rpcgen). Prints "listening N" with
  * the number of transports, then serves until killed. BENCH_WORK answers the caller's address
- * family (AF_INET, AF_INET6; 0 on a stream) instead of working.
+ * family (AF_INET, AF_INET6: the datagram sender's or the connection peer's) instead of working.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -113,12 +113,13 @@ serve msg 536870913 1 && stop
 PID=$!
 if registered netpath $BENCH "tcp tcp6 udp udp6 "; then
 	grep -q "^listening 4$" "$TMPD/netpath.out" && ok "netpath: svc_create made 4 transports"
-	# (the third argument: the address family svc_getcaller must see; 0 on a stream)
-	for pf in udp:2 tcp:0 netpath:2 visible:2 circuit_v:0 datagram_v:2 circuit_n:0 datagram_n:2; do
+	# (the third argument: the address family svc_getcaller must see, the datagram's sender's
+	# or the connection's peer's)
+	for pf in udp:2 tcp:2 netpath:2 visible:2 circuit_v:2 datagram_v:2 circuit_n:2 datagram_n:2; do
 		check "netpath: remotecall client, nettype ${pf%:*}" \
 			"$BIN/sun-bench-check" 127.0.0.1 "${pf%:*}" "${pf#*:}"
 	done
-	for pf in udp6:10 tcp6:0; do
+	for pf in udp6:10 tcp6:10; do
 		check "netpath: remotecall client, nettype ${pf%:*}" \
 			"$BIN/sun-bench-check" ::1 "${pf%:*}" "${pf#*:}"
 	done
@@ -126,7 +127,7 @@ if registered netpath $BENCH "tcp tcp6 udp udp6 "; then
 	for proto in udp tcp; do
 		if [ -x "$BIN/tirpc-bench-check" ]; then
 			check "netpath: libtirpc client over $proto" "$BIN/tirpc-bench-check" 127.0.0.1 $proto \
-				"$([ $proto = udp ] && echo 2 || echo 0)"
+				2
 		fi
 	done
 	check "netpath: rpcinfo -T udp" rpcinfo -T udp 127.0.0.1 $BENCH 1
