@@ -10,6 +10,8 @@
  *   check.c     name resolution and semantic checks (a unit at a time)
  *   gen_h.c     NAME.h        gen_xdr.c   NAME_xdr.c
  *   gen_clnt.c  NAME_clnt.c   gen_svc.c   NAME_svc.c
+ *   gen_sample_clnt.c  NAME_client.c   gen_sample_svc.c  NAME_server.c
+ *   gen_makefile.c     Makefile.NAME   (the samples of -a, -Sc, -Ss, -Sm)
  *   gen_common.c  what the generators share (C type names, expressions, XDR calls)
  *   diag.c      diagnostics (file:line:col: error: ..., source line, caret) and source cache
  *   util.c      memory, growable buffers
