@@ -563,9 +563,9 @@ idlc_ctype(idlc_gen *g, const idlc_type *t)
 	return t->name;
 }
 
-/* decl_text -- "T name", without a space after a '*'. */
-static void
-decl_text(idlc_buf *b, const char *type, const char *name)
+/* idlc_decl_text -- "T name", without a space after a '*'. */
+void
+idlc_decl_text(idlc_buf *b, const char *type, const char *name)
 {
 	size_t n = strlen(type);
 	idlc_buf_puts(b, type);
@@ -584,30 +584,30 @@ declarator(idlc_gen *g, const idlc_decl *d, int indent)
 
 	switch (d->kind) {
 	case IDLC_D_PLAIN:
-		decl_text(b, ct, d->name);
+		idlc_decl_text(b, ct, d->name);
 		break;
 	case IDLC_D_FIXED:
-		decl_text(b, ct, d->name);
+		idlc_decl_text(b, ct, d->name);
 		idlc_buf_putc(b, '[');
 		idlc_emit_expr(b, d->size);
 		idlc_buf_putc(b, ']');
 		break;
 	case IDLC_D_VAR:
 		if (t->kind == IDLC_T_STRING) {
-			decl_text(b, "char *", d->name);
+			idlc_decl_text(b, "char *", d->name);
 			break;
 		}
 		idlc_buf_puts(b, "struct {\n");
 		idlc_indent(b, indent + 1);
 		idlc_buf_printf(b, "unsigned int %s_len;\n", d->name);
 		idlc_indent(b, indent + 1);
-		decl_text(b, ct, "");
+		idlc_decl_text(b, ct, "");
 		idlc_buf_printf(b, "*%s_val;\n", d->name);
 		idlc_indent(b, indent);
 		idlc_buf_printf(b, "} %s", d->name);
 		break;
 	case IDLC_D_PTR:
-		decl_text(b, ct, "");
+		idlc_decl_text(b, ct, "");
 		idlc_buf_printf(b, "*%s", d->name);
 		break;
 	case IDLC_D_VOID:
@@ -819,7 +819,7 @@ param_list(idlc_gen *g, const idlc_proc *p, int kind)
 	}
 	if (p->result->kind != IDLC_T_VOID && kind != SIG_MULTI) {
 		idlc_buf_puts(b, any ? ", " : "");
-		decl_text(b, idlc_param_ctype(g, p->result), "*res");
+		idlc_decl_text(b, idlc_param_ctype(g, p->result), "*res");
 		any = true;
 	}
 	if (kind == SIG_SVC)
@@ -873,7 +873,7 @@ idlc_emit_multi_fn(idlc_gen *g, const idlc_proc *p)
 	if (p->result->kind == IDLC_T_VOID)
 		idlc_buf_puts(b, "void *res");
 	else
-		decl_text(b, idlc_param_ctype(g, p->result), "*res");
+		idlc_decl_text(b, idlc_param_ctype(g, p->result), "*res");
 	idlc_buf_puts(b, ", void *udata);\n");
 }
 
@@ -958,4 +958,97 @@ bool
 idlc_type_owns_memory(const idlc_type *t)
 {
 	return type_owns(t, 0);
+}
+
+/* idlc_type_is_string -- see idlc.h. */
+bool
+idlc_type_is_string(const idlc_type *t)
+{
+	const idlc_def *d;
+	const idlc_type *r = idlc_resolve_alias(t, &d);
+	if (r->kind == IDLC_T_STRING)
+		return true;
+	return d != NULL && d->kind == IDLC_DEF_TYPEDEF && d->decl->kind == IDLC_D_VAR &&
+	       d->decl->type->kind == IDLC_T_STRING;
+}
+
+/* fill_strings -- idlc_emit_fill_strings at nesting depth (past 8 levels: nothing). */
+static void
+fill_strings(idlc_gen *g, const idlc_type *t, const char *val, const char *memb, int indent,
+             bool alloc, int depth)
+{
+	idlc_buf *b = g->out;
+	const idlc_def *d;
+	if (depth > 8)
+		return;
+	if (idlc_type_is_string(t)) {
+		idlc_indent(b, indent);
+		if (!alloc) {
+			idlc_buf_printf(b, "%s = \"\";\n", val);
+			return;
+		}
+		idlc_buf_printf(b, "if ((%s = calloc(1, 1)) == NULL)\n", val);
+		idlc_indent(b, indent + 1);
+		idlc_buf_puts(b, "return false;\n");
+		return;
+	}
+	idlc_resolve_alias(t, &d);
+	if (d == NULL || d->kind != IDLC_DEF_STRUCT)
+		return;
+	for (const idlc_decl *f = d->fields; f != NULL; f = f->next)
+		if (f->kind == IDLC_D_PLAIN || (f->kind == IDLC_D_VAR && f->type->kind == IDLC_T_STRING))
+			fill_strings(g, f->type, str(g, "%s%s", memb, f->name),
+			             str(g, "%s%s.", memb, f->name), indent, alloc, depth + 1);
+}
+
+/* idlc_emit_fill_strings -- see idlc.h. */
+void
+idlc_emit_fill_strings(idlc_gen *g, const idlc_type *t, const char *val, const char *memb,
+                       int indent, bool alloc)
+{
+	fill_strings(g, t, val, memb, indent, alloc, 0);
+}
+
+/* idlc_for_each_version -- see idlc.h. */
+int
+idlc_for_each_version(idlc_gen *g, void (*fn)(idlc_gen *, const idlc_version *))
+{
+	int n = 0;
+	for (const idlc_def *d = g->unit->defs; d != NULL; d = d->next)
+		if (d->kind == IDLC_DEF_PROGRAM)
+			for (const idlc_version *v = d->versions; v != NULL; v = v->next, n++)
+				if (fn != NULL)
+					fn(g, v);
+	return n;
+}
+
+/* idlc_expand -- see idlc.h. */
+void
+idlc_expand(idlc_gen *g, idlc_buf *b, const char *text)
+{
+	const char *x = base_name(g->unit->input);
+	for (const char *t = text; *t != '\0'; t++) {
+		if (t[0] == '@' && t[1] != '\0' && t[2] == '@') {
+			if (t[1] == 'N')
+				idlc_buf_puts(b, g->base);
+			else if (t[1] == 'X')
+				idlc_buf_puts(b, x);
+			else if (g->rpcgen_types)
+				idlc_buf_puts(b, " --rpcgen-types");
+			t += 2;
+			continue;
+		}
+		idlc_buf_putc(b, *t);
+	}
+}
+
+/* idlc_emit_sample_head -- see idlc.h. */
+void
+idlc_emit_sample_head(idlc_gen *g, const char *text, const char *includes)
+{
+	idlc_buf t = { 0 };
+	idlc_expand(g, &t, text);
+	idlc_emit_comment(g->out, 0, t.data);
+	idlc_buf_free(&t);
+	idlc_buf_printf(g->out, "%s\n#include \"%s\"\n", includes, g->header);
 }

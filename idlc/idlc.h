@@ -10,6 +10,8 @@
  *   check.c     name resolution and semantic checks (a unit at a time)
  *   gen_h.c     NAME.h        gen_xdr.c   NAME_xdr.c
  *   gen_clnt.c  NAME_clnt.c   gen_svc.c   NAME_svc.c
+ *   gen_sample_clnt.c  NAME_client.c   gen_sample_svc.c  NAME_server.c
+ *   gen_makefile.c     Makefile.NAME   (the samples of -a, -Sc, -Ss, -Sm)
  *   gen_common.c  what the generators share (C type names, expressions, XDR calls)
  *   diag.c      diagnostics (file:line:col: error: ..., source line, caret) and source cache
  *   util.c      memory, growable buffers
@@ -379,6 +381,11 @@ void idlc_gen_header(idlc_gen *g);
 void idlc_gen_xdr(idlc_gen *g);
 void idlc_gen_clnt(idlc_gen *g);
 void idlc_gen_svc(idlc_gen *g);
+/* The samples of -a / -S*, from the header pass: NAME_client.c, NAME_server.c (to edit) and
+ * Makefile.NAME. */
+void idlc_gen_sample_clnt(idlc_gen *g);
+void idlc_gen_sample_svc(idlc_gen *g);
+void idlc_gen_makefile(idlc_gen *g);
 
 /* gen_common.c */
 void idlc_gen_banner(idlc_gen *g, const char *what);
@@ -423,5 +430,29 @@ const char *idlc_param_ctype(idlc_gen *g, const idlc_type *t);
 const char *idlc_param_proc(idlc_gen *g, const idlc_type *t);
 /* "const T *name" for a parameter pointing to type t (handles char *). */
 const char *idlc_const_ptr_param(idlc_gen *g, const idlc_type *t, const char *name);
+/* idlc_decl_text -- "T name" into b, without a space after a '*'. */
+void idlc_decl_text(idlc_buf *b, const char *type, const char *name);
+/* idlc_type_is_string -- whether a value of type t is a C string (string, or a typedef of
+ * string<N>, through aliases). */
+bool idlc_type_is_string(const idlc_type *t);
+/*
+ * idlc_emit_fill_strings -- for the samples: statements at indent that give every string of a
+ * zero-filled value of type t an empty string (XDR cannot send a NULL one): the value itself,
+ * or the string members of a struct and of the structs it holds (not those in arrays,
+ * unions or optional data). The value is named val ("arg", "*res"), its members' prefix memb
+ * ("arg.", "res->"). alloc: malloc'd strings (calloc(1, 1); "return false" when out of
+ * memory), else the literal "".
+ */
+void idlc_emit_fill_strings(idlc_gen *g, const idlc_type *t, const char *val, const char *memb,
+                            int indent, bool alloc);
+/* idlc_expand -- text into b with @N@ replaced by NAME (g->base), @X@ by the .x file's name
+ * without its folder, @F@ by the options that change the output (" --rpcgen-types" or ""). */
+void idlc_expand(idlc_gen *g, idlc_buf *b, const char *text);
+/* idlc_emit_sample_head -- a sample's opening: text (expanded) as a block comment, the
+ * #include lines `includes`, a blank line, #include "NAME.h". */
+void idlc_emit_sample_head(idlc_gen *g, const char *text, const char *includes);
+/* idlc_for_each_version -- fn(g, v) for every version of every program of g's unit, in file
+ * order (fn may be NULL); returns how many there are. */
+int idlc_for_each_version(idlc_gen *g, void (*fn)(idlc_gen *, const idlc_version *));
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * idlc -- command line driver.
  *
- *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] [--rpcgen-types] NAME.x
+ *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm] [--rpcgen-types]
+ *        NAME.x
  *
  * Like rpcgen, idlc runs the C preprocessor once per output, with RPC_HDR, RPC_XDR,
  * RPC_CLNT or RPC_SVC defined, and parses and checks each result. The header pass is
@@ -9,6 +10,12 @@
  * their own text lacks (the .c files include the header). Diagnostics repeated by later
  * passes are printed once. Nothing is written unless every pass succeeded; each output is
  * written to a temporary file in its folder and renamed into place.
+ *
+ * -a adds the samples of rpcgen -a -- NAME_client.c, NAME_server.c, Makefile.NAME -- made from
+ * the header pass (they include NAME.h). Like rpcgen, it never overwrites one: an existing
+ * sample stops idlc before anything is written, and the samples are linked into place (not
+ * renamed) before the other outputs are renamed, so a sample that appears meanwhile is left
+ * alone and nothing else is written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,19 +36,26 @@
 extern char **environ;
 
 static const char usage_text[] =
-	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m] [--rpcgen-types]\n"
-	"            NAME.x\n"
+	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm]\n"
+	"            [--rpcgen-types] NAME.x\n"
 	"\n"
 	"Compile an ONC RPC interface (the RPC language of rpcgen) into C for remotecall.\n"
-	"Without -h/-c/-l/-m, write NAME.h, NAME_xdr.c, NAME_clnt.c and NAME_svc.c into the\n"
-	"folder given by -o (default: the current folder).\n"
+	"Without -h/-c/-l/-m/-Sc/-Ss/-Sm, write NAME.h, NAME_xdr.c, NAME_clnt.c and NAME_svc.c\n"
+	"into the folder given by -o (default: the current folder).\n"
 	"\n"
+	"  -a           also write the samples NAME_client.c (a client calling every procedure\n"
+	"               once), NAME_server.c (procedure bodies to fill in and a main) and\n"
+	"               Makefile.NAME (make -f Makefile.NAME builds NAME_client, NAME_server);\n"
+	"               an existing sample is never overwritten (error, nothing written)\n"
 	"  -h           write only the header (NAME.h)\n"
 	"  -c           write only the XDR routines (NAME_xdr.c)\n"
 	"  -l           write only the client stubs (NAME_clnt.c)\n"
 	"  -m           write only the server tables (NAME_svc.c)\n"
+	"  -Sc          write only the sample client (NAME_client.c)\n"
+	"  -Ss          write only the sample server (NAME_server.c)\n"
+	"  -Sm          write only the sample makefile (Makefile.NAME)\n"
 	"               with one of these, -o names the file; without -o, standard output\n"
-	"  -o PATH      output folder, or output file with -h/-c/-l/-m\n"
+	"  -o PATH      output folder, or output file with -h/-c/-l/-m/-Sc/-Ss/-Sm\n"
 	"  -D NAME[=V]  define a macro for the C preprocessor\n"
 	"  -I DIR       add DIR to the preprocessor's include path\n"
 	"  --rpcgen-types  C types with rpcgen's layout: int, unsigned int, long (64-bit on\n"
@@ -57,12 +71,33 @@ static const char *const pass_macro[IDLC_NPASS] = {
 	"-DRPC_HDR", "-DRPC_XDR", "-DRPC_CLNT", "-DRPC_SVC"
 };
 
+/* The files idlc writes: the four of every run, then the samples of -a. */
+enum { OUT_HDR, OUT_XDR, OUT_CLNT, OUT_SVC, OUT_SAMPLE_CLNT, OUT_SAMPLE_SVC, OUT_MAKEFILE,
+       NOUT };
+
+static const struct outkind {
+	const char *flag;          /* the option that writes it alone */
+	idlc_pass pass;            /* the pass it is made from */
+	const char *name;          /* its file name; %s: NAME */
+	bool sample;               /* written by -a, and never over an existing file */
+	void (*gen)(idlc_gen *);
+} outkind[NOUT] = {
+	{ "-h", IDLC_PASS_HDR, "%s.h", false, idlc_gen_header },
+	{ "-c", IDLC_PASS_XDR, "%s_xdr.c", false, idlc_gen_xdr },
+	{ "-l", IDLC_PASS_CLNT, "%s_clnt.c", false, idlc_gen_clnt },
+	{ "-m", IDLC_PASS_SVC, "%s_svc.c", false, idlc_gen_svc },
+	{ "-Sc", IDLC_PASS_HDR, "%s_client.c", true, idlc_gen_sample_clnt },
+	{ "-Ss", IDLC_PASS_HDR, "%s_server.c", true, idlc_gen_sample_svc },
+	{ "-Sm", IDLC_PASS_HDR, "Makefile.%s", true, idlc_gen_makefile },
+};
+
 /* Command line. */
 typedef struct options {
 	const char **cpp_args; /* -D and -I, as cpp arguments */
 	size_t ncpp;
 	const char *out;       /* -o */
-	int only;              /* -1: all outputs; else the pass of the one output */
+	int only;              /* -1: the four outputs (with -a, the samples too); else OUT_ */
+	bool samples;          /* -a */
 	bool rpcgen_types;     /* --rpcgen-types */
 	const char *input;
 } options;
@@ -121,14 +156,20 @@ parse_args(int argc, char **argv, options *o)
 				v = argv[++i];
 			}
 			o->out = v;
-		} else if ((a[1] == 'h' || a[1] == 'c' || a[1] == 'l' || a[1] == 'm') && a[2] == '\0') {
-			int p = a[1] == 'h' ? IDLC_PASS_HDR : a[1] == 'c' ? IDLC_PASS_XDR :
-			        a[1] == 'l' ? IDLC_PASS_CLNT : IDLC_PASS_SVC;
-			if (o->only >= 0 && o->only != p)
-				fatal_usage("only one of -h, -c, -l, -m may be given (%s)", a);
-			o->only = p;
 		} else {
-			fatal_usage("unknown option '%s'", a);
+			int k = strcmp(a, "-a") == 0 ? NOUT : 0;
+			while (k < NOUT && strcmp(a, outkind[k].flag) != 0)
+				k++;
+			if (k == NOUT && strcmp(a, "-a") != 0)
+				fatal_usage("unknown option '%s'", a);
+			if ((k == NOUT && o->only >= 0) || (k < NOUT && (o->samples ||
+			                                                 (o->only >= 0 && o->only != k))))
+				fatal_usage("only one of -h, -c, -l, -m, -a, -Sc, -Ss, -Sm may be given (%s)",
+				            a);
+			if (k == NOUT)
+				o->samples = true;
+			else
+				o->only = k;
 		}
 	}
 	if (o->input == NULL)
@@ -203,11 +244,22 @@ run_cpp(const options *o, idlc_pass p, idlc_buf *out)
 	return 0;
 }
 
+/* wanted -- whether o asks for output k. */
+static bool
+wanted(const options *o, int k)
+{
+	if (o->only >= 0)
+		return o->only == k;
+	return !outkind[k].sample || o->samples;
+}
+
 /* One output file. */
 typedef struct output {
-	idlc_pass pass;
+	int kind;        /* OUT_ */
 	char *path;      /* where it goes (NULL: standard output) */
 	char *tmp;       /* the temporary file written first */
+	bool no_clobber; /* a sample of -a: linked into place, never over an existing file */
+	bool placed;     /* such a sample, linked (removed again if a later step fails) */
 	idlc_buf text;
 } output;
 
@@ -263,14 +315,62 @@ input_base(idlc_arena *a, const char *input)
 	return idlc_arena_strndup(a, s, n);
 }
 
-/* join -- dir + "/" + name + suffix, malloc'd. */
+/* out_path -- where output k goes: dir + "/" + its name for NAME base, malloc'd. */
 static char *
-join(const char *dir, const char *name, const char *suffix)
+out_path(const char *dir, int k, const char *base)
 {
-	size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
+	size_t n = strlen(dir) + strlen(outkind[k].name) + strlen(base) + 2;
 	char *p = idlc_xmalloc(n);
-	snprintf(p, n, "%s/%s%s", dir, name, suffix);
+	int at = snprintf(p, n, "%s/", dir);
+	snprintf(p + at, n - (size_t)at, outkind[k].name, base);
 	return p;
+}
+
+/* samples_exist -- with -a: say which samples exist already (idlc does not overwrite them,
+ * as rpcgen does not); true if one does. */
+static bool
+samples_exist(const options *o)
+{
+	bool found = false;
+	if (!o->samples)
+		return false;
+	idlc_arena names = { 0 };
+	const char *base = input_base(&names, o->input);
+	for (int k = 0; k < NOUT; k++) {
+		struct stat st;
+		if (!outkind[k].sample)
+			continue;
+		char *path = out_path(o->out ? o->out : ".", k, base);
+		if (lstat(path, &st) == 0 || errno != ENOENT) {
+			fprintf(stderr, "idlc: error: '%s' exists; idlc -a does not overwrite a sample "
+			        "(remove it first)\n", path);
+			found = true;
+		}
+		free(path);
+	}
+	idlc_arena_free(&names);
+	return found;
+}
+
+/* place -- move out's temporary file into place: rename, or for a sample link (fails if the
+ * file has appeared meanwhile) then unlink. Returns false after saying why. */
+static bool
+place(output *out)
+{
+	if (!out->no_clobber) {
+		if (rename(out->tmp, out->path) == 0)
+			return true;
+	} else if (link(out->tmp, out->path) == 0) {
+		out->placed = true;
+		unlink(out->tmp);
+		return true;
+	} else if (errno == EEXIST) {
+		fprintf(stderr, "idlc: error: '%s' exists; idlc -a does not overwrite a sample "
+		        "(remove it first)\n", out->path);
+		return false;
+	}
+	fprintf(stderr, "idlc: error: cannot create '%s': %s\n", out->path, strerror(errno));
+	return false;
 }
 
 /* main -- see the top of this file and --help. */
@@ -287,11 +387,15 @@ main(int argc, char **argv)
 		return 2;
 	}
 	fclose(probe);
+	if (samples_exist(&o)) {
+		free(o.cpp_args);
+		return 2;
+	}
 
-	static const char *const suffix[IDLC_NPASS] = { ".h", "_xdr.c", "_clnt.c", "_svc.c" };
-	static void (*const gen[IDLC_NPASS])(idlc_gen *) = {
-		idlc_gen_header, idlc_gen_xdr, idlc_gen_clnt, idlc_gen_svc
-	};
+	bool run_pass[IDLC_NPASS] = { true }; /* the header pass always runs */
+	for (int k = 0; k < NOUT; k++)
+		if (wanted(&o, k))
+			run_pass[outkind[k].pass] = true;
 	idlc_diag *diag = idlc_diag_new(stderr);
 	idlc_unit units[IDLC_NPASS];
 	bool used[IDLC_NPASS] = { false };
@@ -299,9 +403,8 @@ main(int argc, char **argv)
 	int status = 0;
 
 	for (int p = 0; p < IDLC_NPASS; p++) {
-		bool wanted = o.only < 0 || o.only == p;
 		/* the header pass always runs: the others look names up in it */
-		if (!wanted && p != IDLC_PASS_HDR)
+		if (!run_pass[p])
 			continue;
 		idlc_unit *u = &units[p];
 		idlc_unit_init(u, (idlc_pass)p, diag, o.input);
@@ -330,7 +433,7 @@ main(int argc, char **argv)
 	if (idlc_diag_errors(diag) != 0 && status == 0)
 		status = 1;
 
-	output outs[IDLC_NPASS];
+	output outs[NOUT];
 	memset(outs, 0, sizeof outs);
 	int nout = 0;
 	if (ok && status == 0) {
@@ -338,19 +441,22 @@ main(int argc, char **argv)
 		const char *base = input_base(&names, o.input);
 		char *header = idlc_xmalloc(strlen(base) + 3);
 		sprintf(header, "%s.h", base);
-		for (int p = 0; p < IDLC_NPASS; p++) {
-			if (!(o.only < 0 || o.only == p))
+		/* the samples first: they are placed first (see place) */
+		for (int i = 0; i < NOUT; i++) {
+			int k = (i + OUT_SAMPLE_CLNT) % NOUT;
+			if (!wanted(&o, k))
 				continue;
 			output *out = &outs[nout++];
-			out->pass = (idlc_pass)p;
-			idlc_gen g = { &units[p], base, header, &out->text, o.rpcgen_types, NULL, 0,
-			               0 };
-			gen[p](&g);
+			out->kind = k;
+			out->no_clobber = outkind[k].sample && o.only < 0;
+			idlc_gen g = { &units[outkind[k].pass], base, header, &out->text, o.rpcgen_types,
+			               NULL, 0, 0 };
+			outkind[k].gen(&g);
 			idlc_gen_wrap(&g);
 			if (o.only >= 0)
 				out->path = o.out ? idlc_xstrdup(o.out) : NULL;
 			else
-				out->path = join(o.out ? o.out : ".", base, suffix[p]);
+				out->path = out_path(o.out ? o.out : ".", k, base);
 		}
 		free(header);
 		idlc_arena_free(&names);
@@ -371,14 +477,14 @@ main(int argc, char **argv)
 		for (int i = 0; i < nout; i++) {
 			if (outs[i].tmp == NULL)
 				continue;
-			if (status == 0 && rename(outs[i].tmp, outs[i].path) != 0) {
-				fprintf(stderr, "idlc: error: cannot create '%s': %s\n", outs[i].path,
-				        strerror(errno));
+			if (status == 0 && !place(&outs[i]))
 				status = 2;
-			}
 			if (status != 0)
 				unlink(outs[i].tmp);
 		}
+		for (int i = 0; i < nout && status != 0; i++)
+			if (outs[i].placed) /* a later sample failed: take back the earlier ones */
+				unlink(outs[i].path);
 	}
 
 	for (int i = 0; i < nout; i++) {

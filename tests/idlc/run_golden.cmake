@@ -7,8 +7,9 @@
 # EXPECTED/NAME.h, NAME_xdr.c, NAME_clnt.c, NAME_svc.c byte for byte (and idlc's stderr
 # with EXPECTED/NAME.stderr, empty if that file does not exist); checks that no line is wider
 # than 100 columns (check_width.cmake); compiles NAME.h as C++17 with CXX (check_cxx.cmake);
-# then compiles the three .c files with -std=c11 -Wall -Wextra -Werror -Wpedantic. OPTIONS
-# are more idlc arguments (golden/NAME.opts, one a line).
+# then compiles the three .c files with -std=c11 -Wall -Wextra -Werror -Wpedantic, and the
+# samples of `idlc -a` likewise (check_samples.cmake). OPTIONS are more idlc arguments
+# (golden/NAME.opts, one a line).
 #
 # To regenerate every expected file after a deliberate change of idlc's output:
 #   cmake --build BUILD --target idlc-regen-goldens
@@ -85,3 +86,6 @@ foreach(f ${name}_xdr.c ${name}_clnt.c ${name}_svc.c)
     message(FATAL_ERROR "generated ${f} does not compile:\n${err}")
   endif()
 endforeach()
+
+include(${CMAKE_CURRENT_LIST_DIR}/check_samples.cmake)
+idlc_check_samples(${IDLC} ${INPUT} ${WORK}/samples ${CC} "${OPTIONS}" ${flags})

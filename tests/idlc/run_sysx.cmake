@@ -6,7 +6,8 @@
 # idlc must accept the file (warnings are allowed, errors are not), and no line it composed
 # may be wider than 100 columns (check_width.cmake: %-lines are the user's); with CXX, NAME.h
 # must compile as C++17 (check_cxx.cmake). With COMPILE,
-# the three generated .c files must compile with -std=c11 -Wall -Wextra -Werror -Wpedantic.
+# the three generated .c files must compile with -std=c11 -Wall -Wextra -Werror -Wpedantic,
+# and so must the samples of `idlc -a`, written into WORK/samples (check_samples.cmake).
 # PRE lists
 # .x files whose headers this one's %-lines include (<rpcsvc/NAME.h>): they are generated
 # first into WORK/inc/rpcsvc, which is on the include path.
@@ -60,3 +61,7 @@ foreach(f ${name}_xdr.c ${name}_clnt.c ${name}_svc.c)
     message(FATAL_ERROR "generated ${f} does not compile:\n${err}")
   endif()
 endforeach()
+
+include(${CMAKE_CURRENT_LIST_DIR}/check_samples.cmake)
+list(REMOVE_ITEM flags -I${WORK}/out)
+idlc_check_samples(${IDLC} ${INPUT} ${WORK}/samples ${CC} "" ${flags})

@@ -1,6 +1,7 @@
 /*
  * test_idlc_cli -- idlc's command line: what it writes where, -D/-I, exit statuses, that a
- * failure leaves no file behind, and that bad input never crashes it.
+ * failure leaves no file behind, the samples of -a and -Sc/-Ss/-Sm (and that -a never
+ * overwrites one), and that bad input never crashes it.
  *
  * Each case runs the idlc binary (IDLC_PATH) in a fresh folder under IDLC_WORKDIR.
  */
@@ -103,6 +104,15 @@ count_files(const char *dir)
 	return n;
 }
 
+/* unlink_in -- remove dir/name. */
+static void
+unlink_in(const char *dir, const char *name)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(unlink(path), 0);
+}
+
 /*
  * run -- run idlc with args (NULL-terminated) in folder cwd, with IDLC_CPP set to cpp if
  * not NULL. Its stdout and stderr are returned in *out / *err (malloc'd) when not NULL.
@@ -168,6 +178,57 @@ static const char small_x[] =
 	"typedef pt pts<N>;\n"
 	"program P { version V { pts GET(pt) = 1; } = 1; } = 0x20000000;\n";
 
+/* fresh_out -- a fresh folder `name` holding small.x and an empty folder out (its path into
+ * out[0..n)), and `idlc [opt] -o out small.x` run there, silent and successful. Returns the
+ * folder. */
+static const char *
+fresh_out(const char *name, const char *opt, char *out, size_t n)
+{
+	const char *d = fresh_dir(name);
+	snprintf(out, n, "%s/out", d);
+	assert_int_equal(mkdir(out, 0755), 0);
+	write_file(d, "small.x", small_x, (size_t)-1);
+	char *err;
+	if (opt != NULL)
+		assert_int_equal(run(d, NULL, NULL, &err, opt, "-o", "out", "small.x", NULL), 0);
+	else
+		assert_int_equal(run(d, NULL, NULL, &err, "-o", "out", "small.x", NULL), 0);
+	assert_string_equal(err, "");
+	free(err);
+	return d;
+}
+
+/* assert_same_file -- dir1/name and dir2/name hold the same text. */
+static void
+assert_same_file(const char *dir1, const char *dir2, const char *name)
+{
+	char *a = read_file(dir1, name), *b = read_file(dir2, name);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
+/* assert_one_output -- in d, `idlc opt small.x` prints what d/name holds, and `idlc opt -o
+ * file small.x` writes it to d/file (printing nothing). */
+static void
+assert_one_output(const char *d, const char *opt, const char *name, const char *file)
+{
+	char *out, *want = read_file(d, name);
+	assert_non_null(want);
+	assert_int_equal(run(d, NULL, &out, NULL, opt, "small.x", NULL), 0);
+	assert_string_equal(out, want);
+	free(out);
+	assert_int_equal(run(d, NULL, &out, NULL, opt, "-o", file, "small.x", NULL), 0);
+	assert_string_equal(out, "");
+	free(out);
+	char *got = read_file(d, file);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 
 static void
@@ -179,6 +240,9 @@ test_help(void **state)
 	assert_int_equal(run(d, NULL, &out, NULL, "--help", NULL), 0);
 	assert_true(strncmp(out, "usage: idlc ", 12) == 0);
 	assert_non_null(strstr(out, "-o PATH"));
+	assert_non_null(strstr(out, "  -a  "));
+	assert_non_null(strstr(out, "  -Sc  "));
+	assert_non_null(strstr(out, "  -Ss  "));
 	free(out);
 }
 
@@ -225,15 +289,8 @@ static void
 test_default_outputs(void **state)
 {
 	(void)state;
-	const char *d = fresh_dir("default");
-	char out[4096 + 8];
-	snprintf(out, sizeof out, "%s/out", d); /* d is at most PATH_MAX */
-	assert_int_equal(mkdir(out, 0755), 0);
-	write_file(d, "small.x", small_x, (size_t)-1);
-	char *err;
-	assert_int_equal(run(d, NULL, NULL, &err, "-o", "out", "small.x", NULL), 0);
-	assert_string_equal(err, "");
-	free(err);
+	char out[4096 + 8]; /* the folder is at most PATH_MAX */
+	const char *d = fresh_out("default", NULL, out, sizeof out);
 	const char *names[] = { "small.h", "small_xdr.c", "small_clnt.c", "small_svc.c" };
 	for (int i = 0; i < 4; i++) {
 		char *t = read_file(out, names[i]);
@@ -246,10 +303,7 @@ test_default_outputs(void **state)
 	/* no -o: the current folder */
 	assert_int_equal(run(d, NULL, NULL, NULL, "small.x", NULL), 0);
 	assert_int_equal(count_files(d), 6);
-	char *a = read_file(d, "small_xdr.c"), *b = read_file(out, "small_xdr.c");
-	assert_string_equal(a, b);
-	free(a);
-	free(b);
+	assert_same_file(d, out, "small_xdr.c");
 }
 
 static void
@@ -261,20 +315,124 @@ test_single_outputs(void **state)
 	assert_int_equal(run(d, NULL, NULL, NULL, "small.x", NULL), 0);
 	const char *opt[] = { "-h", "-c", "-l", "-m" };
 	const char *names[] = { "small.h", "small_xdr.c", "small_clnt.c", "small_svc.c" };
-	for (int i = 0; i < 4; i++) {
-		char *out, *want = read_file(d, names[i]);
-		assert_int_equal(run(d, NULL, &out, NULL, opt[i], "small.x", NULL), 0);
-		assert_string_equal(out, want);
-		free(out);
-		assert_int_equal(run(d, NULL, &out, NULL, opt[i], "-o", "one.c", "small.x", NULL), 0);
-		assert_string_equal(out, "");
-		free(out);
-		char *got = read_file(d, "one.c");
-		assert_string_equal(got, want);
-		free(got);
-		free(want);
-	}
+	for (int i = 0; i < 4; i++)
+		assert_one_output(d, opt[i], names[i], "one.c");
 	assert_int_equal(count_files(d), 6); /* small.x, four outputs, one.c */
+}
+
+/* The files idlc -a writes for small.x (the four outputs and the three samples). */
+static const char *const sample_names[7] = {
+	"small.h", "small_xdr.c", "small_clnt.c", "small_svc.c",
+	"small_client.c", "small_server.c", "Makefile.small"
+};
+
+static void
+test_samples_written(void **state)
+{
+	(void)state;
+	char out[4096 + 8]; /* the folder is at most PATH_MAX */
+	const char *d = fresh_out("samples", "-a", out, sizeof out);
+	assert_int_equal(count_files(out), 7); /* no temporary file left */
+	for (int i = 0; i < 7; i++) {
+		char *t = read_file(out, sample_names[i]);
+		assert_non_null(t);
+		free(t);
+	}
+	char *c = read_file(out, "small_client.c");
+	assert_non_null(strstr(c, "\nint\nmain(int argc, char **argv)\n"));
+	assert_non_null(strstr(c, "rc_client_create(&clnt, uri, P, V)"));
+	assert_non_null(strstr(c, "st = get_1(clnt, &arg, &res);"));
+	assert_non_null(strstr(c, "rc_xdr_free(get_1_info.xres, &res);")); /* pts owns memory */
+	free(c);
+	char *s = read_file(out, "small_server.c");
+	assert_non_null(strstr(s, "bool get_1_svc(const pt *arg, pts *res, rc_svc_req *req)\n{"));
+	assert_non_null(strstr(s, "fill in"));
+	assert_non_null(strstr(s, "&p_1_program,"));
+	assert_non_null(strstr(s, "rc_server_rpcbind(srv, true)"));
+	free(s);
+	char *m = read_file(out, "Makefile.small");
+	assert_non_null(strstr(m, "$(GENERATED): small.x\n\t$(IDLC) $(IDLCFLAGS) small.x\n"));
+	assert_non_null(strstr(m, "pkg-config --libs remotecall"));
+	assert_non_null(strstr(m, "\nclean:\n"));
+	free(m);
+
+	/* the samples without -o go to the current folder, the same text */
+	assert_int_equal(run(d, NULL, NULL, NULL, "-a", "small.x", NULL), 0);
+	assert_int_equal(count_files(d), 9); /* small.x, out, the seven */
+	for (int i = 0; i < 7; i++)
+		assert_same_file(d, out, sample_names[i]);
+}
+
+static void
+test_samples_not_overwritten(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("samples_exist");
+	write_file(d, "small.x", small_x, (size_t)-1);
+	write_file(d, "small_server.c", "my server\n", (size_t)-1);
+	char *err;
+	/* an existing sample: exit status 2, an error naming it, nothing written */
+	assert_int_equal(run(d, NULL, NULL, &err, "-a", "small.x", NULL), 2);
+	assert_non_null(strstr(err, "idlc: error: './small_server.c' exists; idlc -a does not "
+	                            "overwrite"));
+	assert_null(strstr(err, "small_client.c"));
+	free(err);
+	assert_int_equal(count_files(d), 2);
+	char *t = read_file(d, "small_server.c");
+	assert_string_equal(t, "my server\n");
+	free(t);
+
+	/* every existing one is named; a makefile counts too */
+	write_file(d, "Makefile.small", "all:\n", (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, &err, "-a", "small.x", NULL), 2);
+	assert_non_null(strstr(err, "'./small_server.c' exists"));
+	assert_non_null(strstr(err, "'./Makefile.small' exists"));
+	free(err);
+	assert_int_equal(count_files(d), 3);
+
+	/* once they are gone, -a writes them; a second -a refuses again */
+	unlink_in(d, "small_server.c");
+	unlink_in(d, "Makefile.small");
+	assert_int_equal(run(d, NULL, NULL, NULL, "-a", "small.x", NULL), 0);
+	assert_int_equal(count_files(d), 8);
+	assert_int_equal(run(d, NULL, NULL, &err, "-a", "small.x", NULL), 2);
+	assert_non_null(strstr(err, "'./small_client.c' exists"));
+	free(err);
+	/* without -a the four outputs are rewritten as always */
+	assert_int_equal(run(d, NULL, NULL, NULL, "small.x", NULL), 0);
+	assert_int_equal(count_files(d), 8);
+}
+
+static void
+test_sample_stdout(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("sample_stdout");
+	write_file(d, "small.x", small_x, (size_t)-1);
+	assert_int_equal(run(d, NULL, NULL, NULL, "-a", "-o", ".", "small.x", NULL), 0);
+	const char *opt[] = { "-Sc", "-Ss", "-Sm" };
+	/* to standard output the text -a wrote; -o names the file, which may exist (only -a
+	 * keeps samples) */
+	for (int i = 0; i < 3; i++)
+		assert_one_output(d, opt[i], sample_names[4 + i], sample_names[4 + i]);
+	assert_int_equal(count_files(d), 8);
+	/* only the sample client: no server, no main of a server */
+	char *out;
+	assert_int_equal(run(d, NULL, &out, NULL, "-Sc", "small.x", NULL), 0);
+	assert_null(strstr(out, "get_1_svc"));
+	free(out);
+	/* -a and the one-output options exclude each other */
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "-a", "-Sc", "small.x", NULL), 2);
+	assert_non_null(strstr(err, "only one of -h, -c, -l, -m, -a, -Sc, -Ss, -Sm"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "-Ss", "-a", "small.x", NULL), 2);
+	assert_non_null(strstr(err, "only one of"));
+	free(err);
+	assert_int_equal(run(d, NULL, NULL, &err, "-Sx", "small.x", NULL), 2);
+	assert_non_null(strstr(err, "unknown option '-Sx'"));
+	free(err);
+	assert_int_equal(count_files(d), 8);
 }
 
 static void
@@ -627,6 +785,9 @@ main(void)
 		cmocka_unit_test(test_default_outputs),
 		cmocka_unit_test(test_single_outputs),
 		cmocka_unit_test(test_failure_writes_nothing),
+		cmocka_unit_test(test_samples_written),
+		cmocka_unit_test(test_samples_not_overwritten),
+		cmocka_unit_test(test_sample_stdout),
 		cmocka_unit_test(test_cpp_options),
 		cmocka_unit_test(test_cpp_missing),
 		cmocka_unit_test(test_warning_is_not_failure),

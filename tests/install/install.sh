@@ -4,6 +4,10 @@
 # build's client against its server over loopback:
 #   1. CMake: find_package(remotecall) + remotecall_generate (CMAKE_PREFIX_PATH = the prefix)
 #   2. make: pkg-config --cflags/--libs remotecall, idlc found on PATH
+#   3. idlc -a: in a folder holding only samples/calc.x, `idlc -a calc.x` and
+#      `make -f Makefile.calc` build the samples calc_server and calc_client; the client
+#      calls the server (its printed port, no rpcbind needed) over UDP and over TCP and gets
+#      the zero-filled results; `make -f Makefile.calc clean` leaves the .x and the samples
 # Also checks what was installed (library, headers, idlc, man page, package files) and that
 # the pkg-config file validates. Everything it starts is stopped; the prefix is removed.
 set -u
@@ -102,6 +106,62 @@ cp -r "$HERE/downstream" "$TMPD/mk"
 check "make downstream builds (pkg-config, idlc on PATH)" \
 	env PATH="$P/bin:$PATH" make -C "$TMPD/mk" "CC=cc $DF" &&
 	run_pair make "$TMPD/mk"
+
+# 3. idlc -a: the samples and their makefile, in a folder holding only calc.x
+S=$TMPD/samples
+mkdir "$S" && cp "$HERE/samples/calc.x" "$S/"
+# run_samples: start calc_server (any ports), run calc_client at its UDP and its TCP URI
+run_samples() {
+	local out=$TMPD/calc.srv i=0 pid proto uri st
+	: >"$out"
+	LD_LIBRARY_PATH=$LIBDIR "$S/calc_server" >"$out" 2>"$TMPD/calc.srv.err" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	while [ "$(grep -c '^listening ' "$out")" -lt 2 ]; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
+			CHECKS=$((CHECKS + 1))
+			fail "samples: calc_server did not start: $(cat "$out" "$TMPD/calc.srv.err")"
+			kill "$pid" 2>/dev/null
+			return
+		fi
+		sleep 0.05
+	done
+	printf '%s\n' 'calc_add_1: success' '	result 0' 'calc_sub_1: success' '	result 0' \
+		'calc_reset_1: success' 'calc_echo_1: success' '	result ""' >"$TMPD/calc.want"
+	for proto in udp tcp; do
+		# the server listens on 0.0.0.0; the client calls it at 127.0.0.1
+		uri=$(awk -v p="$proto" '$1 == "listening" && index($2, p "://") == 1 { print $2; exit }' \
+			"$out" | sed 's|//0\.0\.0\.0:|//127.0.0.1:|')
+		CHECKS=$((CHECKS + 1))
+		if LD_LIBRARY_PATH=$LIBDIR timeout 20 "$S/calc_client" "$uri" >"$TMPD/calc.cli" 2>&1 &&
+			diff "$TMPD/calc.want" "$TMPD/calc.cli" >/dev/null; then
+			ok "samples: calc_client $uri: every call answered, zero-filled results"
+		else
+			fail "samples: calc_client $uri: $(cat "$TMPD/calc.cli")"
+		fi
+	done
+	kill -INT "$pid"
+	wait "$pid"
+	st=$?
+	CHECKS=$((CHECKS + 1))
+	if [ $st -eq 0 ]; then
+		ok "samples: calc_server stops on SIGINT, exit status 0"
+	else
+		fail "samples: calc_server exit status $st after SIGINT: $(cat "$TMPD/calc.srv.err")"
+	fi
+}
+check "idlc -a calc.x writes the seven files" env PATH="$P/bin:$PATH" sh -c \
+	"cd '$S' && idlc -a calc.x && [ \$(ls | wc -l) -eq 8 ] &&
+	 ls calc_client.c calc_server.c Makefile.calc calc.h calc_xdr.c calc_clnt.c calc_svc.c" &&
+	check "idlc -a calc.x again: refuses to overwrite the samples (exit 2)" sh -c \
+		"cd '$S' && '$P/bin/idlc' -a calc.x 2>&1; [ \$? -eq 2 ]" &&
+	check "make -f Makefile.calc builds calc_client and calc_server (idlc on PATH)" \
+		env PATH="$P/bin:$PATH" sh -c "cd '$S' && rm -f calc.h calc_xdr.c calc_clnt.c calc_svc.c &&
+		make -f Makefile.calc 'CC=cc $DF' 'CFLAGS=-g -O2 -std=c11 -Wall -Wextra -Werror'" &&
+	run_samples &&
+	check "make -f Makefile.calc clean leaves calc.x and the samples" sh -c \
+		"cd '$S' && make -f Makefile.calc clean && [ \"\$(ls | tr '\n' ' ')\" = 'Makefile.calc calc.x calc_client.c calc_server.c ' ]"
 
 echo "$CHECKS checks, $FAILS failed"
 [ $FAILS -eq 0 ]
