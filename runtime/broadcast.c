@@ -70,35 +70,29 @@ static bool rc__bcast_reply(const unsigned char *msg, size_t len, uint32_t xid, 
 	return ok;
 }
 
-/* client.h: send, then collect replies until the deadline or the handler stops it. */
-rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t proc,
-                       rc_xdrproc xargs, const void *args, rc_xdrproc xres, size_t res_size,
-                       rc_broadcast_fn fn, void *udata, uint32_t timeout_ms)
+/*
+ * rpc.h: send the call to every address of to[0..nto) (IPv4 and IPv6 ones may mix: a socket
+ * per family), then collect replies until the deadline or the handler stops it; resend after
+ * first_ms, then every interval grown by step_ms (capped at 14 s) or doubled (double_it).
+ */
+rc_status rc__broadcast_to(const rc_peer *to, size_t nto, uint32_t prog, uint32_t vers,
+                           uint32_t proc, rc_xdrproc xargs, const void *args, rc_xdrproc xres,
+                           size_t res_size, rc_broadcast_fn fn, void *udata,
+                           uint32_t timeout_ms, uint32_t first_ms, bool double_it)
 {
 	unsigned char stack[512];
 	rc__encbuf b;
-	rc_uri u;
-	rc_peer to, from;
+	rc_peer from;
 	rc_peer *seen = NULL;
 	size_t nseen = 0, len;
 	unsigned char *buf = NULL;
 	uint32_t xid;
 	int64_t now, deadline, next_send;
-	int64_t interval = (int64_t)4000 * 1000000; /* clnt_broadcast: 4 s, then 6, 8, ... */
+	int64_t interval = (int64_t)first_ms * 1000000;
 	rc_status st = RC_TIMEDOUT;
-	int fd;
+	int fd[2] = {-1, -1}; /* IPv4, IPv6 */
 	bool stop = false;
 
-	if (uri == NULL || xargs == NULL || xres == NULL || fn == NULL)
-		return RC_INVAL;
-	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
-		return st;
-	if (strcmp(u.scheme, "udp") != 0)
-		return RC_UNKNOWNPROTO;
-	if (u.port <= 0)
-		return RC_UNKNOWNADDR;
-	if ((st = rc__resolve(&u, SOCK_DGRAM, &to)) != RC_OK)
-		return st;
 	if (getrandom(&xid, sizeof(xid), 0) != sizeof(xid))
 		xid = (uint32_t)rc__clock_ns();
 	rc__encbuf_init(&b, stack, sizeof(stack), RC__BCAST_MAX_REPLY);
@@ -112,29 +106,42 @@ rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t p
 		st = RC_NOMEM;
 		goto out;
 	}
-	if ((fd = rc__bcast_socket(&to)) < 0) {
-		st = RC_CANTSEND;
-		goto out;
+	for (size_t i = 0; i < nto; i++) {
+		int f = to[i].ss.ss_family == AF_INET6;
+		if (fd[f] < 0 && (fd[f] = rc__bcast_socket(&to[i])) < 0) {
+			st = RC_CANTSEND;
+			goto out;
+		}
 	}
 	now = (int64_t)rc__clock_ns();
 	deadline = now + (int64_t)timeout_ms * 1000000;
 	next_send = now;
 	st = RC_TIMEDOUT;
 	while (!stop && (now = (int64_t)rc__clock_ns()) < deadline) {
-		ssize_t n;
+		ssize_t n = 0;
 		int64_t until = next_send < deadline ? next_send : deadline;
+		int wait;
 		if (now >= next_send) {
-			if (!rc__bcast_send(fd, rc__encbuf_msg(&b), len, &to)) {
+			size_t sent = 0;
+			for (size_t i = 0; i < nto; i++) /* one unreachable network spoils no other */
+				sent += rc__bcast_send(fd[to[i].ss.ss_family == AF_INET6], rc__encbuf_msg(&b),
+				                       len, &to[i]);
+			if (sent == 0) {
 				st = RC_CANTSEND;
 				break;
 			}
 			next_send = now + interval;
-			if (interval < (int64_t)14000 * 1000000)
+			if (double_it)
+				interval *= 2;
+			else if (interval < (int64_t)14000 * 1000000)
 				interval += (int64_t)2000 * 1000000;
 			continue;
 		}
-		n = rc__bcast_recv(fd, buf, RC__BCAST_MAX_REPLY, &from,
-		                   (int)((until - now + 999999) / 1000000));
+		wait = (int)((until - now + 999999) / 1000000);
+		for (int f = 0; f < 2 && n == 0; f++) /* (both families: short turns on each) */
+			if (fd[f] >= 0)
+				n = rc__bcast_recv(fd[f], buf, RC__BCAST_MAX_REPLY, &from,
+				                   fd[!f] >= 0 ? (wait < 10 ? wait : 10) : wait);
 		if (n < 0) {
 			st = RC_CANTRECV;
 			break;
@@ -147,14 +154,53 @@ rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t p
 	}
 	if (stop)
 		st = RC_OK;
-	{
-		int e = errno;
-		close(fd);
-		errno = e;
-	}
 out:
+	for (int f = 0; f < 2; f++)
+		if (fd[f] >= 0) {
+			int e = errno;
+			close(fd[f]);
+			errno = e;
+		}
 	free(buf);
 	free(seen);
 	rc__encbuf_free(&b);
 	return st;
+}
+
+/* client.h: one destination, clnt_broadcast's rhythm (4 s, then 6, 8, ... 14 s). */
+rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t proc,
+                       rc_xdrproc xargs, const void *args, rc_xdrproc xres, size_t res_size,
+                       rc_broadcast_fn fn, void *udata, uint32_t timeout_ms)
+{
+	rc_uri u;
+	rc_peer to;
+	rc_status st;
+
+	if (uri == NULL || xargs == NULL || xres == NULL || fn == NULL)
+		return RC_INVAL;
+	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
+		return st;
+	if (strcmp(u.scheme, "udp") != 0)
+		return RC_UNKNOWNPROTO;
+	if (u.port <= 0)
+		return RC_UNKNOWNADDR;
+	if ((st = rc__resolve(&u, SOCK_DGRAM, &to)) != RC_OK)
+		return st;
+	return rc__broadcast_to(&to, 1, prog, vers, proc, xargs, args, xres, res_size, fn, udata,
+	                        timeout_ms, 4000, false);
+}
+
+/* rpc.h: to every interface's IPv4 broadcast address at port. */
+rc_status rc__broadcast_ifaces(uint16_t port, uint32_t prog, uint32_t vers, uint32_t proc,
+                               rc_xdrproc xargs, const void *args, rc_xdrproc xres,
+                               size_t res_size, rc_broadcast_fn fn, void *udata,
+                               uint32_t timeout_ms, uint32_t first_ms)
+{
+	rc_peer to[32];
+	size_t n = rc__bcast_ifaddrs(to, sizeof(to) / sizeof(to[0]), port);
+
+	if (n == 0)
+		return RC_CANTSEND; /* no interface can broadcast */
+	return rc__broadcast_to(to, n, prog, vers, proc, xargs, args, xres, res_size, fn, udata,
+	                        timeout_ms, first_ms, true);
 }

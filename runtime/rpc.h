@@ -165,4 +165,21 @@ void rc__set_lasterr(const rc_client *c, const rc_error *e);
  */
 rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint32_t vers);
 
+/*
+ * broadcast.c: rc_broadcast's engine. rc__broadcast_to sends one call to to[0..nto) (IPv4
+ * and IPv6 addresses may mix) and hands each successful reply to fn as rc_broadcast does;
+ * resends after first_ms, then every interval doubled (double_it) or grown by 2 s up to 14 s.
+ * rc__broadcast_ifaces does it to every interface's IPv4 broadcast address at port, doubling
+ * (clnt_broadcast's way). Statuses as rc_broadcast's; RC_CANTSEND when no interface can
+ * broadcast or no send went out.
+ */
+rc_status rc__broadcast_to(const rc_peer *to, size_t nto, uint32_t prog, uint32_t vers,
+                           uint32_t proc, rc_xdrproc xargs, const void *args, rc_xdrproc xres,
+                           size_t res_size, rc_broadcast_fn fn, void *udata,
+                           uint32_t timeout_ms, uint32_t first_ms, bool double_it);
+rc_status rc__broadcast_ifaces(uint16_t port, uint32_t prog, uint32_t vers, uint32_t proc,
+                               rc_xdrproc xargs, const void *args, rc_xdrproc xres,
+                               size_t res_size, rc_broadcast_fn fn, void *udata,
+                               uint32_t timeout_ms, uint32_t first_ms);
+
 #endif

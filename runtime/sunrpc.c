@@ -14,6 +14,8 @@
 
 #include <remotecall/sunrpc.h>
 
+#include "runtime/rpc.h"
+
 /* Sun's xdr_long / xdr_u_long: the library's rc_xdr_long / rc_xdr_u_long. */
 bool rc_sunrpc_xdr_long(rc_xdr *xdrs, long *lp)
 {
@@ -526,4 +528,148 @@ bool rc_sunrpc_xdr_authunix_parms(rc_xdr *xdrs, struct rc_svc_unixcred *p)
 	                  (rc_xdrproc)rc_xdr_u_int);
 	p->aup_gids = (uint32_t *)(void *)gids;
 	return ok;
+}
+
+/* ---- broadcast through rpcbind (PMAP v2 CALLIT) ---------------------------------------------- */
+
+#define RC__PMAP_PROG 100000u
+#define RC__PMAP_VERS 2u
+#define RC__PMAP_CALLIT 5u
+#define RC__BCAST_ARGS_MAX 8800u /* libtirpc's UDPMSGSIZE: what a broadcast call may carry */
+
+/* One clnt_broadcast / rpc_broadcast: the call's arguments, already encoded, and where the
+ * replies go. */
+typedef struct rc__sunb {
+	rpcprog_t prog;
+	rpcvers_t vers;
+	rpcproc_t proc;
+	unsigned char *args; /* the arguments' XDR */
+	uint32_t alen;
+	xdrproc_t xresults;
+	void *resultsp;
+	resultproc_t each;           /* clnt_broadcast's */
+	rc_sunrpc_rpcresult each_nc; /* rpc_broadcast's */
+} rc__sunb;
+
+/* A reply's CALLIT result: the port, then the result decoded into the caller's resultsp. */
+typedef struct rc__sunb_res {
+	uint32_t port;
+	bool decoded; /* resultsp holds a decoded result (freed with the reply) */
+} rc__sunb_res;
+
+/* The broadcast running on this thread (rc__sunb_res's coder needs the caller's routine). */
+static _Thread_local rc__sunb *rc__sunb_cur;
+
+/* CALLIT's arguments: prog, vers, proc, then the call's arguments as opaque<>. */
+static bool rc__xdr_callit_args(rc_xdr *x, void *obj)
+{
+	rc__sunb *b = obj;
+	char *a = (char *)b->args;
+	uint32_t n = b->alen;
+
+	return rc_xdr_u_int(x, &b->prog) && rc_xdr_u_int(x, &b->vers) &&
+	       rc_xdr_u_int(x, &b->proc) && rc_xdr_bytes(x, &a, &n, RC__BCAST_ARGS_MAX);
+}
+
+/* CALLIT's result: port, then opaque<> holding the procedure's result (decoded in place
+ * into the caller's resultsp); XDR_FREE frees what that decoding allocated. */
+static bool rc__xdr_callit_res(rc_xdr *x, void *obj)
+{
+	rc__sunb_res *r = obj;
+	rc__sunb *b = rc__sunb_cur;
+	uint32_t len;
+	const unsigned char *p;
+	rc_xdr sub;
+
+	if (x->x_op == RC_XDR_FREE) {
+		if (r->decoded)
+			rc_xdr_free(b->xresults, b->resultsp);
+		r->decoded = false;
+		return true;
+	}
+	if (!rc_xdr_u_int(x, &r->port) || !rc_xdr_u_int(x, &len) ||
+	    (p = rc_xdr_inline(x, (len + 3u) & ~3u)) == NULL)
+		return false;
+	rc_xdrmem_create(&sub, (void *)p, len, RC_XDR_DECODE);
+	r->decoded = true; /* even a partial decoding may have allocated */
+	return b->xresults(&sub, b->resultsp);
+}
+
+/* rc__broadcast_ifaces' handler: the responder's address, with the program's port, to the
+ * caller's eachresult. */
+static bool rc__sunb_reply(void *udata, const void *res, const struct sockaddr *from,
+                           unsigned fromlen)
+{
+	rc__sunb *b = udata;
+	const rc__sunb_res *r = res;
+	struct sockaddr_in a;
+	struct netbuf nb = {sizeof(a), sizeof(a), &a};
+
+	if (from->sa_family != AF_INET || fromlen < sizeof(a))
+		return false;
+	memcpy(&a, from, sizeof(a));
+	a.sin_port = htons((uint16_t)r->port);
+	if (b->each != NULL)
+		return b->each((caddr_t)b->resultsp, &a);
+	return b->each_nc((caddr_t)b->resultsp, &nb, rc_sunrpc_getnetconfigent("udp"));
+}
+
+/* Both Sun entries: encode the arguments, broadcast CALLIT for total_ms, resending after
+ * first_ms then at doubled waits. */
+static enum clnt_stat rc__sun_broadcast(rc__sunb *b, xdrproc_t xargs, void *argsp,
+                                        uint32_t first_ms, uint32_t total_ms)
+{
+	rc_xdr x;
+	rc_status st;
+
+	if (xargs == NULL || b->xresults == NULL || (b->args = malloc(RC__BCAST_ARGS_MAX)) == NULL)
+		return xargs == NULL || b->xresults == NULL ? RPC_CANTENCODEARGS : RPC_SYSTEMERROR;
+	rc_xdrmem_create(&x, b->args, RC__BCAST_ARGS_MAX, RC_XDR_ENCODE);
+	if (!xargs(&x, argsp)) {
+		free(b->args);
+		return RPC_CANTENCODEARGS;
+	}
+	b->alen = rc_xdr_getpos(&x);
+	rc__sunb_cur = b;
+	st = rc__broadcast_ifaces(111, RC__PMAP_PROG, RC__PMAP_VERS, RC__PMAP_CALLIT,
+	                          rc__xdr_callit_args, b, rc__xdr_callit_res,
+	                          sizeof(rc__sunb_res), rc__sunb_reply, b, total_ms, first_ms);
+	rc__sunb_cur = NULL;
+	free(b->args);
+	return st == RC_OK ? RPC_SUCCESS : rc_sunrpc_stat(st);
+}
+
+enum clnt_stat rc_sunrpc_clnt_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                        xdrproc_t xargs, void *argsp, xdrproc_t xresults,
+                                        void *resultsp, resultproc_t eachresult)
+{
+	rc__sunb b = {prog, vers, proc, NULL, 0, xresults, resultsp, eachresult, NULL};
+
+	if (eachresult == NULL)
+		return RPC_SYSTEMERROR;
+	return rc__sun_broadcast(&b, xargs, argsp, 4000, 12000); /* libtirpc: 4 s, then 8 s */
+}
+
+enum clnt_stat rc_sunrpc_rpc_broadcast_exp(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                           xdrproc_t xargs, void *argsp, xdrproc_t xresults,
+                                           void *resultsp, rc_sunrpc_rpcresult eachresult,
+                                           int inittime, int waittime, const char *nettype)
+{
+	rc__sunb b = {prog, vers, proc, NULL, 0, xresults, resultsp, NULL, eachresult};
+	uint64_t total = 0;
+
+	if (eachresult == NULL)
+		return RPC_SYSTEMERROR;
+	if (nettype != NULL && strcasecmp(nettype, "udp") != 0 &&
+	    strcasecmp(nettype, "netpath") != 0 && strcasecmp(nettype, "visible") != 0 &&
+	    strcasecmp(nettype, "datagram_v") != 0 && strcasecmp(nettype, "datagram_n") != 0)
+		return RPC_UNKNOWNPROTO;
+	if (inittime <= 0)
+		inittime = 4000;
+	if (waittime < inittime)
+		waittime = inittime;
+	for (uint64_t t = (uint64_t)inittime; t <= (uint64_t)waittime; t *= 2)
+		total += t; /* libtirpc waits inittime, then doubles while within waittime */
+	return rc__sun_broadcast(&b, xargs, argsp, (uint32_t)inittime,
+	                         total > UINT32_MAX ? UINT32_MAX : (uint32_t)total);
 }

@@ -9,10 +9,11 @@ set -euo pipefail
 
 # g++: the public and generated headers are compiled as C++17 (cxx_public_headers, idlc_*);
 # clang-19 (with its sanitizer runtimes): idlc_multi_fnsan builds the generated stubs with
-# -fsanitize=function, which checks C code from clang 17 on (Debian 12's clang is 14)
+# -fsanitize=function, which checks C code from clang 17 on (Debian 12's clang is 14);
+# rstat-client: rup, a real clnt_broadcast user, in the broadcast and porting tests
 pkgs=(cmake make gcc g++ flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
       libssl-dev openssl python3 valgrind iproute2 util-linux procps gnuplot-nox clang-19
-      libclang-rt-19-dev)
+      libclang-rt-19-dev rstat-client)
 for a in "$@"; do
 	case $a in
 	--fuzz) pkgs+=(clang libclang-rt-dev) ;;

@@ -4,7 +4,10 @@
  * reports the sender.
  */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <string.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -57,5 +60,36 @@ ssize_t rc__bcast_recv(int fd, void *buf, size_t cap, rc_peer *from, int wait_ms
 	n = rc__recvfrom(fd, buf, cap, 0, (struct sockaddr *)&from->ss, &from->len);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
+	return n;
+}
+
+/* transport.h: the interfaces' IPv4 broadcast addresses (as libtirpc's clnt_broadcast finds
+ * them), each once. */
+size_t rc__bcast_ifaddrs(rc_peer *out, size_t max, uint16_t port)
+{
+	struct ifaddrs *all, *i;
+	size_t n = 0;
+
+	if (getifaddrs(&all) != 0)
+		return 0;
+	for (i = all; i != NULL && n < max; i = i->ifa_next) {
+		struct sockaddr_in a;
+		bool dup = false;
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+		    !(i->ifa_flags & IFF_UP) || !(i->ifa_flags & IFF_BROADCAST) ||
+		    i->ifa_broadaddr == NULL)
+			continue;
+		memcpy(&a, i->ifa_broadaddr, sizeof(a));
+		a.sin_port = htons(port);
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = memcmp(&out[k].ss, &a, sizeof(a)) == 0;
+		if (dup)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		memcpy(&out[n].ss, &a, sizeof(a));
+		out[n].len = sizeof(a);
+		n++;
+	}
+	freeifaddrs(all);
 	return n;
 }

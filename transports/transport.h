@@ -298,6 +298,10 @@ bool rc__sock_wait(int fd, short ev, int timeout_ms);
 int rc__bcast_socket(const rc_peer *to);
 bool rc__bcast_send(int fd, const void *msg, size_t len, const rc_peer *to);
 ssize_t rc__bcast_recv(int fd, void *buf, size_t cap, rc_peer *from, int wait_ms);
+/* The IPv4 broadcast addresses of this host's interfaces that are up and can broadcast
+ * (getifaddrs), with port, into out[0..max): how many. 0 when there are none (or getifaddrs
+ * failed: errno kept). */
+size_t rc__bcast_ifaddrs(rc_peer *out, size_t max, uint16_t port);
 /* The `outq` of transports that never queue output. */
 size_t rc__tp_nothing_queued(rc_tp *tp);
 /* The `hung_up` of transports without a peer to lose. */

@@ -1,13 +1,13 @@
 /*
  * bcast_peer -- both ends of the broadcast test (tests/runtime/broadcast.sh):
- *   bcast_peer serve PORT PROG ID   a remotecall server of (PROG, 1) on udp://0.0.0.0:PORT whose
- *                                   procedure 1 answers ID (a raw dispatcher); prints
- *                                   "listening", serves until SIGTERM
+ *   bcast_peer serve PORT PROG ID [rpcbind]
+ *                                   a remotecall server of (PROG, 1) on udp://0.0.0.0:PORT whose
+ *                                   procedure 1 answers ID (a raw dispatcher), registered with
+ *                                   the local rpcbind with "rpcbind"; prints "listening" (once
+ *                                   registered), serves until SIGTERM
  *   bcast_peer rc URI PROG MS [STOP] rc_broadcast of procedure 1 to URI for MS ms (STOP: stop
  *                                   after that many replies); prints "reply ID from ADDR" per
  *                                   reply, then "replies N status NAME"
- *   bcast_peer sun PROG MS [STOP]   the same through clnt_broadcast (rpcbind's CALLIT on port
- *                                   111 of every interface's broadcast address)
  */
 #include <arpa/inet.h>
 #include <signal.h>
@@ -71,7 +71,7 @@ static bool on_reply(void *udata, const void *res, const struct sockaddr *from, 
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && strcmp(argv[1], "serve") == 0) {
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "serve") == 0) {
 		char uri[64];
 		snprintf(uri, sizeof(uri), "udp://0.0.0.0:%s", argv[2]);
 		id = (unsigned)strtoul(argv[4], NULL, 0);
@@ -79,6 +79,10 @@ int main(int argc, char **argv)
 		    rc_server_register_raw(srv, (uint32_t)strtoul(argv[3], NULL, 0), 1, serve_call,
 		                           NULL) != RC_OK) {
 			fprintf(stderr, "bcast_peer: cannot serve on %s\n", uri);
+			return 1;
+		}
+		if (argc == 6 && rc_server_rpcbind(srv, true) != RC_OK) {
+			fprintf(stderr, "bcast_peer: cannot register with rpcbind\n");
 			return 1;
 		}
 		signal(SIGTERM, on_term);
@@ -97,6 +101,6 @@ int main(int argc, char **argv)
 		printf("replies %d status %s\n", s.n, rc_status_name(st));
 		return 0;
 	}
-	fprintf(stderr, "usage: bcast_peer serve PORT PROG ID | rc URI PROG MS [STOP]\n");
+	fprintf(stderr, "usage: bcast_peer serve PORT PROG ID [rpcbind] | rc URI PROG MS [STOP]\n");
 	return 2;
 }

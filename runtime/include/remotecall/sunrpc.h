@@ -338,6 +338,45 @@ AUTH *rc_sunrpc_authdes_seccreate(const char *name, u_int window, const char *ho
 #define authdes_seccreate rc_sunrpc_authdes_seccreate
 #define authdes_create(n, w, a, k) rc_sunrpc_authdes_seccreate((n), (w), NULL, (k))
 
+/*
+ * Broadcast through rpcbind, as libtirpc: rc_sunrpc_clnt_broadcast -- clnt_broadcast calls
+ * procedure proc of (prog, vers) on every host of every local network: one UDP call to
+ * rpcbind (port 111, PMAP version 2, CALLIT) at each interface's IPv4 broadcast address,
+ * which forwards it to the program where it is registered over UDP (hosts without it stay
+ * silent; Debian's rpcbind forwards only when started with -r). Each reply's result is
+ * decoded by xresults into *resultsp and handed to eachresult(resultsp, addr) -- addr the
+ * responder's address with the program's port -- on the calling thread, once per responder;
+ * what decoding allocated is freed after eachresult returns (copy what you keep). The call
+ * is sent again after 4 s; it ends when eachresult returns TRUE (RPC_SUCCESS) or after 12 s
+ * (RPC_TIMEDOUT, however many replies came). rc_sunrpc_rpc_broadcast -- rpc_broadcast: the
+ * same, eachresult(resultsp, netbuf, netconfig), for nettype NULL, "udp", "netpath",
+ * "visible", "datagram_v" or "datagram_n" (IPv4 only: others give RPC_UNKNOWNPROTO);
+ * rc_sunrpc_rpc_broadcast_exp -- rpc_broadcast_exp: resent after inittime ms, then after
+ * each doubled wait while it stays within waittime ms. AUTH_NONE credentials. Other
+ * statuses: RPC_CANTENCODEARGS (arguments over 8800 bytes encoded, or not encodable),
+ * RPC_CANTSEND (no interface can broadcast), RPC_CANTRECV, RPC_SYSTEMERROR (no memory).
+ */
+struct netconfig;
+typedef bool_t (*resultproc_t)(caddr_t resp, struct sockaddr_in *raddr);
+typedef bool_t (*rc_sunrpc_rpcresult)(caddr_t resp, const struct netbuf *raddr,
+                                      const struct netconfig *nconf);
+enum clnt_stat rc_sunrpc_clnt_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                        xdrproc_t xargs, void *argsp, xdrproc_t xresults,
+                                        void *resultsp, resultproc_t eachresult);
+enum clnt_stat rc_sunrpc_rpc_broadcast_exp(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
+                                           xdrproc_t xargs, void *argsp, xdrproc_t xresults,
+                                           void *resultsp, rc_sunrpc_rpcresult eachresult,
+                                           int inittime, int waittime, const char *nettype);
+#define clnt_broadcast(p, v, pr, xa, a, xr, r, each)                                         \
+	rc_sunrpc_clnt_broadcast((p), (v), (pr), (xdrproc_t)(xa), (void *)(a), (xdrproc_t)(xr),  \
+	                         (void *)(r), (resultproc_t)(each))
+#define rpc_broadcast_exp(p, v, pr, xa, a, xr, r, each, it, wt, nt)                          \
+	rc_sunrpc_rpc_broadcast_exp((p), (v), (pr), (xdrproc_t)(xa), (void *)(a),               \
+	                            (xdrproc_t)(xr), (void *)(r), (rc_sunrpc_rpcresult)(each),  \
+	                            (it), (wt), (nt))
+#define rpc_broadcast(p, v, pr, xa, a, xr, r, each, nt)                                      \
+	rpc_broadcast_exp((p), (v), (pr), (xa), (a), (xr), (r), (each), 4000, 8000, (nt))
+
 #define CLSET_TIMEOUT 1
 #define CLGET_TIMEOUT 2
 #define CLSET_RETRY_TIMEOUT 4
@@ -647,18 +686,6 @@ bool rc_sunrpc_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const struct netconfig
 #define rpcb_unset rc_sunrpc_rpcb_unset
 
 /* Sun names remotecall does not provide: a use is a compile error saying why. */
-enum clnt_stat rc_sunrpc_clnt_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
-                                        xdrproc_t xargs, void *args, xdrproc_t xres,
-                                        void *res, void *eachresult)
-	RC__SUNRPC_UNMAPPED("clnt_broadcast: not mapped (it needs rpcbind's CALLIT); use "
-	                    "rc_broadcast(\"udp://BROADCAST:PORT\", ...) from <remotecall/client.h>");
-#define clnt_broadcast rc_sunrpc_clnt_broadcast
-enum clnt_stat rc_sunrpc_rpc_broadcast(rpcprog_t prog, rpcvers_t vers, rpcproc_t proc,
-                                       xdrproc_t xargs, void *args, xdrproc_t xres, void *res,
-                                       void *eachresult, const char *nettype)
-	RC__SUNRPC_UNMAPPED("rpc_broadcast: not mapped (it needs rpcbind's CALLIT); use "
-	                    "rc_broadcast(\"udp://BROADCAST:PORT\", ...) from <remotecall/client.h>");
-#define rpc_broadcast rc_sunrpc_rpc_broadcast
 
 #ifdef __cplusplus
 }
