@@ -2,7 +2,7 @@
  * rc-bench-server -- serves bench.x with remotecall.
  *
  *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--spin US]
- *                   [--max-record BYTES] [--rpcbind] [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
+ *                   [--max-record BYTES] [--drc-ttl MS] [--rpcbind] [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
  *                   [--stats] [--stats-every MS]
  *                   [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]
  *
@@ -141,6 +141,8 @@ static void usage(FILE *f)
 	        "  --spin US      poll up to US microseconds before sleeping for a request [0]\n"
 	        "  --max-record BYTES  largest request record or datagram taken (and twice that\n"
 	        "                 for decoding one request's arguments) [4 MiB]\n"
+	        "  --drc-ttl MS   how long the duplicate request cache remembers a UDP call after\n"
+	        "                 its reply [120000]\n"
 	        "  --rpcbind      register with the local rpcbind (unregistered at exit); what\n"
 	        "                 fails is listed and the server exits 1\n"
 	        "  --rpcbind-takeover  the same, replacing another live server's registration\n"
@@ -215,6 +217,7 @@ int main(int argc, char **argv)
 		{"threads", required_argument, NULL, 't'},
 		{"spin", required_argument, NULL, 'P'},
 		{"max-record", required_argument, NULL, 'M'},
+		{"drc-ttl", required_argument, NULL, 'D'},
 		{"rpcbind", no_argument, NULL, 'r'},
 		{"rpcbind-takeover", no_argument, NULL, 'R'},
 		{"work-dist", required_argument, NULL, 'w'},
@@ -231,7 +234,7 @@ int main(int argc, char **argv)
 	};
 	const char *listen[BENCH_MAX_LISTEN];
 	int nlisten = 0;
-	uint64_t threads = 1, spin_us = 0, max_record = 0;
+	uint64_t threads = 1, spin_us = 0, max_record = 0, drc_ttl = 0;
 	bool rpcbind = false, stats = false;
 	unsigned rpcbind_flags = 0;
 	uint64_t stats_every = 0;
@@ -270,6 +273,13 @@ int main(int argc, char **argv)
 			if (!bench_parse_u64(optarg, &max_record) || max_record < 64 ||
 			    max_record > ((uint64_t)1 << 30)) {
 				fprintf(stderr, "%s: bad --max-record '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'D':
+			if (!bench_parse_u64(optarg, &drc_ttl) || drc_ttl == 0 || drc_ttl > 86400000) {
+				fprintf(stderr, "%s: bad --drc-ttl '%s'\n", progname, optarg);
 				usage(stderr);
 				return 2;
 			}
@@ -377,11 +387,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (max_record > 0) {
+	if (max_record > 0 || drc_ttl > 0) {
 		rc_server_limits lim = {.max_record = (size_t)max_record,
-		                        .max_alloc = (size_t)max_record * 2};
+		                        .max_alloc = (size_t)max_record * 2,
+		                        .drc_ttl_ms = (uint32_t)drc_ttl};
 		if ((st = rc_server_set_limits(g_srv, &lim)) != RC_OK) {
-			fprintf(stderr, "%s: --max-record: %s\n", progname, rc_strerror(st));
+			fprintf(stderr, "%s: --max-record/--drc-ttl: %s\n", progname, rc_strerror(st));
 			return 1;
 		}
 	}
