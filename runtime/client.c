@@ -88,7 +88,7 @@ struct rc_async {
 typedef struct rc__hdr {
 	struct rc__hdr *next; /* the retired list */
 	size_t len;
-	unsigned char b[24 + 8 + RC__MAX_AUTH_BYTES + 8];
+	_Alignas(16) unsigned char b[24 + 8 + RC__MAX_AUTH_BYTES + 8];
 } rc__hdr;
 
 struct rc_client {
@@ -821,7 +821,7 @@ static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, in
 typedef struct rc__rxb {
 	unsigned want;
 	rc_tp_dgram v[RC_TP_BATCH];
-	unsigned char bytes[];
+	_Alignas(16) unsigned char bytes[];
 } rc__rxb;
 
 /* c's receive batch, made on first use (the reader's role held); NULL when memory is short. */
@@ -923,7 +923,7 @@ typedef struct rc__dq {
 	unsigned n;
 	size_t used;
 	rc_tp_dgram v[RC_TP_BATCH];
-	unsigned char bytes[RC__DQ_BYTES];
+	_Alignas(16) unsigned char bytes[RC__DQ_BYTES];
 } rc__dq;
 
 /* Send what c's cork queue holds (under c->smu): send_batch, as many system calls as the
@@ -1387,7 +1387,7 @@ static inline __attribute__((always_inline)) rc_status
 rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_xdrproc xres,
          void *res, uint32_t timeout_ms, const bool traced)
 {
-	unsigned char stack[RC__STACK_MSG];
+	_Alignas(16) unsigned char stack[RC__STACK_MSG]; /* (Sun XDR_INLINE: int32_t stores) */
 	rc__encbuf b;
 	rc_async p;
 	size_t len;
@@ -1488,7 +1488,7 @@ rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, con
                            rc_xdrproc xres, void *res, const rc_callopts *opts,
                            rc_async_cb cb, void *udata, rc_async **out)
 {
-	unsigned char stack[RC__STACK_MSG];
+	_Alignas(16) unsigned char stack[RC__STACK_MSG]; /* (Sun XDR_INLINE: int32_t stores) */
 	rc__encbuf b;
 	rc_async *p;
 	size_t len;

@@ -302,7 +302,8 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	rc_svc_req req;
 	uint32_t xid, mtype, rpcvers, vflavor, vlen;
 	const unsigned char *cred = NULL;
-	unsigned char argstack[RC__ARGS_STACK], resstack[RC__ARGS_STACK];
+	_Alignas(16) unsigned char argstack[RC__ARGS_STACK]; /* the decoded C objects */
+	_Alignas(16) unsigned char resstack[RC__ARGS_STACK];
 	void *args = NULL, *res = NULL;
 	const rc_procinfo *info;
 	size_t max = srv->lim.max_record, rlen;

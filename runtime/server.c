@@ -525,7 +525,7 @@ typedef struct rc__dbatch {
 	size_t cap;
 	rc_tp_dgram v[RC_TP_BATCH];
 	uint32_t xid[RC_TP_BATCH];
-	unsigned char bytes[];
+	_Alignas(16) unsigned char bytes[]; /* the slots (XDR_INLINE reads int32_t in them) */
 } rc__dbatch;
 
 /* w's batch with slots of cap bytes, made (or remade for a new cap) on first use; NULL when

@@ -94,7 +94,7 @@ typedef struct rc__job {
 	rc__conn *c;
 	uint64_t t_rcv;
 	size_t len;
-	unsigned char msg[];
+	_Alignas(16) unsigned char msg[]; /* (XDR_INLINE reads int32_t through it) */
 } rc__job;
 
 /* struct rc_svc_req is in server.h (its rq_ fields are Sun's). */
@@ -150,7 +150,8 @@ typedef struct rc__wctx {
 	unsigned want;       /* slots the next datagram batch asks for (server.c) */
 	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
 	bool starttls;       /* rc__serve answered a probe with STARTTLS: start TLS once it is out */
-	unsigned char stack[RC__STACK_REPLY];
+	/* aligned: a Sun routine's XDR_INLINE stores int32_t through the reply's bytes */
+	_Alignas(16) unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
 
 /* The largest reply buffer a serving thread keeps between requests (a heap buffer a big reply

@@ -139,6 +139,27 @@ static void authunix_parms_and_netobj(void **state)
 	assert_false(xdr_authunix_parms(&x, &big));
 }
 
+/* XDR_INLINE (rpcgen's fast path stores and loads int32_t through it): a pointer at an aligned
+ * position, NULL at a misaligned one -- the caller then codes field by field. */
+static void xdr_inline_is_aligned(void **state)
+{
+	_Alignas(16) unsigned char buf[64];
+	int32_t *p;
+	XDR x;
+
+	(void)state;
+	xdrmem_create(&x, (char *)buf, sizeof(buf), XDR_ENCODE);
+	p = XDR_INLINE(&x, 8);
+	assert_ptr_equal(p, buf);
+	IXDR_PUT_INT32(p, 7);
+	assert_int_equal(buf[3], 7);
+	xdrmem_create(&x, (char *)buf + 1, sizeof(buf) - 1, XDR_ENCODE);
+	assert_null(XDR_INLINE(&x, 8));
+	assert_int_equal(xdr_getpos(&x), 0); /* nothing taken */
+	xdrmem_create(&x, (char *)buf + 2, sizeof(buf) - 2, XDR_DECODE);
+	assert_null(XDR_INLINE(&x, 4));
+}
+
 static void statuses_map_to_sun_values(void **state)
 {
 	(void)state;
@@ -258,6 +279,7 @@ int main(void)
 		cmocka_unit_test(xdr_long_is_32_bits),
 		cmocka_unit_test(netbuf_round_trip),
 		cmocka_unit_test(authunix_parms_and_netobj),
+		cmocka_unit_test(xdr_inline_is_aligned),
 		cmocka_unit_test(statuses_map_to_sun_values),
 		cmocka_unit_test(create_errors),
 		cmocka_unit_test(clnt_calls_a_remotecall_server),

@@ -187,7 +187,17 @@ bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np);
  * write 32-bit big-endian units through an int32_t pointer, as Sun's. */
 #define BYTES_PER_XDR_UNIT 4
 #define RNDUP(x) ((((x) + BYTES_PER_XDR_UNIT - 1) / BYTES_PER_XDR_UNIT) * BYTES_PER_XDR_UNIT)
-#define XDR_INLINE(xdrs, len) ((int32_t *)rc_xdr_inline((xdrs), (size_t)(len)))
+#define XDR_INLINE(xdrs, len) rc_sunrpc_xdr_inline((xdrs), (size_t)(len))
+/* rc_sunrpc_xdr_inline -- XDR_INLINE: rc_xdr_inline's pointer as int32_t *, or NULL (the
+ * caller then codes field by field, as it must be ready to) when the stream's position is
+ * not 4-byte aligned -- a record a peer sent with a length that is not a multiple of 4, say:
+ * rpcgen's inline code loads and stores int32_t through it. */
+static inline int32_t *rc_sunrpc_xdr_inline(rc_xdr *xdrs, size_t len)
+{
+	if (((uintptr_t)xdrs->x_pos & 3u) != 0)
+		return NULL;
+	return (int32_t *)rc_xdr_inline(xdrs, len);
+}
 #define xdr_inline XDR_INLINE
 #define IXDR_GET_INT32(buf) ((int32_t)ntohl((uint32_t)*(buf)++))
 #define IXDR_PUT_INT32(buf, v) (*(buf)++ = (int32_t)htonl((uint32_t)(v)))
