@@ -1664,8 +1664,10 @@ rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeo
 		if (clnt->dgram && p->next_retry < next)
 			next = p->next_retry;
 	}
-	if (clnt->doneq != NULL || (clnt->npending > 0 && *fd < 0))
-		next = now; /* work to do at once */
+	if (clnt->doneq != NULL || (clnt->npending > 0 && *fd < 0) ||
+	    (clnt->npending > 0 && clnt->tp != NULL && !atomic_load(&clnt->reading) &&
+	     rc__tp_ahead(clnt->tp))) /* (no reader: the transport's read state is still) */
+		next = now; /* work to do at once (replies held that the descriptor won't announce) */
 	if (next == INT64_MAX)
 		*timeout_ms = -1;
 	else if (next <= now)
@@ -1685,7 +1687,8 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	if (clnt == NULL)
 		return RC_INVAL;
 	pthread_mutex_lock(&clnt->mu);
-	if (clnt->tp != NULL && ((revents & ~POLLOUT) != 0 || (clnt->kind->props & RC_TPP_SYNC))) {
+	if (clnt->tp != NULL && ((revents & ~POLLOUT) != 0 || (clnt->kind->props & RC_TPP_SYNC) ||
+	                         (!atomic_load(&clnt->reading) && rc__tp_ahead(clnt->tp)))) {
 		/* read everything that is there */
 		for (int i = 0; i < 1024; i++) {
 			rc_status r = rc__read(clnt, 0, RC_TPF_DONTWAIT);

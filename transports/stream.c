@@ -45,6 +45,7 @@ typedef struct rc__stream {
 	size_t oqoff, oqlen, oqcap;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* unix listener: unlink on close */
 	rc__tls_conn *tls; /* NULL: plaintext */
+	bool more;         /* the last recv gave a record and read no further (rc__stream_ahead) */
 	/* Under TLS, one sender at a time for a whole send or flush: a blocking TLS write waits
 	 * with the SSL object free, and a second writer's records must not land inside the
 	 * first's (the client's fast path sends without its own send lock). */
@@ -354,10 +355,13 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 		flags |= MSG_DONTWAIT; /* the handshake just ended: records may follow, or not */
 	}
 	/* The usual case: nothing buffered, and one read brings exactly one whole record. */
+	s->more = true; /* unless a read below finds nothing more */
 	if (rc__recreader_front(&s->rr, &p, &n)) {
 		got = rc__stream_rx_t(s, p, n, flags, maytls);
-		if (got <= 0)
+		if (got <= 0) {
+			s->more = false;
 			return rc__stream_recv_failed(got);
+		}
 		if (rc__recreader_whole(&s->rr, (size_t)got, msg, len))
 			return RC_OK;
 		flags |= MSG_DONTWAIT; /* we have data; don't block for more */
@@ -371,8 +375,10 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 		if (st != RC_OK)
 			return st;
 		got = rc__stream_rx_t(s, p, n, flags, maytls);
-		if (got <= 0)
+		if (got <= 0) {
+			s->more = false;
 			return rc__stream_recv_failed(got);
+		}
 		rc_recreader_commit(&s->rr, (size_t)got);
 		flags |= MSG_DONTWAIT; /* we have data; don't block for more */
 	}
@@ -445,6 +451,17 @@ static size_t rc__stream_buffered(rc_tp *tp)
 	return n == 0 && rc_recreader_in_record(r) ? 1 : n;
 }
 
+/* The vt's ahead: the last recv returned a record, and bytes are still held -- records of the
+ * same read in the record reader, or TLS records read ahead (SSL's read-ahead takes what the
+ * socket has) -- that no readiness of the socket will announce. */
+static bool rc__stream_ahead(rc_tp *tp)
+{
+	rc__stream *s = (rc__stream *)tp;
+
+	return s->more && (rc_recreader_buffered(&s->rr) > 0 ||
+	                   (s->tls != NULL && rc__tls_pending(s->tls) > 0));
+}
+
 /* The vt's starttls (server): the STARTTLS reply is out; TLS from the next byte on. */
 static rc_status rc__stream_starttls(rc_tp *tp, struct rc__tls_ctx *tls)
 {
@@ -478,6 +495,7 @@ static const rc_tp_vt rc__stream_vt = {
 	.recv = rc__stream_recv,
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
+	.ahead = rc__stream_ahead,
 	.hung_up = rc__stream_hung_up,
 	.shutdown = rc__stream_shutdown,
 	.close = rc__stream_close,
@@ -495,6 +513,7 @@ static const rc_tp_vt rc__stream_plain_vt = {
 	.recv = rc__stream_recv_plain,
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
+	.ahead = rc__stream_ahead,
 	.hung_up = rc__stream_hung_up,
 	.shutdown = rc__stream_shutdown,
 	.close = rc__stream_close,

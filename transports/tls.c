@@ -47,7 +47,13 @@ struct rc__tls_conn {
 	rc_tls_peer peer;  /* server: the verified client certificate's identity */
 	char *subject;
 	char *sans[RC__TLS_MAX_SANS];
+	/* Bytes a blocking read took from the socket before SSL asked for them (rc__tls_io): the
+	 * BIO's reads take these first. Under mu; made on the first blocking read. */
+	unsigned char *raw;
+	size_t rawoff, rawlen;
 };
+
+#define RC__TLS_RAW_CAP (64 * 1024) /* what one blocking read takes from the socket at most */
 
 /* Record why an OpenSSL operation `what` failed in the thread's transport detail: the
  * certificate check's verdict if it failed, else the last queued OpenSSL reason, else that
@@ -88,10 +94,8 @@ static SSL_CTX *rc__tls_new_ctx(const SSL_METHOD *m)
 	/* a peer that closes without close_notify just closes: records are framed by record
 	 * marking, so a truncation cannot pass for a whole message */
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
-	/* no read-ahead: with it, tls_multi (three 1 MiB replies driven by rc_multicall's poll
-	 * loop) stalled until its deadline in 2 runs of 3 -- not understood yet; without it SSL
-	 * takes from the socket one record at a time and holds nothing the socket's readiness
-	 * does not announce, beyond the decrypted bytes rc__tls_pending counts */
+	SSL_CTX_set_read_ahead(ctx, 1);
+	SSL_CTX_set_default_read_buffer_len(ctx, 64 * 1024);
 	return ctx;
 }
 
@@ -381,7 +385,8 @@ static pthread_once_t rc__bio_once = PTHREAD_ONCE_INIT;
 /* The BIO's write: send without SIGPIPE; a full socket asks SSL to retry. */
 static int rc__bio_write(BIO *b, const char *buf, int len)
 {
-	ssize_t n = rc__sendto((int)(intptr_t)BIO_get_data(b), buf, (size_t)len,
+	rc__tls_conn *t = BIO_get_data(b);
+	ssize_t n = rc__sendto(t->fd, buf, (size_t)len,
 	                       MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0);
 
 	BIO_clear_retry_flags(b);
@@ -390,11 +395,21 @@ static int rc__bio_write(BIO *b, const char *buf, int len)
 	return (int)n;
 }
 
-/* The BIO's read: an empty socket asks SSL to retry; 0 is the peer's end of stream. */
+/* The BIO's read: the bytes a blocking read took first, then the socket; an empty socket asks
+ * SSL to retry; 0 is the peer's end of stream. */
 static int rc__bio_read(BIO *b, char *buf, int len)
 {
-	ssize_t n = rc__recvfrom((int)(intptr_t)BIO_get_data(b), buf, (size_t)len, MSG_DONTWAIT,
-	                         NULL, NULL);
+	rc__tls_conn *t = BIO_get_data(b);
+	ssize_t n;
+
+	if (t->rawlen > t->rawoff) {
+		size_t k = t->rawlen - t->rawoff < (size_t)len ? t->rawlen - t->rawoff : (size_t)len;
+		memcpy(buf, t->raw + t->rawoff, k);
+		t->rawoff += k;
+		BIO_clear_retry_flags(b);
+		return (int)k;
+	}
+	n = rc__recvfrom(t->fd, buf, (size_t)len, MSG_DONTWAIT, NULL, NULL);
 
 	BIO_clear_retry_flags(b);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -444,7 +459,7 @@ static rc__tls_conn *rc__tls_conn_new(rc__tls_ctx *ctx, int fd)
 		goto fail;
 	if ((t->ssl = SSL_new(ctx->ctx)) == NULL || (b = BIO_new(rc__bio_method)) == NULL)
 		goto fail;
-	BIO_set_data(b, (void *)(intptr_t)fd);
+	BIO_set_data(b, t);
 	SSL_set_bio(t->ssl, b, b); /* t->ssl owns b */
 	pthread_mutex_init(&t->mu, NULL);
 	t->fd = fd;
@@ -644,6 +659,28 @@ static int rc__tls_alert(rc__tls_conn *t)
 	return SSL_ERROR_SYSCALL;
 }
 
+/* A blocking read's wait: up to RC__TLS_RAW_CAP bytes from the socket into t->raw (empty, not
+ * under the mutex: only the one reader fills it), blocking up to timeout_ms (the socket's
+ * receive timeout, set to it; negative: none). Their count; 0 at the peer's end of stream; -1
+ * with errno (EAGAIN when the time is up). */
+static ssize_t rc__tls_wait_read(rc__tls_conn *t, int timeout_ms)
+{
+	ssize_t got;
+
+	(void)timeout_ms; /* the stream set SO_RCVTIMEO to it (rc__tp_set_rcvtimeo) */
+	got = rc__recvfrom(t->fd, t->raw, RC__TLS_RAW_CAP, 0, NULL, NULL);
+	if (got < 0) {
+		if (errno == EINTR || errno == EWOULDBLOCK)
+			errno = EAGAIN;
+		return -1;
+	}
+	pthread_mutex_lock(&t->mu);
+	t->rawoff = 0;
+	t->rawlen = (size_t)got;
+	pthread_mutex_unlock(&t->mu);
+	return got;
+}
+
 /*
  * One SSL_read_ex (reading) or SSL_write_ex of buf[0..n) under t's mutex, then -- when it
  * must wait -- waiting for the socket without it, up to timeout_ms (see rc__tls_read).
@@ -654,16 +691,21 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 	bool wait_first = false;
 
 	if (reading && timeout_ms != 0) {
-		/* a blocking read (a client waiting for its reply): wait for the socket first
-		 * unless TLS holds bytes, rather than ask it once in vain */
+		/* a blocking read (a client waiting for its reply): unless TLS holds bytes, wait
+		 * for the socket in a blocking read of its own, without the mutex, rather than poll
+		 * and then read: one system call, not two */
 		pthread_mutex_lock(&t->mu);
-		wait_first = t->failed == 0 && SSL_pending(t->ssl) == 0 && !SSL_has_pending(t->ssl);
+		wait_first = t->failed == 0 && SSL_pending(t->ssl) == 0 && !SSL_has_pending(t->ssl) &&
+		             t->rawlen == t->rawoff;
+		if (wait_first && t->raw == NULL && (t->raw = malloc(RC__TLS_RAW_CAP)) == NULL)
+			wait_first = false; /* (then SSL reads the socket itself, as below) */
 		pthread_mutex_unlock(&t->mu);
 	}
-	if (wait_first && !rc__sock_wait(t->fd, POLLIN, timeout_ms)) {
-		if (errno == EINTR)
-			errno = EAGAIN;
-		return -1;
+	if (wait_first) {
+		/* t->raw is the one reader's alone while empty: the BIO takes nothing from it */
+		ssize_t got = rc__tls_wait_read(t, timeout_ms);
+		if (got <= 0)
+			return got;
 	}
 	for (;;) {
 		size_t done = 0;
@@ -738,7 +780,7 @@ size_t rc__tls_pending(rc__tls_conn *t)
 
 	pthread_mutex_lock(&t->mu);
 	n = (size_t)SSL_pending(t->ssl);
-	if (n == 0 && SSL_has_pending(t->ssl))
+	if (n == 0 && (SSL_has_pending(t->ssl) || t->rawlen > t->rawoff))
 		n = 1; /* part of a TLS record: the peer owes us the rest */
 	pthread_mutex_unlock(&t->mu);
 	return n;
@@ -765,5 +807,6 @@ void rc__tls_close(rc__tls_conn *t)
 	for (size_t i = 0; i < t->peer.nsans; i++)
 		free(t->sans[i]);
 	pthread_mutex_destroy(&t->mu);
+	free(t->raw);
 	free(t);
 }

@@ -158,6 +158,11 @@ typedef struct rc_tp_vt {
 	rc_status (*accept)(rc_tp *tp, rc_tp **out, size_t max_record);
 	/* Bytes of an incomplete incoming message held (0 for datagrams). */
 	size_t (*buffered)(rc_tp *tp);
+	/* Whether messages may be readable without the descriptor announcing them: the last
+	 * receive returned a message and stopped with bytes still held (several records in one
+	 * read; TLS records read ahead). A receive then gives a message, or RC_AGAIN once, after
+	 * which this is false until a message comes again. NULL: never (rc__tp_ahead). */
+	bool (*ahead)(rc_tp *tp);
 	/* Whether the peer of a stream has closed or reset it (one probe, no waiting). */
 	bool (*hung_up)(rc_tp *tp);
 	/* End reading (and writing, if `both`) now, from any thread: a receive blocked in another
@@ -196,6 +201,12 @@ struct rc_tp {
 static inline int rc__tp_pollfd(const rc_tp *tp)
 {
 	return tp->fd;
+}
+
+/* Whether tp holds bytes a receive may turn into a message with no readiness announced. */
+static inline bool rc__tp_ahead(rc_tp *tp)
+{
+	return tp->vt->ahead != NULL && tp->vt->ahead(tp);
 }
 
 /* tp's unacked bytes (0 for a transport without the op). */

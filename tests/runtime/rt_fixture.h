@@ -8,6 +8,7 @@
 #ifndef RT_FIXTURE_H
 #define RT_FIXTURE_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,23 @@ static bool rt_delay(void *a, void *r, rc_svc_req *q)
 /* 7 MEET(u_int n) -> u_int: waits (5 s at most) until n calls have entered since the test last
  * called rt_meet_reset, and returns how many had: n only if n calls ran at the same time.
  * rt_meet_enter(): the test itself enters, as one more caller. */
+/* Drive c's calls in flight from an application poll loop (rc_client_pollinfo, poll, at most
+ * 1 s a turn, rc_client_advance) until none is left or max_turns turns have passed. */
+static inline void rt_poll_loop(rc_client *c, int max_turns)
+{
+	for (int turn = 0; rc_client_inflight(c) > 0 && turn < max_turns; turn++) {
+		int fd, tmo;
+		short ev;
+		struct pollfd pf;
+		if (rc_client_pollinfo(c, &fd, &ev, &tmo) != RC_OK)
+			return;
+		pf = (struct pollfd){fd, ev, 0};
+		if (fd >= 0)
+			poll(&pf, 1, tmo < 0 || tmo > 1000 ? 1000 : tmo);
+		rc_client_advance(c, pf.revents);
+	}
+}
+
 static int rt_meet_in;
 static pthread_mutex_t rt_meet_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t rt_meet_cv = PTHREAD_COND_INITIALIZER;

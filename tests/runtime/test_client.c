@@ -335,6 +335,38 @@ static void pipelined_calls_reissued_from_callbacks(void **state)
 	}
 }
 
+/* 64 started calls on a stream: the first 32 waited for one by one (the waiting thread reads
+ * the replies, several a read), the rest through the application's poll loop, which must be
+ * told of replies already read -- the descriptor will not announce them. Before the fix the
+ * loop slept until the calls' deadline. */
+static void replies_read_ahead_reach_poll_loop(void **state)
+{
+	int64_t args[64], res[64];
+	rc_async *h[64];
+	(void)state;
+	for (int i = 1; i < 4; i++) { /* the stream transports */
+		rc_client *c = connect_to(i, 1);
+		int64_t t0 = (int64_t)time(NULL);
+		for (int k = 0; k < 64; k++) {
+			args[k] = k;
+			assert_int_equal(rc_call_start(c, 2, (rc_xdrproc)rc_xdr_hyper, &args[k],
+			                               (rc_xdrproc)rc_xdr_hyper, &res[k], NULL, NULL, &h[k]),
+			                 RC_OK);
+		}
+		for (int k = 0; k < 32; k++) {
+			assert_int_equal(rc_async_wait(h[k], 10000), RC_OK);
+			rc_async_release(h[k]);
+		}
+		rt_poll_loop(c, 1000);
+		for (int k = 32; k < 64; k++) {
+			assert_int_equal(rc_async_status(h[k]), RC_OK);
+			rc_async_release(h[k]);
+		}
+		assert_true((int64_t)time(NULL) - t0 < 5); /* not a sleep until a deadline */
+		rc_client_destroy(c);
+	}
+}
+
 static void started_call_wait_cancel(void **state)
 {
 	rc_client *c = connect_to(1, 1);
@@ -587,6 +619,7 @@ int main(void)
 		cmocka_unit_test(threads_share_client),
 		cmocka_unit_test(select_driven_calls),
 		cmocka_unit_test(pipelined_calls_reissued_from_callbacks),
+		cmocka_unit_test(replies_read_ahead_reach_poll_loop),
 		cmocka_unit_test(started_call_wait_cancel),
 		cmocka_unit_test(tcp_reconnects_after_server_restart),
 		cmocka_unit_test(handle_outlives_client),

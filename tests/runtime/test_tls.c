@@ -235,16 +235,7 @@ static void tls_async_uri(void **state)
 		rc_async_release(h[i]);
 	}
 	/* the rest through the application's own loop */
-	for (int spins = 0; rc_client_inflight(c) > 0 && spins < 10000; spins++) {
-		int fd, tmo;
-		short ev;
-		struct pollfd pf;
-		assert_int_equal(rc_client_pollinfo(c, &fd, &ev, &tmo), RC_OK);
-		pf = (struct pollfd){fd, ev, 0};
-		if (fd >= 0)
-			poll(&pf, 1, tmo < 0 || tmo > 1000 ? 1000 : tmo);
-		rc_client_advance(c, pf.revents);
-	}
+	rt_poll_loop(c, 10000);
 	for (int i = 32; i < 64; i++) {
 		assert_int_equal(rc_async_status(h[i]), RC_OK);
 		rc_async_release(h[i]);
