@@ -212,6 +212,15 @@ rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t ver
 	return r != NULL ? RC_OK : RC_PROGUNAVAIL;
 }
 
+/* server.h: the result is the routine's: serve.c does not free it. */
+rc_status rc_svc_req_keep_result(rc_svc_req *req)
+{
+	if (req == NULL)
+		return RC_INVAL;
+	req->keep_res = true;
+	return RC_OK;
+}
+
 /* server.h: asks the transport of the stream the call came on (only TLS streams say yes). */
 bool rc_svc_req_tls(const rc_svc_req *req)
 {

@@ -107,6 +107,7 @@ static inline void rc__encbuf_xdr_at(rc__encbuf *b, rc_xdr *x, size_t skip)
 	x->x_budget = RC_XDR_DEFAULT_ALLOC_LIMIT;
 	x->x_depth = 0;
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
+	x->x_lend_lo = x->x_lend_hi = NULL;
 }
 
 /* A decode stream over buf[0..len) allowed to allocate `budget` bytes (field by field, as
@@ -124,7 +125,19 @@ static inline void rc__xdr_decoder(rc_xdr *x, const void *buf, size_t len, size_
 	x->x_budget = budget;
 	x->x_depth = 0;
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
+	x->x_lend_lo = x->x_lend_hi = NULL;
 }
+/* rc_xdr_free with a lending window: pointers into [lo, hi) (lent by a decode) stay. */
+static inline void rc__xdr_free_lent(rc_xdrproc proc, void *obj, const void *lo, const void *hi)
+{
+	rc_xdr x;
+
+	rc_xdrmem_create(&x, NULL, 0, RC_XDR_FREE);
+	x.x_lend_lo = lo;
+	x.x_lend_hi = hi;
+	(void)proc(&x, obj);
+}
+
 /* Start an encode stream over b, after the headroom. */
 void rc__encbuf_xdr(rc__encbuf *b, rc_xdr *x);
 /* The message encoded so far: data + headroom, length rc_xdr_getpos(x). */

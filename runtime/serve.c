@@ -356,6 +356,7 @@ header_read:
 	req.peer = peer;
 	req.dgram = dgram;
 	req.conn = conn;
+	req.keep_res = false;
 	req.rq_cred.oa_base = (char *)cred;
 	req.rq_clntcred = NULL;
 	req.rq_xprt = NULL;
@@ -416,6 +417,8 @@ header_read:
 		if (args == NULL)
 			goto system_err;
 		rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), srv->lim.max_alloc);
+		x.x_lend_lo = rd.p; /* large opaque data stays in the request's buffer */
+		x.x_lend_hi = rd.end;
 		if (!info->xargs(&x, args) || x.x_pos != x.x_end)
 			goto garbage; /* truncated, over a bound, or trailing bytes */
 	}
@@ -442,12 +445,13 @@ header_read:
 	RC__STEP(traced, srv, RC_TP_SRV_ENCODED, xid);
 out:
 	if (args != NULL) {
-		rc_xdr_free(info->xargs, args);
+		rc__xdr_free_lent(info->xargs, args, rd.p, rd.end);
 		if (args != argstack)
 			free(args);
 	}
 	if (res != NULL) {
-		rc_xdr_free(info->xres, res);
+		if (!req.keep_res) /* (a result pointing into the request is left alone too) */
+			rc__xdr_free_lent(info->xres, res, rd.p, rd.end);
 		if (res != resstack)
 			free(res);
 	}

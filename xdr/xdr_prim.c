@@ -316,6 +316,13 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 	case RC_XDR_DECODE:
 		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__avail(xdrs))
 			return false;
+		if (*cpp == NULL && xdrs->x_lend_hi != NULL && len >= RC_XDR_LEND_MIN &&
+		    xdrs->x_pos >= xdrs->x_lend_lo && xdrs->x_pos + len <= xdrs->x_lend_hi) {
+			*cpp = (char *)xdrs->x_pos; /* lent: no copy, nothing allocated */
+			*sizep = len;
+			xdrs->x_pos += rc__rndup(len);
+			return true;
+		}
 		if (*cpp == NULL) {
 			size_t sz = len ? len : 1;
 			if (!rc__charge(xdrs, sz) || (*cpp = malloc(sz)) == NULL)
@@ -324,7 +331,9 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 		*sizep = len;
 		return rc_xdr_opaque(xdrs, *cpp, len);
 	case RC_XDR_FREE:
-		free(*cpp);
+		if (xdrs->x_lend_hi == NULL || (const unsigned char *)*cpp < xdrs->x_lend_lo ||
+		    (const unsigned char *)*cpp >= xdrs->x_lend_hi)
+			free(*cpp); /* (a lent pointer belongs to the buffer) */
 		*cpp = NULL;
 		*sizep = 0;
 		return true;

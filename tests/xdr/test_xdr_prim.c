@@ -1130,6 +1130,47 @@ static bool xdr_bag(rc_xdr *x, struct bag *b)
 	       rc_xdr_pointer(x, &b->opt, sizeof(int32_t), (rc_xdrproc)rc_xdr_int);
 }
 
+/* A lending stream (the server's argument decoding): an opaque<> of RC_XDR_LEND_MIN bytes or
+ * more points into the buffer (no copy, nothing allocated), a smaller one is copied; a free
+ * with the window leaves the lent pointer and frees the copied one (ASan checks both). */
+static void test_bytes_lent(void **state)
+{
+	enum { BIG = RC_XDR_LEND_MIN, SMALL = 8 };
+	static unsigned char buf[4 + BIG + 4 + SMALL];
+	char *big = NULL, *small = NULL;
+	uint32_t nbig = 0, nsmall = 0;
+	rc_xdr x;
+	(void)state;
+	buf[2] = BIG >> 8;
+	buf[3] = BIG & 0xff;
+	memset(buf + 4, 'b', BIG);
+	buf[4 + BIG + 3] = SMALL;
+	memset(buf + 8 + BIG, 's', SMALL);
+	rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_DECODE);
+	x.x_lend_lo = buf;
+	x.x_lend_hi = buf + sizeof(buf);
+	assert_true(rc_xdr_bytes(&x, &big, &nbig, UINT32_MAX));
+	assert_true(rc_xdr_bytes(&x, &small, &nsmall, UINT32_MAX));
+	assert_int_equal(nbig, BIG);
+	assert_ptr_equal(big, buf + 4); /* lent */
+	assert_int_equal(nsmall, SMALL);
+	assert_true((unsigned char *)small < buf || (unsigned char *)small >= buf + sizeof(buf));
+	assert_memory_equal(small, "ssssssss", SMALL);
+	assert_int_equal(rc_xdr_getpos(&x), sizeof(buf));
+	rc_xdrmem_create(&x, NULL, 0, RC_XDR_FREE);
+	x.x_lend_lo = buf;
+	x.x_lend_hi = buf + sizeof(buf);
+	assert_true(rc_xdr_bytes(&x, &big, &nbig, UINT32_MAX)); /* not freed: the buffer's */
+	assert_true(rc_xdr_bytes(&x, &small, &nsmall, UINT32_MAX)); /* freed */
+	assert_null(big);
+	assert_null(small);
+	/* without a window nothing is lent */
+	rc_xdrmem_create(&x, buf, sizeof(buf), RC_XDR_DECODE);
+	assert_true(rc_xdr_bytes(&x, &big, &nbig, UINT32_MAX));
+	assert_true((unsigned char *)big < buf || (unsigned char *)big >= buf + sizeof(buf));
+	free(big);
+}
+
 static void test_free_leaves_null(void **state)
 {
 	int32_t ints[3] = {1, 2, 3}, opt = 9;
@@ -1213,6 +1254,7 @@ int main(void)
 		cmocka_unit_test(test_union_arms),
 		cmocka_unit_test(test_union_no_default),
 		cmocka_unit_test(test_free_leaves_null),
+		cmocka_unit_test(test_bytes_lent),
 	};
 	return cmocka_run_group_tests_name("xdr_prim", tests, NULL, NULL);
 }

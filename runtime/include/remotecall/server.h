@@ -84,13 +84,17 @@ typedef struct rc_svc_req {
 	size_t argslen;
 	size_t rlen;                 /*   the reply's length so far (0: none) */
 	struct rc_tp *conn;          /* the stream it came on (rc_svc_req_tls asks it), or NULL */
+	bool keep_res;               /* rc_svc_req_keep_result: the result is not freed */
 } rc_svc_req;
 
 /*
  * A server routine. args points to the decoded argument (NULL when void), res to a zeroed
  * result object (NULL when void). Return true to send *res as the reply, false to reply
  * SYSTEM_ERR. After the reply the server frees, with rc_xdr_free, what decoding allocated in
- * *args and whatever the routine left allocated in *res (so a routine returns malloc'd data).
+ * *args and whatever the routine left allocated in *res (so a routine returns malloc'd data),
+ * unless it called rc_svc_req_keep_result. The argument is valid until the routine returns
+ * and its reply is encoded: a variable-length opaque of RC_XDR_LEND_MIN bytes or more points
+ * into the request's own buffer (no copy), so a routine must copy what it keeps.
  */
 typedef bool (*rc_svc_fn)(void *args, void *res, rc_svc_req *req);
 
@@ -471,6 +475,14 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
  */
 rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t vers,
                                      bool required);
+
+/*
+ * rc_svc_req_keep_result -- in a server routine (rc_svc_fn): the result's memory is not the
+ * server's to free after the reply -- the routine points it into memory it keeps, or into its
+ * own arguments (an echo returns its argument's bytes without copying them: they stay valid
+ * until the reply is encoded). Returns RC_OK, or RC_INVAL for NULL.
+ */
+rc_status rc_svc_req_keep_result(rc_svc_req *req);
 
 /* rc_svc_req_tls -- whether the call came over TLS (false for UDP and in-process calls). */
 bool rc_svc_req_tls(const rc_svc_req *req);

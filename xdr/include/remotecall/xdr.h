@@ -85,7 +85,14 @@ struct rc_xdr {
 	size_t x_budget;       /* decode: bytes it may still allocate */
 	uint32_t x_depth;      /* current nesting of optional data */
 	uint32_t x_maxdepth;   /* its cap */
+	/* lending (the server's argument decoding): decode points variable-length opaque data of
+	 * RC_XDR_LEND_MIN bytes or more into the buffer instead of copying it, and free leaves
+	 * pointers into [x_lend_lo, x_lend_hi) alone; NULL: off */
+	const unsigned char *x_lend_lo, *x_lend_hi;
 };
+
+/* The smallest opaque<> a lending stream points into its buffer rather than copies. */
+#define RC_XDR_LEND_MIN 1024u
 
 /* ---------------------------------------------------------------------------------------- */
 /* Streams                                                                                  */
