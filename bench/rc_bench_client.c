@@ -120,6 +120,7 @@ typedef struct worker {
 	uint64_t errors;
 	uint64_t done_calls;    /* measured calls made (less than calls after a fatal error) */
 	bench_data arg;         /* the bench_data argument (pattern of o->size bytes) */
+	char *resbuf;           /* block mode ECHO: the result's own buffer, reused (o->size) */
 	int32_t arg_int;
 	uint32_t arg_work;
 	int64_t arg_add;
@@ -351,9 +352,11 @@ static bool call_block(worker *w, int dest)
 	case BP_SENDR:
 		st = bench_sendr_1(cl, &w->arg, &res.i);
 		break;
-	case BP_ECHO:
+	case BP_ECHO: /* into the thread's own buffer: nothing allocated per call */
+		res.d.bench_data_val = w->resbuf;
+		res.d.bench_data_len = (uint32_t)o->size;
 		st = bench_echo_1(cl, &w->arg, &res.d);
-		break;
+		return check(w, dest, st, &res, 0, res.d.bench_data_val != w->resbuf);
 	case BP_WORK:
 		w->arg_work = next_work(w);
 		st = bench_work_1(cl, &w->arg_work, &res.u);
@@ -852,6 +855,10 @@ int main(int argc, char **argv)
 		off += w->calls;
 		w->arg.bench_data_len = (unsigned)o.size;
 		w->arg.bench_data_val = (char *)buf;
+		if (o.proc == BP_ECHO && (w->resbuf = malloc(o.size ? o.size : 1)) == NULL) {
+			fprintf(stderr, "%s: out of memory\n", progname);
+			return 1;
+		}
 		w->arg_int = (int32_t)o.arg;
 		w->arg_work = (uint32_t)o.arg;
 		w->arg_add = o.arg;
@@ -926,6 +933,8 @@ int main(int argc, char **argv)
 	add_seen_free(seen, o.nuris);
 	free(last);
 	free(slots);
+	for (unsigned t = 0; t < o.threads; t++)
+		free(ws[t].resbuf);
 	free(ws);
 	free(lat);
 	free(buf);

@@ -132,6 +132,7 @@ struct rc_client {
 	atomic_int nwaiters;
 	/* the fast path's heap encode buffer, kept between calls (only the reader uses it) */
 	unsigned char *fastbuf;
+	unsigned big_spare; /* calls that used little of a big kept buffer (rc__keep_buffer) */
 	size_t fastcap;
 	rc_async *pending;
 	size_t npending;
@@ -1200,7 +1201,9 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 
 /* ---- blocking calls --------------------------------------------------------------------- */
 
-#define RC__KEEP_MAX (((size_t)4 << 20) + 4096) /* the largest encode buffer a client keeps */
+#define RC__KEEP_MAX (((size_t)4 << 20) + 4096) /* an encode buffer a client keeps for good */
+#define RC__KEEP_BIG (((size_t)64 << 20) + 4096) /* a bigger one kept while big calls go on */
+#define RC__KEEP_BIG_SPARE 64 /* calls under an eighth of a big kept buffer before it goes */
 
 /* The engine's fields of a blocking call (the fast step needs none of them). */
 static inline void rc__call_init(rc_async *p)
@@ -1211,12 +1214,21 @@ static inline void rc__call_init(rc_async *p)
 	p->tr_begin = p->tr_encoded = 0;
 }
 
-/* Hand a heap encode buffer to the client for the next fast-path call (only the holder of the
- * reader's role). A client keeps at most one, of at most RC__KEEP_MAX bytes. */
-static void rc__keep_buffer(rc_client *c, rc__encbuf *b)
+/* Hand a heap encode buffer, of a call whose message took len bytes, to the client for the next
+ * fast-path call (only the holder of the reader's role). A client keeps at most one: up to
+ * RC__KEEP_MAX bytes for good, up to RC__KEEP_BIG while big calls go on -- RC__KEEP_BIG_SPARE
+ * calls in a row that use less than an eighth of it let it go (the caller frees it). */
+static void rc__keep_buffer(rc_client *c, rc__encbuf *b, size_t len)
 {
-	if (!b->heap || c->fastbuf != NULL || b->cap > RC__KEEP_MAX)
+	if (!b->heap || c->fastbuf != NULL || b->cap > RC__KEEP_BIG)
 		return;
+	if (b->cap > RC__KEEP_MAX) {
+		c->big_spare = len < b->cap / 8 ? c->big_spare + 1 : 0;
+		if (c->big_spare > RC__KEEP_BIG_SPARE) {
+			c->big_spare = 0;
+			return;
+		}
+	}
 	c->fastbuf = b->data;
 	c->fastcap = b->cap;
 	rc__encbuf_detach(b);
@@ -1326,7 +1338,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 			rc__trace(c, RC_TP_DECODED, p->xid);
 		/* done: keep the buffer, give up the reader's role without the lock (see
 		 * rc_client.reading: the atomic store publishes fastbuf too) */
-		rc__keep_buffer(c, b);
+		rc__keep_buffer(c, b, len);
 		rc__role_drop(c);
 		return true;
 	}
@@ -1428,7 +1440,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	{
 		bool idle = false;
 		if (b.heap && atomic_compare_exchange_strong(&clnt->reading, &idle, true)) {
-			rc__keep_buffer(clnt, &b);
+			rc__keep_buffer(clnt, &b, len);
 			rc__role_drop_locked(clnt);
 		}
 	}

@@ -483,6 +483,7 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 	size_t rlen;
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	w.keep = rc__reply_keep(srv->lim.max_record);
 	w.rbuf = NULL;
 	w.batch = NULL;
 	w.lone = 0;

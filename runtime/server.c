@@ -786,6 +786,7 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	w.keep = rc__reply_keep(srv->lim.max_record);
 	w.rbuf = srv->step_rbuf; /* kept between steps */
 	w.batch = srv->step_batch;
 	w.lone = 0;
@@ -813,6 +814,7 @@ static void *rc__worker(void *arg)
 	rc__wctx w;
 
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
+	w.keep = rc__reply_keep(srv->lim.max_record);
 	w.rbuf = NULL;
 	w.batch = NULL;
 	w.lone = 0;

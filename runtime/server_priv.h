@@ -150,20 +150,27 @@ typedef struct rc__wctx {
 	unsigned want;       /* slots the next datagram batch asks for (server.c) */
 	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
 	bool starttls;       /* rc__serve answered a probe with STARTTLS: start TLS once it is out */
+	size_t keep;         /* the largest reply buffer kept between requests (rc__reply_keep) */
 	/* aligned: a Sun routine's XDR_INLINE stores int32_t through the reply's bytes */
 	_Alignas(16) unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
 
 /* The largest reply buffer a serving thread keeps between requests (a heap buffer a big reply
- * grew): bigger ones are freed after their reply. */
+ * grew): 4 MiB, or the server's max_record when larger (a server set up for big messages
+ * answers big ones: it does not allocate and page-fault a fresh buffer each time); bigger
+ * ones are freed after their reply. */
 #define RC__KEEP_REPLY (((size_t)4 << 20) + 4096)
+static inline size_t rc__reply_keep(size_t max_record)
+{
+	return max_record + 4096 > RC__KEEP_REPLY ? max_record + 4096 : RC__KEEP_REPLY;
+}
 
 /* Make w's reply buffer empty for a reply of at most max bytes. A heap buffer that an earlier
- * big reply grew is kept (up to RC__KEEP_REPLY), so a server answering big replies does not
- * allocate and page-fault a fresh one each time; otherwise the stack buffer. */
+ * big reply grew is kept (up to w->keep), so a server answering big replies does not allocate
+ * and page-fault a fresh one each time; otherwise the stack buffer. */
 static inline void rc__reply_reset(rc__wctx *w, size_t max)
 {
-	if (w->rb.heap && w->rb.cap <= RC__KEEP_REPLY) {
+	if (w->rb.heap && w->rb.cap <= w->keep) {
 		w->rb.max = max;
 		w->rb.toolarge = false;
 		return;

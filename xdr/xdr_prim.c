@@ -327,6 +327,8 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 			size_t sz = len ? len : 1;
 			if (!rc__charge(xdrs, sz) || (*cpp = malloc(sz)) == NULL)
 				return false;
+		} else if (*sizep != 0 && len > *sizep) {
+			return false; /* the caller's buffer holds *sizep bytes (0: maxsize, as Sun's) */
 		}
 		*sizep = len;
 		return rc_xdr_opaque(xdrs, *cpp, len);

@@ -1130,6 +1130,35 @@ static bool xdr_bag(rc_xdr *x, struct bag *b)
 	       rc_xdr_pointer(x, &b->opt, sizeof(int32_t), (rc_xdrproc)rc_xdr_int);
 }
 
+/* A caller's buffer in *cpp: it holds *sizep bytes (more data fails, nothing written past it);
+ * *sizep 0 means maxsize (Sun's rule). */
+static void test_bytes_into_callers_buffer(void **state)
+{
+	static const unsigned char wire[] = {0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8};
+	char mine[16];
+	char *p = mine;
+	uint32_t n = 4;
+	rc_xdr x;
+	(void)state;
+	memset(mine, 0x55, sizeof(mine));
+	rc_xdrmem_create(&x, (void *)wire, sizeof(wire), RC_XDR_DECODE);
+	assert_false(rc_xdr_bytes(&x, &p, &n, UINT32_MAX)); /* 8 bytes into a buffer of 4 */
+	assert_int_equal(mine[0], 0x55);
+	n = sizeof(mine);
+	rc_xdrmem_create(&x, (void *)wire, sizeof(wire), RC_XDR_DECODE);
+	assert_true(rc_xdr_bytes(&x, &p, &n, UINT32_MAX));
+	assert_ptr_equal(p, mine);
+	assert_int_equal(n, 8);
+	assert_memory_equal(mine, wire + 4, 8);
+	assert_int_equal(mine[8], 0x55);
+	n = 0; /* Sun's rule: the buffer holds maxsize */
+	rc_xdrmem_create(&x, (void *)wire, sizeof(wire), RC_XDR_DECODE);
+	assert_false(rc_xdr_bytes(&x, &p, &n, 7));
+	rc_xdrmem_create(&x, (void *)wire, sizeof(wire), RC_XDR_DECODE);
+	assert_true(rc_xdr_bytes(&x, &p, &n, 8));
+	assert_int_equal(n, 8);
+}
+
 /* A lending stream (the server's argument decoding): an opaque<> of RC_XDR_LEND_MIN bytes or
  * more points into the buffer (no copy, nothing allocated), a smaller one is copied; a free
  * with the window leaves the lent pointer and frees the copied one (ASan checks both). */
@@ -1255,6 +1284,7 @@ int main(void)
 		cmocka_unit_test(test_union_no_default),
 		cmocka_unit_test(test_free_leaves_null),
 		cmocka_unit_test(test_bytes_lent),
+		cmocka_unit_test(test_bytes_into_callers_buffer),
 	};
 	return cmocka_run_group_tests_name("xdr_prim", tests, NULL, NULL);
 }

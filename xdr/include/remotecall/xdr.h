@@ -284,7 +284,11 @@ bool rc_xdr_opaque(rc_xdr *xdrs, void *cp, uint32_t cnt);
 
 /*
  * Variable-length opaque data: *cpp points to *sizep bytes, at most maxsize. On decode a NULL
- * *cpp is allocated (exactly *sizep bytes, at least 1); a non-NULL one must hold maxsize bytes.
+ * *cpp is allocated (exactly *sizep bytes, at least 1); a non-NULL one is the caller's buffer
+ * and the data is decoded into it: it holds *sizep bytes -- more data fails -- or, when
+ * *sizep is 0, maxsize bytes (Sun's rule). So a result object can bring its own buffer (set
+ * the pointer and the length to its capacity; do not rc_xdr_free it): big results then
+ * decode without an allocation. A lending stream (x_lend_lo) may point *cpp into its buffer.
  */
 bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize);
 
