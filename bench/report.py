@@ -1303,7 +1303,11 @@ def sec_bulk(run, targets):
              "back as the result (`rc-bench-client --proc echo --size N` against `rc-bench-server "
              "--max-record 40 MiB`), beside `tirpc-bench-client` against `tirpc-bench-server` and "
              "`raw-pingpong`'s TCP echo of the same bytes (a record mark and the bytes, read whole and "
-             "written back: the floor). Median ms per call (median over trials ± 95 % CI).\n")
+             "written back: the floor). remotecall's server lends the argument's bytes (they stay in "
+             "the request's buffer) and its ECHO returns them without a copy "
+             "(`rc_svc_req_keep_result`); its client decodes the result into a buffer of its own, "
+             "reused from call to call; both keep their big encode buffers. libtirpc's programs are "
+             "rpcgen's, as they are. Median ms per call (median over trials ± 95 % CI).\n")
     rows, csvrows = [], []
     for pin in sorted({r.get("pin") for r in rs if r.get("pin")}, key=lambda p: p != "same"):
         for size in (65536, 1048576, 16777216):
