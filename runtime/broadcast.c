@@ -73,7 +73,7 @@ static bool rc__bcast_reply(const unsigned char *msg, size_t len, uint32_t xid, 
 /*
  * rpc.h: send the call to every address of to[0..nto) (IPv4 and IPv6 ones may mix: a socket
  * per family), then collect replies until the deadline or the handler stops it; resend after
- * first_ms, then every interval grown by step_ms (capped at 14 s) or doubled (double_it).
+ * first_ms, then after each wait grown by 2 s (up to 14 s) or doubled (double_it).
  */
 rc_status rc__broadcast_to(const rc_peer *to, size_t nto, uint32_t prog, uint32_t vers,
                            uint32_t proc, rc_xdrproc xargs, const void *args, rc_xdrproc xres,
