@@ -1293,6 +1293,9 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		msg = h; /* nothing to encode after the header (b may be the kept heap buffer) */
 		len = hdr->len;
 	} else {
+		/* big opaque/string data goes from the caller's memory on a stream: the caller
+		 * waits for this call, so its arguments outlive the send (sendv) */
+		b->gather = tp->vt->sendv != NULL;
 		rc__encbuf_xdr_at(b, &x, hdr->len);
 		if (!xargs(&x, (void *)args)) {
 			*st = b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
@@ -1301,13 +1304,14 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		msg = rc__encbuf_msg(b); /* the buffer may have moved to the heap */
 		len = (size_t)(x.x_pos - x.x_base);
 	}
-	if (len > c->max_msg) {
+	if (len + b->gbytes > c->max_msg) {
 		*st = RC_MSGTOOLARGE;
 		goto done;
 	}
 	if (traced)
 		rc__trace(c, RC_TP_ENCODED, p->xid);
-	r = tp->vt->send(tp, msg, len, NULL, 0);
+	r = b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, 0)
+	                 : tp->vt->sendv(tp, msg, len, b->seg, b->nseg);
 	if (traced && r == RC_OK)
 		rc__trace(c, RC_TP_SENT, p->xid);
 	if (r != RC_OK) {

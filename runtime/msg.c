@@ -5,6 +5,19 @@
 #include "runtime/rpc.h"
 
 /* x_more of an encode buffer: grow to hold `need` more bytes, doubling. */
+/* rpc.h: record a gathered piece at the stream's position. */
+bool rc__encbuf_gather(rc_xdr *x, const void *p, uint32_t len)
+{
+	rc__encbuf *b = x->x_ctx;
+	size_t at = (size_t)(x->x_pos - x->x_base);
+
+	if (b->nseg == RC__GSEGS || b->gbytes + len + at > b->max) /* (the copy says toolarge) */
+		return false;
+	b->seg[b->nseg++] = (rc__gseg){at, p, len};
+	b->gbytes += len;
+	return true;
+}
+
 bool rc__encbuf_grow(rc_xdr *x, size_t need)
 {
 	rc__encbuf *b = x->x_ctx;

@@ -73,12 +73,18 @@ static inline const unsigned char *rc__rdn(rc__rd *r, uint32_t n)
  * a message outgrows it, and refuses to grow past max (toolarge is then set). The message is
  * encoded at data + RC_TP_HEADROOM.
  */
+#define RC__GSEGS 4 /* pieces a message may gather (rc__gseg); more are copied as usual */
+
 typedef struct rc__encbuf {
 	unsigned char *data;
 	size_t cap;
 	size_t max;
 	bool heap;
 	bool toolarge;
+	bool gather;         /* big opaque<> / string<> may be gathered (set before encoding) */
+	unsigned nseg;       /* the gathered pieces, in order */
+	size_t gbytes;       /* their bytes */
+	rc__gseg seg[RC__GSEGS];
 } rc__encbuf;
 
 static inline void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize, size_t max)
@@ -88,7 +94,14 @@ static inline void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize,
 	b->max = max;
 	b->heap = false;
 	b->toolarge = false;
+	b->gather = false;
+	b->nseg = 0;
+	b->gbytes = 0;
 }
+
+/* The x_gather of an encode buffer's stream: take data by reference while pieces remain and
+ * the whole message stays within the buffer's max (msg.c). */
+bool rc__encbuf_gather(rc_xdr *x, const void *p, uint32_t len);
 /* The x_more of an encode buffer's stream (msg.c). */
 bool rc__encbuf_grow(rc_xdr *x, size_t need);
 
@@ -108,6 +121,9 @@ static inline void rc__encbuf_xdr_at(rc__encbuf *b, rc_xdr *x, size_t skip)
 	x->x_depth = 0;
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
 	x->x_lend_lo = x->x_lend_hi = NULL;
+	x->x_gather = b->gather ? rc__encbuf_gather : NULL;
+	b->nseg = 0;
+	b->gbytes = 0;
 }
 
 /* A decode stream over buf[0..len) allowed to allocate `budget` bytes (field by field, as
@@ -126,6 +142,7 @@ static inline void rc__xdr_decoder(rc_xdr *x, const void *buf, size_t len, size_
 	x->x_depth = 0;
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
 	x->x_lend_lo = x->x_lend_hi = NULL;
+	x->x_gather = NULL;
 }
 /* rc_xdr_free with a lending window: pointers into [lo, hi) (lent by a decode) stay. */
 static inline void rc__xdr_free_lent(rc_xdrproc proc, void *obj, const void *lo, const void *hi)

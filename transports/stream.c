@@ -251,6 +251,41 @@ rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len, unsigned flags,
 	return st == RC_AGAIN ? RC_OK : st; /* the rest is queued: flush sends it */
 }
 
+/* The vt's sendv: the record mark and the bytes before the first gathered piece go to the
+ * output queue, and each piece from the caller's memory is written behind what is queued (one
+ * gathered write: sendmsg of the queue and the piece), the encoded bytes after it queued
+ * for the next; a last write sends what remains. Blocking; under TLS the whole record under
+ * the writer lock. */
+static rc_status rc__stream_sendv(rc_tp *tp, unsigned char *msg, size_t len,
+                                  const rc__gseg *seg, unsigned n)
+{
+	rc__stream *s = (rc__stream *)tp;
+	size_t total = len;
+	rc_status st;
+
+	for (unsigned i = 0; i < n; i++)
+		total += seg[i].len;
+	if (total > RC_XDRREC_MAX_FRAG)
+		return RC_MSGTOOLARGE;
+	rc__stream_mark(msg, total);
+	if (s->tls != NULL)
+		pthread_mutex_lock(&s->wlock);
+	st = rc__stream_enqueue(s, msg - RC_TP_HEADROOM,
+	                        RC_TP_HEADROOM + (n > 0 ? seg[0].at : len)) ? RC_OK : RC_NOMEM;
+	for (unsigned i = 0; i < n && st == RC_OK; i++) {
+		size_t next = i + 1 < n ? seg[i + 1].at : len;
+		st = rc__stream_write(s, seg[i].p, seg[i].len, -1);
+		if (st == RC_OK && next > seg[i].at && !rc__stream_enqueue(s, msg + seg[i].at,
+		                                                          next - seg[i].at))
+			st = RC_NOMEM;
+	}
+	if (st == RC_OK)
+		st = rc__stream_write(s, NULL, 0, -1);
+	if (s->tls != NULL)
+		pthread_mutex_unlock(&s->wlock);
+	return st == RC_AGAIN ? RC_CANTSEND : st; /* (blocking: AGAIN cannot happen) */
+}
+
 /* A server's TLS handshake under way: take one step. RC_OK (done now, or long ago), RC_AGAIN
  * (waiting for the peer), RC_CANTRECV (it failed; errno EPROTO). */
 static rc_status rc__stream_handshake(rc__stream *s)
@@ -496,6 +531,7 @@ static const rc_tp_vt rc__stream_vt = {
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
 	.ahead = rc__stream_ahead,
+	.sendv = rc__stream_sendv,
 	.hung_up = rc__stream_hung_up,
 	.shutdown = rc__stream_shutdown,
 	.close = rc__stream_close,
@@ -514,6 +550,7 @@ static const rc_tp_vt rc__stream_plain_vt = {
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
 	.ahead = rc__stream_ahead,
+	.sendv = rc__stream_sendv,
 	.hung_up = rc__stream_hung_up,
 	.shutdown = rc__stream_shutdown,
 	.close = rc__stream_close,

@@ -55,6 +55,14 @@ typedef struct rc_peer {
 
 typedef struct rc_tp rc_tp;
 
+/* A piece of a message sent from the caller's memory (gathered): its len bytes go on the wire
+ * at offset `at` of the encoded bytes (before the byte there). */
+typedef struct rc__gseg {
+	size_t at;
+	const void *p;
+	size_t len;
+} rc__gseg;
+
 /* What kind of carrier a transport is: the client and server read these, never the scheme. */
 enum {
 	RC_TPP_DGRAM = 1u << 0,  /* one message a datagram; lost, duplicated or reordered */
@@ -158,6 +166,13 @@ typedef struct rc_tp_vt {
 	rc_status (*accept)(rc_tp *tp, rc_tp **out, size_t max_record);
 	/* Bytes of an incomplete incoming message held (0 for datagrams). */
 	size_t (*buffered)(rc_tp *tp);
+	/* Streams: send one message -- len encoded bytes at msg (with the headroom before it, as
+	 * send) and the gathered pieces seg[0..n) at their offsets -- whole before returning
+	 * (blocking, as send without flags); the pieces are read from the caller's memory, never
+	 * copied. RC_OK, RC_MSGTOOLARGE, RC_CANTSEND (errno kept), RC_NOMEM. NULL: the transport
+	 * cannot gather (nothing is gathered for it). */
+	rc_status (*sendv)(rc_tp *tp, unsigned char *msg, size_t len, const rc__gseg *seg,
+	                   unsigned n);
 	/* Whether messages may be readable without the descriptor announcing them: the last
 	 * receive returned a message and stopped with bytes still held (several records in one
 	 * read; TLS records read ahead). A receive then gives a message, or RC_AGAIN once, after

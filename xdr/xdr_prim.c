@@ -312,7 +312,12 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 			return false;
 		if (xdrs->x_more == NULL && rc__avail(xdrs) < 4 + rc__rndup(len))
 			return false;
-		return rc_xdr_u_int(xdrs, &len) && rc_xdr_opaque(xdrs, *cpp, len);
+		if (!rc_xdr_u_int(xdrs, &len))
+			return false;
+		if (len >= RC_XDR_GATHER_MIN && xdrs->x_gather != NULL &&
+		    xdrs->x_gather(xdrs, *cpp, len))
+			return rc__putpad(xdrs, len); /* the data goes from *cpp, the padding from here */
+		return rc_xdr_opaque(xdrs, *cpp, len);
 	case RC_XDR_DECODE:
 		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__avail(xdrs))
 			return false;
@@ -358,7 +363,12 @@ bool rc_xdr_string(rc_xdr *xdrs, char **cpp, uint32_t maxsize)
 		len = (uint32_t)slen;
 		if (xdrs->x_more == NULL && rc__avail(xdrs) < 4 + rc__rndup(len))
 			return false;
-		return rc_xdr_u_int(xdrs, &len) && rc_xdr_opaque(xdrs, *cpp, len);
+		if (!rc_xdr_u_int(xdrs, &len))
+			return false;
+		if (len >= RC_XDR_GATHER_MIN && xdrs->x_gather != NULL &&
+		    xdrs->x_gather(xdrs, *cpp, len))
+			return rc__putpad(xdrs, len);
+		return rc_xdr_opaque(xdrs, *cpp, len);
 	case RC_XDR_DECODE:
 		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__avail(xdrs))
 			return false;

@@ -89,7 +89,14 @@ struct rc_xdr {
 	 * RC_XDR_LEND_MIN bytes or more into the buffer instead of copying it, and free leaves
 	 * pointers into [x_lend_lo, x_lend_hi) alone; NULL: off */
 	const unsigned char *x_lend_lo, *x_lend_hi;
+	/* gathering (a client's stream call): encode offers variable-length opaque data and
+	 * strings of RC_XDR_GATHER_MIN bytes or more to x_gather, which may take them by
+	 * reference (true: sent from the caller's memory, not copied); NULL: off */
+	bool (*x_gather)(rc_xdr *xdrs, const void *p, uint32_t len);
 };
+
+/* The smallest opaque<> / string<> an encoding stream offers to its x_gather. */
+#define RC_XDR_GATHER_MIN 65536u
 
 /* The smallest opaque<> a lending stream points into its buffer rather than copies. */
 #define RC_XDR_LEND_MIN 1024u
