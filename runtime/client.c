@@ -1304,14 +1304,14 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		msg = rc__encbuf_msg(b); /* the buffer may have moved to the heap */
 		len = (size_t)(x.x_pos - x.x_base);
 	}
-	if (len + b->gbytes > c->max_msg) {
+	if (len + (b->gather ? b->gbytes : 0) > c->max_msg) {
 		*st = RC_MSGTOOLARGE;
 		goto done;
 	}
 	if (traced)
 		rc__trace(c, RC_TP_ENCODED, p->xid);
-	r = b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, 0)
-	                 : tp->vt->sendv(tp, msg, len, b->seg, b->nseg);
+	r = !b->gather || b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, 0)
+	                               : tp->vt->sendv(tp, msg, len, b->seg, b->nseg);
 	if (traced && r == RC_OK)
 		rc__trace(c, RC_TP_SENT, p->xid);
 	if (r != RC_OK) {

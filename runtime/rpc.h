@@ -82,8 +82,8 @@ typedef struct rc__encbuf {
 	bool heap;
 	bool toolarge;
 	bool gather;         /* big opaque<> / string<> may be gathered (set before encoding) */
-	unsigned nseg;       /* the gathered pieces, in order */
-	size_t gbytes;       /* their bytes */
+	unsigned nseg;       /* with gather: the gathered pieces, in order */
+	size_t gbytes;       /* with gather: their bytes */
 	rc__gseg seg[RC__GSEGS];
 } rc__encbuf;
 
@@ -94,9 +94,7 @@ static inline void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize,
 	b->max = max;
 	b->heap = false;
 	b->toolarge = false;
-	b->gather = false;
-	b->nseg = 0;
-	b->gbytes = 0;
+	b->gather = false; /* (nseg and gbytes are set by an encode with gather on) */
 }
 
 /* The x_gather of an encode buffer's stream: take data by reference while pieces remain and
@@ -121,9 +119,12 @@ static inline void rc__encbuf_xdr_at(rc__encbuf *b, rc_xdr *x, size_t skip)
 	x->x_depth = 0;
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
 	x->x_lend_lo = x->x_lend_hi = NULL;
-	x->x_gather = b->gather ? rc__encbuf_gather : NULL;
-	b->nseg = 0;
-	b->gbytes = 0;
+	x->x_gather = NULL;
+	if (b->gather) {
+		x->x_gather = rc__encbuf_gather;
+		b->nseg = 0;
+		b->gbytes = 0;
+	}
 }
 
 /* A decode stream over buf[0..len) allowed to allocate `budget` bytes (field by field, as
