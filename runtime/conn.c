@@ -422,9 +422,9 @@ static rc_status rc__accept_nofile(rc_server *srv, rc__lsn *l, rc_tp **out)
 	return st;
 }
 
-/* Register a connection just accepted (out of memory: closed, counted refused). RC_OK, or
- * RC_NOMEM when it was closed. */
-static rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
+/* server_priv.h: register a connection just accepted, or handed over by the application
+ * (rc_server_listen_fd). */
+rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 {
 	rc__conn *c;
 	rc_status st = RC_OK;
@@ -457,12 +457,6 @@ static rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 	}
 	pthread_mutex_unlock(&srv->mu);
 	return st;
-}
-
-/* server_priv.h: a connection the application handed over (rc_server_listen_fd). */
-rc_status rc__conn_adopt(rc_server *srv, rc_tp *tp)
-{
-	return rc__conn_admit(srv, tp);
 }
 
 /*

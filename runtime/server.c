@@ -372,7 +372,7 @@ rc_status rc_server_listen_fd(rc_server *srv, int fd, char *bound, size_t len)
 		}
 		if (bound && len)
 			snprintf(bound, len, "%s", at);
-		return rc__conn_adopt(srv, tp);
+		return rc__conn_admit(srv, tp);
 	}
 	return rc__lsn_add(srv, tp, at, bound, len, true);
 }

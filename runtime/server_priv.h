@@ -294,9 +294,9 @@ void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events);
 /* Accept what a stream listener has, making room when the table is full or descriptors run
  * out (see conn.c's admission section). */
 void rc__accept(rc_server *srv, rc__lsn *l);
-/* conn.c: serve tp, a connected stream the application handed over (rc_server_listen_fd),
- * as an accepted connection. RC_OK, or RC_NOMEM (tp closed). */
-rc_status rc__conn_adopt(rc_server *srv, rc_tp *tp);
+/* conn.c: serve tp, a connection just accepted or one the application handed over
+ * (rc_server_listen_fd). RC_OK, or RC_NOMEM (tp closed, counted refused). */
+rc_status rc__conn_admit(rc_server *srv, rc_tp *tp);
 /* Resume the listeners whose pause is over; note when the next is due (under srv->mu). */
 void rc__lsn_wake(rc_server *srv, int64_t now);
 /* timeout_ms for epoll_wait, shortened to wake up when a paused listener is due. */

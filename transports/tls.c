@@ -660,15 +660,13 @@ static int rc__tls_alert(rc__tls_conn *t)
 }
 
 /* A blocking read's wait: up to RC__TLS_RAW_CAP bytes from the socket into t->raw (empty, not
- * under the mutex: only the one reader fills it), blocking up to timeout_ms (the socket's
- * receive timeout, set to it; negative: none). Their count; 0 at the peer's end of stream; -1
- * with errno (EAGAIN when the time is up). */
-static ssize_t rc__tls_wait_read(rc__tls_conn *t, int timeout_ms)
+ * under the mutex: only the one reader fills it), blocking up to the socket's receive timeout
+ * (which the stream set to the read's timeout: rc__tp_set_rcvtimeo). Their count; 0 at the
+ * peer's end of stream; -1 with errno (EAGAIN when the time is up). */
+static ssize_t rc__tls_wait_read(rc__tls_conn *t)
 {
-	ssize_t got;
+	ssize_t got = rc__recvfrom(t->fd, t->raw, RC__TLS_RAW_CAP, 0, NULL, NULL);
 
-	(void)timeout_ms; /* the stream set SO_RCVTIMEO to it (rc__tp_set_rcvtimeo) */
-	got = rc__recvfrom(t->fd, t->raw, RC__TLS_RAW_CAP, 0, NULL, NULL);
 	if (got < 0) {
 		if (errno == EINTR || errno == EWOULDBLOCK)
 			errno = EAGAIN;
@@ -703,7 +701,7 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 	}
 	if (wait_first) {
 		/* t->raw is the one reader's alone while empty: the BIO takes nothing from it */
-		ssize_t got = rc__tls_wait_read(t, timeout_ms);
+		ssize_t got = rc__tls_wait_read(t);
 		if (got <= 0)
 			return got;
 	}

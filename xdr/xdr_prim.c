@@ -301,6 +301,17 @@ static bool rc__xdr_getlen(rc_xdr *xdrs, uint32_t *len, uint32_t max, size_t uni
 	return (size_t)*len <= rc__avail(xdrs) / unit;
 }
 
+/* Encode len then the len bytes at p (variable-length opaque data, a string's characters):
+ * big data goes to the stream's x_gather when it takes it by reference, the padding here. */
+static bool rc__put_counted(rc_xdr *xdrs, const char *p, uint32_t len)
+{
+	if (!rc_xdr_u_int(xdrs, &len))
+		return false;
+	if (len >= RC_XDR_GATHER_MIN && xdrs->x_gather != NULL && xdrs->x_gather(xdrs, p, len))
+		return rc__putpad(xdrs, len);
+	return rc_xdr_opaque(xdrs, (void *)p, len);
+}
+
 bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 {
 	uint32_t len;
@@ -312,12 +323,7 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 			return false;
 		if (xdrs->x_more == NULL && rc__avail(xdrs) < 4 + rc__rndup(len))
 			return false;
-		if (!rc_xdr_u_int(xdrs, &len))
-			return false;
-		if (len >= RC_XDR_GATHER_MIN && xdrs->x_gather != NULL &&
-		    xdrs->x_gather(xdrs, *cpp, len))
-			return rc__putpad(xdrs, len); /* the data goes from *cpp, the padding from here */
-		return rc_xdr_opaque(xdrs, *cpp, len);
+		return rc__put_counted(xdrs, *cpp, len);
 	case RC_XDR_DECODE:
 		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__avail(xdrs))
 			return false;
@@ -363,12 +369,7 @@ bool rc_xdr_string(rc_xdr *xdrs, char **cpp, uint32_t maxsize)
 		len = (uint32_t)slen;
 		if (xdrs->x_more == NULL && rc__avail(xdrs) < 4 + rc__rndup(len))
 			return false;
-		if (!rc_xdr_u_int(xdrs, &len))
-			return false;
-		if (len >= RC_XDR_GATHER_MIN && xdrs->x_gather != NULL &&
-		    xdrs->x_gather(xdrs, *cpp, len))
-			return rc__putpad(xdrs, len);
-		return rc_xdr_opaque(xdrs, *cpp, len);
+		return rc__put_counted(xdrs, *cpp, len);
 	case RC_XDR_DECODE:
 		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__avail(xdrs))
 			return false;
