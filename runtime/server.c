@@ -549,6 +549,23 @@ static rc__dbatch *rc__dbatch_get(rc__wctx *w, size_t cap)
 }
 
 /*
+ * Turn receive offload on for datagram listener l, once: several datagrams of one sender (a
+ * client's pipelined calls, sent with segmentation offload) then come in one system call.
+ * Only while one thread receives on l (a receive already in the kernel could be handed a
+ * joined packet it cannot cut), and only when the receive buffers hold a joined packet
+ * (max_record of RC__DGRAM_MAX or more). Asked when the first burst comes on a one-thread
+ * server (a lone call's receive stays the plain one), or before worker threads start.
+ */
+static void rc__lsn_offload(rc_server *srv, rc__lsn *l)
+{
+	if (!l->offload_asked && srv->lim.max_record >= RC__DGRAM_MAX &&
+	    l->tp->vt->offload != NULL) {
+		l->offload_asked = true;
+		(void)l->tp->vt->offload(l->tp);
+	}
+}
+
+/*
  * Receive up to `want` datagrams waiting on l with one system call, serve them one after
  * another, and send their replies together (send_batch): the replies of a batch leave after
  * its last request is served. Re-arms l first when rearm (worker threads: let another thread
@@ -571,6 +588,8 @@ static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned wan
 		return st == RC_AGAIN ? 0 : -1;
 	if (rearm)
 		(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* let another worker in */
+	if (got >= 2 && !l->offload_asked && srv->threads <= 1)
+		rc__lsn_offload(srv, l); /* a burst, one thread: the next one joined */
 	for (unsigned k = 0; k < got; k++) {
 		rc_tp_dgram *d = &b->v[k];
 		size_t rlen = rc__serve(srv, w, d->buf, d->len, &d->peer, true, rc__trace_t0(srv), NULL);
@@ -626,7 +645,9 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsig
 		rc_peer from;
 		rc_status st;
 
-		if (batches && (flags != 0 ? i > 0 || n > 1 : i > 0 && !rc__lone_skip32(&w->lone))) {
+		if (batches && (flags != 0 ? i > 0 || n > 1
+		                           : i > 0 && ((l->offload_asked && rc__tp_ahead(l->tp)) ||
+		                                       !rc__lone_skip32(&w->lone)))) {
 			unsigned want;
 			int k;
 			/* as many slots as the last batch filled, times two (2..RC_TP_BATCH): setting
@@ -700,6 +721,10 @@ static void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l)
 	} else {
 		l->lone = rc__dgram_serve(srv, w, l, 64, RC_TPF_DONTWAIT, false) <= 1;
 	}
+	/* datagrams received joined (UDP_GRO) and not served yet: epoll will not announce them
+	 * (the listener is armed again by now) */
+	while (rc__tp_ahead(l->tp) && !atomic_load(&srv->stop))
+		rc__dgram_serve(srv, w, l, RC_TP_BATCH, RC_TPF_DONTWAIT, false);
 }
 
 /* Resume paused listeners that are due; every 250 ms, close idle and stalled connections. */
@@ -858,6 +883,10 @@ rc_status rc_server_run(rc_server *srv)
 			(void)rc__arm(srv, EPOLL_CTL_ADD, srv->lsn[0]->tp, srv->lsn[0], EPOLLIN);
 		}
 	}
+	if (n > 1) /* before the threads receive */
+		for (unsigned i = 0; i < srv->nlsn; i++)
+			if (srv->lsn[i]->dgram)
+				rc__lsn_offload(srv, srv->lsn[i]);
 	for (unsigned i = 1; i < n; i++)
 		if (pthread_create(&tids[started], NULL, rc__worker, srv) == 0)
 			started++;

@@ -52,6 +52,7 @@ typedef struct rc__lsn {
 	bool wait_room; /* paused until a connection closes (or resume_at, whichever first) */
 	int64_t resume_at;
 	unsigned lone; /* one thread: non-zero while datagrams come one an event (rc__lone_skip) */
+	bool offload_asked; /* datagrams: receive offload asked for (rc__lsn_offload) */
 	char uri[RC_URI_MAX];
 } rc__lsn;
 

@@ -178,6 +178,10 @@ typedef struct rc_tp_vt {
 	 * read; TLS records read ahead). A receive then gives a message, or RC_AGAIN once, after
 	 * which this is false until a message comes again. NULL: never (rc__tp_ahead). */
 	bool (*ahead)(rc_tp *tp);
+	/* Datagram listeners: turn receive offload on (several datagrams of one sender taken in
+	 * one system call; the receives cut them apart), only while no other thread receives on
+	 * tp. Whether it is on. NULL: never. */
+	bool (*offload)(rc_tp *tp);
 	/* Whether the peer of a stream has closed or reset it (one probe, no waiting). */
 	bool (*hung_up)(rc_tp *tp);
 	/* End reading (and writing, if `both`) now, from any thread: a receive blocked in another
@@ -275,6 +279,10 @@ static inline ssize_t rc__recvfrom(int fd, void *buf, size_t len, int flags,
                                    struct sockaddr *from, socklen_t *fromlen)
 {
 	return syscall(SYS_recvfrom, fd, buf, len, flags, from, fromlen);
+}
+static inline ssize_t rc__recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return syscall(SYS_recvmsg, fd, msg, flags);
 }
 
 /*

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
@@ -367,6 +368,107 @@ static void replies_read_ahead_reach_poll_loop(void **state)
 	}
 }
 
+/* A fake UDP server's reply to call xid: MSG_ACCEPTED, AUTH_NONE, SUCCESS, a hyper v. */
+static size_t fake_reply(unsigned char *b, uint32_t xid, int64_t v)
+{
+	uint32_t w[8] = {htonl(xid), htonl(1), 0, 0, 0, 0, htonl((uint32_t)((uint64_t)v >> 32)),
+	                 htonl((uint32_t)v)};
+	memcpy(b, w, sizeof w);
+	return sizeof w;
+}
+
+/* The fake server's socket fd takes the next call (within 2 s): its xid, its sender in *from. */
+static uint32_t fake_take(int fd, struct sockaddr_storage *from, socklen_t *fromlen)
+{
+	unsigned char m[512];
+	uint32_t x;
+	struct pollfd p = {fd, POLLIN, 0};
+
+	assert_int_equal(poll(&p, 1, 2000), 1);
+	*fromlen = sizeof *from;
+	assert_true(recvfrom(fd, m, sizeof m, 0, (struct sockaddr *)from, fromlen) >= 4);
+	memcpy(&x, m, 4);
+	return ntohl(x);
+}
+
+/*
+ * UDP with receive offload on: a server that answers pipelined calls with one segmentation
+ * offload send (remotecall's does) delivers the replies joined. A thread waiting for one
+ * reply takes that datagram; the other replies are cut apart into the transport, where no
+ * readiness of the descriptor announces them: the application's poll loop must still see
+ * them at once (rc_client_pollinfo "now", rc_client_advance reading them).
+ */
+static void joined_replies_reach_poll_loop(void **state)
+{
+	enum { N = 48 };
+	struct sockaddr_in at = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage cli;
+	socklen_t alen = sizeof at, clen;
+	static unsigned char out[N * 32];
+	union {
+		char b[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl;
+	uint16_t seg = 32;
+	struct iovec iov = {out, sizeof out};
+	struct msghdr mh = {.msg_name = &cli, .msg_iov = &iov, .msg_iovlen = 1,
+	                    .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+	struct cmsghdr *cm;
+	int64_t args[N], res[N];
+	rc_async *h[N];
+	char uri[64];
+	rc_client *c;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	unsigned char m[64];
+	int64_t t0;
+	(void)state;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&at, sizeof at), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&at, &alen), 0);
+	snprintf(uri, sizeof uri, "udp://127.0.0.1:%u", ntohs(at.sin_port));
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_client_set_retry(c, 4000), RC_OK); /* no retransmission meanwhile */
+	/* one call answered through the poll loop: the client's batch receive turns its receive
+	 * offload on */
+	args[0] = 7;
+	assert_int_equal(rc_call_start(c, 2, (rc_xdrproc)rc_xdr_hyper, &args[0],
+	                               (rc_xdrproc)rc_xdr_hyper, &res[0], NULL, NULL, &h[0]), RC_OK);
+	uint32_t x = fake_take(fd, &cli, &clen);
+	assert_int_equal(sendto(fd, m, fake_reply(m, x, 7), 0, (struct sockaddr *)&cli, clen), 32);
+	rt_poll_loop(c, 100);
+	assert_int_equal(rc_async_status(h[0]), RC_OK);
+	assert_int_equal(res[0], 7);
+	rc_async_release(h[0]);
+	/* N calls; the fake server takes them all, then answers them in one joined send */
+	for (int k = 0; k < N; k++) {
+		args[k] = k;
+		assert_int_equal(rc_call_start(c, 2, (rc_xdrproc)rc_xdr_hyper, &args[k],
+		                               (rc_xdrproc)rc_xdr_hyper, &res[k], NULL, NULL, &h[k]),
+		                 RC_OK);
+	}
+	for (int k = 0; k < N; k++)
+		fake_reply(out + 32 * k, fake_take(fd, &cli, &clen), 1000 + k);
+	mh.msg_namelen = clen;
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_UDP;
+	cm->cmsg_type = UDP_SEGMENT;
+	cm->cmsg_len = CMSG_LEN(sizeof seg);
+	memcpy(CMSG_DATA(cm), &seg, sizeof seg);
+	assert_int_equal(sendmsg(fd, &mh, 0), (ssize_t)sizeof out);
+	t0 = (int64_t)time(NULL);
+	assert_int_equal(rc_async_wait(h[0], 5000), RC_OK); /* takes the joined datagram */
+	rt_poll_loop(c, 1000);
+	for (int k = 0; k < N; k++) {
+		assert_int_equal(rc_async_status(h[k]), RC_OK);
+		assert_int_equal(res[k], 1000 + k);
+		rc_async_release(h[k]);
+	}
+	assert_true((int64_t)time(NULL) - t0 < 3); /* not a sleep until a deadline */
+	rc_client_destroy(c);
+	close(fd);
+}
+
 static void started_call_wait_cancel(void **state)
 {
 	rc_client *c = connect_to(1, 1);
@@ -620,6 +722,7 @@ int main(void)
 		cmocka_unit_test(select_driven_calls),
 		cmocka_unit_test(pipelined_calls_reissued_from_callbacks),
 		cmocka_unit_test(replies_read_ahead_reach_poll_loop),
+		cmocka_unit_test(joined_replies_reach_poll_loop),
 		cmocka_unit_test(started_call_wait_cancel),
 		cmocka_unit_test(tcp_reconnects_after_server_restart),
 		cmocka_unit_test(handle_outlives_client),
