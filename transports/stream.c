@@ -146,8 +146,13 @@ static rc_status rc__stream_write(rc__stream *s, const unsigned char *rec, size_
 		ssize_t n;
 		int k = 0;
 
-		if (qlen == 0 && rlen == 0)
-			return RC_OK;
+		if (qlen == 0 && rlen == 0) {
+			/* TLS: records of the last write the socket has not taken yet go now */
+			if (s->tls == NULL || rc__tls_unsent(s->tls) == 0 ||
+			    rc__tls_flush(s->tls, timeout_ms) == 0)
+				return RC_OK;
+			return errno == EAGAIN ? RC_AGAIN : RC_CANTSEND;
+		}
 		if (qlen > 0)
 			iov[k++] = (struct iovec){s->oq + s->oqoff, qlen};
 		if (rlen > 0)
@@ -334,7 +339,7 @@ static size_t rc__stream_outq(rc_tp *tp)
 	if (s->tls == NULL)
 		return s->oqlen - s->oqoff;
 	pthread_mutex_lock(&s->wlock);
-	n = s->oqlen - s->oqoff + (rc__tls_wants_write(s->tls) ? 1 : 0);
+	n = s->oqlen - s->oqoff + rc__tls_unsent(s->tls) + (rc__tls_wants_write(s->tls) ? 1 : 0);
 	pthread_mutex_unlock(&s->wlock);
 	return n;
 }

@@ -51,9 +51,23 @@ struct rc__tls_conn {
 	 * BIO's reads take these first. Under mu; made on the first blocking read. */
 	unsigned char *raw;
 	size_t rawoff, rawlen;
+	/* Records written and not yet sent (under mu): a big write's records gather here and
+	 * leave in a few sends (rc__tls_io), not one send a record; what the socket did not take
+	 * waits here (rc__tls_unsent) and goes first with the next write or flush. */
+	unsigned char *wbuf;
+	size_t woff, wlen;
+	bool gather; /* SSL_write_ex of a big message under way: its records gather in wbuf */
 };
 
 #define RC__TLS_RAW_CAP (64 * 1024) /* what one blocking read takes from the socket at most */
+#define RC__TLS_WBUF (256 * 1024)   /* records gathered for one send at most */
+/* The smallest message whose records gather (rc__tls_write_some). Below it each record goes
+ * as it is made: across cores the reader decrypts one while the writer encrypts the next, and
+ * a 64 KiB echo took 25 % longer gathered (175 against 140 us); from 256 KiB up, fewer sends
+ * and wake-ups win on one core and across two alike (1 MiB echo: 2,450 -> 1,950 us on one
+ * core, 1,650 -> 1,200 us across two). */
+#define RC__TLS_GATHER_MIN (256 * 1024)
+#define RC__TLS_REC_MAX (16384 + 512) /* one TLS 1.3 record's bytes at most, with its overhead */
 
 /* Record why an OpenSSL operation `what` failed in the thread's transport detail: the
  * certificate check's verdict if it failed, else the last queued OpenSSL reason, else that
@@ -382,14 +396,52 @@ rc_status rc__tls_probe(rc_tp *tp, uint32_t prog, uint32_t vers, int64_t deadlin
 static BIO_METHOD *rc__bio_method;
 static pthread_once_t rc__bio_once = PTHREAD_ONCE_INIT;
 
-/* The BIO's write: send without SIGPIPE; a full socket asks SSL to retry. */
+/* Send what t->wbuf holds, without waiting (under t->mu): 0 when it is all out, 1 when the
+ * socket is full, -1 on a socket error (errno kept). */
+static int rc__tls_wflush(rc__tls_conn *t)
+{
+	while (t->wlen > t->woff) {
+		ssize_t n = rc__sendto(t->fd, t->wbuf + t->woff, t->wlen - t->woff,
+		                       MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 1 : -1;
+		}
+		t->woff += (size_t)n;
+	}
+	t->woff = t->wlen = 0;
+	return 0;
+}
+
+/* The BIO's write: a record of a big message gathers in t->wbuf, as does anything written
+ * while older bytes wait there (order kept); else it is sent at once, without SIGPIPE. A full
+ * socket (or a full wbuf) asks SSL to retry. */
 static int rc__bio_write(BIO *b, const char *buf, int len)
 {
 	rc__tls_conn *t = BIO_get_data(b);
-	ssize_t n = rc__sendto(t->fd, buf, (size_t)len,
-	                       MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0);
+	ssize_t n;
 
 	BIO_clear_retry_flags(b);
+	if (t->gather || t->wlen > t->woff) {
+		if (RC__TLS_WBUF - t->wlen < (size_t)len) {
+			if (rc__tls_wflush(t) < 0)
+				return -1;
+			if (t->woff > 0) { /* what is left moves to the front */
+				memmove(t->wbuf, t->wbuf + t->woff, t->wlen - t->woff);
+				t->wlen -= t->woff;
+				t->woff = 0;
+			}
+			if (RC__TLS_WBUF - t->wlen < (size_t)len) {
+				BIO_set_retry_write(b);
+				return -1;
+			}
+		}
+		memcpy(t->wbuf + t->wlen, buf, (size_t)len);
+		t->wlen += (size_t)len;
+		return len;
+	}
+	n = rc__sendto(t->fd, buf, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		BIO_set_retry_write(b);
 	return (int)n;
@@ -417,13 +469,21 @@ static int rc__bio_read(BIO *b, char *buf, int len)
 	return (int)n;
 }
 
-/* The BIO's control: flushing is a no-op (writes go straight out); nothing else is known. */
+/* The BIO's control: a flush sends what wbuf holds (a full socket asks SSL to retry);
+ * nothing else is known. */
 static long rc__bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
-	(void)b;
+	rc__tls_conn *t = BIO_get_data(b);
+	int r;
+
 	(void)num;
 	(void)ptr;
-	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+	if (cmd != BIO_CTRL_FLUSH || t == NULL)
+		return cmd == BIO_CTRL_FLUSH;
+	BIO_clear_retry_flags(b);
+	if ((r = rc__tls_wflush(t)) == 1)
+		BIO_set_retry_write(b);
+	return r == 0 ? 1 : -1;
 }
 
 /* The BIO's create: ready at once (the descriptor is set right after). */
@@ -680,8 +740,75 @@ static ssize_t rc__tls_wait_read(rc__tls_conn *t)
 }
 
 /*
- * One SSL_read_ex (reading) or SSL_write_ex of buf[0..n) under t's mutex, then -- when it
- * must wait -- waiting for the socket without it, up to timeout_ms (see rc__tls_read).
+ * SSL_write_ex of buf[0..n) under t->mu. A big message (RC__TLS_GATHER_MIN) gathers its
+ * records in t->wbuf while it has room for another, then sends them in one go (one send for
+ * up to 256 KiB, not one a record: fewer system calls, and a reader woken fewer times). *done: the
+ * bytes SSL took; those of them the socket did not take wait in wbuf (rc__tls_unsent). The
+ * SSL_ERROR_* of the write (NONE when some were taken); SSL_ERROR_SYSCALL with errno when the
+ * socket failed.
+ */
+static int rc__tls_write_some(rc__tls_conn *t, const unsigned char *buf, size_t n,
+                              size_t *done)
+{
+	size_t d;
+	int r, e = SSL_ERROR_NONE;
+
+	*done = 0;
+	if (n >= RC__TLS_GATHER_MIN &&
+	    (t->wbuf != NULL || (t->wbuf = malloc(RC__TLS_WBUF)) != NULL))
+		t->gather = true;
+	do {
+		r = SSL_write_ex(t->ssl, buf + *done, n - *done, &d);
+		if (r != 1) {
+			e = SSL_get_error(t->ssl, r);
+			break;
+		}
+		*done += d;
+	} while (t->gather && *done < n && RC__TLS_WBUF - t->wlen >= RC__TLS_REC_MAX);
+	t->gather = false;
+	if (*done > 0 && (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ)) {
+		e = SSL_ERROR_NONE; /* what was taken counts */
+		ERR_clear_error();
+	}
+	if (e == SSL_ERROR_NONE && t->wlen > t->woff && rc__tls_wflush(t) < 0)
+		e = SSL_ERROR_SYSCALL;
+	return e;
+}
+
+/* Wait for room on the socket (up to ms; negative: no limit) and send what wbuf holds, until
+ * it is all out: 0, or -1 with errno (EAGAIN: the time is up). Not under t->mu. */
+static int rc__tls_drain(rc__tls_conn *t, int64_t deadline, int timeout_ms)
+{
+	for (;;) {
+		int f, ms;
+
+		pthread_mutex_lock(&t->mu);
+		f = t->failed != 0 ? -1 : rc__tls_wflush(t);
+		if (f < 0 && t->failed == 0)
+			t->failed = errno;
+		if (f < 0)
+			errno = t->failed;
+		pthread_mutex_unlock(&t->mu);
+		if (f <= 0)
+			return f;
+		if (timeout_ms == 0) {
+			errno = EAGAIN;
+			return -1;
+		}
+		ms = timeout_ms < 0 ? -1 : rc__tls_ms_left(deadline);
+		if (ms == 0 || !rc__sock_wait(t->fd, POLLOUT, ms)) {
+			if (errno != EAGAIN && errno != EINTR)
+				return -1;
+			errno = EAGAIN;
+			return -1;
+		}
+	}
+}
+
+/*
+ * One SSL_read_ex (reading) or SSL_write_ex of buf[0..n) (rc__tls_write_some) under t's
+ * mutex, then -- when it must wait -- waiting for the socket without it, up to timeout_ms
+ * (see rc__tls_read). A write that may wait returns when its records are all sent.
  */
 static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, bool reading)
 {
@@ -716,8 +843,14 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 			return reading && errno == EPIPE ? 0 : -1; /* closed stays closed */
 		}
 		ERR_clear_error();
-		r = reading ? SSL_read_ex(t->ssl, buf, n, &done) : SSL_write_ex(t->ssl, buf, n, &done);
-		e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, r);
+		if (reading) {
+			r = SSL_read_ex(t->ssl, buf, n, &done);
+			e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, r);
+			if (t->wlen > t->woff) /* a write the read made (a key update's) behind some */
+				(void)rc__tls_wflush(t);
+		} else {
+			e = rc__tls_write_some(t, buf, n, &done);
+		}
 		if (e == SSL_ERROR_SYSCALL && !reading)
 			e = rc__tls_alert(t);
 		if (e == SSL_ERROR_SSL)
@@ -737,6 +870,9 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 			t->failed = EPROTO;
 		}
 		pthread_mutex_unlock(&t->mu);
+		if (e == SSL_ERROR_NONE && !reading && timeout_ms != 0 &&
+		    rc__tls_drain(t, deadline, timeout_ms) < 0 && errno != EAGAIN)
+			return -1;
 		if (e == SSL_ERROR_NONE)
 			return (ssize_t)done;
 		if (e == SSL_ERROR_ZERO_RETURN && reading)
@@ -772,6 +908,25 @@ ssize_t rc__tls_write(rc__tls_conn *t, const void *buf, size_t n, int timeout_ms
 }
 
 /* tls.h */
+size_t rc__tls_unsent(rc__tls_conn *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->mu);
+	n = t->wlen - t->woff;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
+
+/* tls.h */
+int rc__tls_flush(rc__tls_conn *t, int timeout_ms)
+{
+	int64_t deadline = timeout_ms > 0 ? (int64_t)rc__clock_ns() + timeout_ms * 1000000LL : 0;
+
+	return rc__tls_drain(t, deadline, timeout_ms);
+}
+
+/* tls.h */
 size_t rc__tls_pending(rc__tls_conn *t)
 {
 	size_t n;
@@ -797,8 +952,8 @@ void rc__tls_close(rc__tls_conn *t)
 		return;
 	if (t->handshaking)
 		atomic_fetch_sub(&t->ctx->handshakes, 1);
-	else
-		(void)SSL_shutdown(t->ssl); /* close_notify if the socket takes it; no waiting */
+	else if (SSL_shutdown(t->ssl) >= 0) /* close_notify if the socket takes it; no waiting */
+		(void)rc__tls_wflush(t); /* (behind records still waiting, if any) */
 	ERR_clear_error();
 	SSL_free(t->ssl);
 	free(t->subject);
@@ -806,5 +961,6 @@ void rc__tls_close(rc__tls_conn *t)
 		free(t->sans[i]);
 	pthread_mutex_destroy(&t->mu);
 	free(t->raw);
+	free(t->wbuf);
 	free(t);
 }

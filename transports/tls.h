@@ -82,6 +82,12 @@ bool rc__tls_wants_write(const rc__tls_conn *t);
  */
 ssize_t rc__tls_read(rc__tls_conn *t, void *buf, size_t n, int timeout_ms);
 ssize_t rc__tls_write(rc__tls_conn *t, const void *buf, size_t n, int timeout_ms);
+/* Bytes of records written that the socket has not taken yet (a non-blocking write's; they
+ * leave first with the next write, or with rc__tls_flush). */
+size_t rc__tls_unsent(rc__tls_conn *t);
+/* Send those, waiting at most timeout_ms for the socket (0: not at all; negative: no limit):
+ * 0 when all are out; -1 with errno EAGAIN (some left) or the socket's error. */
+int rc__tls_flush(rc__tls_conn *t, int timeout_ms);
 /* Bytes the TLS layer holds that a read would return (or is assembling), without the socket. */
 size_t rc__tls_pending(rc__tls_conn *t);
 /* The verified peer certificate's identity (server side), or NULL if the peer sent none. */

@@ -245,6 +245,59 @@ static void tls_async_uri(void **state)
 	rt_stop(&s);
 }
 
+/* Big started calls under TLS to a client that reads late, on a one-thread server and one
+ * with workers: the client's arguments and the server's replies go out non-blocking, their
+ * records gathered, and the sockets fill (the client's has a small send buffer) -- the
+ * records a socket did not take wait in the TLS layer (counted in the output queue) and
+ * leave when it drains. Every echo comes back whole. */
+static void tls_big_calls_to_a_late_reader(void **state)
+{
+	enum { N = 3, SZ = 1 << 20 }; /* (under the 4 MiB of output past which a start waits) */
+	const tw_conf *confs[] = {&C_TLS, &C_MT};
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, NULL, NULL, NULL};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rt_server s;
+		rc_client *c;
+		rc_async *h[N];
+		rt_blob in[N], out[N];
+
+		tw_start(&s, confs[k]);
+		c = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
+		{
+			/* a small send buffer: the client's own records outrun the socket too */
+			int fd, tmo, sz = 32 << 10;
+			short ev;
+			assert_int_equal(rc_client_pollinfo(c, &fd, &ev, &tmo), RC_OK);
+			assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
+		}
+		for (int i = 0; i < N; i++) {
+			in[i].len = SZ;
+			in[i].val = malloc(SZ);
+			assert_non_null(in[i].val);
+			for (size_t j = 0; j < SZ; j++)
+				in[i].val[j] = (char)(j * 13 + (size_t)i);
+			out[i] = (rt_blob){0, NULL};
+			assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)xdr_rt_blob, &in[i],
+			                               (rc_xdrproc)xdr_rt_blob, &out[i], NULL, NULL, &h[i]),
+			                 RC_OK);
+		}
+		usleep(200000); /* nothing read meanwhile: the server's sends fill the socket */
+		rt_poll_loop(c, 20000);
+		for (int i = 0; i < N; i++) {
+			assert_int_equal(rc_async_status(h[i]), RC_OK);
+			assert_int_equal(out[i].len, SZ);
+			assert_memory_equal(out[i].val, in[i].val, SZ);
+			rc_async_release(h[i]);
+			rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out[i]);
+			free(in[i].val);
+		}
+		tw_echo(c, 1 << 20); /* and a blocking one after */
+		rc_client_destroy(c);
+		rt_stop(&s);
+	}
+}
+
 /* A multi-destination call to three TLS clients of one server. */
 static bool tw_multi_fn(size_t index, rc_status st, void *res, void *udata)
 {
@@ -660,6 +713,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tls_blocking), cmocka_unit_test(tls_async_uri),
+		cmocka_unit_test(tls_big_calls_to_a_late_reader),
 		cmocka_unit_test(tls_multi),    cmocka_unit_test(tls_mutual),
 		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
