@@ -1311,7 +1311,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	if (traced)
 		rc__trace(c, RC_TP_ENCODED, p->xid);
 	r = !b->gather || b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, 0)
-	                               : tp->vt->sendv(tp, msg, len, b->seg, b->nseg);
+	                               : tp->vt->sendv(tp, msg, len, b->seg, b->nseg, 0);
 	if (traced && r == RC_OK)
 		rc__trace(c, RC_TP_SENT, p->xid);
 	if (r != RC_OK) {

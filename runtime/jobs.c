@@ -147,6 +147,28 @@ void rc__conn_out(rc_server *srv, rc__conn *c)
 	rc__conn_done(srv, c, broken);
 }
 
+/* A job's connection for rc__job_send_gathered. */
+typedef struct rc__jobconn {
+	rc_server *srv;
+	rc__conn *c;
+} rc__jobconn;
+
+/* rc__gsend's fn on a worker thread: a gathered reply (a big one) goes behind what is queued
+ * at once, under the connection's write lock, the rest queued and the output descriptor armed
+ * for it. */
+static bool rc__job_send_gathered(void *ctx, unsigned char *msg, size_t len,
+                                  const rc__gseg *seg, unsigned n)
+{
+	rc__jobconn *jc = ctx;
+	bool ok;
+
+	pthread_mutex_lock(&jc->c->wmu);
+	ok = jc->c->tp->vt->sendv(jc->c->tp, msg, len, seg, n, RC_TPF_DONTWAIT) == RC_OK &&
+	     rc__conn_push_out(jc->srv, jc->c);
+	pthread_mutex_unlock(&jc->c->wmu);
+	return ok;
+}
+
 /*
  * Serve one job and send its reply; drops the job's reference. While more jobs of the same
  * connection wait in the queue, a reply of up to RC__BATCH_MAX bytes joins the output queue
@@ -167,7 +189,19 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_firs
 	}
 	/* run even when the reader has since found the peer gone: a peer that shut down only
 	 * its sending side still reads the replies to what it sent */
-	rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv, c->tp);
+	{
+		rc__jobconn jc = {srv, c};
+		rc__gsend gs = {rc__job_send_gathered, &jc};
+
+		w->gsend = c->tp->vt->sendv != NULL && !broken ? &gs : NULL;
+		w->gsent = 0;
+		rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv, c->tp);
+		w->gsend = NULL;
+		if (w->gsent < 0)
+			broken = true;
+		else if (w->gsent > 0)
+			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent or queued */
+	}
 	free(j);
 	if (rlen > 0 && !broken) {
 		unsigned char *msg = rc__encbuf_msg(&w->rb);

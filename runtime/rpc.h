@@ -100,6 +100,15 @@ static inline void rc__encbuf_init(rc__encbuf *b, void *stack, size_t stacksize,
 /* The x_gather of an encode buffer's stream: take data by reference while pieces remain and
  * the whole message stays within the buffer's max (msg.c). */
 bool rc__encbuf_gather(rc_xdr *x, const void *p, uint32_t len);
+
+/* Turn gathering on for the rest of an encode on x over b (set up by rc__encbuf_xdr_at). */
+static inline void rc__encbuf_gather_on(rc__encbuf *b, rc_xdr *x)
+{
+	b->gather = true;
+	b->nseg = 0;
+	b->gbytes = 0;
+	x->x_gather = rc__encbuf_gather;
+}
 /* The x_more of an encode buffer's stream (msg.c). */
 bool rc__encbuf_grow(rc_xdr *x, size_t need);
 

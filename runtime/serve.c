@@ -438,12 +438,24 @@ header_read:
 	if (info->xres == (rc_xdrproc)rc_xdr_void) {
 		rlen = 24; /* the reply header alone */
 	} else {
+		if (w->gsend != NULL) /* a stream: big data may go from the result's memory */
+			rc__encbuf_gather_on(&w->rb, &rx);
 		if (!info->xres(&rx, res))
 			goto system_err;
 		rlen = rc_xdr_getpos(&rx);
+		if (w->rb.gather && w->rb.nseg > 0) {
+			/* gathered: it leaves now, while the result it points into lives */
+			w->rb.gather = false;
+			RC__STEP(traced, srv, RC_TP_SRV_ENCODED, xid);
+			w->gsent = w->gsend->fn(w->gsend->ctx, rc__encbuf_msg(&w->rb), rlen, w->rb.seg,
+			                        w->rb.nseg) ? 1 : -1;
+			rlen = 0;
+			goto out;
+		}
 	}
 	RC__STEP(traced, srv, RC_TP_SRV_ENCODED, xid);
 out:
+	w->rb.gather = false;
 	if (args != NULL) {
 		rc__xdr_free_lent(info->xargs, args, rd.p, rd.end);
 		if (args != argstack)
@@ -485,6 +497,7 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.keep = rc__reply_keep(srv->lim.max_record);
 	w.rbuf = NULL;
+	w.gsend = NULL;
 	w.batch = NULL;
 	w.lone = 0;
 	w.want = 0;

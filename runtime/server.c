@@ -813,6 +813,7 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.keep = rc__reply_keep(srv->lim.max_record);
 	w.rbuf = srv->step_rbuf; /* kept between steps */
+	w.gsend = NULL;
 	w.batch = srv->step_batch;
 	w.lone = 0;
 	w.want = 0;
@@ -841,6 +842,7 @@ static void *rc__worker(void *arg)
 	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
 	w.keep = rc__reply_keep(srv->lim.max_record);
 	w.rbuf = NULL;
+	w.gsend = NULL;
 	w.batch = NULL;
 	w.lone = 0;
 	w.want = 0;

@@ -143,8 +143,22 @@ struct rc_server {
 struct rc__dbatch;
 
 /* A per-thread reply buffer. */
+/*
+ * How rc__serve may send a reply itself: a stream connection's reply whose big opaque<> /
+ * string<> data is gathered (read from the result's memory, not copied into the reply
+ * buffer) must leave before the result is freed. fn sends msg[0..len) with the pieces
+ * seg[0..n) (what the socket does not take is queued, copied) and says whether the
+ * connection still works.
+ */
+typedef struct rc__gsend {
+	bool (*fn)(void *ctx, unsigned char *msg, size_t len, const rc__gseg *seg, unsigned n);
+	void *ctx;
+} rc__gsend;
+
 typedef struct rc__wctx {
 	rc__encbuf rb;
+	const rc__gsend *gsend; /* set around rc__serve by a stream's loops: replies may gather */
+	int gsent;           /* rc__serve sent a gathered reply itself: 1, or -1 (broken) */
 	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
 	struct rc__dbatch *batch; /* its datagram batch (server.c; NULL until needed) */
 	unsigned lone;       /* blocking datagram loop: non-zero while calls come one at a time */
@@ -308,6 +322,11 @@ void rc__reserve_take(rc_server *srv);
 void rc__conn_close(rc_server *srv, rc__conn *c);
 /* Ask for c to be closed by its own event handler (under srv->mu; counted in srv->ndoomed). */
 void rc__conn_doom(rc_server *srv, rc__conn *c);
+/* rc__serve for request msg[0..len) of connection c, letting it send a reply whose big data
+ * is gathered itself (then 0 is returned, and *broken says whether that send failed); else
+ * the reply's length in w->rb, as rc__serve. */
+size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len,
+                      uint64_t t_rcv, bool *broken);
 /* Send (more: gather) a reply on c; false if c is broken. */
 bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more);
 /* Flush c's output without blocking; true when all went out, else *broken says why not. */

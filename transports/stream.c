@@ -259,13 +259,15 @@ rc__stream_send_one(rc_tp *tp, unsigned char *msg, size_t len, unsigned flags,
 /* The vt's sendv: the record mark and the bytes before the first gathered piece go to the
  * output queue, and each piece from the caller's memory is written behind what is queued (one
  * gathered write: sendmsg of the queue and the piece), the encoded bytes after it queued
- * for the next; a last write sends what remains. Blocking; under TLS the whole record under
- * the writer lock. */
+ * for the next; a last write sends what remains. Blocking, or with RC_TPF_DONTWAIT until the
+ * socket is full (what is left of a piece, and all after it, is then queued: copied); under
+ * TLS the whole record under the writer lock. */
 static rc_status rc__stream_sendv(rc_tp *tp, unsigned char *msg, size_t len,
-                                  const rc__gseg *seg, unsigned n)
+                                  const rc__gseg *seg, unsigned n, unsigned flags)
 {
 	rc__stream *s = (rc__stream *)tp;
 	size_t total = len;
+	int tmo = (flags & RC_TPF_DONTWAIT) ? 0 : -1;
 	rc_status st;
 
 	for (unsigned i = 0; i < n; i++)
@@ -277,18 +279,23 @@ static rc_status rc__stream_sendv(rc_tp *tp, unsigned char *msg, size_t len,
 		pthread_mutex_lock(&s->wlock);
 	st = rc__stream_enqueue(s, msg - RC_TP_HEADROOM,
 	                        RC_TP_HEADROOM + (n > 0 ? seg[0].at : len)) ? RC_OK : RC_NOMEM;
-	for (unsigned i = 0; i < n && st == RC_OK; i++) {
+	for (unsigned i = 0; i < n && (st == RC_OK || st == RC_AGAIN); i++) {
 		size_t next = i + 1 < n ? seg[i + 1].at : len;
-		st = rc__stream_write(s, seg[i].p, seg[i].len, -1);
-		if (st == RC_OK && next > seg[i].at && !rc__stream_enqueue(s, msg + seg[i].at,
-		                                                          next - seg[i].at))
+		if (st == RC_AGAIN) /* the socket is full: behind the queue, copied */
+			st = rc__stream_enqueue(s, seg[i].p, seg[i].len) ? RC_AGAIN : RC_NOMEM;
+		else
+			st = rc__stream_write(s, seg[i].p, seg[i].len, tmo);
+		if ((st == RC_OK || st == RC_AGAIN) && next > seg[i].at &&
+		    !rc__stream_enqueue(s, msg + seg[i].at, next - seg[i].at))
 			st = RC_NOMEM;
 	}
 	if (st == RC_OK)
-		st = rc__stream_write(s, NULL, 0, -1);
+		st = rc__stream_write(s, NULL, 0, tmo);
 	if (s->tls != NULL)
 		pthread_mutex_unlock(&s->wlock);
-	return st == RC_AGAIN ? RC_CANTSEND : st; /* (blocking: AGAIN cannot happen) */
+	if (st == RC_AGAIN) /* queued: flush sends it (blocking: cannot happen) */
+		return tmo == 0 ? RC_OK : RC_CANTSEND;
+	return st;
 }
 
 /* A server's TLS handshake under way: take one step. RC_OK (done now, or long ago), RC_AGAIN

@@ -167,12 +167,14 @@ typedef struct rc_tp_vt {
 	/* Bytes of an incomplete incoming message held (0 for datagrams). */
 	size_t (*buffered)(rc_tp *tp);
 	/* Streams: send one message -- len encoded bytes at msg (with the headroom before it, as
-	 * send) and the gathered pieces seg[0..n) at their offsets -- whole before returning
-	 * (blocking, as send without flags); the pieces are read from the caller's memory, never
-	 * copied. RC_OK, RC_MSGTOOLARGE, RC_CANTSEND (errno kept), RC_NOMEM. NULL: the transport
-	 * cannot gather (nothing is gathered for it). */
+	 * send) and the gathered pieces seg[0..n) at their offsets -- behind what is queued. flags
+	 * 0: whole before returning (blocking); the pieces are read from the caller's memory,
+	 * never copied. RC_TPF_DONTWAIT: what the socket takes now goes from the caller's memory,
+	 * the rest is copied into the output queue (as send's). RC_OK (sent or queued),
+	 * RC_MSGTOOLARGE, RC_CANTSEND (errno kept), RC_NOMEM. NULL: the transport cannot gather
+	 * (nothing is gathered for it). */
 	rc_status (*sendv)(rc_tp *tp, unsigned char *msg, size_t len, const rc__gseg *seg,
-	                   unsigned n);
+	                   unsigned n, unsigned flags);
 	/* Whether messages may be readable without the descriptor announcing them: the last
 	 * receive returned a message and stopped with bytes still held (several records in one
 	 * read; TLS records read ahead). A receive then gives a message, or RC_AGAIN once, after

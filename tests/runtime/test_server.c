@@ -505,6 +505,58 @@ static void pipelined_calls_on_threaded_server(void **state)
 	rt_stop(&s);
 }
 
+/* Big replies on streams leave from the result's memory (gathered, not copied into the reply
+ * buffer) before the result is freed: with one thread and with workers, over TCP and a unix
+ * socket, three 1 MiB echoes started and not read for 200 ms (the server's socket fills: the
+ * rest of each reply is queued) and a blocking 3 MiB one all come back whole. */
+static void big_replies_gathered(void **state)
+{
+	static const char *const tcp[] = {"tcp://127.0.0.1:0", NULL};
+	static const char *const unx[] = {"unix:///tmp/rc-test-gather.sock", NULL};
+	static const struct { const char *const *uris; unsigned threads; } setups[] = {
+		{tcp, 1}, {tcp, 3}, {unx, 1}, {unx, 2}};
+	enum { N = 3, SZ = 1 << 20, BIG = 3 << 20 };
+	(void)state;
+	for (size_t k = 0; k < sizeof(setups) / sizeof(setups[0]); k++) {
+		rt_server s;
+		rc_client *c;
+		rc_async *a[N];
+		rt_blob in[N + 1], out[N + 1];
+
+		assert_int_equal(rt_start(&s, setups[k].uris, setups[k].threads), 0);
+		assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 1), RC_OK);
+		for (int i = 0; i <= N; i++) {
+			in[i].len = i < N ? SZ : BIG;
+			in[i].val = malloc(in[i].len);
+			assert_non_null(in[i].val);
+			for (size_t j = 0; j < in[i].len; j++)
+				in[i].val[j] = (char)(j * 31 + (size_t)i);
+			out[i] = (rt_blob){0, NULL};
+		}
+		for (int i = 0; i < N; i++)
+			assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)xdr_rt_blob, &in[i],
+			                               (rc_xdrproc)xdr_rt_blob, &out[i], NULL, NULL, &a[i]),
+			                 RC_OK);
+		usleep(200000);
+		rt_poll_loop(c, 10000);
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in[N], (rc_xdrproc)xdr_rt_blob,
+		                         &out[N]),
+		                 RC_OK);
+		for (int i = 0; i <= N; i++) {
+			if (i < N) {
+				assert_int_equal(rc_async_status(a[i]), RC_OK);
+				rc_async_release(a[i]);
+			}
+			assert_int_equal(out[i].len, in[i].len);
+			assert_memory_equal(out[i].val, in[i].val, in[i].len);
+			rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out[i]);
+			free(in[i].val);
+		}
+		rc_client_destroy(c);
+		rt_stop(&s);
+	}
+}
+
 /* A client that goes away while its calls run on worker threads: the server finishes them,
  * drops the connection (no crash, no leak under the sanitizers) and serves the next client. */
 static void peer_gone_while_calls_run(void **state)
@@ -1101,6 +1153,7 @@ int main(void)
 		cmocka_unit_test(worker_threads_serve_in_parallel),
 		cmocka_unit_test(calls_on_one_connection_run_in_parallel),
 		cmocka_unit_test(pipelined_calls_on_threaded_server),
+		cmocka_unit_test(big_replies_gathered),
 		cmocka_unit_test(peer_gone_while_calls_run),
 		cmocka_unit_test(burst_after_ping_pong),
 		cmocka_unit_test(short_replies_do_not_wait_for_a_long_call),

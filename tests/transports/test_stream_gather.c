@@ -103,7 +103,7 @@ static void gathered_record_is_the_plain_encoding(void **state)
 	r = (reader){sv[1], malloc(total + 4), total + 4, 0};
 	assert_int_equal(pthread_create(&t, NULL, read_all, &r), 0);
 	assert_int_equal(tp->vt->sendv(tp, rc__encbuf_msg(&b), (size_t)(x.x_pos - x.x_base), b.seg,
-	                               b.nseg),
+	                               b.nseg, 0),
 	                 RC_OK);
 	pthread_join(t, NULL);
 	assert_int_equal(r.got, total + 4);
