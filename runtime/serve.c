@@ -440,8 +440,10 @@ header_read:
 	} else {
 		if (w->gsend != NULL) /* a stream: big data may go from the result's memory */
 			rc__encbuf_gather_on(&w->rb, &rx);
-		if (!info->xres(&rx, res))
+		if (!info->xres(&rx, res)) {
+			w->rb.gather = false;
 			goto system_err;
+		}
 		rlen = rc_xdr_getpos(&rx);
 		if (w->rb.gather && w->rb.nseg > 0) {
 			/* gathered: it leaves now, while the result it points into lives */
@@ -452,10 +454,10 @@ header_read:
 			rlen = 0;
 			goto out;
 		}
+		w->rb.gather = false;
 	}
 	RC__STEP(traced, srv, RC_TP_SRV_ENCODED, xid);
 out:
-	w->rb.gather = false;
 	if (args != NULL) {
 		rc__xdr_free_lent(info->xargs, args, rd.p, rd.end);
 		if (args != argstack)

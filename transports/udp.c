@@ -17,6 +17,11 @@
 #include "transports/transport.h"
 
 
+/* The largest packet UDP_GRO hands over: one IP packet's payload. */
+#define RC__GRO_MAX 65536
+/* The most bytes of pieces that may wait (a listener's receivers falling behind). */
+#define RC__PEND_MAX (4u << 20)
+
 /*
  * Receive offload (UDP_GRO): the kernel may hand over several datagrams of one sender joined
  * in one receive (a GSO send, or datagrams a receive path coalesced), cut at a size a control
@@ -25,11 +30,6 @@
  * and leave before the socket is read again (ahead says so to loops that wait for the
  * descriptor). A listener's receivers may be several threads: `mu` guards pend.
  */
-/* The largest packet UDP_GRO hands over: one IP packet's payload. */
-#define RC__GRO_MAX 65536
-/* The most bytes of pieces that may wait (a listener's receivers falling behind). */
-#define RC__PEND_MAX (4u << 20)
-
 typedef struct rc__udp_run {
 	uint32_t seg, len, off; /* piece size, the run's bytes, how many were handed out */
 	uint32_t pad;
@@ -77,7 +77,6 @@ static void rc__udp_pend_add(rc__udp *u, const unsigned char *data, size_t len, 
 
 		if (u->pend_used + need > RC__PEND_MAX)
 			return; /* receivers far behind: lost, as on a full socket buffer */
-
 		while (cap - u->pend_used < need)
 			cap *= 2;
 		if ((p = realloc(u->pend, cap)) == NULL)
@@ -401,7 +400,7 @@ static bool rc__udp_ahead(rc_tp *tp)
  * the same peer with the same length (the last of a run may be shorter) leave as one send,
  * which the stack carries as one packet and cuts into datagrams at the last moment (on
  * loopback: at the receiving socket). Up to RC__GSO_SEGS of them and RC__GSO_BYTES in all
- * (one IP packet's worth). A kernel or route that refuses it turns it off for the socket.
+ * (one IP packet's worth). A run the kernel refuses goes again one by one (rc__udp_send_some).
  */
 #define RC__GSO_SEGS 64
 #define RC__GSO_BYTES 65000
