@@ -75,26 +75,24 @@ bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more)
 	                       RC_TPF_DONTWAIT | (more ? RC_TPF_MORE : 0)) == RC_OK;
 }
 
-/* rc__gsend's fn for a connection (ctx): the gathered reply goes behind what is queued, as
- * far as the socket takes it now; the rest is queued. With worker threads the caller holds
- * the connection's write lock (rc__serve_conn). */
-static bool rc__conn_send_gathered(void *ctx, unsigned char *msg, size_t len,
-                                   const rc__gseg *seg, unsigned n)
+/* server_priv.h: a gathered reply goes behind what is queued on c, as far as the socket
+ * takes it now; the rest is queued. */
+bool rc__conn_send_gathered(void *ctx, unsigned char *msg, size_t len, const rc__gseg *seg,
+                            unsigned n)
 {
 	rc__conn *c = ctx;
 
 	return c->tp->vt->sendv(c->tp, msg, len, seg, n, RC_TPF_DONTWAIT) == RC_OK;
 }
 
-/* server_priv.h: rc__serve for a request of connection c, replies gathered where the
- * transport can. */
+/* server_priv.h: rc__serve for a request of connection c, replies gathered through gs where
+ * the transport can. */
 size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len,
-                      uint64_t t_rcv, bool *broken)
+                      uint64_t t_rcv, const rc__gsend *gs, bool *broken)
 {
-	rc__gsend gs = {rc__conn_send_gathered, c};
 	size_t rlen;
 
-	w->gsend = c->tp->vt->sendv != NULL ? &gs : NULL;
+	w->gsend = c->tp->vt->sendv != NULL ? gs : NULL;
 	w->gsent = 0;
 	rlen = rc__serve(srv, w, msg, len, NULL, false, t_rcv, c->tp);
 	w->gsend = NULL;
@@ -191,7 +189,8 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		c->last_active = rc__now();
 		c->completed = true; /* one thread: nothing reads it concurrently */
 		c->partial_since = 0; /* a record completed: the stall clock starts again */
-		rlen = rc__serve_conn(srv, w, c, msg, len, t_rcv, &broken);
+		rlen = rc__serve_conn(srv, w, c, msg, len, t_rcv,
+		                      &(const rc__gsend){rc__conn_send_gathered, c}, &broken);
 		if (broken)
 			goto dead;
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */

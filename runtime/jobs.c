@@ -163,8 +163,7 @@ static bool rc__job_send_gathered(void *ctx, unsigned char *msg, size_t len,
 	bool ok;
 
 	pthread_mutex_lock(&jc->c->wmu);
-	ok = jc->c->tp->vt->sendv(jc->c->tp, msg, len, seg, n, RC_TPF_DONTWAIT) == RC_OK &&
-	     rc__conn_push_out(jc->srv, jc->c);
+	ok = rc__conn_send_gathered(jc->c, msg, len, seg, n) && rc__conn_push_out(jc->srv, jc->c);
 	pthread_mutex_unlock(&jc->c->wmu);
 	return ok;
 }
@@ -192,15 +191,11 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_firs
 	{
 		rc__jobconn jc = {srv, c};
 		rc__gsend gs = {rc__job_send_gathered, &jc};
+		bool gbroken;
 
-		w->gsend = c->tp->vt->sendv != NULL && !broken ? &gs : NULL;
-		w->gsent = 0;
-		rlen = rc__serve(srv, w, j->msg, j->len, NULL, false, j->t_rcv, c->tp);
-		w->gsend = NULL;
-		if (w->gsent < 0)
-			broken = true;
-		else if (w->gsent > 0)
-			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent or queued */
+		rlen = rc__serve_conn(srv, w, c, j->msg, j->len, j->t_rcv, broken ? NULL : &gs,
+		                      &gbroken);
+		broken = broken || gbroken;
 	}
 	free(j);
 	if (rlen > 0 && !broken) {

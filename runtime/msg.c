@@ -4,7 +4,6 @@
 
 #include "runtime/rpc.h"
 
-/* x_more of an encode buffer: grow to hold `need` more bytes, doubling. */
 /* rpc.h: record a gathered piece at the stream's position. */
 bool rc__encbuf_gather(rc_xdr *x, const void *p, uint32_t len)
 {
@@ -18,6 +17,7 @@ bool rc__encbuf_gather(rc_xdr *x, const void *p, uint32_t len)
 	return true;
 }
 
+/* x_more of an encode buffer: grow to hold `need` more bytes, doubling. */
 bool rc__encbuf_grow(rc_xdr *x, size_t need)
 {
 	rc__encbuf *b = x->x_ctx;

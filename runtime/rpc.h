@@ -129,11 +129,8 @@ static inline void rc__encbuf_xdr_at(rc__encbuf *b, rc_xdr *x, size_t skip)
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
 	x->x_lend_lo = x->x_lend_hi = NULL;
 	x->x_gather = NULL;
-	if (b->gather) {
-		x->x_gather = rc__encbuf_gather;
-		b->nseg = 0;
-		b->gbytes = 0;
-	}
+	if (b->gather)
+		rc__encbuf_gather_on(b, x);
 }
 
 /* A decode stream over buf[0..len) allowed to allocate `budget` bytes (field by field, as

@@ -323,10 +323,14 @@ void rc__conn_close(rc_server *srv, rc__conn *c);
 /* Ask for c to be closed by its own event handler (under srv->mu; counted in srv->ndoomed). */
 void rc__conn_doom(rc_server *srv, rc__conn *c);
 /* rc__serve for request msg[0..len) of connection c, letting it send a reply whose big data
- * is gathered itself (then 0 is returned, and *broken says whether that send failed); else
- * the reply's length in w->rb, as rc__serve. */
+ * is gathered itself through gs (NULL: never; then 0 is returned, and *broken says whether
+ * that send failed); else the reply's length in w->rb, as rc__serve. */
 size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len,
-                      uint64_t t_rcv, bool *broken);
+                      uint64_t t_rcv, const rc__gsend *gs, bool *broken);
+/* rc__gsend's fn for the one-thread loop (ctx: the rc__conn): the gathered reply goes behind
+ * what is queued, as far as the socket takes it now; the rest is queued. */
+bool rc__conn_send_gathered(void *ctx, unsigned char *msg, size_t len, const rc__gseg *seg,
+                            unsigned n);
 /* Send (more: gather) a reply on c; false if c is broken. */
 bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more);
 /* Flush c's output without blocking; true when all went out, else *broken says why not. */

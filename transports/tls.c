@@ -779,12 +779,26 @@ static int rc__tls_write_some(rc__tls_conn *t, const unsigned char *buf, size_t 
 	return e;
 }
 
-/* Wait for room on the socket (up to ms; negative: no limit) and send what wbuf holds, until
- * it is all out: 0, or -1 with errno (EAGAIN: the time is up). Not under t->mu. */
+/* Wait until t's socket is ready for ev (POLLIN / POLLOUT), at most until deadline when
+ * timeout_ms > 0 (0: not at all; negative: no limit). True when it is; false with errno
+ * EAGAIN (the time is up, or a signal) or poll's error. Not under t->mu. */
+static bool rc__tls_wait(rc__tls_conn *t, short ev, int64_t deadline, int timeout_ms)
+{
+	int ms = timeout_ms == 0 ? 0 : timeout_ms < 0 ? -1 : rc__tls_ms_left(deadline);
+
+	if (ms != 0 && rc__sock_wait(t->fd, ev, ms))
+		return true;
+	if (ms == 0 || errno == EINTR)
+		errno = EAGAIN;
+	return false;
+}
+
+/* Wait for room on the socket (see rc__tls_wait) and send what wbuf holds, until it is all
+ * out: 0, or -1 with errno (EAGAIN: the time is up). Not under t->mu. */
 static int rc__tls_drain(rc__tls_conn *t, int64_t deadline, int timeout_ms)
 {
 	for (;;) {
-		int f, ms;
+		int f;
 
 		pthread_mutex_lock(&t->mu);
 		f = t->failed != 0 ? -1 : rc__tls_wflush(t);
@@ -795,17 +809,8 @@ static int rc__tls_drain(rc__tls_conn *t, int64_t deadline, int timeout_ms)
 		pthread_mutex_unlock(&t->mu);
 		if (f <= 0)
 			return f;
-		if (timeout_ms == 0) {
-			errno = EAGAIN;
+		if (!rc__tls_wait(t, POLLOUT, deadline, timeout_ms))
 			return -1;
-		}
-		ms = timeout_ms < 0 ? -1 : rc__tls_ms_left(deadline);
-		if (ms == 0 || !rc__sock_wait(t->fd, POLLOUT, ms)) {
-			if (errno != EAGAIN && errno != EINTR)
-				return -1;
-			errno = EAGAIN;
-			return -1;
-		}
 	}
 }
 
@@ -838,7 +843,7 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 	}
 	for (;;) {
 		size_t done = 0;
-		int r, e, ms;
+		int r, e;
 
 		pthread_mutex_lock(&t->mu);
 		if (t->failed != 0) { /* OpenSSL cannot go on after a fatal error: neither do we */
@@ -889,17 +894,8 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 			errno = t->failed;
 			return -1;
 		}
-		if (timeout_ms == 0) {
-			errno = EAGAIN;
+		if (!rc__tls_wait(t, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, timeout_ms))
 			return -1;
-		}
-		ms = timeout_ms < 0 ? -1 : rc__tls_ms_left(deadline);
-		if (ms == 0 || !rc__sock_wait(t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, ms)) {
-			if (errno != EAGAIN && errno != EINTR)
-				return -1;
-			errno = EAGAIN;
-			return -1;
-		}
 	}
 }
 

@@ -125,6 +125,12 @@ static bool rc__udp_pend_take(rc__udp *u, void *buf, size_t cap, size_t *len, rc
 	return false;
 }
 
+/* Room for the control message a receive with receive offload gets (UDP_GRO: an int). */
+typedef union rc__udp_grocmsg {
+	char b[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+} rc__udp_grocmsg;
+
 /* The piece size of a joined packet from msg's control messages, or 0. */
 static size_t rc__udp_gro_seg(const struct msghdr *msg)
 {
@@ -161,10 +167,7 @@ static inline __attribute__((always_inline)) rc_status
 rc__udp_gro_recv(rc__udp *u, unsigned char *buf, size_t cap, size_t *len, rc_peer *from,
                  unsigned tflags)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
+	rc__udp_grocmsg ctl;
 	struct iovec iov = {buf, cap};
 	struct msghdr mh;
 	size_t n;
@@ -326,10 +329,7 @@ static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsig
 	rc__udp *u = (rc__udp *)tp;
 	struct mmsghdr m[RC_TP_BATCH];
 	struct iovec iov[RC_TP_BATCH];
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl[RC_TP_BATCH];
+	rc__udp_grocmsg ctl[RC_TP_BATCH];
 	unsigned k = 0, k0 = 0;
 	int r;
 
