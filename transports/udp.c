@@ -455,6 +455,7 @@ static rc_status rc__udp_send_some(rc_tp *tp, const rc_tp_dgram *v, unsigned n,
 			struct cmsghdr *cm = (struct cmsghdr *)ctl[ng].b;
 			uint16_t s16 = (uint16_t)seg;
 
+			memset(ctl[ng].b, 0, sizeof(ctl[ng].b)); /* (the padding after the data too) */
 			cm->cmsg_level = SOL_UDP;
 			cm->cmsg_type = UDP_SEGMENT;
 			cm->cmsg_len = CMSG_LEN(sizeof(s16));

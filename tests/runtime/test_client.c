@@ -456,6 +456,7 @@ static void joined_replies_reach_poll_loop(void **state)
 		fake_reply(out + 32 * k, fake_take(fd, &cli, &clen), 1000 + k);
 	mh.msg_namelen = clen;
 	cm = CMSG_FIRSTHDR(&mh);
+	memset(ctl.b, 0, sizeof(ctl.b)); /* (the padding after the data too) */
 	cm->cmsg_level = SOL_UDP;
 	cm->cmsg_type = UDP_SEGMENT;
 	cm->cmsg_len = CMSG_LEN(sizeof seg);

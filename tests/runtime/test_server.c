@@ -765,6 +765,7 @@ static void send_joined(int fd, const unsigned char *msg, size_t len, uint32_t x
 		memcpy(buf + i * len, msg, len);
 		put32(buf + i * len, xid + (xid_step ? i : 0));
 	}
+	memset(ctl.b, 0, sizeof(ctl.b)); /* (the padding after the data too) */
 	cm->cmsg_level = SOL_UDP;
 	cm->cmsg_type = UDP_SEGMENT;
 	cm->cmsg_len = CMSG_LEN(sizeof seg);

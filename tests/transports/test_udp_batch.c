@@ -253,6 +253,7 @@ static void send_joined(int fd, const struct sockaddr_in *to, unsigned n, size_t
 
 	for (unsigned i = 0; i < n; i++)
 		memset(buf + i * seg, tag + i, i + 1 < n ? seg : last);
+	memset(ctl.b, 0, sizeof(ctl.b)); /* (the padding after the data too) */
 	cm->cmsg_level = SOL_UDP;
 	cm->cmsg_type = UDP_SEGMENT;
 	cm->cmsg_len = CMSG_LEN(sizeof s16);
