@@ -102,6 +102,15 @@ rc_status rc_recreader_space(rc_recreader *r, void **p, size_t *n)
 		return RC_OK;
 	}
 	/*
+	 * Inside a fragment whose rest fits behind the bytes held: read there, moving nothing (a
+	 * big record's first read would otherwise be moved to the front, megabytes of it).
+	 */
+	if (r->in_frag && r->cap - r->len > r->frag_left) {
+		*p = r->buf + r->len;
+		*n = r->cap - r->len;
+		return RC_OK;
+	}
+	/*
 	 * Compact: the current record's payload to the front, the raw bytes right behind it.
 	 * Records handed out before this call are no longer valid.
 	 */

@@ -673,6 +673,59 @@ static void test_reader_unbounded_cap(void **state)
 	free_stream(&st);
 }
 
+/*
+ * A big record arriving in pieces stays where its first piece landed once the buffer has
+ * room for it: space() hands out the bytes right behind it (nothing moved), and the record
+ * comes out at the first piece's payload. (The first such record may be moved while the
+ * buffer grows; the second, in the grown buffer, is not.)
+ */
+static void test_reader_big_record_stays_put(void **state)
+{
+	const size_t len = ((size_t)1 << 20) - 1000, piece = 3000; /* (room for a mark) */
+	unsigned char *rec = malloc(4 + len);
+	rc_recreader r;
+	(void)state;
+	assert_non_null(rec);
+	rec[0] = 0x80 | (unsigned char)(len >> 24);
+	rec[1] = (unsigned char)(len >> 16);
+	rec[2] = (unsigned char)(len >> 8);
+	rec[3] = (unsigned char)len;
+	for (size_t i = 0; i < len; i++)
+		rec[4 + i] = (unsigned char)(i * 7 + 1);
+	rc_recreader_init(&r, 0);
+	for (int round = 0; round < 2; round++) {
+		size_t pos = 0;
+		unsigned char *first = NULL;
+		void *out = NULL;
+		size_t olen = 0;
+		rc_status s = RC_AGAIN;
+		while (s == RC_AGAIN) {
+			void *p;
+			size_t n, k;
+			assert_true(pos < 4 + len);
+			assert_int_equal(rc_recreader_space(&r, &p, &n), RC_OK);
+			if (round == 1 && first != NULL)
+				assert_ptr_equal(p, first + pos); /* right behind: nothing moved */
+			if (first == NULL)
+				first = p;
+			k = pos == 0 ? piece : 4 + len - pos < 65536 ? 4 + len - pos : 65536;
+			if (k > n)
+				k = n;
+			memcpy(p, rec + pos, k);
+			rc_recreader_commit(&r, k);
+			pos += k;
+			s = rc_recreader_next(&r, &out, &olen);
+		}
+		assert_int_equal(s, RC_OK);
+		assert_int_equal(olen, len);
+		assert_memory_equal(out, rec + 4, len);
+		if (round == 1)
+			assert_ptr_equal(out, first + 4);
+	}
+	rc_recreader_destroy(&r);
+	free(rec);
+}
+
 static void test_reader_buffered_and_reuse(void **state)
 {
 	static const unsigned char b[] = {0x80, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8,
@@ -786,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_reader_huge_marks),
 		cmocka_unit_test(test_reader_unbounded_cap),
 		cmocka_unit_test(test_reader_buffered_and_reuse),
+		cmocka_unit_test(test_reader_big_record_stays_put),
 		cmocka_unit_test(test_reader_decodes_encoder_output),
 	};
 	return cmocka_run_group_tests_name("xdr_rec", tests, NULL, NULL);
