@@ -3,7 +3,7 @@
  * blocking send + blocking receive, no marshalling (Elliott & Nutt's "Program Three" (UDP)
  * and "Program Four" (TCP)).
  *
- *   raw-pingpong --server URI [--null-rpc] [--spin]
+ *   raw-pingpong --server URI [--null-rpc [--batch MODE]] [--spin]
  *   raw-pingpong --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]
  *                [--max-seconds S] [--null-rpc] [--spin] [--json]
  *
@@ -25,6 +25,10 @@
  * reply's xid and header; the server answers any call with a successful 24-byte reply. Against
  * remotecall's server and client (proc "null") they measure what each side of remotecall adds
  * to the round trip, in place: rc-bench-client -> raw server, raw client -> rc-bench-server.
+ *
+ * --batch MODE (server, UDP, --null-rpc): answer null calls many at a time, through recvmmsg
+ * and sendmmsg (mmsg), those with the kernel's UDP offloads (offload), or io_uring (uring,
+ * uring-offload, uring-ms): the floor each kernel interface allows pipelined clients (raw_batch.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,6 +46,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "raw_batch.h"
 
 static const char *progname = "raw-pingpong";
 static volatile sig_atomic_t g_stop;
@@ -66,12 +71,15 @@ static uint32_t get32(const unsigned char *p)
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: %s --server URI [--null-rpc] [--spin]\n"
+	        "usage: %s --server URI [--null-rpc [--batch MODE]] [--spin]\n"
 	        "       %s --client URI [--size N] [--calls N] [--warmup N] [--wait block|select]\n"
 	        "                 [--max-seconds S] [--null-rpc] [--spin] [--json]\n"
 	        "  URI is udp://HOST:PORT or tcp://HOST:PORT (server: port 0 picks one)\n"
 	        "  --null-rpc  (UDP) send BENCH_NULL calls / answer calls with a 24-byte reply\n"
-	        "  --spin      (UDP) busy-poll instead of sleeping in recv (burns a core)\n",
+	        "  --spin      (UDP) busy-poll instead of sleeping in recv (burns a core)\n"
+	        "  --batch M   (UDP server, --null-rpc) answer calls in batches: mmsg, offload,\n"
+	        "              uring, uring-offload, uring-ms (recvmmsg/sendmmsg; with UDP GRO/GSO;\n"
+	        "              io_uring; with GRO/GSO; with a multishot receive)\n",
 	        progname, progname);
 }
 
@@ -148,7 +156,7 @@ static void *tcp_conn(void *p)
 	return NULL;
 }
 
-static int run_server(const char *uri, bool rpc, bool spin)
+static int run_server(const char *uri, bool rpc, bool spin, const char *batch)
 {
 	bench_uri u;
 	char err[300];
@@ -203,6 +211,10 @@ static int run_server(const char *uri, bool rpc, bool spin)
 			}
 			pthread_detach(t);
 		}
+	} else if (batch != NULL) {
+		int rc = raw_batch_serve(fd, batch, &g_stop);
+		close(fd);
+		return rc;
 	} else {
 		unsigned char *buf = bench_xmalloc(MAX_UDP);
 		while (!g_stop) {
@@ -379,10 +391,11 @@ int main(int argc, char **argv)
 		{"max-seconds", required_argument, NULL, 'M'},
 		{"null-rpc", no_argument, NULL, 'R'},
 		{"spin", no_argument, NULL, 'P'},
+		{"batch", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *server = NULL, *client = NULL;
+	const char *server = NULL, *client = NULL, *batch = NULL;
 	uint64_t size = 0, calls = 10000, warmup = 100;
 	bool json = false, sel = false, rpc = false, spin = false;
 	uint64_t max_ns = 0;
@@ -416,6 +429,14 @@ int main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'R': rpc = true; break;
 		case 'P': spin = true; break;
+		case 'B':
+			if (!raw_batch_known(optarg)) {
+				fprintf(stderr, "%s: bad --batch '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			batch = optarg;
+			break;
 		case 'M': {
 			char *end;
 			double sec = strtod(optarg, &end);
@@ -450,11 +471,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: --spin is for UDP\n", progname);
 		return 2;
 	}
+	if (batch != NULL && (!server || !rpc || spin || strncmp(server, "udp:", 4) != 0)) {
+		fprintf(stderr, "%s: --batch is for a UDP --server with --null-rpc, without --spin\n",
+		        progname);
+		return 2;
+	}
 	if (optind < argc || !!server == !!client) {
 		fprintf(stderr, "%s: give exactly one of --server and --client\n", progname);
 		usage(stderr);
 		return 2;
 	}
-	return server ? run_server(server, rpc, spin)
+	return server ? run_server(server, rpc, spin, batch)
 	              : run_client(client, (size_t)size, calls, warmup, json, sel, max_ns, rpc, spin);
 }

@@ -1400,6 +1400,44 @@ def sec_spin(run, targets):
     return "\n".join(L)
 
 
+def sec_udpio(run, targets):
+    L = ["## 13. Beyond the papers: the kernel interface under a UDP server (issue 15)\n"]
+    if not run.ran("udpio"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = run.sel(exp="udpio")
+    L.append("Which system calls should a UDP server batch datagrams with? One `rc-bench-client --mode async "
+             "--depth 64` (UDP null calls, 64 in flight, its own sends and receives batched and offloaded) on one "
+             "core against a server on the other: `rc-bench-server`, and `raw-pingpong --null-rpc` servers with "
+             "nothing around the kernel interface — one `recvfrom`/`sendto` per datagram (*plain*), or "
+             "`--batch`: `recvmmsg`/`sendmmsg` of up to 64 (*mmsg*), io_uring with 64 receives posted and one "
+             "`io_uring_submit_and_wait` a round (*uring*), io_uring's multishot receive into a registered buffer "
+             "ring (*uring-ms*), and *mmsg*/*uring* with the kernel's UDP offloads (`UDP_GRO` joining a sender's "
+             "datagrams on receive, `UDP_SEGMENT` sending the replies to them as one message: *offload*, "
+             "*uring-offload*). Each series gets a fresh server. *Server CPU µs per call*: the server's CPU time "
+             "during the client's run ÷ the calls answered — the interface's cost, whatever bounds calls/s "
+             "(median over trials).\n")
+    names = {"rc": "rc-bench-server (recvmmsg/sendmmsg with GRO/GSO)", "plain": "raw: recvfrom/sendto",
+             "mmsg": "raw: recvmmsg/sendmmsg", "offload": "raw: recvmmsg/sendmmsg with GRO/GSO",
+             "uring": "raw: io_uring", "uring-offload": "raw: io_uring with GRO/GSO",
+             "uring-ms": "raw: io_uring, multishot receive"}
+    rows, csvrows, per = [], [], {}
+    for series in ("rc", "plain", "mmsg", "uring", "uring-ms", "offload", "uring-offload"):
+        sub = sorted([r for r in rs if r.get("series") == series and "calls_per_s" in r], key=lambda r: r.get("trial", 0))
+        srv = {r.get("trial"): r for r in rs if r.get("series") == series and r.get("part") == "server"}
+        cps = agg([r["calls_per_s"] for r in sub])
+        us = agg([srv[r.get("trial")]["cpu_s"] * 1e6 / r["calls"] for r in sub
+                  if r.get("calls") and r.get("trial") in srv])
+        per[series] = us and us["median"]
+        rows.append([names[series], fnum(cps and cps["median"], 0), fnum(us and us["median"], 2)])
+        csvrows.append([series, cps and cps["median"], us and us["median"]])
+    L.append(md_table(["server", "calls/s", "server CPU µs per call"], rows))
+    L.append(f"\nio_uring ÷ recvmmsg/sendmmsg, server CPU per call: {fratio(ratio(per.get('uring'), per.get('mmsg')))}× "
+             f"without offloads, {fratio(ratio(per.get('uring-offload'), per.get('offload')))}× with them; "
+             f"the offloads ÷ none: {fratio(ratio(per.get('offload'), per.get('mmsg')))}× (recvmmsg/sendmmsg).\n")
+    run.write_csv("udpio.csv", ["series", "calls_per_s", "server_cpu_us_per_call"], csvrows)
+    return "\n".join(L)
+
+
 def sec_failures(run):
     L = ["## Failed steps\n"]
     if not run.fails:
@@ -1433,7 +1471,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1501,7 +1539,8 @@ def main(argv):
     targets = []
     body = [sec_en(run, targets), sec_steps(run), sec_courier(run), sec_dce(run, targets), sec_parpc(run),
             sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
-            sec_bulk(run, targets), sec_load(run, targets), sec_spin(run, targets)]
+            sec_bulk(run, targets), sec_load(run, targets), sec_spin(run, targets),
+            sec_udpio(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

@@ -27,6 +27,10 @@
 #   spin      beyond the papers: UDP null calls across two cores with both sides busy-polling
 #             (rc-bench-server/-client --spin US) beside raw-pingpong --spin, and both sleeping,
 #             with the share of a core each side keeps busy
+#   udpio     beyond the papers: which kernel interface a UDP server should batch datagrams
+#             with -- recvmmsg/sendmmsg, io_uring, each with and without UDP GRO/GSO (raw-pingpong
+#             --batch) -- beside rc-bench-server, under one pipelined client: calls/s and the
+#             server's CPU time per call
 #
 # "Remote" runs servers and clients in two network namespaces joined by a veth pair (MTU 1500,
 # 10.250.0.1/24 and 10.250.0.2/24) when running as root and `ip netns` works; otherwise only
@@ -45,7 +49,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio"
 CMDLINE="$0 $*"
 
 usage() {
@@ -152,9 +156,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20 [udpio]=45)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60 [udpio]=120)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3 [udpio]=6)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -976,9 +980,11 @@ SPIN_US=200
 srv_cpu_ticks() { # srv_cpu_ticks PID: utime + stime of a process, in clock ticks
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
+rec_srv_cpu() { # rec_srv_cpu TAG A B: record a server's CPU time from tick count A to B
+	echo "{$1,\"part\":\"server\",\"cpu_s\":$(awk -v a="$2" -v b="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", (b - a) / hz }')}" >>"$RAW"
+}
 exp_spin() {
-	local where=local sc cc t series u tag a b hz n
-	hz=$(getconf CLK_TCK)
+	local where=local sc cc t series u tag a n
 	sc=$(srv_core cross)
 	cc=$(cli_core)
 	n=$((CALLS * 5))
@@ -1000,8 +1006,40 @@ exp_spin() {
 			raw-sleep) rec "$tag" 120 taskset -c "$cc" "$B/raw-pingpong" --client "$u" --size 0 --calls $n --max-seconds $MAXS --json ;;
 			raw-spin) rec "$tag" 120 taskset -c "$cc" "$B/raw-pingpong" --client "$u" --size 0 --calls $n --max-seconds $MAXS --spin --json ;;
 			esac
-			b=$(srv_cpu_ticks "$RCS_PID")
-			echo "{$tag,\"part\":\"server\",\"cpu_s\":$(awk -v a="$a" -v b="$b" -v hz="$hz" 'BEGIN { printf "%.3f", (b - a) / hz }')}" >>"$RAW"
+			rec_srv_cpu "$tag" "$a" "$(srv_cpu_ticks "$RCS_PID")"
+			stop "$RCS_PID"
+		done
+	done
+}
+
+# ---- udpio: the kernel interface under a UDP server (issue 15) --------------------------------------------------
+# One rc-bench-client on one core keeps 64 null calls in flight over UDP against a server on
+# the other: rc-bench-server, and raw-pingpong's null-call servers, one datagram per system
+# call (plain) or batched (--batch): recvmmsg/sendmmsg, io_uring, each without and with the
+# kernel's UDP offloads (GRO joining a sender's datagrams, GSO sending replies joined), and
+# io_uring's multishot receive. A fresh server per series; its CPU time during the client's
+# run is recorded (part "server"), so the report gives server CPU µs per call -- what the
+# interface costs -- beside calls/s, which the client may bound.
+UDPIO_SERIES="rc plain mmsg offload uring uring-offload uring-ms"
+exp_udpio() {
+	local where=local sc cc t series u tag a n
+	sc=$(srv_core cross)
+	cc=$(cli_core)
+	n=$((CALLS * 100))
+	for t in $(seq 1 $TRIALS); do
+		for series in $UDPIO_SERIES; do
+			progress "cross cores, trial $t/$TRIALS: UDP server $series"
+			tag="\"exp\":\"udpio\",\"where\":\"$where\",\"pin\":\"cross\",\"series\":\"$series\",\"trial\":$t"
+			case $series in
+			rc) srv RCS $where "$sc" "$B/rc-bench-server" --listen "udp://127.0.0.1:0" || continue ;;
+			plain) srv RCS $where "$sc" "$B/raw-pingpong" --server "udp://127.0.0.1:0" --null-rpc || continue ;;
+			*) srv RCS $where "$sc" "$B/raw-pingpong" --server "udp://127.0.0.1:0" --null-rpc --batch $series || continue ;;
+			esac
+			u=$(uri_of "$RCS" udp)
+			a=$(srv_cpu_ticks "$RCS_PID")
+			rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 64 --uri "$u" --proc null \
+				--calls $n --max-seconds $MAXS --warmup 256 --json
+			rec_srv_cpu "$tag" "$a" "$(srv_cpu_ticks "$RCS_PID")"
 			stop "$RCS_PID"
 		done
 	done

@@ -10,10 +10,11 @@ set -euo pipefail
 # g++: the public and generated headers are compiled as C++17 (cxx_public_headers, idlc_*);
 # clang-19 (with its sanitizer runtimes): idlc_multi_fnsan builds the generated stubs with
 # -fsanitize=function, which checks C code from clang 17 on (Debian 12's clang is 14);
-# rstat-client: rup, a real clnt_broadcast user, in the broadcast and porting tests
+# rstat-client: rup, a real clnt_broadcast user, in the broadcast and porting tests;
+# liburing-dev: raw-pingpong --batch uring (make bench's io_uring rows)
 pkgs=(cmake make gcc g++ flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
       libssl-dev openssl python3 valgrind iproute2 util-linux procps gnuplot-nox clang-19
-      libclang-rt-19-dev rstat-client)
+      libclang-rt-19-dev rstat-client liburing-dev)
 for a in "$@"; do
 	case $a in
 	--fuzz) pkgs+=(clang libclang-rt-dev) ;;
