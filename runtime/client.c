@@ -609,6 +609,17 @@ static rc_status rc__send_status(rc_async *p, rc_status r, int e)
 	return RC_TLSFAILED;
 }
 
+/* The status of a call whose reply broke off (r: RC_TIMEDOUT or RC_CANTRECV, errno e),
+ * and its errno; TLS failures as in rc__send_status. */
+static rc_status rc__recv_status(rc_async *p, rc_status r, int e)
+{
+	p->err.sys_errno = r == RC_TIMEDOUT ? 0 : e;
+	if (e != EPROTO)
+		return r;
+	snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
+	return RC_TLSFAILED;
+}
+
 /* Fail every call in flight with st and errno detail err (the connection broke); a TLS
  * failure (err EPROTO: only the TLS layer reports it) becomes RC_TLSFAILED, with the
  * transport's words in each call's detail. */
@@ -683,6 +694,17 @@ static inline size_t rc__budget(const rc_client *c)
 	return c->max_msg * 4 + 4096;
 }
 
+/* Whether reply m (24 bytes or more) is the usual one: accepted, an empty verifier, SUCCESS
+ * (two loads). */
+static inline bool rc__plain_success(const unsigned char *m)
+{
+	uint64_t type_stat, verflen_accept;
+
+	memcpy(&type_stat, m + 4, 8);
+	memcpy(&verflen_accept, m + 16, 8);
+	return type_stat == rc__reply_accepted && verflen_accept == 0;
+}
+
 /*
  * Decode reply m[0..len) (len >= 12; its xid names p) into p: the header, then the results
  * with p->xres into p->res. The usual reply (accepted, empty verifier, SUCCESS) is recognised
@@ -696,10 +718,7 @@ rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
 	rc_status st;
 
 	if (len >= 24) {
-		uint64_t type_stat, verflen_accept;
-		memcpy(&type_stat, m + 4, 8);
-		memcpy(&verflen_accept, m + 16, 8);
-		if (type_stat == rc__reply_accepted && verflen_accept == 0) {
+		if (rc__plain_success(m)) {
 			if (p->xres == rc_xdr_void)
 				return RC_OK; /* nothing to decode (what follows is ignored, as ever) */
 			rc__xdr_decoder(&x, m + 24, len - 24, rc__budget(c));
@@ -1201,6 +1220,53 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 
 /* ---- blocking calls --------------------------------------------------------------------- */
 
+/* A reply record read in part (recv_head) while its results decode: rc__pull reads the rest. */
+typedef struct rc__puller {
+	rc_tp *tp;
+	const unsigned char *head; /* the record's first byte, as recv_head handed it out */
+	int64_t deadline;          /* the call's (rc__now) */
+	rc_status r;               /* RC_OK, or the transport's failure (the record is cut) */
+	int e;                     /* its errno */
+} rc__puller;
+
+/* recv_pull with what is left of the call's time. */
+static rc_status rc__puller_read(rc__puller *pl, void *dst, size_t n, void **msg, size_t *len)
+{
+	int64_t left = (pl->deadline - rc__now()) / 1000000;
+
+	return pl->tp->vt->recv_pull(pl->tp, dst, n, msg, len,
+	                             left < 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left);
+}
+
+/* x_pull of a reply decoded while its record still comes (see rc_xdr): n bytes straight into
+ * dst and the rest into the transport, or (dst NULL) the whole record, as the new window. */
+static bool rc__pull(rc_xdr *x, void *dst, size_t n)
+{
+	rc__puller *pl = x->x_ctx;
+	size_t at = (size_t)(x->x_pos - pl->head), base = (size_t)(x->x_base - pl->head);
+	unsigned char *m;
+	void *mv;
+	size_t len;
+
+	x->x_pull = NULL;
+	x->x_rest = 0;
+	pl->r = rc__puller_read(pl, dst, n, &mv, &len);
+	if (pl->r != RC_OK) {
+		pl->e = errno;
+		x->x_pos = x->x_end; /* nothing more to decode */
+		return false;
+	}
+	m = mv;
+	if (dst != NULL) {
+		x->x_base = x->x_pos = m; /* what follows dst's bytes */
+	} else {
+		x->x_base = m + base; /* the whole record: the head may have moved */
+		x->x_pos = m + at;
+	}
+	x->x_end = m + len;
+	return true;
+}
+
 #define RC__KEEP_MAX (((size_t)4 << 20) + 4096) /* an encode buffer a client keeps for good */
 #define RC__KEEP_BIG (((size_t)64 << 20) + 4096) /* a bigger one kept while big calls go on */
 #define RC__KEEP_BIG_SPARE 64 /* calls under an eighth of a big kept buffer before it goes */
@@ -1232,6 +1298,75 @@ static void rc__keep_buffer(rc_client *c, rc__encbuf *b, size_t len)
 	c->fastbuf = b->data;
 	c->fastcap = b->cap;
 	rc__encbuf_detach(b);
+}
+
+/* The fast step's connection broke (a send failed, a reply broke off): give up the reader's
+ * role and, on a stream, fail the calls other threads have in flight with st (errno e) and
+ * close it -- the next call reconnects. */
+static void rc__fast_broken(rc_client *c, rc_status st, int e)
+{
+	pthread_mutex_lock(&c->mu);
+	c->reading = false;
+	if (!c->dgram) {
+		rc__fail_all(c, st, e);
+		rc__disconnect(c);
+	}
+	rc__wake(c);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/*
+ * The fast step's reply came in part: recv_head handed out the head of a big record
+ * (*msg, *len), rest bytes still to come, to be read by the call's deadline. If it is p's
+ * reply with the usual header, decode the results with their big data read straight into
+ * the result's buffers, read the record to its end, and return 1 (*st set). Otherwise
+ * complete the record and return 0 (*msg, *len: the whole record, for the usual path). 2:
+ * the record broke off (the peer closed, an error, the deadline): the connection is closed
+ * (as the engine would), the reader's role given up, *st set -- the call is over. Out of
+ * line: the fast step's null calls should not carry it.
+ */
+static __attribute__((noinline)) int rc__fast_pull(rc_client *c, rc_async *p, rc_tp *tp,
+                                                   void **msg, size_t *len, size_t rest,
+                                                   int64_t deadline, bool traced, rc_status *st)
+{
+	rc__puller pl = {tp, *msg, deadline, RC_OK, 0};
+	rc_status r;
+	rc_xdr x;
+	bool ok;
+	int e;
+
+	if (*len >= 24 && rc__get32(pl.head) == p->xid && rc__plain_success(pl.head)) {
+		if (traced)
+			rc__trace(c, RC_TP_REPLY, p->xid);
+		rc__xdr_decoder(&x, pl.head + 24, *len - 24, rc__budget(c));
+		x.x_rest = rest;
+		x.x_pull = rc__pull;
+		x.x_ctx = &pl;
+		ok = p->xres(&x, p->res);
+		if (pl.r == RC_OK && x.x_pull != NULL) { /* never read: read it (and ignore it) */
+			void *m;
+			size_t l;
+			if ((pl.r = rc__puller_read(&pl, NULL, 0, &m, &l)) != RC_OK)
+				pl.e = errno;
+		}
+		if (pl.r == RC_OK) {
+			if (!ok)
+				rc__err_clear(&p->err);
+			*st = ok ? RC_OK : RC_CANTDECODERES;
+			return 1;
+		}
+	} else if ((pl.r = rc__puller_read(&pl, NULL, 0, msg, len)) == RC_OK) {
+		return 0;
+	} else {
+		pl.e = errno;
+	}
+	/* cut: a timeout leaves the stream out of step as any failure does */
+	r = pl.r == RC_AGAIN ? RC_TIMEDOUT : RC_CANTRECV;
+	e = pl.r == RC_AGAIN ? ETIMEDOUT : pl.r == RC_CLOSED ? ECONNRESET : pl.e;
+	rc__fast_broken(c, RC_CANTRECV, e);
+	rc__err_clear(&p->err);
+	*st = rc__recv_status(p, r, e);
+	return 2;
 }
 
 /* Give up the reader's role without the lock (the fast step), waking waiters if any. */
@@ -1316,14 +1451,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		rc__trace(c, RC_TP_SENT, p->xid);
 	if (r != RC_OK) {
 		e = errno;
-		pthread_mutex_lock(&c->mu);
-		c->reading = false;
-		if (!c->dgram) {
-			rc__fail_all(c, RC_CANTSEND, e);
-			rc__disconnect(c);
-		}
-		rc__wake(c);
-		pthread_mutex_unlock(&c->mu);
+		rc__fast_broken(c, RC_CANTSEND, e);
 		rc__err_clear(&p->err);
 		*st = rc__send_status(p, r, e);
 		return true;
@@ -1331,13 +1459,28 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	interval = c->dgram && c->retry_ms < p->retry_ms ? c->retry_ms : p->retry_ms;
 	if (tp->rcvtimeo_ms != (int)interval)
 		rc__tp_set_rcvtimeo(tp, (int)interval);
-	r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
+	if (p->xres != rc_xdr_void && tp->vt->recv_head != NULL) {
+		/* a stream: a big reply's results may decode while it comes (rc__fast_pull) */
+		size_t rest;
+		r = tp->vt->recv_head(tp, &rmsg, &rlen, &rest, 0);
+		if (__builtin_expect(r == RC_OK && rest > 0, 0)) {
+			int k = rc__fast_pull(c, p, tp, &rmsg, &rlen, rest,
+			                      now + (int64_t)p->retry_ms * 1000000, traced, st);
+			if (k == 1)
+				goto decoded;
+			if (k == 2)
+				return true;
+		}
+	} else {
+		r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
+	}
 	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) { /* (shorter: the engine) */
 		if (traced)
 			rc__trace(c, RC_TP_REPLY, p->xid);
 		*st = rc__decode(c, p, rmsg, rlen);
 		if (*st == RC_BADREPLY && c->dgram)
 			goto general; /* mangled datagram: wait for the real reply */
+	decoded:
 		if (traced)
 			rc__trace(c, RC_TP_DECODED, p->xid);
 		/* done: keep the buffer, give up the reader's role without the lock (see

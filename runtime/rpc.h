@@ -129,6 +129,8 @@ static inline void rc__encbuf_xdr_at(rc__encbuf *b, rc_xdr *x, size_t skip)
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
 	x->x_lend_lo = x->x_lend_hi = NULL;
 	x->x_gather = NULL;
+	x->x_rest = 0;
+	x->x_pull = NULL;
 	if (b->gather)
 		rc__encbuf_gather_on(b, x);
 }
@@ -150,6 +152,8 @@ static inline void rc__xdr_decoder(rc_xdr *x, const void *buf, size_t len, size_
 	x->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
 	x->x_lend_lo = x->x_lend_hi = NULL;
 	x->x_gather = NULL;
+	x->x_rest = 0;
+	x->x_pull = NULL;
 }
 /* rc_xdr_free with a lending window: pointers into [lo, hi) (lent by a decode) stay. */
 static inline void rc__xdr_free_lent(rc_xdrproc proc, void *obj, const void *lo, const void *hi)

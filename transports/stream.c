@@ -431,6 +431,99 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 	}
 }
 
+/* The vt's recv_head (see rc_tp_vt): recv, or the head of a big record still coming. */
+static inline __attribute__((always_inline)) rc_status
+rc__stream_recv_head_t(rc_tp *tp, void **msg, size_t *len, size_t *rest, unsigned tflags,
+                       const bool maytls)
+{
+	rc__stream *s = (rc__stream *)tp;
+	rc_status st = rc__stream_recv_t(tp, msg, len, tflags, maytls);
+
+	*rest = 0;
+	if (st == RC_AGAIN && rc__recreader_head(&s->rr, RC_TP_PULL_MIN, msg, len, rest))
+		return RC_OK;
+	return st;
+}
+
+static rc_status rc__stream_recv_head(rc_tp *tp, void **msg, size_t *len, size_t *rest,
+                                      unsigned tflags)
+{
+	return rc__stream_recv_head_t(tp, msg, len, rest, tflags, true);
+}
+
+/* recv_head of a plaintext client connection (rc__stream_plain_vt). */
+static rc_status rc__stream_recv_head_plain(rc_tp *tp, void **msg, size_t *len, size_t *rest,
+                                            unsigned tflags)
+{
+	return rc__stream_recv_head_t(tp, msg, len, rest, tflags, false);
+}
+
+/* Milliseconds on the monotonic clock. */
+static int64_t rc__stream_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Before a blocking read of recv_pull: false (errno EAGAIN) once `end` has passed, else true
+ * with tp's receive timeout no longer than what is left. */
+static bool rc__stream_pull_time(rc_tp *tp, int64_t end)
+{
+	int64_t left = end - rc__stream_ms();
+
+	if (left <= 0) {
+		errno = EAGAIN;
+		return false;
+	}
+	if (tp->rcvtimeo_ms <= 0 || left < tp->rcvtimeo_ms)
+		rc__tp_set_rcvtimeo(tp, (int)left);
+	return true;
+}
+
+/* The vt's recv_pull (see rc_tp_vt): the rest of a record recv_head handed out in part, n
+ * bytes of it into dst, reading with blocking reads until timeout_ms has passed. */
+static rc_status rc__stream_recv_pull(rc_tp *tp, void *dst, size_t n, void **msg, size_t *len,
+                                      int timeout_ms)
+{
+	rc__stream *s = (rc__stream *)tp;
+	unsigned char *d = dst;
+	int64_t end = rc__stream_ms() + timeout_ms;
+	ssize_t got;
+	size_t k;
+	void *p;
+
+	if (d != NULL && !rc__recreader_skip_head(&s->rr, n)) {
+		errno = EINVAL;
+		return RC_CANTRECV;
+	}
+	while (d != NULL && n > 0) {
+		if (!rc__stream_pull_time(tp, end))
+			return RC_AGAIN;
+		got = rc__stream_rx(s, d, n, 0);
+		if (got <= 0)
+			return rc__stream_recv_failed(got);
+		d += got;
+		n -= (size_t)got;
+	}
+	for (;;) {
+		rc_status st = rc_recreader_next(&s->rr, msg, len);
+
+		if (st != RC_AGAIN) {
+			s->more = st == RC_OK; /* bytes read past the record: rc__stream_ahead */
+			return st;
+		}
+		if ((st = rc_recreader_space(&s->rr, &p, &k)) != RC_OK)
+			return st;
+		if (!rc__stream_pull_time(tp, end))
+			return RC_AGAIN;
+		got = rc__stream_rx(s, p, k, 0);
+		if (got <= 0)
+			return rc__stream_recv_failed(got);
+		rc_recreader_commit(&s->rr, (size_t)got);
+	}
+}
+
 /* The vt's recv: the next whole record (see rc__stream_recv_t), on a stream that may be under
  * TLS. */
 static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
@@ -540,6 +633,8 @@ static const rc_tp_vt rc__stream_vt = {
 	.outq = rc__stream_outq,
 	.unacked = rc__stream_unacked,
 	.recv = rc__stream_recv,
+	.recv_head = rc__stream_recv_head,
+	.recv_pull = rc__stream_recv_pull,
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
 	.ahead = rc__stream_ahead,
@@ -559,6 +654,8 @@ static const rc_tp_vt rc__stream_plain_vt = {
 	.outq = rc__stream_outq,
 	.unacked = rc__stream_unacked,
 	.recv = rc__stream_recv_plain,
+	.recv_head = rc__stream_recv_head_plain,
+	.recv_pull = rc__stream_recv_pull,
 	.accept = rc__stream_accept,
 	.buffered = rc__stream_buffered,
 	.ahead = rc__stream_ahead,

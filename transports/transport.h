@@ -26,6 +26,8 @@
 #include "xdr/base.h"
 
 #define RC_TP_HEADROOM 4
+/* A stream record with more than this still to come may be received in part (recv_head). */
+#define RC_TP_PULL_MIN ((size_t)64 << 10)
 #define RC_URI_MAX 1024 /* longest URI accepted */
 
 struct rc__tls_ctx;
@@ -138,6 +140,23 @@ typedef struct rc_tp_vt {
 	 * the transport).
 	 */
 	rc_status (*recv)(rc_tp *tp, void **msg, size_t *len, rc_peer *from, unsigned flags);
+	/*
+	 * Streams (NULL elsewhere): recv, except that a record of which more than RC_TP_PULL_MIN
+	 * bytes have not come yet may be handed out in part: RC_OK with *msg, *len its bytes so
+	 * far and *rest > 0 the bytes still to come, which must be taken with recv_pull before
+	 * anything else is received on tp. *rest 0: a whole record, as recv.
+	 */
+	rc_status (*recv_head)(rc_tp *tp, void **msg, size_t *len, size_t *rest, unsigned flags);
+	/*
+	 * After recv_head left bytes to come: dst non-NULL -- read the next n of them (n <= rest)
+	 * straight into dst, then the rest after them into the transport: *msg, *len (possibly
+	 * empty). dst NULL (n 0) -- the rest, completing the record: *msg, *len the whole record,
+	 * the head included (it may have moved). Blocks, for timeout_ms at most in all (it may
+	 * lower the receive timeout). RC_OK; RC_AGAIN (timed out), RC_CLOSED, RC_CANTRECV (errno
+	 * kept): the record is cut, the stream unusable (close it).
+	 */
+	rc_status (*recv_pull)(rc_tp *tp, void *dst, size_t n, void **msg, size_t *len,
+	                       int timeout_ms);
 	/*
 	 * Datagram transports only (NULL for streams): receive one datagram into the caller's
 	 * buffer, so that several threads can receive on one socket at once. Same returns as recv.

@@ -68,7 +68,7 @@ static bool rc__bulk_bool(rc_xdr *x, bool *b, size_t n)
 	size_t i = 0;
 
 	if (x->x_op == RC_XDR_DECODE) {
-		if (rc__avail(x) / 4 < n)
+		if (rc__avail(x) / 4 < n && (n > SIZE_MAX / 4 || !rc__have(x, 4 * n)))
 			return false;
 		for (i = 0; i < n; i++) {
 			b[i] = rc__get32(x->x_pos + 4 * i) != 0;
@@ -102,7 +102,7 @@ bool rc__bulk(rc_xdr *x, void *base, size_t n, int kind)
 	if (kind == 1)
 		return rc__bulk_bool(x, base, n);
 	if (x->x_op == RC_XDR_DECODE) {
-		if (rc__avail(x) / w < n)
+		if (rc__avail(x) / w < n && (n > SIZE_MAX / w || !rc__have(x, w * n)))
 			return false;
 		if (w == 4)
 			rc__swap32(b, x->x_pos, n);

@@ -84,6 +84,37 @@ static inline bool rc__recreader_whole(rc_recreader *r, size_t got, void **rec, 
 	return false;
 }
 
+/*
+ * A record read in part (a client's big reply, transports/stream.c). rc__recreader_head: if
+ * the reader is inside a record's one fragment (its first, marked last) and more than min of
+ * its bytes have not come yet, the bytes assembled so far (*rec, *len), how many follow
+ * (*rest), and true. rc__recreader_skip_head: the next n of those are read elsewhere -- count
+ * them taken and drop the head (no longer valid), so that the reader assembles what follows
+ * them as a record of its own (possibly empty). False if the reader is not inside a
+ * fragment of at least n more bytes, with nothing raw held.
+ */
+static inline bool rc__recreader_head(const rc_recreader *r, size_t min, void **rec, size_t *len,
+                                      size_t *rest)
+{
+	if (r->failed || !r->in_frag || !r->last || !r->first || r->frag_left <= min ||
+	    r->len != r->scan)
+		return false;
+	*rec = r->buf + r->off;
+	*len = r->rec;
+	*rest = r->frag_left;
+	return true;
+}
+
+static inline bool rc__recreader_skip_head(rc_recreader *r, size_t n)
+{
+	if (r->failed || !r->in_frag || n > r->frag_left || r->len != r->scan)
+		return false;
+	r->frag_left -= n;
+	r->first = false;
+	r->off = r->rec = r->len = r->scan = 0;
+	return true;
+}
+
 /* Bytes n rounded up to the XDR unit (4). n is at most 2^32, so no overflow in size_t. */
 static inline size_t rc__rndup(size_t n)
 {
@@ -104,6 +135,23 @@ static inline bool rc__need(rc_xdr *x, size_t n)
 	if (rc__avail(x) >= n)
 		return true;
 	return x->x_more != NULL && x->x_more(x, n);
+}
+
+/*
+ * Decode: n bytes at x_pos -- true if they are there, or the window ended early in a record
+ * read in part (x_pull) and completing it brought them.
+ */
+static inline bool rc__have(rc_xdr *x, size_t n)
+{
+	if (rc__avail(x) >= n)
+		return true;
+	return x->x_pull != NULL && x->x_pull(x, NULL, 0) && rc__avail(x) >= n;
+}
+
+/* Decode: bytes left of the record, in the window and still to come (x_rest). */
+static inline size_t rc__left(const rc_xdr *x)
+{
+	return rc__avail(x) + x->x_rest;
 }
 
 /* Charge n bytes of allocation to a decode's budget; false if that would exceed it. */

@@ -19,6 +19,8 @@ void rc_xdrmem_create(rc_xdr *xdrs, void *buf, size_t size, rc_xdr_op op)
 	xdrs->x_maxdepth = RC_XDR_DEFAULT_MAX_DEPTH;
 	xdrs->x_lend_lo = xdrs->x_lend_hi = NULL;
 	xdrs->x_gather = NULL;
+	xdrs->x_rest = 0;
+	xdrs->x_pull = NULL;
 }
 
 void rc_xdr_set_limits(rc_xdr *xdrs, size_t alloc_limit, uint32_t max_depth)

@@ -22,7 +22,7 @@ bool rc_xdr_u_int(rc_xdr *xdrs, uint32_t *up)
 		xdrs->x_pos += 4;
 		return true;
 	case RC_XDR_DECODE:
-		if (rc__avail(xdrs) < 4)
+		if (!rc__have(xdrs, 4))
 			return false;
 		*up = rc__get32(xdrs->x_pos);
 		xdrs->x_pos += 4;
@@ -54,7 +54,7 @@ bool rc_xdr_u_hyper(rc_xdr *xdrs, uint64_t *up)
 		xdrs->x_pos += 8;
 		return true;
 	case RC_XDR_DECODE:
-		if (rc__avail(xdrs) < 8)
+		if (!rc__have(xdrs, 8))
 			return false;
 		*up = rc__get64(xdrs->x_pos);
 		xdrs->x_pos += 8;
@@ -196,7 +196,7 @@ bool rc_xdr_quadruple(rc_xdr *xdrs, rc_quadruple *qp)
 		rc__quad_order(b);
 		return rc__putbytes(xdrs, b, 16);
 	case RC_XDR_DECODE:
-		if (rc__avail(xdrs) < 16)
+		if (!rc__have(xdrs, 16))
 			return false;
 		memcpy(b, xdrs->x_pos, 16);
 		xdrs->x_pos += 16;
@@ -276,7 +276,7 @@ bool rc_xdr_opaque(rc_xdr *xdrs, void *cp, uint32_t cnt)
 			return false;
 		return rc__putbytes(xdrs, cp, cnt) && rc__putpad(xdrs, cnt);
 	case RC_XDR_DECODE:
-		if (rc__avail(xdrs) < n)
+		if (!rc__have(xdrs, n))
 			return false;
 		if (cnt > 0)
 			memcpy(cp, xdrs->x_pos, cnt);
@@ -298,7 +298,34 @@ static bool rc__xdr_getlen(rc_xdr *xdrs, uint32_t *len, uint32_t max, size_t uni
 		return false;
 	if (*len > max)
 		return false;
-	return (size_t)*len <= rc__avail(xdrs) / unit;
+	return (size_t)*len <= rc__left(xdrs) / unit;
+}
+
+/*
+ * Decode len bytes of variable-length data and their padding into dst when they run past the
+ * window of a record read in part (x_pull): the window's share is copied, the rest read from
+ * the transport straight into dst. The caller checked that the record holds them.
+ */
+static bool rc__xdr_pulled(rc_xdr *xdrs, char *dst, uint32_t len)
+{
+	size_t k = rc__avail(xdrs), pad = rc__rndup(len) - len;
+
+	if (xdrs->x_pull == NULL)
+		return false;
+	if (k > len)
+		k = len;
+	if (k > 0)
+		memcpy(dst, xdrs->x_pos, k);
+	xdrs->x_pos += k;
+	if (k == len) { /* all there but some padding */
+		size_t p = rc__avail(xdrs) < pad ? rc__avail(xdrs) : pad;
+		xdrs->x_pos += p;
+		pad -= p;
+	}
+	if (!xdrs->x_pull(xdrs, dst + k, len - k) || rc__avail(xdrs) < pad)
+		return false;
+	xdrs->x_pos += pad;
+	return true;
 }
 
 /* Encode len then the len bytes at p (variable-length opaque data, a string's characters):
@@ -325,7 +352,7 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 			return false;
 		return rc__put_counted(xdrs, *cpp, len);
 	case RC_XDR_DECODE:
-		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__avail(xdrs))
+		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__left(xdrs))
 			return false;
 		if (*cpp == NULL && xdrs->x_lend_hi != NULL && len >= RC_XDR_LEND_MIN &&
 		    xdrs->x_pos >= xdrs->x_lend_lo && xdrs->x_pos + len <= xdrs->x_lend_hi) {
@@ -342,6 +369,8 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 			return false; /* the caller's buffer holds *sizep bytes (0: maxsize, as Sun's) */
 		}
 		*sizep = len;
+		if (rc__rndup(len) > rc__avail(xdrs))
+			return rc__xdr_pulled(xdrs, *cpp, len);
 		return rc_xdr_opaque(xdrs, *cpp, len);
 	case RC_XDR_FREE:
 		if (xdrs->x_lend_hi == NULL || (const unsigned char *)*cpp < xdrs->x_lend_lo ||
@@ -371,14 +400,15 @@ bool rc_xdr_string(rc_xdr *xdrs, char **cpp, uint32_t maxsize)
 			return false;
 		return rc__put_counted(xdrs, *cpp, len);
 	case RC_XDR_DECODE:
-		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__avail(xdrs))
+		if (!rc__xdr_getlen(xdrs, &len, maxsize, 1) || rc__rndup(len) > rc__left(xdrs))
 			return false;
 		if (*cpp == NULL) {
 			if (!rc__charge(xdrs, (size_t)len + 1) ||
 			    (*cpp = malloc((size_t)len + 1)) == NULL)
 				return false;
 		}
-		if (!rc_xdr_opaque(xdrs, *cpp, len))
+		if (rc__rndup(len) > rc__avail(xdrs) ? !rc__xdr_pulled(xdrs, *cpp, len)
+		                                     : !rc_xdr_opaque(xdrs, *cpp, len))
 			return false;
 		(*cpp)[len] = '\0';
 		return memchr(*cpp, '\0', len) == NULL; /* an embedded NUL would truncate it */
@@ -507,7 +537,7 @@ bool rc_xdr_reference(rc_xdr *xdrs, void *objpp, uint32_t objsize, rc_xdrproc pr
 			if (xdrs->x_op == RC_XDR_ENCODE)
 				return false;
 			/* Each object takes at least 4 bytes on the wire. */
-			if (rc__avail(xdrs) < 4 || !rc__charge(xdrs, objsize) ||
+			if (rc__left(xdrs) < 4 || !rc__charge(xdrs, objsize) ||
 			    (obj = calloc(1, objsize ? objsize : 1)) == NULL)
 				return false;
 			memcpy(objpp, &obj, sizeof(obj));

@@ -75,7 +75,7 @@ void rc_recreader_destroy(rc_recreader *r)
 	r->buf = NULL;
 	r->cap = r->len = r->off = r->rec = r->scan = 0;
 	r->frag_left = 0;
-	r->in_frag = r->last = r->started = false;
+	r->in_frag = r->last = r->started = r->first = false;
 }
 
 bool rc_recreader_in_record(const rc_recreader *r)
@@ -189,6 +189,7 @@ rc_status rc_recreader_next(rc_recreader *r, void **rec, size_t *len)
 			raw -= 4;
 			r->in_frag = true;
 			r->started = true;
+			r->first = r->rec == 0;
 			if (r->rec == 0)
 				r->off = r->scan; /* a record's first fragment stays where it is */
 		}

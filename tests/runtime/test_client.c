@@ -712,6 +712,380 @@ static void advance_never_blocks_on_full_socket(void **state)
 	close(l);
 }
 
+/* ---- big replies decoded while they come (recv_head / recv_pull / x_pull) ------------------ */
+
+/*
+ * A scripted stream server: for each call it reads, it sends the reply record a script makes
+ * (the call's xid put in front), in two pieces with a pause between them, so that the client
+ * sees the head of the record before the rest. Steps: what to send for the 1st, 2nd, ... call.
+ */
+enum { PR_PLAIN, PR_STALE_FIRST, PR_CLOSE_MID, PR_STALL_MID, PR_TRICKLE, PR_FRAGS };
+typedef struct pr_step {
+	int how;
+	unsigned char *body; /* the reply after its xid: REPLY ... results */
+	size_t len;
+} pr_step;
+typedef struct pr_server {
+	int lfd;
+	char uri[64];
+	pr_step steps[12];
+	int nsteps;
+	pthread_t th;
+} pr_server;
+
+/* Read one whole call record (any fragments) from fd; its xid in *xid. False at EOF/error. */
+static bool pr_read_call(int fd, uint32_t *xid)
+{
+	bool last = false, first = true;
+	while (!last) {
+		unsigned char h[4];
+		uint32_t mark, n;
+		if (recv(fd, h, 4, MSG_WAITALL) != 4)
+			return false;
+		mark = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+		last = (mark & 0x80000000u) != 0;
+		n = mark & 0x7fffffffu;
+		while (n > 0) {
+			unsigned char b[4096];
+			ssize_t k = recv(fd, b, n < sizeof b ? n : sizeof b, 0);
+			if (k <= 0)
+				return false;
+			if (first && k >= 4) {
+				*xid = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+				first = false;
+			}
+			n -= (uint32_t)k;
+		}
+	}
+	return true;
+}
+
+static void pr_put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static bool pr_send_all(int fd, const void *b, size_t n)
+{
+	const unsigned char *p = b;
+	while (n > 0) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* Send body (with xid in front) as one record: the first `cut` bytes of the record, a pause of
+ * pause_ms, then the rest (or nothing, for close/stall). frags: as 3 fragments instead. */
+static bool pr_send_reply(int fd, uint32_t xid, const pr_step *st)
+{
+	size_t rl = 4 + st->len, cut = 8192;
+	unsigned char *rec = malloc(4 + rl);
+	bool ok;
+	assert_non_null(rec);
+	pr_put32(rec, 0x80000000u | (uint32_t)rl);
+	pr_put32(rec + 4, xid);
+	memcpy(rec + 8, st->body, st->len);
+	if (st->how == PR_FRAGS) {
+		/* three fragments: [xid..1000), [1000..rl/2), [rl/2..rl) */
+		size_t a = 1000, b = rl / 2;
+		unsigned char h[4];
+		pr_put32(h, (uint32_t)a);
+		ok = pr_send_all(fd, h, 4) && pr_send_all(fd, rec + 4, a);
+		pr_put32(h, (uint32_t)(b - a));
+		ok = ok && pr_send_all(fd, h, 4) && pr_send_all(fd, rec + 4 + a, b - a);
+		pr_put32(h, 0x80000000u | (uint32_t)(rl - b));
+		ok = ok && pr_send_all(fd, h, 4) && pr_send_all(fd, rec + 4 + b, rl - b);
+		free(rec);
+		return ok;
+	}
+	ok = pr_send_all(fd, rec, cut);
+	usleep(30000);
+	if (st->how == PR_CLOSE_MID) {
+		free(rec);
+		return false; /* the caller closes */
+	}
+	if (st->how == PR_STALL_MID) {
+		usleep(600000); /* past the client's timeout */
+		free(rec);
+		return false;
+	}
+	if (st->how == PR_TRICKLE) { /* a byte every 40 ms, for 1.2 s: each read is quick */
+		for (int i = 0; i < 30 && ok; i++) {
+			ok = pr_send_all(fd, rec + cut + i, 1);
+			usleep(40000);
+		}
+		free(rec);
+		return false;
+	}
+	ok = ok && pr_send_all(fd, rec + cut, 4 + rl - cut);
+	free(rec);
+	return ok;
+}
+
+static void *pr_run(void *arg)
+{
+	pr_server *ps = arg;
+	int i = 0;
+	while (i < ps->nsteps) {
+		int fd = accept(ps->lfd, NULL, NULL);
+		uint32_t xid;
+		if (fd < 0)
+			break;
+		while (i < ps->nsteps && pr_read_call(fd, &xid)) {
+			const pr_step *st = &ps->steps[i++];
+			if (st->how == PR_STALE_FIRST) {
+				pr_step plain = *st;
+				plain.how = PR_PLAIN;
+				if (!pr_send_reply(fd, xid - 1000, &plain)) /* nobody's: dropped */
+					break;
+			}
+			if (!pr_send_reply(fd, xid, st))
+				break;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static void pr_start(pr_server *ps)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	ps->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(ps->lfd >= 0);
+	assert_int_equal(bind(ps->lfd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(ps->lfd, 4), 0);
+	assert_int_equal(getsockname(ps->lfd, (struct sockaddr *)&a, &al), 0);
+	snprintf(ps->uri, sizeof ps->uri, "tcp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	assert_int_equal(pthread_create(&ps->th, NULL, pr_run, ps), 0);
+}
+
+static void pr_stop(pr_server *ps)
+{
+	shutdown(ps->lfd, SHUT_RDWR);
+	close(ps->lfd);
+	pthread_join(ps->th, NULL);
+	for (int i = 0; i < ps->nsteps; i++)
+		free(ps->steps[i].body);
+}
+
+/* The body of a successful reply (after the xid) with results r[0..rlen). */
+static pr_step pr_success(int how, const unsigned char *r, size_t rlen)
+{
+	pr_step st = {how, malloc(20 + rlen), 20 + rlen};
+	assert_non_null(st.body);
+	memset(st.body, 0, 20);
+	st.body[3] = 1; /* REPLY; MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+	memcpy(st.body + 20, r, rlen);
+	return st;
+}
+
+/* Results: opaque<> of n pattern bytes, then `after` (n.b. XDR-encoded) bytes. */
+static unsigned char *pr_opaque(size_t n, const unsigned char *after, size_t alen, size_t *len)
+{
+	size_t pad = (4 - n % 4) % 4;
+	unsigned char *r = calloc(1, 4 + n + pad + alen);
+	assert_non_null(r);
+	pr_put32(r, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		r[4 + i] = (unsigned char)(i * 31 + 7);
+	if (alen > 0)
+		memcpy(r + 4 + n + pad, after, alen);
+	*len = 4 + n + pad + alen;
+	return r;
+}
+
+static bool pr_pattern_ok(const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)b[i] != (unsigned char)(i * 31 + 7))
+			return false;
+	return true;
+}
+
+/* A result with fields after its big data: opaque<>, u_int, string. */
+typedef struct { rt_blob d; uint32_t tag; char *name; } pr_mixed;
+static bool xdr_pr_mixed(rc_xdr *x, pr_mixed *m)
+{
+	return xdr_rt_blob(x, &m->d) && rc_xdr_u_int(x, &m->tag) && xdr_rt_str(x, &m->name);
+}
+/* A big result with no opaque in it: u_int<> of 300,000 elements. */
+typedef struct { uint32_t len; uint32_t *val; } pr_ints;
+static bool xdr_pr_ints(rc_xdr *x, pr_ints *v)
+{
+	return rc_xdr_array(x, (char **)&v->val, &v->len, 1u << 20, sizeof(uint32_t),
+	                    (rc_xdrproc)rc_xdr_u_int);
+}
+
+/*
+ * Big replies whose head comes before their rest: opaque results decoded into memory of their
+ * own and into the caller's buffer (odd lengths: padding in the rest), fields after the big
+ * data, a big array of ints (no opaque: the record completes first), a reply of nobody's
+ * before the call's own, and a reply in three fragments. Every byte checked; the connection
+ * stays in step from call to call.
+ */
+static void big_replies_decode_as_they_come(void **state)
+{
+	pr_server ps = {0};
+	const size_t big = (1u << 20) + 3;
+	unsigned char after[16] = {0, 0, 0, 42, 0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o', 0, 0, 0};
+	unsigned char *r, *ints;
+	size_t rl;
+	rc_client *c;
+	(void)state;
+
+	r = pr_opaque(big, NULL, 0, &rl);
+	ps.steps[ps.nsteps++] = pr_success(PR_PLAIN, r, rl);     /* 0: own memory */
+	ps.steps[ps.nsteps++] = pr_success(PR_PLAIN, r, rl);     /* 1: caller's buffer */
+	ps.steps[ps.nsteps++] = pr_success(PR_STALE_FIRST, r, rl); /* 2: nobody's reply first */
+	ps.steps[ps.nsteps++] = pr_success(PR_FRAGS, r, rl);     /* 3: three fragments */
+	free(r);
+	r = pr_opaque(big, after, sizeof after, &rl);
+	ps.steps[ps.nsteps++] = pr_success(PR_PLAIN, r, rl); /* 4: fields after the data */
+	free(r);
+	ints = malloc(4 + 300000 * 4);
+	assert_non_null(ints);
+	pr_put32(ints, 300000);
+	for (uint32_t i = 0; i < 300000; i++)
+		pr_put32(ints + 4 + 4 * i, i * 3);
+	ps.steps[ps.nsteps++] = pr_success(PR_PLAIN, ints, 4 + 300000 * 4); /* 5: ints */
+	free(ints);
+	pr_start(&ps);
+
+	assert_int_equal(rc_client_create(&c, ps.uri, RT_PROG, 1), RC_OK);
+	{
+		rt_blob arg = {0, NULL}, res = {0, NULL};
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &arg, (rc_xdrproc)xdr_rt_blob,
+		                         &res),
+		                 RC_OK);
+		assert_int_equal(res.len, big);
+		assert_true(pr_pattern_ok(res.val, big));
+		rc_xdr_free((rc_xdrproc)xdr_rt_blob, &res);
+	}
+	{
+		rt_blob arg = {0, NULL}, res;
+		char *mine = malloc(big + 100);
+		assert_non_null(mine);
+		for (int k = 1; k <= 2; k++) { /* 1: plain, 2: after a reply of nobody's */
+			res.len = (uint32_t)(big + 100);
+			res.val = mine;
+			memset(mine, 0, big + 100);
+			assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &arg,
+			                         (rc_xdrproc)xdr_rt_blob, &res),
+			                 RC_OK);
+			assert_ptr_equal(res.val, mine); /* into the caller's buffer */
+			assert_int_equal(res.len, big);
+			assert_true(pr_pattern_ok(mine, big));
+		}
+		res.len = 0; /* 3: fragments, into fresh memory */
+		res.val = NULL;
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &arg,
+		                         (rc_xdrproc)xdr_rt_blob, &res),
+		                 RC_OK);
+		assert_int_equal(res.len, big);
+		assert_true(pr_pattern_ok(res.val, big));
+		rc_xdr_free((rc_xdrproc)xdr_rt_blob, &res);
+		free(mine);
+	}
+	{
+		rt_blob arg = {0, NULL};
+		pr_mixed m = {{0, NULL}, 0, NULL};
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &arg, (rc_xdrproc)xdr_pr_mixed,
+		                         &m),
+		                 RC_OK);
+		assert_int_equal(m.d.len, big);
+		assert_true(pr_pattern_ok(m.d.val, big));
+		assert_int_equal(m.tag, 42);
+		assert_string_equal(m.name, "hello");
+		rc_xdr_free((rc_xdrproc)xdr_pr_mixed, &m);
+	}
+	{
+		rt_blob arg = {0, NULL};
+		pr_ints v = {0, NULL};
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &arg, (rc_xdrproc)xdr_pr_ints,
+		                         &v),
+		                 RC_OK);
+		assert_int_equal(v.len, 300000);
+		for (uint32_t i = 0; i < 300000; i++)
+			if (v.val[i] != i * 3)
+				fail_msg("element %u: %u", i, v.val[i]);
+		rc_xdr_free((rc_xdrproc)xdr_pr_ints, &v);
+	}
+	rc_client_destroy(c);
+	pr_stop(&ps);
+}
+
+/*
+ * A big reply cut after its head -- the server stalls past the call's timeout, trickles the
+ * rest a byte at a time (each read quick, the whole past the timeout), or closes -- on a
+ * connection in use (the head comes to the call's own read): the call fails (never
+ * hangs) with RC_TIMEDOUT or RC_CANTRECV, the connection goes, and the next call reconnects
+ * and succeeds. A big reply whose data is longer than the result's buffer fails to decode,
+ * and the connection stays in step for the next call.
+ */
+static void big_reply_cut_midway(void **state)
+{
+	static const int how[] = {PR_PLAIN, PR_STALL_MID, PR_PLAIN, PR_TRICKLE, PR_PLAIN,
+	                          PR_CLOSE_MID, PR_PLAIN, PR_PLAIN, PR_PLAIN};
+	static const rc_status want[] = {RC_OK, RC_TIMEDOUT, RC_OK, RC_TIMEDOUT, RC_OK,
+	                                 RC_CANTRECV, RC_OK, RC_CANTDECODERES, RC_OK};
+	const int n = (int)(sizeof how / sizeof how[0]);
+	pr_server ps = {0};
+	const size_t big = 1u << 20;
+	unsigned char *r;
+	size_t rl;
+	rc_client *c;
+	char *mine = malloc(big);
+	(void)state;
+
+	assert_non_null(mine);
+	r = pr_opaque(big, NULL, 0, &rl);
+	for (int i = 0; i < n; i++)
+		ps.steps[ps.nsteps++] = pr_success(how[i], r, rl);
+	free(r);
+	pr_start(&ps);
+	assert_int_equal(rc_client_create(&c, ps.uri, RT_PROG, 1), RC_OK);
+	for (int i = 0; i < n; i++) {
+		rt_blob arg = {0, NULL}, res = {(uint32_t)big, mine};
+		struct timespec t0, t1;
+		bool slow = how[i] == PR_STALL_MID || how[i] == PR_TRICKLE;
+		if (i == 7)
+			res.len = 1000; /* too small for the data */
+		assert_int_equal(rc_client_set_timeout(c, slow ? 300 : 5000), RC_OK);
+		memset(mine, 0, big);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &arg, (rc_xdrproc)xdr_rt_blob, &res) !=
+		    want[i]) {
+			rc_error e;
+			char b[200];
+			rc_client_geterr(c, &e);
+			fail_msg("call %d: %s, want %s", i, rc_error_format(&e, b, sizeof b),
+			         rc_strerror(want[i]));
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (slow) /* the call's timeout holds however the rest trickles in */
+			assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 <
+			            900);
+		if (want[i] == RC_OK) {
+			assert_ptr_equal(res.val, mine);
+			assert_int_equal(res.len, big);
+			assert_true(pr_pattern_ok(mine, big));
+		}
+		if (slow)
+			usleep(how[i] == PR_STALL_MID ? 500000 : 1000000); /* until the server closes */
+	}
+	free(mine);
+	rc_client_destroy(c);
+	pr_stop(&ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -735,6 +1109,8 @@ int main(void)
 		cmocka_unit_test(auth_change_during_calls),
 		cmocka_unit_test(reconnect_has_deadline_and_no_lock),
 		cmocka_unit_test(advance_never_blocks_on_full_socket),
+		cmocka_unit_test(big_replies_decode_as_they_come),
+		cmocka_unit_test(big_reply_cut_midway),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1245,6 +1245,132 @@ static void test_free_leaves_null(void **state)
 	rc_xdr_free((rc_xdrproc)xdr_bag, NULL);
 }
 
+/* ---- a record read in part: x_rest and x_pull ------------------------------------------- */
+
+/* The record all[0..total) of which the window shows [0..win): x_pull reads the rest from it,
+ * as a stream transport would; it can also fail (a connection cut). */
+typedef struct pull_src {
+	unsigned char *all;
+	size_t total, win;
+	int pulls, completes;
+	bool fail;
+} pull_src;
+
+static pull_src *g_src;
+
+static bool fake_pull(rc_xdr *x, void *dst, size_t n)
+{
+	pull_src *ps = g_src;
+	x->x_pull = NULL;
+	x->x_rest = 0;
+	if (ps->fail)
+		return false;
+	if (dst != NULL) {
+		assert_ptr_equal(x->x_pos, x->x_end); /* the window was used up first */
+		assert_true(ps->win + n <= ps->total);
+		memcpy(dst, ps->all + ps->win, n);
+		ps->pulls++;
+		x->x_base = x->x_pos = ps->all + ps->win + n;
+	} else {
+		ps->completes++; /* the window's unread bytes and the rest, in place */
+	}
+	x->x_end = ps->all + ps->total;
+	return true;
+}
+
+static void partial_decoder(rc_xdr *x, pull_src *ps)
+{
+	g_src = ps;
+	rc_xdrmem_create(x, ps->all, ps->win, RC_XDR_DECODE);
+	x->x_rest = ps->total - ps->win;
+	x->x_pull = fake_pull;
+}
+
+/*
+ * Decoding a record read in part: variable-length data that runs past the window is pulled
+ * straight into its buffer (the caller's, or one allocated), with its padding wherever the
+ * window ends in it; anything else that runs past completes the record first; lengths are
+ * checked against the whole record (window and rest); a pull that fails fails the decode.
+ */
+static void test_decode_pulls_past_window(void **state)
+{
+	enum { N = 5003 }; /* odd: 1 byte of padding */
+	unsigned char *all = malloc(4 + N + 1 + 4 + 4 + 8);
+	size_t total = 0;
+	rc_xdr x;
+	(void)state;
+	assert_non_null(all);
+	/* opaque<> of N bytes, u_int 7, string "abcd" */
+	all[0] = 0, all[1] = 0, all[2] = N >> 8, all[3] = N & 0xff;
+	for (size_t i = 0; i < N; i++)
+		all[4 + i] = (unsigned char)(i * 13 + 5);
+	all[4 + N] = 0;
+	total = 4 + N + 1;
+	memcpy(all + total, "\0\0\0\7\0\0\0\4abcd", 12);
+	total += 12;
+
+	/* the window ends in the data, just after it, and inside its padding */
+	size_t wins[] = {100, 4 + N, 4 + N + 1, 4 + N - 1, 8};
+	for (size_t w = 0; w < sizeof wins / sizeof wins[0]; w++) {
+		for (int mine = 0; mine < 2; mine++) {
+			pull_src ps = {all, total, wins[w], 0, 0, false};
+			char buf[N], *val = mine ? buf : NULL, *str = NULL;
+			uint32_t len = mine ? N : 0, u = 0;
+			partial_decoder(&x, &ps);
+			assert_true(rc_xdr_bytes(&x, &val, &len, 1u << 20));
+			assert_int_equal(len, N);
+			if (mine)
+				assert_ptr_equal(val, buf);
+			for (size_t i = 0; i < N; i++)
+				assert_int_equal((unsigned char)val[i], (unsigned char)(i * 13 + 5));
+			assert_true(rc_xdr_u_int(&x, &u));
+			assert_int_equal(u, 7);
+			assert_true(rc_xdr_string(&x, &str, 100));
+			assert_string_equal(str, "abcd");
+			assert_int_equal(ps.pulls + ps.completes, 1);
+			assert_int_equal(ps.pulls, wins[w] < 4 + N + 1 ? 1 : 0); /* (padding too) */
+			free(str);
+			if (!mine)
+				free(val);
+		}
+	}
+	/* a u_int across the window's end: the record completes first, then decodes */
+	{
+		pull_src ps = {all, total, 4 + N + 1 + 2, 0, 0, false};
+		char *val = NULL, *str = NULL;
+		uint32_t len = 0, u = 0;
+		partial_decoder(&x, &ps);
+		assert_true(rc_xdr_bytes(&x, &val, &len, 1u << 20));
+		assert_true(rc_xdr_u_int(&x, &u));
+		assert_int_equal(u, 7);
+		assert_int_equal(ps.completes, 1);
+		assert_true(rc_xdr_string(&x, &str, 100));
+		free(str);
+		free(val);
+	}
+	/* a length longer than window and rest together: refused before anything is allocated */
+	{
+		pull_src ps = {all, total, 100, 0, 0, false};
+		char *val = NULL;
+		uint32_t len = 0;
+		all[2] = 0xff; /* 65,000-odd bytes announced */
+		partial_decoder(&x, &ps);
+		assert_false(rc_xdr_bytes(&x, &val, &len, 1u << 20));
+		assert_null(val);
+		assert_int_equal(ps.pulls + ps.completes, 0);
+		all[2] = N >> 8;
+	}
+	/* the pull fails (the connection was cut): the decode fails */
+	{
+		pull_src ps = {all, total, 100, 0, 0, true};
+		char buf[N], *val = buf;
+		uint32_t len = N;
+		partial_decoder(&x, &ps);
+		assert_false(rc_xdr_bytes(&x, &val, &len, 1u << 20));
+	}
+	free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1285,6 +1411,7 @@ int main(void)
 		cmocka_unit_test(test_free_leaves_null),
 		cmocka_unit_test(test_bytes_lent),
 		cmocka_unit_test(test_bytes_into_callers_buffer),
+		cmocka_unit_test(test_decode_pulls_past_window),
 	};
 	return cmocka_run_group_tests_name("xdr_prim", tests, NULL, NULL);
 }

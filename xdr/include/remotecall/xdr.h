@@ -93,6 +93,14 @@ struct rc_xdr {
 	 * strings of RC_XDR_GATHER_MIN bytes or more to x_gather, which may take them by
 	 * reference (true: sent from the caller's memory, not copied); NULL: off */
 	bool (*x_gather)(rc_xdr *xdrs, const void *p, uint32_t len);
+	/* a record read in part (a client's big reply on a stream): x_rest more bytes of it follow
+	 * the window, not read yet. Decoding a variable-length opaque / string that runs past the
+	 * window calls x_pull with its buffer: the rest of its bytes are read straight into dst,
+	 * then the rest of the record becomes the window. Any other read past the window calls it
+	 * with dst NULL and n 0: the window's unread bytes and the rest of the record become the
+	 * window. Either way x_pull and x_rest are cleared; false: the read failed. NULL: off */
+	size_t x_rest;
+	bool (*x_pull)(rc_xdr *xdrs, void *dst, size_t n);
 };
 
 /* The smallest opaque<> / string<> an encoding stream offers to its x_gather. */
@@ -195,6 +203,7 @@ typedef struct rc_recreader {
 	bool last;         /* ...and it was the last fragment of its record */
 	bool failed;       /* a record broke the cap: the stream is unusable */
 	bool started;      /* a fragment header of the current record has been parsed */
+	bool first;        /* the current fragment is its record's first */
 } rc_recreader;
 
 /* rc_recreader_init -- an empty reader capped at max_record bytes a record (0 means
