@@ -9,6 +9,10 @@
  *               call, followed by a valid reply so the call always ends
  *             2 Unix stream, started call: the input is written raw (record marks and all),
  *               then a valid reply record, then the connection is closed
+ *             3 Unix stream, blocking call on a connection in use (the fast path, where a
+ *               big reply decodes while it comes): a fake in a thread answers a first call
+ *               well, then the second with the input (raw, or -- byte 2 bit 1 -- behind a
+ *               record mark announcing 100,000 bytes more than come), then closes
  *   byte 1: the result type (opaque<>, string<>, list, tree, union chain, pair array, u_int)
  *   byte 2: bit 0 -- put the call's xid into the reply (UDP: bytes 0..3; stream: 4..7)
  *   rest:   the reply
@@ -20,6 +24,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,7 +46,8 @@ static const struct {
 
 static int ufake = -1, lfake = -1;
 static int sfake = -1; /* the fake's end of the client's current stream connection */
-static rc_client *uclnt, *sclnt;
+static int lfake2 = -1; /* mode 3's listener */
+static rc_client *uclnt, *sclnt, *bclnt;
 static struct sockaddr_storage uaddr; /* the UDP client's address */
 static socklen_t uaddrlen;
 static uint32_t last_xid;
@@ -55,11 +61,12 @@ static size_t good_reply(unsigned char *r, uint32_t xid)
 	return 32;
 }
 
-static char sock_path[108];
+static char sock_path[108], sock_path2[108];
 
 static void cleanup(void)
 {
 	unlink(sock_path);
+	unlink(sock_path2);
 }
 
 static void setup(void)
@@ -108,6 +115,18 @@ static void setup(void)
 	rc_client_set_timeout(sclnt, 60000);
 	if ((sfake = accept(lfake, NULL, NULL)) < 0)
 		abort();
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/tmp/rc-fuzz-reply-b-%d.sock", (int)getpid());
+	unlink(sun.sun_path);
+	lfake2 = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfake2 < 0 || bind(lfake2, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    listen(lfake2, 16) != 0)
+		abort();
+	snprintf(sock_path2, sizeof(sock_path2), "%s", sun.sun_path);
+	snprintf(uri, sizeof(uri), "unix:%s", sun.sun_path);
+	if (rc_client_create(&bclnt, uri, SEC_PROG, 1) != RC_OK)
+		abort();
+	rc_client_set_timeout(bclnt, 60000);
 }
 
 /* Read and drop whatever waits on fd. */
@@ -222,6 +241,70 @@ static void stream_started(rc_xdrproc x, void *res, bool patch, const uint8_t *d
 	rc_async_release(c);
 }
 
+/* Mode 3: the fake's side, in a thread while the client blocks in rc_call. */
+typedef struct bjob {
+	const uint8_t *d;
+	size_t n;
+	bool patch, big;
+} bjob;
+
+/* Read one call (whole: the client's calls here are small, one read brings them); its xid. */
+static bool read_call(int fd, uint32_t *xid)
+{
+	unsigned char m[4096];
+	ssize_t got = recv(fd, m, sizeof(m), 0);
+	if (got < 8)
+		return false;
+	*xid = get32(m + 4);
+	return true;
+}
+
+static void *blocking_fake(void *arg)
+{
+	static unsigned char m[(1 << 17) + 4];
+	const bjob *j = arg;
+	size_t off = j->big ? 4 : 0, n = j->n;
+	uint32_t xid;
+	int fd = accept(lfake2, NULL, NULL);
+	struct timeval tv = {5, 0};
+
+	if (fd < 0)
+		abort();
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (read_call(fd, &xid)) { /* the first call: answered well */
+		put32(m, 0x80000000u | (uint32_t)good_reply(m + 4, xid));
+		(void)send(fd, m, 36, MSG_NOSIGNAL);
+	}
+	if (read_call(fd, &xid)) { /* the second: the input */
+		if (n > sizeof(m) - off)
+			n = sizeof(m) - off;
+		if (j->big)
+			put32(m, 0x80000000u | (uint32_t)(n + 100000));
+		memcpy(m + off, j->d, n);
+		if (j->patch && off + n >= 8)
+			put32(m + 4, xid);
+		(void)send(fd, m, off + n, MSG_NOSIGNAL);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void stream_blocking(rc_xdrproc x, void *res, bool patch, bool big, const uint8_t *d,
+                            size_t n)
+{
+	bjob j = {d, n, patch, big};
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, blocking_fake, &j) != 0)
+		abort();
+	/* the first call connects (the last input's connection is closed: a try on it fails) */
+	for (int i = 0; i < 3 && rc_call(bclnt, 0, NULL, NULL, NULL, NULL) != RC_OK; i++)
+		;
+	if (rc_call(bclnt, P_ECHO, NULL, NULL, x, res) == RC_OK)
+		check_result(x, res);
+	pthread_join(t, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -236,15 +319,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	x = results[data[1] % NRESULTS].x;
 	patch = data[2] & 1;
 	memset(res, 0, sizeof(res));
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		udp_started(x, res, patch, data + 3, size - 3);
 		break;
 	case 1:
 		udp_blocking(x, res, patch, data + 3, size - 3);
 		break;
-	default:
+	case 2:
 		stream_started(x, res, patch, data + 3, size - 3);
+		break;
+	default:
+		stream_blocking(x, res, patch, (data[2] & 2) != 0, data + 3, size - 3);
 		break;
 	}
 	rc_xdr_free(x, res);
