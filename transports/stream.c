@@ -385,9 +385,12 @@ static rc_status rc__stream_recv_failed(ssize_t got)
 }
 
 /* The vt's recv: the next whole record, reading large pieces into the record reader (the usual
- * case, one read bringing exactly one record, takes no copy). */
+ * case, one read bringing exactly one record, takes no copy). rest non-NULL (recv_head): a
+ * big record still coming is handed out in part as soon as its mark has been read, so that
+ * as much of it as possible is read straight to where it goes (rc_tp_vt.recv_pull). */
 static inline __attribute__((always_inline)) rc_status
-rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const bool maytls)
+rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const bool maytls,
+                  size_t *rest)
 {
 	rc__stream *s = (rc__stream *)tp;
 	int flags = (int)(tflags & RC_TPF_DONTWAIT);
@@ -418,6 +421,8 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 
 		if (st != RC_AGAIN)
 			return st; /* RC_OK or RC_MSGTOOLARGE */
+		if (rest != NULL && rc__recreader_head(&s->rr, RC_TP_PULL_MIN, msg, len, rest))
+			return RC_OK;
 		st = rc_recreader_space(&s->rr, &p, &n);
 		if (st != RC_OK)
 			return st;
@@ -436,13 +441,8 @@ static inline __attribute__((always_inline)) rc_status
 rc__stream_recv_head_t(rc_tp *tp, void **msg, size_t *len, size_t *rest, unsigned tflags,
                        const bool maytls)
 {
-	rc__stream *s = (rc__stream *)tp;
-	rc_status st = rc__stream_recv_t(tp, msg, len, tflags, maytls);
-
 	*rest = 0;
-	if (st == RC_AGAIN && rc__recreader_head(&s->rr, RC_TP_PULL_MIN, msg, len, rest))
-		return RC_OK;
-	return st;
+	return rc__stream_recv_t(tp, msg, len, tflags, maytls, rest);
 }
 
 static rc_status rc__stream_recv_head(rc_tp *tp, void **msg, size_t *len, size_t *rest,
@@ -530,7 +530,7 @@ static rc_status rc__stream_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
                                  unsigned tflags)
 {
 	(void)from;
-	return rc__stream_recv_t(tp, msg, len, tflags, true);
+	return rc__stream_recv_t(tp, msg, len, tflags, true, NULL);
 }
 
 /* The plaintext vt's recv: the same without a TLS check. */
@@ -538,7 +538,7 @@ static rc_status rc__stream_recv_plain(rc_tp *tp, void **msg, size_t *len, rc_pe
                                        unsigned tflags)
 {
 	(void)from;
-	return rc__stream_recv_t(tp, msg, len, tflags, false);
+	return rc__stream_recv_t(tp, msg, len, tflags, false, NULL);
 }
 
 /* A stream transport over connected or listening socket fd (which it then owns), records
