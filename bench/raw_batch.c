@@ -76,6 +76,32 @@ static inline bool rb_reply(const unsigned char *in, size_t n, unsigned char *ou
 	return true;
 }
 
+/* Write the replies to the calls in in[0..n) -- one datagram, or datagrams joined at seg
+ * bytes each (seg 0: not joined) -- into out, REPLY_LEN bytes each, at most MAX_SEGS. Returns
+ * how many. */
+static size_t rb_replies(const unsigned char *in, size_t n, size_t seg, unsigned char *out)
+{
+	size_t nrep = 0;
+
+	if (seg == 0 || seg > n)
+		seg = n;
+	for (size_t at = 0; at < n && nrep < MAX_SEGS; at += seg)
+		if (rb_reply(in + at, n - at < seg ? n - at : seg, out + nrep * REPLY_LEN))
+			nrep++;
+	return nrep;
+}
+
+/* Turn receive offload (UDP_GRO) on for fd; false with a message if the kernel refuses. */
+static bool rb_gro_on(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) == 0)
+		return true;
+	fprintf(stderr, "raw-pingpong: UDP_GRO: %s\n", strerror(errno));
+	return false;
+}
+
 /* The size of the datagrams joined in a receive's buffer (UDP_GRO), 0 if not joined. */
 static size_t rb_gro_size(struct msghdr *mh)
 {
@@ -133,12 +159,9 @@ static int rb_mmsg(int fd, bool gro)
 	} ictl[NSLOT], octl[NSLOT];
 	struct iovec iv[NSLOT], ov[NSLOT];
 	struct mmsghdr im[NSLOT], om[NSLOT];
-	int one = 1;
 
-	if (gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) < 0) {
-		fprintf(stderr, "raw-pingpong: UDP_GRO: %s\n", strerror(errno));
+	if (gro && !rb_gro_on(fd))
 		return 1;
-	}
 	for (unsigned i = 0; i < NSLOT; i++) {
 		iv[i] = (struct iovec){in[i], gro ? JOINED_BUF : SLOT_BUF};
 		memset(&im[i], 0, sizeof im[i]);
@@ -157,15 +180,8 @@ static int rb_mmsg(int fd, bool gro)
 		if (n <= 0)
 			continue;
 		for (int i = 0; i < n; i++) {
-			size_t len = im[i].msg_len, seg = gro ? rb_gro_size(&im[i].msg_hdr) : 0;
-			size_t nrep = 0;
-			if (seg == 0)
-				seg = len;
-			for (size_t at = 0; at < len && nrep < MAX_SEGS; at += seg) {
-				size_t pl = len - at < seg ? len - at : seg;
-				if (rb_reply(in[i] + at, pl, out[k] + nrep * REPLY_LEN))
-					nrep++;
-			}
+			size_t nrep = rb_replies(in[i], im[i].msg_len,
+			                         gro ? rb_gro_size(&im[i].msg_hdr) : 0, out[k]);
 			if (nrep == 0)
 				continue;
 			ov[k] = (struct iovec){out[k], nrep * REPLY_LEN};
@@ -213,6 +229,20 @@ struct rb_send {
 };
 static bool rb_gro; /* uring-offload: UDP_GRO on, replies to a joined datagram joined */
 
+/* A free submission entry of ring, submitting what is queued if it is full; NULL (with a
+ * message) if there is none even then. */
+static struct io_uring_sqe *rb_sqe(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (sqe == NULL) {
+		io_uring_submit(ring);
+		if ((sqe = io_uring_get_sqe(ring)) == NULL)
+			fprintf(stderr, "raw-pingpong: io_uring: no free submission entry\n");
+	}
+	return sqe;
+}
+
 static struct rb_send rb_sends[NSEND];
 static unsigned rb_free[NSEND], rb_nfree;
 
@@ -225,25 +255,15 @@ static bool rb_queue_reply(struct io_uring *ring, const unsigned char *in, size_
 {
 	struct io_uring_sqe *sqe;
 	struct rb_send *s;
-	size_t nrep = 0;
+	size_t nrep;
 	unsigned j;
 
 	if (rb_nfree == 0)
 		return false;
 	j = rb_free[rb_nfree - 1];
 	s = &rb_sends[j];
-	if (seg == 0 || seg > n)
-		seg = n;
-	for (size_t at = 0; at < n && nrep < MAX_SEGS; at += seg)
-		if (rb_reply(in + at, n - at < seg ? n - at : seg, s->reply + nrep * REPLY_LEN))
-			nrep++;
-	if (nrep == 0)
+	if ((nrep = rb_replies(in, n, seg, s->reply)) == 0 || (sqe = rb_sqe(ring)) == NULL)
 		return false;
-	if ((sqe = io_uring_get_sqe(ring)) == NULL) {
-		io_uring_submit(ring);
-		if ((sqe = io_uring_get_sqe(ring)) == NULL)
-			return false;
-	}
 	rb_nfree--;
 	memcpy(&s->to, from, fl);
 	s->iov = (struct iovec){s->reply, nrep * REPLY_LEN};
@@ -280,14 +300,13 @@ static bool rb_ring_init(struct io_uring *ring)
 	return true;
 }
 
-static void rb_post_recv(struct io_uring *ring, struct rb_recv *r, unsigned i, int fd)
+/* Post receive i (r) on fd; false if the ring has no room (see rb_sqe). */
+static bool rb_post_recv(struct io_uring *ring, struct rb_recv *r, unsigned i, int fd)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_sqe *sqe = rb_sqe(ring);
 
-	if (sqe == NULL) {
-		io_uring_submit(ring);
-		sqe = io_uring_get_sqe(ring);
-	}
+	if (sqe == NULL)
+		return false;
 	r->iov = (struct iovec){r->buf, rb_gro ? JOINED_BUF : SLOT_BUF};
 	memset(&r->mh, 0, sizeof r->mh);
 	r->mh.msg_name = &r->from;
@@ -300,29 +319,28 @@ static void rb_post_recv(struct io_uring *ring, struct rb_recv *r, unsigned i, i
 	}
 	io_uring_prep_recvmsg(sqe, fd, &r->mh, 0);
 	io_uring_sqe_set_data64(sqe, TAG_RECV | i);
+	return true;
 }
 
 static int rb_uring(int fd, bool gro)
 {
 	static struct rb_recv rv[NSLOT];
 	struct io_uring ring;
-	int one = 1;
+	int rc = 0;
 
 	rb_gro = gro;
-	if (gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) < 0) {
-		fprintf(stderr, "raw-pingpong: UDP_GRO: %s\n", strerror(errno));
+	if ((gro && !rb_gro_on(fd)) || !rb_ring_init(&ring))
 		return 1;
-	}
-	if (!rb_ring_init(&ring))
-		return 1;
-	for (unsigned i = 0; i < NSLOT; i++)
-		rb_post_recv(&ring, &rv[i], i, fd);
-	while (!g_stop) {
+	for (unsigned i = 0; i < NSLOT && rc == 0; i++)
+		if (!rb_post_recv(&ring, &rv[i], i, fd))
+			rc = 1;
+	while (rc == 0 && !g_stop) {
 		struct io_uring_cqe *cqe;
 		unsigned head, seen = 0;
 		int e = io_uring_submit_and_wait(&ring, 1);
 		if (e < 0 && e != -EINTR && e != -EBUSY) {
 			fprintf(stderr, "raw-pingpong: io_uring_submit_and_wait: %s\n", strerror(-e));
+			rc = 1;
 			break;
 		}
 		io_uring_for_each_cqe(&ring, head, cqe)
@@ -338,12 +356,13 @@ static int rb_uring(int fd, bool gro)
 				rb_queue_reply(&ring, rv[i].buf, (size_t)cqe->res,
 				               gro ? rb_gro_size(&rv[i].mh) : 0, &rv[i].from,
 				               rv[i].mh.msg_namelen, fd);
-			rb_post_recv(&ring, &rv[i], i, fd);
+			if (!rb_post_recv(&ring, &rv[i], i, fd))
+				rc = 1;
 		}
 		io_uring_cq_advance(&ring, seen);
 	}
 	io_uring_queue_exit(&ring);
-	return 0;
+	return rc;
 }
 
 /* The multishot receive's buffers: NBUF of MS_BUF bytes, each holding an io_uring_recvmsg_out
@@ -361,12 +380,14 @@ static int rb_uring_ms(int fd)
 	struct msghdr mh;
 	bool posted = false;
 	void *mem;
-	int e;
+	int e, rc = 0;
 
 	if (!rb_ring_init(&ring))
 		return 1;
-	if (posix_memalign(&mem, 4096, NBUF * sizeof(struct io_uring_buf)) != 0)
+	if (posix_memalign(&mem, 4096, NBUF * sizeof(struct io_uring_buf)) != 0) {
+		io_uring_queue_exit(&ring);
 		return 1;
+	}
 	br = mem;
 	memset(&reg, 0, sizeof reg);
 	reg.ring_addr = (uint64_t)(uintptr_t)br;
@@ -374,6 +395,8 @@ static int rb_uring_ms(int fd)
 	reg.bgid = BGID;
 	if ((e = io_uring_register_buf_ring(&ring, &reg, 0)) < 0) {
 		fprintf(stderr, "raw-pingpong: io_uring_register_buf_ring: %s\n", strerror(-e));
+		io_uring_queue_exit(&ring);
+		free(mem);
 		return 1;
 	}
 	io_uring_buf_ring_init(br);
@@ -387,7 +410,11 @@ static int rb_uring_ms(int fd)
 		struct io_uring_cqe *cqe;
 		unsigned head, seen = 0, back = 0;
 		if (!posted) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			struct io_uring_sqe *sqe = rb_sqe(&ring);
+			if (sqe == NULL) {
+				rc = 1;
+				break;
+			}
 			io_uring_prep_recvmsg_multishot(sqe, fd, &mh, 0);
 			sqe->flags |= IOSQE_BUFFER_SELECT;
 			sqe->buf_group = BGID;
@@ -397,6 +424,7 @@ static int rb_uring_ms(int fd)
 		e = io_uring_submit_and_wait(&ring, 1);
 		if (e < 0 && e != -EINTR && e != -EBUSY) {
 			fprintf(stderr, "raw-pingpong: io_uring_submit_and_wait: %s\n", strerror(-e));
+			rc = 1;
 			break;
 		}
 		io_uring_for_each_cqe(&ring, head, cqe)
@@ -427,7 +455,7 @@ static int rb_uring_ms(int fd)
 	}
 	io_uring_queue_exit(&ring);
 	free(mem);
-	return 0;
+	return rc;
 }
 #endif /* RC_HAVE_URING */
 

@@ -1305,8 +1305,8 @@ def sec_bulk(run, targets):
              "`raw-pingpong`'s TCP echo of the same bytes (a record mark and the bytes, read whole and "
              "written back: the floor). remotecall's server lends the argument's bytes (they stay in "
              "the request's buffer) and its ECHO returns them without a copy "
-             "(`rc_svc_req_keep_result`); its client decodes the result into a buffer of its own, "
-             "reused from call to call; both keep their big encode buffers. libtirpc's programs are "
+             "(`rc_svc_req_keep_result`); its client reads the result's bytes from the socket straight "
+             "into a buffer of its own, reused from call to call; both keep their big encode buffers. libtirpc's programs are "
              "rpcgen's, as they are. Median ms per call (median over trials ± 95 % CI).\n")
     rows, csvrows = [], []
     for pin in sorted({r.get("pin") for r in rs if r.get("pin")}, key=lambda p: p != "same"):

@@ -596,28 +596,27 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 	rc__wake(c);
 }
 
-/* The status of call p whose send failed with r and errno e (kept in p's error): a TLS
- * failure (EPROTO) is RC_TLSFAILED with the transport's reason in p's detail. */
-static rc_status rc__send_status(rc_async *p, rc_status r, int e)
+/* The status of call p whose connection broke with st (RC_CANTSEND, RC_CANTRECV,
+ * RC_TIMEDOUT) and errno e, kept in p's error (none for a timeout): a TLS failure (EPROTO) is
+ * RC_TLSFAILED with the transport's reason in p's detail. */
+static rc_status rc__broken_status(rc_async *p, rc_status st, int e)
 {
-	p->err.sys_errno = e;
-	if (r == RC_MSGTOOLARGE || r == RC_NOMEM)
-		return r;
+	p->err.sys_errno = st == RC_TIMEDOUT ? 0 : e;
 	if (e != EPROTO)
-		return RC_CANTSEND;
+		return st;
 	snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
 	return RC_TLSFAILED;
 }
 
-/* The status of a call whose reply broke off (r: RC_TIMEDOUT or RC_CANTRECV, errno e),
- * and its errno; TLS failures as in rc__send_status. */
-static rc_status rc__recv_status(rc_async *p, rc_status r, int e)
+/* The status of call p whose send failed with r and errno e: RC_MSGTOOLARGE and RC_NOMEM as
+ * they are, anything else as rc__broken_status's RC_CANTSEND. */
+static rc_status rc__send_status(rc_async *p, rc_status r, int e)
 {
-	p->err.sys_errno = r == RC_TIMEDOUT ? 0 : e;
-	if (e != EPROTO)
+	if (r == RC_MSGTOOLARGE || r == RC_NOMEM) {
+		p->err.sys_errno = e;
 		return r;
-	snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
-	return RC_TLSFAILED;
+	}
+	return rc__broken_status(p, RC_CANTSEND, e);
 }
 
 /* Fail every call in flight with st and errno detail err (the connection broke); a TLS
@@ -1365,7 +1364,7 @@ static __attribute__((noinline)) int rc__fast_pull(rc_client *c, rc_async *p, rc
 	e = pl.r == RC_AGAIN ? ETIMEDOUT : pl.r == RC_CLOSED ? ECONNRESET : pl.e;
 	rc__fast_broken(c, RC_CANTRECV, e);
 	rc__err_clear(&p->err);
-	*st = rc__recv_status(p, r, e);
+	*st = rc__broken_status(p, r, e);
 	return 2;
 }
 

@@ -458,24 +458,17 @@ static rc_status rc__stream_recv_head_plain(rc_tp *tp, void **msg, size_t *len, 
 	return rc__stream_recv_head_t(tp, msg, len, rest, tflags, false);
 }
 
-/* Milliseconds on the monotonic clock. */
-static int64_t rc__stream_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Before a blocking read of recv_pull: false (errno EAGAIN) once `end` has passed, else true
- * with tp's receive timeout no longer than what is left. */
+/* Before a blocking read of recv_pull: false (errno EAGAIN) once `end` (rc__clock_ns) has
+ * passed, else true with tp's receive timeout no longer than what is left. */
 static bool rc__stream_pull_time(rc_tp *tp, int64_t end)
 {
-	int64_t left = end - rc__stream_ms();
+	int64_t left = end - (int64_t)rc__clock_ns();
 
 	if (left <= 0) {
 		errno = EAGAIN;
 		return false;
 	}
+	left = (left + 999999) / 1000000; /* ms, rounded up */
 	if (tp->rcvtimeo_ms <= 0 || left < tp->rcvtimeo_ms)
 		rc__tp_set_rcvtimeo(tp, (int)left);
 	return true;
@@ -488,7 +481,7 @@ static rc_status rc__stream_recv_pull(rc_tp *tp, void *dst, size_t n, void **msg
 {
 	rc__stream *s = (rc__stream *)tp;
 	unsigned char *d = dst;
-	int64_t end = rc__stream_ms() + timeout_ms;
+	int64_t end = (int64_t)rc__clock_ns() + (int64_t)timeout_ms * 1000000;
 	ssize_t got;
 	size_t k;
 	void *p;

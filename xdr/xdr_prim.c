@@ -266,6 +266,33 @@ bool rc_xdr_u_short(rc_xdr *xdrs, uint16_t *sp)
 	return true;
 }
 
+/*
+ * Decode len bytes of opaque data and their padding into dst when they run past the window of
+ * a record read in part (x_pull): the window's share is copied, the rest read from the
+ * transport straight into dst. False if the record cannot hold them or the read fails.
+ */
+static bool rc__xdr_pulled(rc_xdr *xdrs, char *dst, uint32_t len)
+{
+	size_t k = rc__avail(xdrs), pad = rc__rndup(len) - len;
+
+	if (xdrs->x_pull == NULL || rc__rndup(len) > rc__left(xdrs))
+		return false;
+	if (k > len)
+		k = len;
+	if (k > 0)
+		memcpy(dst, xdrs->x_pos, k);
+	xdrs->x_pos += k;
+	if (k == len) { /* all there but some padding */
+		size_t p = rc__avail(xdrs) < pad ? rc__avail(xdrs) : pad;
+		xdrs->x_pos += p;
+		pad -= p;
+	}
+	if (!xdrs->x_pull(xdrs, dst + k, len - k) || rc__avail(xdrs) < pad)
+		return false;
+	xdrs->x_pos += pad;
+	return true;
+}
+
 bool rc_xdr_opaque(rc_xdr *xdrs, void *cp, uint32_t cnt)
 {
 	size_t n = rc__rndup(cnt);
@@ -276,8 +303,8 @@ bool rc_xdr_opaque(rc_xdr *xdrs, void *cp, uint32_t cnt)
 			return false;
 		return rc__putbytes(xdrs, cp, cnt) && rc__putpad(xdrs, cnt);
 	case RC_XDR_DECODE:
-		if (!rc__have(xdrs, n))
-			return false;
+		if (rc__avail(xdrs) < n)
+			return rc__xdr_pulled(xdrs, cp, cnt);
 		if (cnt > 0)
 			memcpy(cp, xdrs->x_pos, cnt);
 		xdrs->x_pos += n; /* padding bytes are not checked, as in every Sun XDR */
@@ -299,33 +326,6 @@ static bool rc__xdr_getlen(rc_xdr *xdrs, uint32_t *len, uint32_t max, size_t uni
 	if (*len > max)
 		return false;
 	return (size_t)*len <= rc__left(xdrs) / unit;
-}
-
-/*
- * Decode len bytes of variable-length data and their padding into dst when they run past the
- * window of a record read in part (x_pull): the window's share is copied, the rest read from
- * the transport straight into dst. The caller checked that the record holds them.
- */
-static bool rc__xdr_pulled(rc_xdr *xdrs, char *dst, uint32_t len)
-{
-	size_t k = rc__avail(xdrs), pad = rc__rndup(len) - len;
-
-	if (xdrs->x_pull == NULL)
-		return false;
-	if (k > len)
-		k = len;
-	if (k > 0)
-		memcpy(dst, xdrs->x_pos, k);
-	xdrs->x_pos += k;
-	if (k == len) { /* all there but some padding */
-		size_t p = rc__avail(xdrs) < pad ? rc__avail(xdrs) : pad;
-		xdrs->x_pos += p;
-		pad -= p;
-	}
-	if (!xdrs->x_pull(xdrs, dst + k, len - k) || rc__avail(xdrs) < pad)
-		return false;
-	xdrs->x_pos += pad;
-	return true;
 }
 
 /* Encode len then the len bytes at p (variable-length opaque data, a string's characters):
@@ -369,8 +369,6 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 			return false; /* the caller's buffer holds *sizep bytes (0: maxsize, as Sun's) */
 		}
 		*sizep = len;
-		if (rc__rndup(len) > rc__avail(xdrs))
-			return rc__xdr_pulled(xdrs, *cpp, len);
 		return rc_xdr_opaque(xdrs, *cpp, len);
 	case RC_XDR_FREE:
 		if (xdrs->x_lend_hi == NULL || (const unsigned char *)*cpp < xdrs->x_lend_lo ||
@@ -407,8 +405,7 @@ bool rc_xdr_string(rc_xdr *xdrs, char **cpp, uint32_t maxsize)
 			    (*cpp = malloc((size_t)len + 1)) == NULL)
 				return false;
 		}
-		if (rc__rndup(len) > rc__avail(xdrs) ? !rc__xdr_pulled(xdrs, *cpp, len)
-		                                     : !rc_xdr_opaque(xdrs, *cpp, len))
+		if (!rc_xdr_opaque(xdrs, *cpp, len))
 			return false;
 		(*cpp)[len] = '\0';
 		return memchr(*cpp, '\0', len) == NULL; /* an embedded NUL would truncate it */

@@ -69,10 +69,31 @@ static void cleanup(void)
 	unlink(sock_path2);
 }
 
+/* A fake's listening Unix socket /tmp/rc-fuzz-reply<tag>-PID.sock (its path into path, 108
+ * bytes) and a client of it (*clnt). Returns the listener. */
+static int unix_fake(const char *tag, char *path, rc_client **clnt)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	char uri[160];
+	int l;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/tmp/rc-fuzz-reply%s-%d.sock", tag,
+	         (int)getpid());
+	unlink(sun.sun_path);
+	l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sun, sizeof(sun)) != 0 || listen(l, 16) != 0)
+		abort();
+	snprintf(path, sizeof(sock_path), "%s", sun.sun_path);
+	snprintf(uri, sizeof(uri), "unix:%s", sun.sun_path);
+	if (rc_client_create(clnt, uri, SEC_PROG, 1) != RC_OK)
+		abort();
+	rc_client_set_timeout(*clnt, 60000);
+	return l;
+}
+
 static void setup(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	socklen_t al = sizeof(a);
 	char uri[160];
 	unsigned char m[256];
@@ -101,32 +122,11 @@ static void setup(void)
 		rc_async_release(c);
 	}
 
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "/tmp/rc-fuzz-reply-%d.sock", (int)getpid());
-	unlink(sun.sun_path);
-	lfake = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfake < 0 || bind(lfake, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    listen(lfake, 16) != 0)
-		abort();
-	snprintf(sock_path, sizeof(sock_path), "%s", sun.sun_path);
 	atexit(cleanup);
-	snprintf(uri, sizeof(uri), "unix:%s", sun.sun_path);
-	if (rc_client_create(&sclnt, uri, SEC_PROG, 1) != RC_OK)
-		abort();
-	rc_client_set_timeout(sclnt, 60000);
+	lfake = unix_fake("", sock_path, &sclnt);
 	if ((sfake = accept(lfake, NULL, NULL)) < 0)
 		abort();
-
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "/tmp/rc-fuzz-reply-b-%d.sock", (int)getpid());
-	unlink(sun.sun_path);
-	lfake2 = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfake2 < 0 || bind(lfake2, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-	    listen(lfake2, 16) != 0)
-		abort();
-	snprintf(sock_path2, sizeof(sock_path2), "%s", sun.sun_path);
-	snprintf(uri, sizeof(uri), "unix:%s", sun.sun_path);
-	if (rc_client_create(&bclnt, uri, SEC_PROG, 1) != RC_OK)
-		abort();
-	rc_client_set_timeout(bclnt, 60000);
+	lfake2 = unix_fake("-b", sock_path2, &bclnt);
 }
 
 /* Read and drop whatever waits on fd. */

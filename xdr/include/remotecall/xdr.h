@@ -94,9 +94,9 @@ struct rc_xdr {
 	 * reference (true: sent from the caller's memory, not copied); NULL: off */
 	bool (*x_gather)(rc_xdr *xdrs, const void *p, uint32_t len);
 	/* a record read in part (a client's big reply on a stream): x_rest more bytes of it follow
-	 * the window, not read yet. Decoding a variable-length opaque / string that runs past the
-	 * window calls x_pull with its buffer: the rest of its bytes are read straight into dst,
-	 * then the rest of the record becomes the window. Any other read past the window calls it
+	 * the window, not read yet. Decoding opaque data (opaque[n], opaque<>, string<>) that runs
+	 * past the window calls x_pull with its buffer: the rest of its bytes are read straight
+	 * into dst, then the rest of the record becomes the window. Any other read past the window calls it
 	 * with dst NULL and n 0: the window's unread bytes and the rest of the record become the
 	 * window. Either way x_pull and x_rest are cleared; false: the read failed. NULL: off */
 	size_t x_rest;
