@@ -414,9 +414,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nlisten; i++) {
 		st = rc_server_listen(g_srv, listen[i], bound, sizeof bound);
 		if (st != RC_OK) {
-			fprintf(stderr, "%s: listen %s: %s [%s]%s%s\n", progname, listen[i],
-			        rc_strerror(st), rc_status_name(st), errno ? ": " : "",
-			        errno ? strerror(errno) : "");
+			rc_error e;
+			char why[256];
+			rc_server_geterr(g_srv, &e);
+			fprintf(stderr, "%s: listen %s: %s [%s]\n", progname, listen[i],
+			        rc_error_format(&e, why, sizeof why), rc_status_name(st));
 			rc_server_destroy(g_srv);
 			return 1;
 		}

@@ -119,7 +119,8 @@ struct rc_client {
 	uint32_t prog, vers;
 	atomic_uint xid;
 	uint32_t timeout_ms, retry_ms, spin_us;
-	size_t max_msg;
+	size_t max_record; /* the cap set on calls and replies (rc_client_set_max_message) */
+	size_t max_msg;    /* the cap in force: max_record, or less where the transport is smaller */
 	_Atomic int64_t last_io; /* relaxed: the fast path writes it without mu */
 	/*
 	 * A thread is inside tp->recv, and the threads waiting on cv. `reading` is the reader's
@@ -177,6 +178,14 @@ void rc__set_lasterr(const rc_client *c, const rc_error *e)
 		memcpy(rc__tls.e.detail, e->detail, sizeof(e->detail));
 	else
 		rc__tls.e.detail[0] = '\0';
+	if (e->status == RC_CANTENCODEARGS && rc__xdr_why[0] != '\0') { /* which value, why */
+		snprintf(rc__tls.e.detail, sizeof(rc__tls.e.detail), "%s", rc__xdr_why);
+		rc__xdr_why[0] = '\0';
+	} else if (e->status == RC_SYSTEMERROR && c->dgram && e->detail[0] == '\0') {
+		snprintf(rc__tls.e.detail, sizeof(rc__tls.e.detail), "%s",
+		         "over UDP this is also how a reply that did not fit in a datagram ends: "
+		         "use tcp: or unix: for replies over 65,507 bytes");
+	}
 }
 
 void rc_client_geterr(const rc_client *clnt, rc_error *err)
@@ -189,43 +198,6 @@ void rc_client_geterr(const rc_client *clnt, rc_error *err)
 		memset(err, 0, sizeof(*err));
 }
 
-char *rc_error_format(const rc_error *err, char *buf, size_t len)
-{
-	if (buf == NULL || len == 0)
-		return buf;
-	switch (err->status) {
-	case RC_PROGVERSMISMATCH:
-		snprintf(buf, len, "%s (server supports %u..%u)", rc_strerror(err->status),
-		         err->low, err->high);
-		break;
-	case RC_VERSMISMATCH:
-		snprintf(buf, len, "%s (server speaks %u..%u)", rc_strerror(err->status), err->low,
-		         err->high);
-		break;
-	case RC_AUTHERROR:
-		snprintf(buf, len, "%s (auth_stat %u)", rc_strerror(err->status), err->auth_stat);
-		break;
-	default:
-		if (err->sys_errno != 0)
-			snprintf(buf, len, "%s: %s", rc_strerror(err->status),
-			         strerror(err->sys_errno));
-		else
-			snprintf(buf, len, "%s", rc_strerror(err->status));
-	}
-	if (err->detail[0] != '\0') { /* the transport's own words (TLS: OpenSSL's reason) */
-		size_t n = strlen(buf);
-		snprintf(buf + n, len - n, " (%s)", err->detail);
-	}
-	if (err->rpcbind_vers != 0) { /* rc_client_create_ex's look-up: which rpcbind, and how */
-		size_t n = strlen(buf);
-		if (err->rpcbind_status != RC_OK)
-			snprintf(buf + n, len - n, " (rpcbind version %u: %s)", err->rpcbind_vers,
-			         rc_strerror(err->rpcbind_status));
-		else
-			snprintf(buf + n, len - n, " (rpcbind version %u)", err->rpcbind_vers);
-	}
-	return buf;
-}
 
 #define rc__now() ((int64_t)rc__clock_ns())
 #define rc__put32 rc__st32
@@ -355,11 +327,11 @@ static rc_status rc__connect(rc_client *c, int64_t deadline)
 	rc_status st;
 
 	rc__tp_clear_detail();
-	st = c->kind->connect(&c->uri, RC__CLIENT_MAX_RECORD, deadline, &tp);
+	st = c->kind->connect(&c->uri, c->max_record, deadline, &tp);
 
 	if (st == RC_OK) {
 		size_t m = tp->max_msg;
-		c->max_msg = m > RC__CLIENT_MAX_RECORD ? RC__CLIENT_MAX_RECORD : m;
+		c->max_msg = m > c->max_record ? c->max_record : m;
 		c->last_io = rc__now();
 	}
 	/* tp, npending and doneq are stored atomically: rc__fast_eligible reads them unlocked */
@@ -420,6 +392,7 @@ rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint3
 	c->vers = vers;
 	c->timeout_ms = RC_DEFAULT_TIMEOUT_MS;
 	c->retry_ms = RC_DEFAULT_RETRY_MS;
+	c->max_record = RC_DEFAULT_MAX_MESSAGE;
 	{
 		uint32_t x0;
 		if (getrandom(&x0, sizeof(x0), GRND_NONBLOCK) != sizeof(x0))
@@ -457,6 +430,29 @@ rc_status rc_client_set_retry(rc_client *clnt, uint32_t initial_ms)
 		return RC_INVAL;
 	clnt->retry_ms = initial_ms ? initial_ms : RC_DEFAULT_RETRY_MS;
 	return RC_OK;
+}
+
+/* client.h: the cap on both directions; a connected transport takes the new one at once. */
+rc_status rc_client_set_max_message(rc_client *clnt, size_t bytes)
+{
+	if (bytes == 0)
+		bytes = RC_DEFAULT_MAX_MESSAGE;
+	if (clnt == NULL || bytes < 1024 || (uint64_t)bytes > ((uint64_t)4 << 30))
+		return RC_INVAL;
+	pthread_mutex_lock(&clnt->mu);
+	clnt->max_record = bytes;
+	if (clnt->tp != NULL) {
+		if (clnt->tp->vt->set_max_record != NULL)
+			clnt->tp->vt->set_max_record(clnt->tp, bytes);
+		clnt->max_msg = clnt->tp->max_msg > bytes ? bytes : clnt->tp->max_msg;
+	}
+	pthread_mutex_unlock(&clnt->mu);
+	return RC_OK;
+}
+
+size_t rc_client_get_max_message(const rc_client *clnt)
+{
+	return clnt ? clnt->max_record : 0;
 }
 
 uint32_t rc_client_get_timeout(const rc_client *clnt)
@@ -596,12 +592,17 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 	rc__wake(c);
 }
 
+/* What a call that lost its connection to an orderly close says in its detail. */
+#define RC__CLOSED_WHY "the server closed the connection"
+
 /* The status of call p whose connection broke with st (RC_CANTSEND, RC_CANTRECV,
  * RC_TIMEDOUT) and errno e, kept in p's error (none for a timeout): a TLS failure (EPROTO) is
  * RC_TLSFAILED with the transport's reason in p's detail. */
 static rc_status rc__broken_status(rc_async *p, rc_status st, int e)
 {
 	p->err.sys_errno = st == RC_TIMEDOUT ? 0 : e;
+	if (st == RC_CANTRECV && e == 0) /* end of stream: no errno to tell it */
+		snprintf(p->err.detail, sizeof(p->err.detail), "%s", RC__CLOSED_WHY);
 	if (e != EPROTO)
 		return st;
 	snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
@@ -631,6 +632,9 @@ static void rc__fail_all(rc_client *c, rc_status st, int err)
 		if (err == EPROTO)
 			snprintf(c->pending->err.detail, sizeof(c->pending->err.detail), "%s",
 			         rc__tp_detail());
+		else if (err == 0 && st == RC_CANTRECV)
+			snprintf(c->pending->err.detail, sizeof(c->pending->err.detail), "%s",
+			         RC__CLOSED_WHY);
 		rc__complete(c, c->pending, st);
 	}
 }

@@ -203,6 +203,13 @@ rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
 	return RC_OK;
 }
 
+/* A datagram reply to xid did not fit: count it and trace it (SYSTEM_ERR goes instead). */
+static void rc__reply_too_big(rc_server *srv, uint32_t xid)
+{
+	__atomic_add_fetch(&srv->n_toobig, 1, __ATOMIC_RELAXED);
+	RC__TRACE(srv, RC_TP_SRV_TOOBIG, xid);
+}
+
 /* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails. */
 rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
 {
@@ -212,10 +219,15 @@ rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
 	if (req == NULL || req->w == NULL || xres == NULL)
 		return RC_INVAL;
 	max = req->srv->lim.max_record;
+	if (req->dgram && max > RC__UDP_MAX)
+		max = RC__UDP_MAX;
 	rc__reply_success(req->w, &rx, max, req->xid);
 	if (!xres(&rx, (void *)res)) {
+		bool big = req->w->rb.toolarge;
+		if (big && req->dgram)
+			rc__reply_too_big(req->srv, req->xid);
 		req->rlen = rc__reply_simple(req->w, max, req->xid, false, RC__SYSTEM_ERR, NULL, 0);
-		return RC_CANTENCODEARGS;
+		return big ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
 	}
 	req->rlen = rc_xdr_getpos(&rx);
 	return RC_OK;
@@ -313,6 +325,8 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 
 	rc__rd rd = {msg, msg + len};
 
+	if (dgram && max > RC__UDP_MAX)
+		max = RC__UDP_MAX; /* a reply must fit in one datagram */
 	/* The usual header, read at fixed offsets: CALL, RPC version 2, AUTH_NONE credentials
 	 * with an empty body, a verifier with an empty body. Anything else takes the general
 	 * parse below, which checks every field. */
@@ -442,6 +456,8 @@ header_read:
 			rc__encbuf_gather_on(&w->rb, &rx);
 		if (!info->xres(&rx, res)) {
 			w->rb.gather = false;
+			if (dgram && w->rb.toolarge)
+				goto too_big;
 			goto system_err;
 		}
 		rlen = rc_xdr_getpos(&rx);
@@ -475,6 +491,8 @@ out:
 garbage:
 	rlen = rc__reply_simple(w, max, xid, false, RC__GARBAGE_ARGS, NULL, 0);
 	goto out;
+too_big:
+	rc__reply_too_big(srv, xid);
 system_err:
 	rlen = rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
 	goto out;

@@ -120,7 +120,7 @@ rc_status rc_server_create(rc_server **out)
 	*out = NULL;
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return RC_NOMEM;
-	srv->lim.max_record = 4u << 20;
+	srv->lim.max_record = RC_DEFAULT_MAX_MESSAGE;
 	srv->lim.max_alloc = 16u << 20;
 	srv->lim.max_conns = 1024;
 	srv->lim.idle_ms = 120000;
@@ -205,6 +205,7 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	out->conns_refused = srv->n_refused;
 	out->accept_nofile = srv->n_nofile;
 	pthread_mutex_unlock(&srv->mu);
+	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
 	return RC_OK;
 }
 
@@ -326,7 +327,45 @@ static rc_status rc__lsn_add(rc_server *srv, rc_tp *tp, const char *uri, char *b
 	return RC_OK;
 }
 
-rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
+/* Keep st, the status of a set-up call about uri, in srv's error (rc_server_geterr): errno
+ * for a local error, the transport's words or what was wrong with the address. Returns st. */
+static rc_status rc__setup_status(rc_server *srv, rc_status st, const char *uri)
+{
+	rc_error *e = &srv->err;
+	int en = errno;
+
+	memset(e, 0, sizeof(*e));
+	e->status = st;
+	if (st == RC_OK)
+		return st;
+	if (st == RC_LOCALERROR)
+		e->sys_errno = en;
+	if (rc__tp_detail()[0] != '\0')
+		snprintf(e->detail, sizeof(e->detail), "%s", rc__tp_detail());
+	else if (st == RC_UNKNOWNADDR || st == RC_UNKNOWNHOST)
+		snprintf(e->detail, sizeof(e->detail), "local address %s", uri ? uri : "?");
+	else if (st == RC_TOOMANY)
+		snprintf(e->detail, sizeof(e->detail), "at most %d listeners", RC__MAX_LISTENERS);
+	else if (st == RC_UNKNOWNPROTO)
+		snprintf(e->detail, sizeof(e->detail), "%s", uri ? uri : "not a socket of a kind served");
+	return st;
+}
+
+/* server.h: how the last listen on srv ended. */
+void rc_server_geterr(const rc_server *srv, rc_error *err)
+{
+	if (err == NULL)
+		return;
+	if (srv == NULL) {
+		memset(err, 0, sizeof(*err));
+		err->status = RC_INVAL;
+		return;
+	}
+	*err = srv->err;
+}
+
+/* rc_server_listen's work: parse, listen, add the listener. */
+static rc_status rc__listen(rc_server *srv, const char *uri, char *bound, size_t len)
 {
 	rc_uri u;
 	rc_status st;
@@ -335,10 +374,6 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	const rc_tp_kind *k;
 	const rc_tp_deliver deliver = {rc__deliver, srv};
 
-	if (bound && len)
-		bound[0] = '\0';
-	if (srv == NULL || uri == NULL || atomic_load(&srv->running))
-		return RC_INVAL;
 	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
 		return st;
 	if (srv->nlsn >= RC__MAX_LISTENERS)
@@ -349,18 +384,24 @@ rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t 
 	return rc__lsn_add(srv, tp, at, bound, len, false);
 }
 
-/* server.h: serve a socket of the caller's -- a listener, or one connection. */
-rc_status rc_server_listen_fd(rc_server *srv, int fd, char *bound, size_t len)
+rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
+{
+	if (bound && len)
+		bound[0] = '\0';
+	if (srv == NULL || uri == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	rc__tp_clear_detail();
+	return rc__setup_status(srv, rc__listen(srv, uri, bound, len), uri);
+}
+
+/* rc_server_listen_fd's work. */
+static rc_status rc__listen_fd(rc_server *srv, int fd, char *bound, size_t len)
 {
 	rc_status st;
 	rc_tp *tp;
 	bool listener;
 	char at[RC_URI_MAX];
 
-	if (bound && len)
-		bound[0] = '\0';
-	if (srv == NULL || fd < 0 || atomic_load(&srv->running))
-		return RC_INVAL;
 	if (srv->nlsn >= RC__MAX_LISTENERS)
 		return RC_TOOMANY;
 	if ((st = rc__tp_adopt(fd, srv->lim.max_record, &tp, &listener, at, sizeof(at))) != RC_OK)
@@ -375,6 +416,17 @@ rc_status rc_server_listen_fd(rc_server *srv, int fd, char *bound, size_t len)
 		return rc__conn_admit(srv, tp);
 	}
 	return rc__lsn_add(srv, tp, at, bound, len, true);
+}
+
+/* server.h: serve a socket of the caller's -- a listener, or one connection. */
+rc_status rc_server_listen_fd(rc_server *srv, int fd, char *bound, size_t len)
+{
+	if (bound && len)
+		bound[0] = '\0';
+	if (srv == NULL || fd < 0 || atomic_load(&srv->running))
+		return RC_INVAL;
+	rc__tp_clear_detail();
+	return rc__setup_status(srv, rc__listen_fd(srv, fd, bound, len), NULL);
 }
 
 /* server.h: close the listener bound at uri. */

@@ -113,6 +113,8 @@ struct rc_server {
 	int reserve_fd;      /* a spare descriptor (/dev/null) given up to accept when out of them */
 	bool use_reserve;    /* a stream listener exists: keep reserve_fd */
 	uint64_t n_accepted, n_evicted, n_refused, n_nofile; /* under mu: rc_server_stats */
+	uint64_t n_toobig;   /* atomic (relaxed): replies_too_big */
+	rc_error err;        /* the last set-up call's detail (rc_server_geterr); set-up thread */
 	int epfd;
 	int stopfd;
 	int stop_ev; /* the epoll tag of stopfd */
@@ -171,13 +173,14 @@ typedef struct rc__wctx {
 } rc__wctx;
 
 /* The largest reply buffer a serving thread keeps between requests (a heap buffer a big reply
- * grew): 4 MiB, or the server's max_record when larger (a server set up for big messages
- * answers big ones: it does not allocate and page-fault a fresh buffer each time); bigger
- * ones are freed after their reply. */
+ * grew): 4 MiB, or the server's max_record when smaller; bigger ones are freed after their
+ * reply. Big opaque and string results leave from the result's own memory (gathered), so a
+ * reply buffer grows past this only for big results of other types, rarely enough that
+ * keeping up to max_record (64 MiB by default) per thread would cost more than it saves. */
 #define RC__KEEP_REPLY (((size_t)4 << 20) + 4096)
 static inline size_t rc__reply_keep(size_t max_record)
 {
-	return max_record + 4096 > RC__KEEP_REPLY ? max_record + 4096 : RC__KEEP_REPLY;
+	return max_record + 4096 < RC__KEEP_REPLY ? max_record + 4096 : RC__KEEP_REPLY;
 }
 
 /* Make w's reply buffer empty for a reply of at most max bytes. A heap buffer that an earlier

@@ -1,4 +1,7 @@
 /* rc_status texts and names, built from the one list in status.h. */
+#include <stdio.h>
+#include <string.h>
+
 #include <remotecall/status.h>
 
 static const char *const rc__status_text[] = {
@@ -25,4 +28,52 @@ const char *rc_status_name(rc_status st)
 	if ((unsigned)st >= (unsigned)RC__STATUS_COUNT)
 		return "RC_?";
 	return rc__status_names[st];
+}
+
+/* status.h: the status in words, then what the error adds to it. */
+char *rc_error_format(const rc_error *err, char *buf, size_t len)
+{
+	if (buf == NULL || len == 0)
+		return buf;
+	switch (err->status) {
+	case RC_PROGVERSMISMATCH:
+		snprintf(buf, len, "%s (server supports %u..%u)", rc_strerror(err->status),
+		         err->low, err->high);
+		break;
+	case RC_VERSMISMATCH:
+		snprintf(buf, len, "%s (server speaks %u..%u)", rc_strerror(err->status), err->low,
+		         err->high);
+		break;
+	case RC_AUTHERROR:
+		snprintf(buf, len, "%s (auth_stat %u)", rc_strerror(err->status), err->auth_stat);
+		break;
+	case RC_LOCALERROR: /* "local system error (see errno detail)" adds nothing to it */
+		if (err->sys_errno != 0) {
+			snprintf(buf, len, "%s", strerror(err->sys_errno));
+			if (buf[0] >= 'A' && buf[0] <= 'Z' && (buf[1] < 'A' || buf[1] > 'Z'))
+				buf[0] = (char)(buf[0] - 'A' + 'a'); /* "address already in use" */
+		} else {
+			snprintf(buf, len, "%s", rc_strerror(err->status));
+		}
+		break;
+	default:
+		if (err->sys_errno != 0)
+			snprintf(buf, len, "%s: %s", rc_strerror(err->status),
+			         strerror(err->sys_errno));
+		else
+			snprintf(buf, len, "%s", rc_strerror(err->status));
+	}
+	if (err->detail[0] != '\0') { /* the transport's own words (TLS: OpenSSL's reason) */
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, " (%s)", err->detail);
+	}
+	if (err->rpcbind_vers != 0) { /* rc_client_create_ex's look-up: which rpcbind, and how */
+		size_t n = strlen(buf);
+		if (err->rpcbind_status != RC_OK)
+			snprintf(buf + n, len - n, " (rpcbind version %u: %s)", err->rpcbind_vers,
+			         rc_strerror(err->rpcbind_status));
+		else
+			snprintf(buf + n, len - n, " (rpcbind version %u)", err->rpcbind_vers);
+	}
+	return buf;
 }

@@ -143,12 +143,19 @@ static void rc__inproc_close(rc_tp *tp)
 	free(c);
 }
 
+/* The vt's set_max_record: messages of at most n bytes from now on. */
+static void rc__inproc_set_max_record(rc_tp *tp, size_t n)
+{
+	tp->max_msg = n;
+}
+
 static const rc_tp_vt rc__inproc_vt = {
 	.send = rc__inproc_send,
 	.flush = NULL,
 	.outq = rc__tp_nothing_queued,
 	.recv = rc__inproc_recv,
 	.accept = NULL,
+	.set_max_record = rc__inproc_set_max_record,
 	.buffered = rc__tp_nothing_buffered,
 	.hung_up = rc__tp_never_hung_up,
 	.shutdown = rc__inproc_shutdown,

@@ -44,6 +44,8 @@ typedef struct rc__stream {
 	unsigned char *oq;
 	size_t oqoff, oqlen, oqcap;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* unix listener: unlink on close */
+	dev_t path_dev; /* ... if the file there is still the one it bound (device and inode) */
+	ino_t path_ino;
 	rc__tls_conn *tls; /* NULL: plaintext */
 	bool more;         /* the last recv gave a record and read no further (rc__stream_ahead) */
 	/* Under TLS, one sender at a time for a whole send or flush: a blocking TLS write waits
@@ -552,6 +554,16 @@ static rc__stream *rc__stream_new(int fd, size_t max_record)
 	return s;
 }
 
+/* The vt's set_max_record: records of at most n bytes from now on, both ways. */
+static void rc__stream_set_max_record(rc_tp *tp, size_t n)
+{
+	rc__stream *s = (rc__stream *)tp;
+
+	s->tp.max_msg = n;
+	s->max_record = n;
+	s->rr.max_record = n;
+}
+
 /* The vt's close: close the socket (a unix listener unlinks its path) and free everything. */
 static void rc__stream_close(rc_tp *tp)
 {
@@ -560,8 +572,11 @@ static void rc__stream_close(rc_tp *tp)
 	rc__tls_close(s->tls); /* before the socket: close_notify */
 	if (tp->fd >= 0)
 		close(tp->fd);
-	if (s->path[0] != '\0')
-		unlink(s->path);
+	if (s->path[0] != '\0') { /* not a file another server has bound there since */
+		struct stat sb;
+		if (lstat(s->path, &sb) == 0 && sb.st_dev == s->path_dev && sb.st_ino == s->path_ino)
+			unlink(s->path);
+	}
 	rc_recreader_destroy(&s->rr);
 	pthread_mutex_destroy(&s->wlock);
 	free(s->oq);
@@ -629,6 +644,7 @@ static const rc_tp_vt rc__stream_vt = {
 	.recv_head = rc__stream_recv_head,
 	.recv_pull = rc__stream_recv_pull,
 	.accept = rc__stream_accept,
+	.set_max_record = rc__stream_set_max_record,
 	.buffered = rc__stream_buffered,
 	.ahead = rc__stream_ahead,
 	.sendv = rc__stream_sendv,
@@ -650,6 +666,7 @@ static const rc_tp_vt rc__stream_plain_vt = {
 	.recv_head = rc__stream_recv_head_plain,
 	.recv_pull = rc__stream_recv_pull,
 	.accept = rc__stream_accept,
+	.set_max_record = rc__stream_set_max_record,
 	.buffered = rc__stream_buffered,
 	.ahead = rc__stream_ahead,
 	.sendv = rc__stream_sendv,
@@ -780,8 +797,42 @@ static rc_status rc__stream_connect(const rc_uri *u, size_t max_record, int64_t 
 	return RC_OK;
 }
 
-/* The kind's listen: a listening socket at u (a stale unix socket file is replaced); writes
- * the bound URI. RC_LOCALERROR (errno kept) if it cannot bind or listen. */
+/* Make way to bind a unix socket at path (address a, len): a socket file nobody accepts on
+ * (left by a server that died) is removed; one a server still listens on is refused; anything
+ * else is left for bind to refuse (a regular file, say). RC_OK, or RC_LOCALERROR with errno
+ * EADDRINUSE and rc__tp_detail saying why. */
+static rc_status rc__unix_make_way(const char *path, const rc_peer *a)
+{
+	struct stat sb;
+	int fd, r, e;
+
+	if (lstat(path, &sb) != 0)
+		return RC_OK;
+	if (!S_ISSOCK(sb.st_mode)) {
+		rc__tp_set_detail("%s exists and is not a socket", path);
+		errno = EADDRINUSE;
+		return RC_LOCALERROR;
+	}
+	/* non-blocking: a listener whose backlog is full answers EAGAIN instead of making us
+	 * wait, and is as alive as one that accepts */
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return RC_LOCALERROR;
+	r = connect(fd, (const struct sockaddr *)&a->ss, a->len);
+	e = errno;
+	close(fd);
+	if (r == 0 || e == EAGAIN || e == EINPROGRESS) {
+		rc__tp_set_detail("%s is in use by a running server", path);
+		errno = EADDRINUSE;
+		return RC_LOCALERROR;
+	}
+	if (e == ECONNREFUSED) /* nobody listens: a dead server's file */
+		unlink(path);
+	return RC_OK; /* otherwise bind says what is wrong */
+}
+
+/* The kind's listen: a listening socket at u (a unix socket file left by a dead server is
+ * replaced, one a live server listens on is not); writes the bound URI. RC_LOCALERROR (errno
+ * kept; rc__tp_detail may say more) if it cannot bind or listen. */
 static rc_status rc__stream_listen(const rc_uri *u, size_t max_record,
                                    const rc_tp_deliver *deliver, rc_tp **out, char *bound,
                                    size_t len)
@@ -799,10 +850,12 @@ static rc_status rc__stream_listen(const rc_uri *u, size_t max_record,
 	if (fd < 0)
 		return RC_LOCALERROR;
 	if (is_unix) {
-		struct stat sb;
-		/* A socket file left by a server that died is replaced; anything else is not. */
-		if (lstat(u->host, &sb) == 0 && S_ISSOCK(sb.st_mode))
-			unlink(u->host);
+		if ((st = rc__unix_make_way(u->host, &a)) != RC_OK) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return st;
+		}
 	} else if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
 		close(fd); /* without it a restarted server could not bind its port for minutes */
 		return RC_LOCALERROR;
@@ -820,7 +873,12 @@ static rc_status rc__stream_listen(const rc_uri *u, size_t max_record,
 	s->tp.vt = &rc__stream_vt;
 	s->tp.listener = true;
 	if (is_unix) {
-		memcpy(s->path, u->host, strlen(u->host) + 1); /* fits: checked by rc__stream_addr */
+		struct stat sb;
+		if (stat(u->host, &sb) == 0) { /* the file bind made: removed on close if still there */
+			memcpy(s->path, u->host, strlen(u->host) + 1); /* fits: rc__stream_addr */
+			s->path_dev = sb.st_dev;
+			s->path_ino = sb.st_ino;
+		}
 		if (bound && len)
 			snprintf(bound, len, "unix:%s", u->host);
 	} else {

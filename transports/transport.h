@@ -183,6 +183,10 @@ typedef struct rc_tp_vt {
 	/* Accept a connection on a listening stream transport: RC_OK, RC_AGAIN, RC_TOOMANY
 	 * (descriptors exhausted), RC_NOMEM, RC_LOCALERROR. NULL for other transports. */
 	rc_status (*accept)(rc_tp *tp, rc_tp **out, size_t max_record);
+	/* Streams and in-process (NULL for datagrams, whose size the network fixes): from now on
+	 * carry messages of at most n bytes both ways (max_msg; a stream's record reader refuses
+	 * a longer record). Between messages only. */
+	void (*set_max_record)(rc_tp *tp, size_t n);
 	/* Bytes of an incomplete incoming message held (0 for datagrams). */
 	size_t (*buffered)(rc_tp *tp);
 	/* Streams: send one message -- len encoded bytes at msg (with the headroom before it, as

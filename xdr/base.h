@@ -15,7 +15,6 @@
 #define RC__MAX_AUTH_BYTES 400u                  /* an opaque_auth body (RFC 5531) */
 #define RC__UDP_MAX 65507u                        /* largest UDP payload over IPv4 */
 #define RC__DGRAM_MAX 65536u                      /* a server's datagram receive buffer */
-#define RC__CLIENT_MAX_RECORD ((size_t)64 << 20)  /* largest reply record a client takes */
 #define RC__STACK_MSG 2048u                       /* a call encoded on the caller's stack */
 #define RC__STACK_REPLY 4096u                     /* a reply encoded on the server's stack */
 
@@ -79,5 +78,14 @@ static inline uint32_t rc__hash_pair(uint32_t a, uint32_t b)
 
 	return h ^ (h >> 16);
 }
+
+/*
+ * Why the calling thread's last encode failed where the value itself was at fault -- a string,
+ * opaque data or an array over its declared bound, a NULL pointer -- in words ("a string of
+ * 300 bytes is over its declared bound of 255"), or "". Set by rc_xdr_bytes, rc_xdr_string and
+ * rc_xdr_array; whoever reports an encode failure reads it and empties it (the client's
+ * RC_CANTENCODEARGS detail).
+ */
+extern _Thread_local char rc__xdr_why[96];
 
 #endif

@@ -1,9 +1,11 @@
 /* XDR primitives (RFC 4506 section 4): integers, floats, opaque data, strings, arrays,
  * optional data and unions. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "xdr_internal.h"
+#include "xdr/base.h"
 
 bool rc_xdr_void(rc_xdr *xdrs, void *unused)
 {
@@ -339,6 +341,22 @@ static bool rc__put_counted(rc_xdr *xdrs, const char *p, uint32_t len)
 	return rc_xdr_opaque(xdrs, (void *)p, len);
 }
 
+/* xdr_internal.h: why the thread's last encode failed, where it was a value's own fault. */
+_Thread_local char rc__xdr_why[96];
+
+/* Note in rc__xdr_why that an encoded `what` of n units was over its bound or missing (a NULL
+ * pointer). Returns false, for the caller to return. */
+static bool rc__enc_refuse(const char *what, uint64_t n, uint32_t max, const char *unit)
+{
+	if (n <= max)
+		snprintf(rc__xdr_why, sizeof(rc__xdr_why), "%s to encode is a NULL pointer", what);
+	else
+		snprintf(rc__xdr_why, sizeof(rc__xdr_why),
+		         "%s of %llu %s is over its declared bound of %u", what,
+		         (unsigned long long)n, unit, max);
+	return false;
+}
+
 bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 {
 	uint32_t len;
@@ -347,7 +365,7 @@ bool rc_xdr_bytes(rc_xdr *xdrs, char **cpp, uint32_t *sizep, uint32_t maxsize)
 	case RC_XDR_ENCODE:
 		len = *sizep;
 		if (len > maxsize || (len > 0 && *cpp == NULL))
-			return false;
+			return rc__enc_refuse("opaque data", len, maxsize, "bytes");
 		if (xdrs->x_more == NULL && rc__avail(xdrs) < 4 + rc__rndup(len))
 			return false;
 		return rc__put_counted(xdrs, *cpp, len);
@@ -389,10 +407,10 @@ bool rc_xdr_string(rc_xdr *xdrs, char **cpp, uint32_t maxsize)
 	switch (xdrs->x_op) {
 	case RC_XDR_ENCODE:
 		if (*cpp == NULL)
-			return false;
+			return rc__enc_refuse("a string", 0, maxsize, "");
 		slen = strlen(*cpp);
 		if (slen > maxsize)
-			return false;
+			return rc__enc_refuse("a string", slen, maxsize, "bytes");
 		len = (uint32_t)slen;
 		if (xdrs->x_more == NULL && rc__avail(xdrs) < 4 + rc__rndup(len))
 			return false;
@@ -473,7 +491,7 @@ bool rc_xdr_array(rc_xdr *xdrs, void *addrp, uint32_t *sizep, uint32_t maxsize,
 	case RC_XDR_ENCODE:
 		n = *sizep;
 		if (n > maxsize || (n > 0 && base == NULL))
-			return false;
+			return rc__enc_refuse("an array", n, maxsize, "elements");
 		return rc_xdr_u_int(xdrs, &n) &&
 		       rc__xdr_array_elements(xdrs, base, n, elsize, elproc);
 	case RC_XDR_DECODE:

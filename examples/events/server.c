@@ -61,10 +61,14 @@ int main(int argc, char **argv)
 		st = events_prog_1_register(srv, NULL);
 	if (st == RC_OK)
 		st = rc_server_set_threads(srv, threads);
-	if (st == RC_OK)
-		st = rc_server_listen(srv, listen, uri, sizeof uri);
+	rc_error err = {.status = st}; /* what went wrong, in words (rc_error_format) */
+	if (st == RC_OK && (st = rc_server_listen(srv, listen, uri, sizeof uri)) != RC_OK)
+		rc_server_geterr(srv, &err); /* "address already in use", ... */
 	if (st != RC_OK) {
-		fprintf(stderr, "%s: %s: %s\n", argv[0], listen, rc_strerror(st));
+		char why[256];
+		err.status = st;
+		fprintf(stderr, "%s: %s: %s\n", argv[0], listen,
+		        rc_error_format(&err, why, sizeof why));
 		rc_server_destroy(srv);
 		return 1;
 	}

@@ -2,7 +2,8 @@
  * A hand-written test program (no idlc): 0x20000099 version 1..2 with
  *   0 NULL, 1 ECHO(opaque<>) -> opaque<>, 2 ADD(hyper) -> hyper, 3 SLEEP(u_int ms) -> u_int,
  *   4 FAIL(void) -> routine returns false, 5 WHO(void) -> string (uid of AUTH_SYS caller or "none"),
- *   6 DELAY(void) -> u_int, 7 MEET(u_int n) -> u_int (see rt_meet)
+ *   6 DELAY(void) -> u_int, 7 MEET(u_int n) -> u_int (see rt_meet),
+ *   8 SIZED({u_int n; opaque data<>}) -> opaque<> of n bytes, byte i being (i * 7) & 0xff
  * served by a server running in a background thread.
  */
 #ifndef RT_FIXTURE_H
@@ -30,6 +31,31 @@ static bool xdr_rt_blob(rc_xdr *x, rt_blob *b)
 static bool xdr_rt_str(rc_xdr *x, char **s)
 {
 	return rc_xdr_string(x, s, 1024);
+}
+
+/* SIZED's argument: the reply's length, and data of any length (no bound: the records' caps
+ * are what is tested). */
+typedef struct { uint32_t n; rt_blob data; } rt_sized;
+
+static bool xdr_rt_big(rc_xdr *x, rt_blob *b)
+{
+	return rc_xdr_bytes(x, &b->val, &b->len, ~0u);
+}
+
+static bool xdr_rt_sized(rc_xdr *x, rt_sized *s)
+{
+	return rc_xdr_u_int(x, &s->n) && xdr_rt_big(x, &s->data);
+}
+
+/* Whether b holds n bytes of SIZED's pattern. */
+static inline bool rt_sized_ok(const rt_blob *b, uint32_t n)
+{
+	if (b->len != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if ((unsigned char)b->val[i] != (unsigned char)(i * 7))
+			return false;
+	return true;
 }
 
 static int64_t rt_total;
@@ -136,6 +162,19 @@ static bool rt_meet(void *a, void *r, rc_svc_req *q)
 	pthread_mutex_unlock(&rt_meet_mu);
 	return true;
 }
+static bool rt_sized_fn(void *a, void *r, rc_svc_req *q)
+{
+	rt_sized *in = a;
+	rt_blob *out = r;
+	(void)q;
+	out->len = in->n;
+	out->val = malloc(in->n ? in->n : 1);
+	if (out->val == NULL)
+		return false;
+	for (uint32_t i = 0; i < in->n; i++)
+		out->val[i] = (char)(i * 7);
+	return true;
+}
 static bool rt_fail(void *a, void *r, rc_svc_req *q) { (void)a; (void)r; (void)q; return false; }
 static bool rt_who(void *a, void *r, rc_svc_req *q)
 {
@@ -160,14 +199,15 @@ RT_INFO(1, fail, 4, rc_xdr_void, 0, rc_xdr_void, 0)
 RT_INFO(1, who, 5, rc_xdr_void, 0, xdr_rt_str, sizeof(char *))
 RT_INFO(1, delay, 6, rc_xdr_void, 0, rc_xdr_u_int, 4)
 RT_INFO(1, meet, 7, rc_xdr_u_int, 4, rc_xdr_u_int, 4)
+RT_INFO(1, sized, 8, xdr_rt_sized, sizeof(rt_sized), xdr_rt_big, sizeof(rt_blob))
 RT_INFO(2, null, 0, rc_xdr_void, 0, rc_xdr_void, 0)
 
 static const rc_svc_proc rt_procs1[] = {
 	{&rt_null_1, rt_null}, {&rt_echo_1, rt_echo}, {&rt_add_1, rt_add},
 	{&rt_sleep_1, rt_sleep}, {&rt_fail_1, rt_fail}, {&rt_who_1, rt_who},
-	{&rt_delay_1, rt_delay}, {&rt_meet_1, rt_meet},
+	{&rt_delay_1, rt_delay}, {&rt_meet_1, rt_meet}, {&rt_sized_1, rt_sized_fn},
 };
-static const rc_svc_prog rt_prog1 = {RT_PROG, 1, 8, rt_procs1};
+static const rc_svc_prog rt_prog1 = {RT_PROG, 1, 9, rt_procs1};
 static const rc_svc_proc rt_procs2[] = {{&rt_null_2, rt_null}};
 static const rc_svc_prog rt_prog2 = {RT_PROG, 2, 1, rt_procs2};
 

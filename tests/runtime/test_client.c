@@ -1086,6 +1086,142 @@ static void big_reply_cut_midway(void **state)
 	pr_stop(&ps);
 }
 
+/* SIZED with data of dlen bytes asking for n back: the call's status; on RC_OK the reply is
+ * checked. The call record is 48 bytes plus dlen padded, the reply record 28 plus n padded. */
+static rc_status sized_call(rc_client *c, uint32_t dlen, uint32_t n)
+{
+	rt_sized in = {n, {dlen, calloc(1, dlen ? dlen : 1)}};
+	rt_blob out = {0, NULL};
+	rc_status st;
+
+	assert_non_null(in.data.val);
+	st = rc_call(c, 8, (rc_xdrproc)xdr_rt_sized, &in, (rc_xdrproc)xdr_rt_big, &out);
+	if (st == RC_OK)
+		assert_true(rt_sized_ok(&out, n));
+	rc_xdr_free((rc_xdrproc)xdr_rt_big, &out);
+	free(in.data.val);
+	return st;
+}
+
+/* NFS servers advertise 64 MiB as their preferred READ and WRITE size (nfs-ganesha's FSINFO):
+ * with the defaults, a reply record of 64 MiB + 128 bytes and a call record of 64 MiB + 112
+ * bytes pass over TCP and Unix. With a lowered cap, a call or a reply one byte over it fails
+ * with RC_MSGTOOLARGE (the call before anything is sent), and the next call succeeds. */
+static void messages_of_64mib_both_ways(void **state)
+{
+	const uint32_t mib64 = 64u << 20;
+
+	(void)state;
+	for (int i = 1; i <= 2; i++) {
+		rc_client *c = connect_to(i, 1);
+		size_t cap;
+
+		rc_client_set_timeout(c, 60000);
+		assert_int_equal(rc_client_get_max_message(c), RC_DEFAULT_MAX_MESSAGE);
+		assert_int_equal(sized_call(c, 0, mib64 + 100), RC_OK);  /* reply 64 MiB + 128 */
+		assert_int_equal(sized_call(c, mib64 + 64, 0), RC_OK);   /* call 64 MiB + 112 */
+
+		/* a cap of one byte less than a 1 MiB + 112 call record refuses it, the exact cap
+		 * takes it */
+		cap = (1u << 20) + 112;
+		assert_int_equal(rc_client_set_max_message(c, cap - 1), RC_OK);
+		assert_int_equal(sized_call(c, (1u << 20) + 64, 0), RC_MSGTOOLARGE);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+		assert_int_equal(rc_client_set_max_message(c, cap), RC_OK);
+		assert_int_equal(sized_call(c, (1u << 20) + 64, 0), RC_OK);
+
+		/* the same for a 1 MiB + 128 reply record: the connection is closed under it, the
+		 * next call reconnects */
+		cap = (1u << 20) + 128;
+		assert_int_equal(rc_client_set_max_message(c, cap - 1), RC_OK);
+		assert_int_equal(sized_call(c, 0, (1u << 20) + 100), RC_MSGTOOLARGE);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+		assert_int_equal(rc_client_set_max_message(c, cap), RC_OK);
+		assert_int_equal(sized_call(c, 0, (1u << 20) + 100), RC_OK);
+
+		/* out of range; 0 is the default again; 1 GiB is accepted */
+		assert_int_equal(rc_client_set_max_message(c, 1023), RC_INVAL);
+		assert_int_equal(rc_client_set_max_message(c, (size_t)1 << 30), RC_OK);
+		assert_int_equal(rc_client_set_max_message(c, 0), RC_OK);
+		assert_int_equal(rc_client_get_max_message(c), RC_DEFAULT_MAX_MESSAGE);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+		rc_client_destroy(c);
+	}
+}
+
+static bool xdr_str4(rc_xdr *x, char **s)
+{
+	return rc_xdr_string(x, s, 4);
+}
+
+/* A peer that accepts one connection on lfd, reads what comes within 200 ms, and closes it:
+ * a server that died during the call. */
+static void *close_mid_call(void *arg)
+{
+	int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+	if (fd >= 0) {
+		char b[256];
+		struct pollfd pf = {fd, POLLIN, 0};
+		if (poll(&pf, 1, 200) > 0)
+			(void)recv(fd, b, sizeof b, 0);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Each failure says what happened, through rc_error_format: a refused connection, a string
+ * over its bound (which value, which bound), a server that closed the connection during the
+ * call (TCP and, with the server gone, UDP's refusal). */
+static void errors_name_their_cause(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	char uri[64], buf[256];
+	rc_client *c = NULL;
+	rc_error e;
+	pthread_t th;
+
+	(void)state;
+	/* a port nothing listens on: bound, never listened */
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+	snprintf(uri, sizeof uri, "tcp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	assert_int_equal(rc_client_create_ex(&c, uri, RT_PROG, 1, &e), RC_CANTSEND);
+	rc_error_format(&e, buf, sizeof buf);
+	assert_non_null(strstr(buf, "Connection refused"));
+
+	/* the same port, listening: the peer closes during the call */
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(pthread_create(&th, NULL, close_mid_call, &lfd), 0);
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_CANTRECV);
+	rc_client_geterr(c, &e);
+	rc_error_format(&e, buf, sizeof buf);
+	assert_non_null(strstr(buf, "closed the connection"));
+	rc_client_destroy(c);
+	pthread_join(th, NULL);
+	close(lfd);
+
+	/* a string over its bound */
+	c = connect_to(1, 1);
+	{
+		char *s = "0123456789";
+		assert_int_equal(rc_call(c, 0, (rc_xdrproc)xdr_str4, &s, NULL, NULL),
+		                 RC_CANTENCODEARGS);
+		rc_client_geterr(c, &e);
+		rc_error_format(&e, buf, sizeof buf);
+		assert_string_equal(buf, "can't encode arguments (a string of 10 bytes is over its "
+		                         "declared bound of 4)");
+		/* the next failure of another kind does not repeat it */
+		assert_int_equal(rc_call(c, 99, NULL, NULL, NULL, NULL), RC_PROCUNAVAIL);
+		rc_client_geterr(c, &e);
+		assert_string_equal(e.detail, "");
+	}
+	rc_client_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1111,6 +1247,8 @@ int main(void)
 		cmocka_unit_test(advance_never_blocks_on_full_socket),
 		cmocka_unit_test(big_replies_decode_as_they_come),
 		cmocka_unit_test(big_reply_cut_midway),
+		cmocka_unit_test(messages_of_64mib_both_ways),
+		cmocka_unit_test(errors_name_their_cause),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -9,6 +9,8 @@
 #include <netinet/udp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <errno.h>
 
 #include "rt_fixture.h"
 #include "tests/transports/offload.h"
@@ -1117,25 +1119,156 @@ static void spinning_server_serves_and_stops(void **state)
 	}
 }
 
-static void stale_unix_socket_replaced(void **state)
+/* Whether something accepts connections at unix path p. */
+static bool unix_live(const char *p)
 {
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0), r;
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", p);
+	r = connect(fd, (struct sockaddr *)&a, sizeof a);
+	close(fd);
+	return r == 0;
+}
+
+/* A unix path is never taken from a server that listens on it (refused with EADDRINUSE and
+ * the reason); a dead server's socket file is replaced; a file of another kind is left as it
+ * is; and a server that closes removes the path only while it is still the file it bound, not
+ * one another server has bound there since. */
+static void unix_path_never_taken_from_a_live_server(void **state)
+{
+	const char *p = "/tmp/rc-test-taken.sock", *q = "/tmp/rc-test-stale.sock";
 	rc_server *a, *b;
+	rc_error e;
+	char buf[256];
 	(void)state;
+	unlink(p);
 	assert_int_equal(rc_server_create(&a), RC_OK);
-	assert_int_equal(rc_server_listen(a, "unix:/tmp/rc-test-stale.sock", NULL, 0), RC_OK);
-	/* a second server (say, after a crash) takes the path over */
+	assert_int_equal(rc_server_listen(a, "unix:/tmp/rc-test-taken.sock", NULL, 0), RC_OK);
 	assert_int_equal(rc_server_create(&b), RC_OK);
-	assert_int_equal(rc_server_listen(b, "unix:/tmp/rc-test-stale.sock", NULL, 0), RC_OK);
+	assert_int_equal(rc_server_listen(b, "unix:/tmp/rc-test-taken.sock", NULL, 0),
+	                 RC_LOCALERROR);
+	rc_server_geterr(b, &e);
+	assert_int_equal(e.status, RC_LOCALERROR);
+	assert_int_equal(e.sys_errno, EADDRINUSE);
+	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
+	                    "address already in use (/tmp/rc-test-taken.sock is in use by a "
+	                    "running server)");
+	assert_true(unix_live(p)); /* still the first server's */
+
+	/* the first goes; its path has been replaced by hand and bound by b since: b keeps it */
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(rc_server_listen(b, "unix:/tmp/rc-test-taken.sock", NULL, 0), RC_OK);
+	rc_server_geterr(b, &e);
+	assert_int_equal(e.status, RC_OK);
 	rc_server_destroy(a);
-	rc_server_destroy(b);
-	/* a regular file is never removed */
+	assert_int_equal(access(p, F_OK), 0);
+	assert_true(unix_live(p));
+	rc_server_destroy(b); /* its own file: removed */
+	assert_int_equal(access(p, F_OK), -1);
+
+	/* a socket file nobody listens on is a dead server's: replaced */
+	{
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		unlink(q);
+		snprintf(sa.sun_path, sizeof sa.sun_path, "%s", q);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+		close(fd); /* the file stays */
+		assert_int_equal(access(q, F_OK), 0);
+		assert_int_equal(rc_server_create(&a), RC_OK);
+		assert_int_equal(rc_server_listen(a, "unix:/tmp/rc-test-stale.sock", NULL, 0), RC_OK);
+		assert_true(unix_live(q));
+		rc_server_destroy(a);
+	}
+
+	/* a regular file is never removed nor changed */
 	FILE *f = fopen("/tmp/rc-test-notasock", "w");
+	fputs("keep me", f);
 	fclose(f);
 	assert_int_equal(rc_server_create(&a), RC_OK);
 	assert_int_equal(rc_server_listen(a, "unix:/tmp/rc-test-notasock", NULL, 0), RC_LOCALERROR);
+	rc_server_geterr(a, &e);
+	assert_int_equal(e.sys_errno, EADDRINUSE);
+	assert_non_null(strstr(e.detail, "not a socket"));
 	rc_server_destroy(a);
-	assert_int_equal(access("/tmp/rc-test-notasock", F_OK), 0);
+	f = fopen("/tmp/rc-test-notasock", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof buf, f));
+	assert_string_equal(buf, "keep me");
+	fclose(f);
 	unlink("/tmp/rc-test-notasock");
+}
+
+/* A failed listen says why through rc_server_geterr: a port in use, a malformed address (the
+ * server's own: "local address"). */
+static void listen_errors_say_why(void **state)
+{
+	rc_server *a, *b;
+	rc_error e;
+	char at[128], buf[256];
+	(void)state;
+	assert_int_equal(rc_server_create(&a), RC_OK);
+	assert_int_equal(rc_server_create(&b), RC_OK);
+	assert_int_equal(rc_server_listen(a, "tcp://127.0.0.1:0", at, sizeof at), RC_OK);
+	assert_int_equal(rc_server_listen(b, at, NULL, 0), RC_LOCALERROR);
+	rc_server_geterr(b, &e);
+	assert_string_equal(rc_error_format(&e, buf, sizeof buf), "address already in use");
+	assert_int_equal(rc_server_listen(b, "tcp://127.0.0.1:80x", NULL, 0), RC_UNKNOWNADDR);
+	rc_server_geterr(b, &e);
+	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
+	                    "address unknown or malformed (local address tcp://127.0.0.1:80x)");
+	rc_server_destroy(a);
+	rc_server_destroy(b);
+}
+
+static int toobig_traced;
+static void toobig_trace(void *arg, rc_trace_point pt, uint32_t xid, uint64_t ns)
+{
+	(void)arg, (void)xid, (void)ns;
+	if (pt == RC_TP_SRV_TOOBIG)
+		__atomic_add_fetch(&toobig_traced, 1, __ATOMIC_RELAXED);
+}
+
+/* A reply over a datagram's 65,507 bytes: the caller gets SYSTEM_ERR at once (not a timeout),
+ * told that it may be the reply's size; the server counts it and traces it. A reply that fits
+ * still goes. */
+static void udp_reply_too_big_is_system_err(void **state)
+{
+	static const char *const uris[] = {"udp://127.0.0.1:0", NULL};
+	rt_server s;
+	rc_client *c;
+	rc_error e;
+	rc_server_stats stt;
+	rt_sized in = {70000, {0, NULL}};
+	rt_blob out = {0, NULL};
+	struct timespec t0, t1;
+	(void)state;
+	memset(&s, 0, sizeof s);
+	assert_int_equal(rc_server_create(&s.srv), RC_OK);
+	assert_int_equal(rc_server_register(s.srv, &rt_prog1, &s.delay_ms), RC_OK);
+	assert_int_equal(rc_server_listen(s.srv, uris[0], s.uri[0], sizeof s.uri[0]), RC_OK);
+	assert_int_equal(rc_server_set_trace(s.srv, toobig_trace, NULL), RC_OK);
+	assert_int_equal(pthread_create(&s.tid, NULL, rt_run, &s), 0);
+
+	assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 1), RC_OK);
+	rc_client_set_timeout(c, 10000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(rc_call(c, 8, (rc_xdrproc)xdr_rt_sized, &in, (rc_xdrproc)xdr_rt_big, &out),
+	                 RC_SYSTEMERROR);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 5); /* answered, not waited out */
+	rc_client_geterr(c, &e);
+	assert_non_null(strstr(e.detail, "datagram"));
+	assert_int_equal(rc_server_get_stats(s.srv, &stt), RC_OK);
+	assert_int_equal(stt.replies_too_big, 1);
+	assert_int_equal(__atomic_load_n(&toobig_traced, __ATOMIC_RELAXED), 1);
+	in.n = 60000;
+	assert_int_equal(rc_call(c, 8, (rc_xdrproc)xdr_rt_sized, &in, (rc_xdrproc)xdr_rt_big, &out),
+	                 RC_OK);
+	assert_true(rt_sized_ok(&out, 60000));
+	rc_xdr_free((rc_xdrproc)xdr_rt_big, &out);
+	rc_client_destroy(c);
+	rt_stop(&s);
 }
 
 int main(void)
@@ -1167,7 +1300,9 @@ int main(void)
 		cmocka_unit_test(single_udp_listener_served_outside_epoll),
 		cmocka_unit_test(running_server_refuses_changes),
 		cmocka_unit_test(spinning_server_serves_and_stops),
-		cmocka_unit_test(stale_unix_socket_replaced),
+		cmocka_unit_test(unix_path_never_taken_from_a_live_server),
+		cmocka_unit_test(listen_errors_say_why),
+		cmocka_unit_test(udp_reply_too_big_is_system_err),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

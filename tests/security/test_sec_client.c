@@ -372,7 +372,7 @@ static void hostile_tcp_replies(void **state)
 	rc_client_destroy(c);
 }
 
-/* Non-final fragments without end: the client gives up at its record cap (64 MiB) or its
+/* Non-final fragments without end: the client gives up at its record cap (64 MiB + 64 KiB) or its
  * deadline, whichever comes first, and never buffers more than the cap. */
 static void endless_fragments_to_a_client(void **state)
 {

@@ -32,7 +32,10 @@ static sec_server S;
 static int setup(void **st)
 {
 	(void)st;
-	return sec_start(&S, uris, NULL, 1, 0);
+	/* a 4 MiB record cap, set (the default carries 64 MiB messages, NFS's preferred size):
+	 * the record-marking cases below check the cap at work, whatever its value */
+	static const rc_server_limits lim = {.max_record = 4u << 20};
+	return sec_start(&S, uris, &lim, 1, 0);
 }
 
 static int teardown(void **st)

@@ -105,6 +105,20 @@ uint32_t rc_client_get_timeout(const rc_client *clnt);
 uint32_t rc_client_get_retry(const rc_client *clnt);
 
 /*
+ * rc_client_set_max_message -- the largest call record this client sends and the largest reply
+ * record it takes, in bytes (0: RC_DEFAULT_MAX_MESSAGE, a 64 MiB payload plus its headers;
+ * from 1 KiB to 4 GiB). A call over it fails with RC_MSGTOOLARGE before anything is sent; a
+ * reply over it fails its call with RC_MSGTOOLARGE and, on a stream, closes the connection
+ * (the next call reconnects). Memory is taken as a message comes, never reserved for the cap.
+ * Datagrams stay within 65,507 bytes whatever this says. Set it while no call is in flight on
+ * the client. Returns RC_OK, or RC_INVAL (NULL client, a size out of range).
+ */
+rc_status rc_client_set_max_message(rc_client *clnt, size_t bytes);
+
+/* rc_client_get_max_message -- the client's cap on a call or reply record (0 for NULL). */
+size_t rc_client_get_max_message(const rc_client *clnt);
+
+/*
  * rc_client_set_spin -- opt-in: before blocking for a reply, poll the socket for up to spin_us
  * microseconds (0, the default, blocks at once). Trades CPU for latency. Returns RC_OK,
  * RC_INVAL (over one second), RC_NOTSUPP (an in-process client: nothing to wait for).
@@ -130,20 +144,7 @@ rc_status rc_client_set_auth_none(rc_client *clnt);
 
 /* ---- errors in detail ----------------------------------------------------------------------- */
 
-/* rc_error -- the detail of a failed call (rc_client_geterr; rc_error_format prints it). */
-typedef struct rc_error {
-	rc_status status;  /* the call's status */
-	int sys_errno;     /* errno behind RC_CANTSEND, RC_CANTRECV, RC_LOCALERROR; else 0 */
-	uint32_t low;      /* RC_PROGVERSMISMATCH, RC_VERSMISMATCH: lowest version supported */
-	uint32_t high;     /*   ... and highest */
-	uint32_t auth_stat; /* RC_AUTHERROR: the server's auth_stat (RFC 5531: 1 AUTH_BADCRED ...) */
-	uint32_t rpcbind_vers;    /* rc_client_create_ex's rpcbind look-up: the version it asked
-	                             last (4, 3: RPCBIND GETADDR; 2: PMAP GETPORT); 0: none */
-	rc_status rpcbind_status; /*   ... and how that call ended (RC_OK: rpcbind answered) */
-	char detail[160]; /* the transport's own words, or "": for RC_TLSFAILED / RC_TLSUNAVAIL
-	                     the reason (OpenSSL's: "certificate verify failed: certificate has
-	                     expired", "tlsv13 alert certificate required", ...) */
-} rc_error;
+/* rc_error and rc_error_format are in <remotecall/status.h>. */
 
 /*
  * rc_client_geterr -- details of the last call the calling thread made on clnt (status RC_OK
@@ -151,10 +152,6 @@ typedef struct rc_error {
  */
 void rc_client_geterr(const rc_client *clnt, rc_error *err);
 
-/* rc_error_format -- "timed out waiting for a reply" / "program version mismatch (server
- * supports 1..2)" / "can't receive reply: Connection refused" into buf (always NUL-terminated,
- * truncated to len). Returns buf. */
-char *rc_error_format(const rc_error *err, char *buf, size_t len);
 
 /*
  * rc_client_create_ex -- rc_client_create, filling *err (if not NULL) whatever happens; its

@@ -19,6 +19,15 @@ extern "C" {
 #endif
 
 /*
+ * RC_DEFAULT_MAX_MESSAGE -- the largest call and reply record a client sends and takes, and
+ * the largest request record a server accepts, unless set otherwise (rc_client_set_max_message,
+ * rc_server_limits.max_record): a 64 MiB payload (NFS's preferred READ and WRITE size on
+ * servers such as nfs-ganesha) plus 64 KiB for its headers. Memory grows with what a peer
+ * actually sends; nothing of this size is reserved.
+ */
+#define RC_DEFAULT_MAX_MESSAGE (((size_t)64 << 20) + ((size_t)64 << 10))
+
+/*
  * rc_procinfo -- one procedure as idlc describes it (proc_V_info): its numbers and name, the
  * XDR routines and C sizes of its argument and result. Static data; client stubs and server
  * tables point to it.

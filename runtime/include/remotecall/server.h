@@ -156,7 +156,9 @@ rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args);
 /*
  * rc_svc_req_reply -- in a raw dispatcher: reply SUCCESS with *res coded by xres (res stays
  * the caller's). A second reply replaces the first. Returns RC_OK; RC_CANTENCODEARGS when
- * xres fails (the reply becomes SYSTEM_ERR); RC_INVAL (not a raw call).
+ * xres fails, RC_MSGTOOLARGE when the reply is over max_record or, on a datagram, over 65,507
+ * bytes (the reply becomes SYSTEM_ERR either way; a datagram one is counted in
+ * rc_server_stats.replies_too_big); RC_INVAL (not a raw call).
  */
 rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res);
 
@@ -202,9 +204,23 @@ void rc_server_destroy(rc_server *srv);
  * written to bound (if not NULL, NUL-terminated, truncated to len). Listen before
  * rc_server_run. Returns RC_OK, RC_INVAL (NULL srv or uri, or a running server),
  * RC_UNKNOWNPROTO, RC_UNKNOWNADDR, RC_UNKNOWNHOST, RC_LOCALERROR (bind/listen failed: errno
- * kept), RC_TOOMANY, RC_NOMEM.
+ * kept), RC_TOOMANY, RC_NOMEM; rc_server_geterr says why in words. unix:/PATH: a socket file
+ * a live server listens on is left alone (RC_LOCALERROR, EADDRINUSE), as is a file of any
+ * other kind; one nobody accepts on (a dead server's) is replaced. Closing the listener
+ * removes the file only if it is still the one it bound.
  */
 rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len);
+
+/*
+ * rc_server_geterr -- how the last rc_server_listen or rc_server_listen_fd on srv ended:
+ * status RC_OK if it succeeded; else the status, errno for RC_LOCALERROR (EADDRINUSE: the
+ * port is taken, or a server still listens on the unix path; EADDRNOTAVAIL: not an address of
+ * this machine; EACCES, ...) and in detail what the transport or the address check says
+ * ("/run/x.sock is in use by a running server", "local address tcp://127.0.0.1:80x"). Print
+ * it with rc_error_format. err stays the caller's; a NULL srv gives status RC_INVAL. An
+ * RC_INVAL returned for a NULL argument or a running server is not recorded.
+ */
+void rc_server_geterr(const rc_server *srv, rc_error *err);
 
 /*
  * rc_server_listen_fd -- serve a socket the application opened (inetd's descriptor, a socket
@@ -232,7 +248,8 @@ rc_status rc_server_unlisten(rc_server *srv, const char *uri);
 
 /* Limits; a 0 field keeps the current value. Defaults in brackets. */
 typedef struct rc_server_limits {
-	size_t max_record;      /* largest request record or datagram accepted [4 MiB] */
+	size_t max_record;      /* largest request record or datagram accepted, and largest reply
+	                           [RC_DEFAULT_MAX_MESSAGE: 64 MiB + 64 KiB] */
 	size_t max_alloc;       /* what decoding one request's arguments may allocate [16 MiB] */
 	uint32_t max_conns;     /* open stream connections (see below) [1024] */
 	uint32_t idle_ms;       /* a connection idle this long is closed [120000] */
@@ -286,6 +303,9 @@ typedef struct rc_server_stats {
 	uint64_t conns_evicted;   /* closed to make room: out of descriptors or over max_conns */
 	uint64_t conns_refused;   /* closed at once: no room and none that could be closed */
 	uint64_t accept_nofile;   /* accepts that failed for want of descriptors (EMFILE, ENFILE) */
+	/* replies */
+	uint64_t replies_too_big; /* datagram replies over 65,507 bytes (or max_record): the
+	                             caller got SYSTEM_ERR instead (use a stream transport) */
 } rc_server_stats;
 
 /*

@@ -24,6 +24,9 @@
 #ifndef REMOTECALL_STATUS_H
 #define REMOTECALL_STATUS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,7 +48,7 @@ extern "C" {
 	X(SYSTEMERROR,        "remote system error")                                             \
 	X(UNKNOWNHOST,        "unknown host")                                                    \
 	X(UNKNOWNPROTO,       "unknown protocol or URI scheme")                                  \
-	X(UNKNOWNADDR,        "remote address unknown or malformed")                             \
+	X(UNKNOWNADDR,        "address unknown or malformed")                                    \
 	X(PMAPFAILURE,        "port mapper (rpcbind) failure")                                   \
 	X(PROGNOTREGISTERED,  "program not registered with rpcbind")                             \
 	X(FAILED,             "unspecified failure")                                             \
@@ -84,6 +87,28 @@ const char *rc_strerror(rc_status st);
  * ("RC_?" for an out-of-range value); static storage.
  */
 const char *rc_status_name(rc_status st);
+
+/* rc_error -- the detail of a failed call (rc_client_geterr) or server set-up
+ * (rc_server_geterr); rc_error_format prints it. */
+typedef struct rc_error {
+	rc_status status;  /* the call's (or the set-up's) status */
+	int sys_errno;     /* errno behind RC_CANTSEND, RC_CANTRECV, RC_LOCALERROR; else 0 */
+	uint32_t low;      /* RC_PROGVERSMISMATCH, RC_VERSMISMATCH: lowest version supported */
+	uint32_t high;     /*   ... and highest */
+	uint32_t auth_stat; /* RC_AUTHERROR: the server's auth_stat (RFC 5531: 1 AUTH_BADCRED ...) */
+	uint32_t rpcbind_vers;    /* rc_client_create_ex's rpcbind look-up: the version it asked
+	                             last (4, 3: RPCBIND GETADDR; 2: PMAP GETPORT); 0: none */
+	rc_status rpcbind_status; /*   ... and how that call ended (RC_OK: rpcbind answered) */
+	char detail[160]; /* the transport's own words, or "": for RC_TLSFAILED / RC_TLSUNAVAIL
+	                     the reason (OpenSSL's: "certificate verify failed: certificate has
+	                     expired", "tlsv13 alert certificate required", ...) */
+} rc_error;
+
+/* rc_error_format -- "timed out waiting for a reply" / "program version mismatch (server
+ * supports 1..2)" / "can't receive reply: Connection refused" / "address already in use
+ * (/run/x.sock is in use by a running server)" into buf (always NUL-terminated, truncated to
+ * len). A local error (RC_LOCALERROR) is told by its errno alone. Returns buf. */
+char *rc_error_format(const rc_error *err, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -39,13 +39,15 @@ typedef enum rc_trace_point {
 	RC_TP_SRV_ENCODED,  /* the reply was encoded */
 	RC_TP_SRV_SENT,     /* the reply's send system call returned (datagrams and streams
 	                       sent at once; not for replies queued behind others) */
+	RC_TP_SRV_TOOBIG,   /* the reply did not fit in a datagram: SYSTEM_ERR goes in its place
+	                       (counted in rc_server_stats.replies_too_big) */
 	RC_TP_COUNT
 } rc_trace_point;
 
 /* A trace function: arg as given when it was set, the step, the call's xid, the time. */
 typedef void (*rc_trace_fn)(void *arg, rc_trace_point pt, uint32_t xid, uint64_t ns);
 
-/* rc_trace_point_name -- "call_begin", "encoded", ..., "srv_sent"; "?" for other values.
+/* rc_trace_point_name -- "call_begin", "encoded", ..., "srv_sent", "srv_toobig"; "?" for other values.
  * Static strings. */
 const char *rc_trace_point_name(rc_trace_point pt);
 
