@@ -314,6 +314,28 @@ idlc_param_new(idlc_parse *ps, idlc_type *t, const char *name, idlc_loc loc)
 	return p;
 }
 
+/* idlc_param_sized -- see idlc.h. The message shows the declaration with its size and the
+ * typedef that gives the type that size (T); a string may also drop its bound. */
+idlc_param *
+idlc_param_sized(idlc_parse *ps, idlc_type *t, const char *name, idlc_loc from,
+                 const char *size, idlc_loc to)
+{
+	static const char *const tags[] = { "", "struct ", "union ", "enum " };
+	const char *tag = tags[t->tag];
+	idlc_loc at = from;
+	if (to.file == from.file && to.line == from.line && to.col >= from.col)
+		at.len = to.col + to.len - from.col;
+	if (t->kind == IDLC_T_STRING && size[0] == '<')
+		idlc_parse_error(ps, &at,
+		                 "an argument cannot have a size: declare a type (typedef string T%s;) "
+		                 "and use it, or write 'string %s' (no bound)", size, name);
+	else
+		idlc_parse_error(ps, &at,
+		                 "an argument cannot have a size: declare a type (typedef %s%s T%s;) "
+		                 "and use it", tag, t->spelling, size);
+	return idlc_param_new(ps, t, name, from);
+}
+
 /* idlc_param_append -- list with p added at its end. */
 idlc_param *
 idlc_param_append(idlc_param *list, idlc_param *p)

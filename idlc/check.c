@@ -19,6 +19,12 @@
 /* The prelude                                                                              */
 /* ---------------------------------------------------------------------------------------- */
 
+/* netobj's and des_block's declaration: the same string, so the header includes it once */
+static const char SUNTYPES_DECL[] =
+	"/* Sun's netobj (opaque<MAX_NETOBJ_SZ>) and des_block (opaque[8]), with their XDR\n"
+	" * routines xdr_netobj and xdr_des_block */\n"
+	"#include <remotecall/suntypes.h>\n";
+
 static const idlc_prelude prelude[] = {
 	/* constants */
 	{ "TRUE", false, IDLC_T_VOID, 0, 1, "#ifndef TRUE\n#define TRUE 1\n#endif\n" },
@@ -72,40 +78,10 @@ static const idlc_prelude prelude[] = {
 	{ "rpcproc_t", true, IDLC_T_UINT, 0, 0, NULL },
 	{ "rpcprot_t", true, IDLC_T_UINT, 0, 0, NULL },
 	{ "rpcport_t", true, IDLC_T_UINT, 0, 0, NULL },
-	/* Sun's counted byte string and DES block */
-	{ "netobj", true, IDLC_T_NAMED, IDLC_PRE_NETOBJ, 0,
-	  "#ifndef RC_IDLC_NETOBJ\n"
-	  "#define RC_IDLC_NETOBJ\n"
-	  "/* Sun's netobj: opaque<MAX_NETOBJ_SZ> (1024 bytes) */\n"
-	  "struct netobj {\n"
-	  "\tunsigned int n_len;\n"
-	  "\tchar *n_bytes;\n"
-	  "};\n"
-	  "typedef struct netobj netobj;\n"
-	  "static inline bool\n"
-	  "xdr_netobj(rc_xdr *xdrs, netobj *objp)\n"
-	  "{\n"
-	  "\treturn rc_xdr_bytes(xdrs, &objp->n_bytes, &objp->n_len, 1024);\n"
-	  "}\n"
-	  "#endif\n" },
-	{ "des_block", true, IDLC_T_NAMED, IDLC_PRE_DES_BLOCK, 0,
-	  "#ifndef RC_IDLC_DES_BLOCK\n"
-	  "#define RC_IDLC_DES_BLOCK\n"
-	  "/* Sun's des_block: opaque[8] */\n"
-	  "union des_block {\n"
-	  "\tstruct {\n"
-	  "\t\tuint32_t high;\n"
-	  "\t\tuint32_t low;\n"
-	  "\t} key;\n"
-	  "\tchar c[8];\n"
-	  "};\n"
-	  "typedef union des_block des_block;\n"
-	  "static inline bool\n"
-	  "xdr_des_block(rc_xdr *xdrs, des_block *objp)\n"
-	  "{\n"
-	  "\treturn rc_xdr_opaque(xdrs, objp->c, 8);\n"
-	  "}\n"
-	  "#endif\n" },
+	/* Sun's counted byte string and DES block: their one definition is remotecall's (shared
+	 * with <remotecall/sunrpc.h>, so a port may include both); one #include for the two */
+	{ "netobj", true, IDLC_T_NAMED, IDLC_PRE_NETOBJ, 0, SUNTYPES_DECL },
+	{ "des_block", true, IDLC_T_NAMED, IDLC_PRE_DES_BLOCK, 0, SUNTYPES_DECL },
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1795,13 +1771,15 @@ idlc_check(idlc_unit *u)
 void
 idlc_prelude_decls(idlc_unit *u, idlc_buf *b)
 {
+	const char *last = NULL; /* entries sharing a declaration are adjacent: SUNTYPES_DECL */
 	for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++) {
-		if (prelude[i].cdecl == NULL)
+		if (prelude[i].cdecl == NULL || prelude[i].cdecl == last)
 			continue;
 		idlc_sym *s = tab_get(&u->syms, prelude[i].name);
 		if (s != NULL && s->kind == IDLC_S_PRELUDE && s->used) {
 			idlc_buf_puts(b, prelude[i].cdecl);
 			idlc_buf_putc(b, '\n');
+			last = prelude[i].cdecl;
 		}
 	}
 }

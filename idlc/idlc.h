@@ -336,6 +336,11 @@ idlc_arm *idlc_arm_new(idlc_parse *ps, idlc_case *cases, idlc_decl *decl);
 idlc_arm *idlc_arm_append(idlc_arm *list, idlc_arm *a);
 
 idlc_param *idlc_param_new(idlc_parse *ps, idlc_type *t, const char *name, idlc_loc loc);
+/* idlc_param_sized -- an argument written with a size (`opaque value<>`, `string key<N>`,
+ * `int v[N]`), which the RPC language does not allow: reports it, with the typedef to declare
+ * instead, over `from` to `to`; returns the argument without its size. */
+idlc_param *idlc_param_sized(idlc_parse *ps, idlc_type *t, const char *name, idlc_loc from,
+                             const char *size, idlc_loc to);
 idlc_param *idlc_param_append(idlc_param *list, idlc_param *p);
 idlc_proc *idlc_proc_new(idlc_parse *ps, idlc_type *result, const char *name, idlc_loc loc,
                          idlc_param *params, idlc_expr *number);

@@ -234,6 +234,10 @@ params
 param
 	: proc_type                     { $$ = idlc_param_new(ps, $1, NULL, @1); }
 	| type_spec IDENT               { $$ = idlc_param_new(ps, $1, $2, @1); }
+	/* not RPC language: an argument is a type (and a name); a size needs a typedef */
+	| type_spec IDENT '<' '>'       { $$ = idlc_param_sized(ps, $1, $2, @1, "<>", @4); }
+	| type_spec IDENT '<' expr '>'  { $$ = idlc_param_sized(ps, $1, $2, @1, "<N>", @5); }
+	| type_spec IDENT '[' expr ']'  { $$ = idlc_param_sized(ps, $1, $2, @1, "[N]", @5); }
 	;
 
 expr

@@ -3,7 +3,9 @@
 
   python3 scripts/gen-api.py                 write docs/api.md
   python3 scripts/gen-api.py --check [LIB]   exit 1 if a public function, type or macro lacks
-                                             a comment, if docs/api.md is not what this script
+                                             a comment, if a name has two entries or an entry
+                                             another's comment or an unpaired #if/#endif (see
+                                             faults), if docs/api.md is not what this script
                                              writes now, or (with LIB, libremotecall.a or .so)
                                              if the library exports an rc_ symbol no public
                                              header declares
@@ -43,7 +45,13 @@ def headers():
 
 def parse(path):
     """Items of a header: (kind, names, decl text, comment or None); the file's first comment;
-    the text of every comment (to find names documented in a group)."""
+    the text of every comment (to find names documented in a group).
+
+    Declarations under one comment with no blank line between (a group) make one item: its
+    names in order, each once, and its declarations in one block, with the #if/#elif/#else/
+    #endif lines of a conditional the group holds whole (rc_quadruple's alternatives are one
+    entry, not one per branch, and rc_client_set_auth_none is shown beside
+    rc_client_set_auth_sys, whose comment describes both)."""
     text = open(os.path.join(ROOT, path)).read()
     lines = text.split("\n")
     items, comments = [], []
@@ -52,6 +60,20 @@ def parse(path):
     last_comment, last_comment_end = None, -2
     depth = 0  # inside a braced definition (struct, enum, extern "C")
     group_doc, group_end = None, -2  # a comment over a block of declarations with no blank line
+    owner = None  # the group's item, which the group's later declarations join
+    pending = []  # a group's conditional lines seen before its first declaration
+    conds = 0  # conditionals opened inside the group and not closed yet
+
+    def add(kind, names, decl, doc, grouped):
+        nonlocal owner, pending
+        if grouped and owner is not None:
+            owner[1].extend(nm for nm in names if nm not in owner[1])
+            owner[2] += "\n" + decl
+            return
+        item = [kind, list(names), "\n".join(pending + [decl]), doc]
+        pending = []
+        items.append(item)
+        owner = item if doc is not None else None
     while i < n:
         line = lines[i]
         s = line.strip()
@@ -71,8 +93,11 @@ def parse(path):
             i += 1
             continue
         doc = last_comment if last_comment_end == i - 1 else None
+        grouped = False
         if doc is None and group_end == i - 1:
-            doc = group_doc
+            doc, grouped = group_doc, group_doc is not None
+        if not grouped:  # a new group, or none
+            owner, pending, conds = None, [], 0
         group_doc = doc  # an undocumented declaration ends the group above it
         if s.startswith("#"):
             m = MACRO_RE.match(s)
@@ -81,7 +106,21 @@ def parse(path):
                 i += 1
                 buf.append(lines[i])
             if m and not m.group(1).endswith("_H") and depth == 0:
-                items.append(("macro", [m.group(1)], "\n".join(buf), doc or trailing(buf[0])))
+                if doc is not None:
+                    add("macro", [m.group(1)], "\n".join(buf), doc, grouped)
+                else:
+                    items.append(["macro", [m.group(1)], "\n".join(buf), trailing(buf[0])])
+            elif doc is not None and re.match(r"#\s*(if|elif|else|endif)", s):
+                # a group's conditional goes with it whole: its #if and what closes it
+                if re.match(r"#\s*if", s):
+                    conds += 1
+                if conds > 0:
+                    if owner is not None:
+                        owner[2] += "\n" + "\n".join(buf)
+                    else:
+                        pending.extend(buf)
+                if re.match(r"#\s*endif", s) and conds > 0:
+                    conds -= 1
             group_end = i  # #if/#else/#endif lines keep a group together
             i += 1
             continue
@@ -93,7 +132,9 @@ def parse(path):
         while i < n:
             buf.append(lines[i])
             d += lines[i].count("{") - lines[i].count("}")
-            if d <= 0 and lines[i].rstrip().endswith(";"):
+            if d <= 0 and strip_comments(lines[i]).rstrip().endswith(";"):
+                break
+            if d <= 0 and lines[i].strip() == "}" and len(buf) > 1:  # a static inline's body
                 break
             if lines[i].strip() == "extern \"C\" {":
                 break
@@ -102,6 +143,7 @@ def parse(path):
         group_end = i
         i += 1
         flat = " ".join(decl.split())
+        flat = re.sub(r"^__extension__\s+", "", flat)  # GNU's marker before a typedef
         names, kind = [], None
         m = STRUCT_RE.match(flat)
         if m:
@@ -117,9 +159,22 @@ def parse(path):
             m = FUNC_RE.search(flat)
             if m and flat.endswith(";") and "=" not in flat.split("(")[0]:
                 kind, names = "function", [m.group(1)]
+            elif m and flat.startswith("static inline") and flat.endswith("}"):
+                kind, names = "function", [m.group(1)]  # shown with its body
         if kind:
-            items.append((kind, names, decl.strip(), doc))
-    return items, intro, comments
+            shown = strip_comments(decl.strip()) if kind != "macro" else decl.strip()
+            if doc is not None:
+                add(kind, names, shown, doc, grouped)
+            else:
+                items.append([kind, names, shown, doc])
+                owner = None
+        elif grouped:  # not a declaration of an rc_ name, but part of the group's text
+            shown = strip_comments(decl.strip())
+            if owner is not None:
+                owner[2] += "\n" + shown
+            else:
+                pending.append(shown)
+    return [tuple(it) for it in items], intro, comments
 
 
 def trailing(line):
@@ -173,7 +228,7 @@ def generate():
             out.append(f"### {', '.join('`' + x + '`' for x in names)}")
             out.append("")
             out.append("```c")
-            out.append(strip_comments(decl) if kind != "macro" else decl.strip())
+            out.append(decl)
             out.append("```")
             out.append("")
             if doc:
@@ -181,7 +236,41 @@ def generate():
             else:
                 out.append("(Described with the declarations around it, above.)")
             out.append("")
-    return "\n".join(out).rstrip() + "\n", undocumented
+    text = "\n".join(out).rstrip() + "\n"
+    return text, undocumented + [f"docs/api.md: {f}" for f in faults(text)]
+
+
+def faults(text):
+    """What a reader would take for a fault of the reference: a name with two entries (a
+    forward declaration `typedef struct rc_x rc_x;` and the definition aside), a comment that
+    introduces another name than its entry's (`rc_x -- ...` under rc_y), a code block whose
+    #if and #endif do not pair."""
+    found, seen = [], {}
+    entries = re.findall(r"^### (.*?)\n\n```c\n(.*?)\n```\n\n(.*?)(?=^### |\Z)", text, re.S | re.M)
+    for head, code, doc in entries:
+        names = re.findall(r"`([^`]+)`", head)
+        forward = re.fullmatch(r"typedef (struct|union) (\w+) \2;", code.strip())
+        for nm in names:
+            if not forward:
+                if nm in seen:
+                    found.append(f"{nm} has two entries")
+                seen[nm] = True
+        m = re.match(r"\s*(rc_\w+|RC_\w+)(?:\(\))? --", doc)
+        if m and m.group(1) not in names:
+            found.append(f"the entry of {', '.join(names)} shows {m.group(1)}'s comment")
+        depth = 0
+        for line in code.split("\n"):
+            if re.match(r"#\s*if", line):
+                depth += 1
+            elif re.match(r"#\s*(elif|else|endif)", line):
+                if depth == 0:
+                    found.append(f"the code of {', '.join(names)} has a stray {line.split()[0]}")
+                    break
+                depth -= line.lstrip("# ").startswith("endif")
+        else:
+            if depth:
+                found.append(f"the code of {', '.join(names)} leaves an #if open")
+    return found
 
 
 def declared_names():

@@ -5,7 +5,7 @@
  * calls to registered (program, version) tables, and replies.
  *
  * A registration is an rc_svc_prog: a table of rc_svc_proc, one per procedure, in any order.
- * idlc emits one per version (NAME_svc.c) together with proc_V_register(); the user writes
+ * idlc emits one per version (NAME_svc.c) together with prog_V_register(); the user writes
  * the procedure bodies it calls.
  */
 #ifndef REMOTECALL_SERVER_H

@@ -41,6 +41,7 @@
 
 #include <remotecall/client.h>
 #include <remotecall/server.h>
+#include <remotecall/suntypes.h>
 #include <remotecall/xdr.h>
 
 #ifdef __cplusplus
@@ -123,16 +124,7 @@ enum auth_stat {
 	AUTH_FAILED = 7
 };
 
-/* A variable-length opaque object (rpcgen's netobj; nis_callback.x). */
-typedef struct netobj {
-	u_int n_len;
-	char *n_bytes;
-} netobj;
-#define xdr_netobj rc_sunrpc_xdr_netobj
-/* rc_sunrpc_xdr_netobj -- a netobj as opaque<1024> (MAX_NETOBJ_SZ); decode allocates n_bytes
- * when NULL (free with xdr_free(xdr_netobj, np)). */
-bool rc_sunrpc_xdr_netobj(rc_xdr *xdrs, struct netobj *np);
-#define MAX_NETOBJ_SZ 1024
+/* netobj, xdr_netobj and MAX_NETOBJ_SZ: <remotecall/suntypes.h> (shared with idlc's headers) */
 
 /*
  * RC__SUNRPC_UNMAPPED(msg) -- marks a Sun function remotecall does not provide: a call to it
@@ -226,19 +218,8 @@ static inline int32_t *rc_sunrpc_xdr_inline(rc_xdr *xdrs, size_t len)
 #define xdr_rpcprot_t rc_xdr_u_int
 #define xdr_rpcport_t rc_xdr_u_int
 
-/* An 8-byte DES key block (Sun's auth.h; key_prot.x uses it): two 32-bit halves or 8 chars,
- * coded as opaque[8]. */
-typedef union des_block {
-	struct {
-		uint32_t high;
-		uint32_t low;
-	} key;
-	char c[8];
-} des_block;
-#define xdr_des_block rc_sunrpc_xdr_des_block
+/* des_block and xdr_des_block: <remotecall/suntypes.h> */
 #define MAXNETNAMELEN 255 /* a network user's name (key_prot.x), as Sun's auth.h */
-/* rc_sunrpc_xdr_des_block -- a des_block as opaque[8]. Allocates nothing. */
-bool rc_sunrpc_xdr_des_block(rc_xdr *xdrs, des_block *blkp);
 
 /*
  * rc_sunrpc_xdr_long / rc_sunrpc_xdr_u_long -- a C long (unsigned long) as an XDR int

@@ -22,38 +22,9 @@ extern "C" {
 #define MAXNETNAMELEN 255
 #endif
 
-#ifndef RC_IDLC_NETOBJ
-#define RC_IDLC_NETOBJ
-/* Sun's netobj: opaque<MAX_NETOBJ_SZ> (1024 bytes) */
-struct netobj {
-	unsigned int n_len;
-	char *n_bytes;
-};
-typedef struct netobj netobj;
-static inline bool
-xdr_netobj(rc_xdr *xdrs, netobj *objp)
-{
-	return rc_xdr_bytes(xdrs, &objp->n_bytes, &objp->n_len, 1024);
-}
-#endif
-
-#ifndef RC_IDLC_DES_BLOCK
-#define RC_IDLC_DES_BLOCK
-/* Sun's des_block: opaque[8] */
-union des_block {
-	struct {
-		uint32_t high;
-		uint32_t low;
-	} key;
-	char c[8];
-};
-typedef union des_block des_block;
-static inline bool
-xdr_des_block(rc_xdr *xdrs, des_block *objp)
-{
-	return rc_xdr_opaque(xdrs, objp->c, 8);
-}
-#endif
+/* Sun's netobj (opaque<MAX_NETOBJ_SZ>) and des_block (opaque[8]), with their XDR
+ * routines xdr_netobj and xdr_des_block */
+#include <remotecall/suntypes.h>
 
 typedef char *netname;
 bool xdr_netname(rc_xdr *xdrs, netname *objp);
