@@ -121,7 +121,9 @@ gen_call(idlc_gen *g, const idlc_proc *p)
 	for (const idlc_param *a = args; a != NULL; a = a->next, i++)
 		idlc_buf_printf(b, ", %s", arg_ref(g, a->type, arg_name(g, p, i)));
 	idlc_buf_printf(b, "%s);\n", has_res ? ", &res" : "");
-	idlc_buf_printf(b, "\t\tprintf(\"%s: %%s\\n\", rc_strerror(st));\n", name);
+	idlc_buf_puts(b, "\t\trc_client_geterr(clnt, &err); /* the failure's cause, in words */\n");
+	idlc_buf_printf(b, "\t\tprintf(\"%s: %%s\\n\", rc_error_format(&err, why, sizeof why));\n",
+	                name);
 	idlc_buf_puts(b, "\t\tfailed += st != RC_OK;\n");
 	if (has_res)
 		print_result(g, p->result, 2);
@@ -147,10 +149,12 @@ gen_version(idlc_gen *g, const idlc_version *v)
 	idlc_buf_printf(b,
 	                "static int\n%s(const char *uri)\n{\n"
 	                "\trc_client *clnt;\n"
-	                "\trc_status st = rc_client_create(&clnt, uri, %s, %s);\n"
+	                "\trc_error err;\n"
+	                "\tchar why[256];\n"
+	                "\trc_status st = rc_client_create_ex(&clnt, uri, %s, %s, &err);\n"
 	                "\tint failed = 0;\n\n"
 	                "\tif (st != RC_OK) {\n"
-	                "\t\tprintf(\"%s: %%s: %%s\\n\", uri, rc_strerror(st));\n"
+	                "\t\tprintf(\"%s: %%s: %%s\\n\", uri, rc_error_format(&err, why, sizeof why));\n"
 	                "\t\treturn 1;\n"
 	                "\t}\n",
 	                pname, v->prog->name, v->name, pname);

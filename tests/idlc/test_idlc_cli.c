@@ -340,7 +340,8 @@ test_samples_written(void **state)
 	}
 	char *c = read_file(out, "small_client.c");
 	assert_non_null(strstr(c, "\nint\nmain(int argc, char **argv)\n"));
-	assert_non_null(strstr(c, "rc_client_create(&clnt, uri, P, V)"));
+	assert_non_null(strstr(c, "rc_client_create_ex(&clnt, uri, P, V, &err)"));
+	assert_non_null(strstr(c, "rc_error_format(&err, why, sizeof why)")); /* causes told */
 	assert_non_null(strstr(c, "st = get_1(clnt, &arg, &res);"));
 	assert_non_null(strstr(c, "rc_xdr_free(get_1_info.xres, &res);")); /* pts owns memory */
 	free(c);
@@ -349,6 +350,7 @@ test_samples_written(void **state)
 	assert_non_null(strstr(s, "fill in"));
 	assert_non_null(strstr(s, "&p_1_program,"));
 	assert_non_null(strstr(s, "rc_server_rpcbind(srv, true)"));
+	assert_non_null(strstr(s, "rc_server_geterr(srv, &err);")); /* a failed listen says why */
 	free(s);
 	char *m = read_file(out, "Makefile.small");
 	assert_non_null(strstr(m, "$(GENERATED): small.x\n\t$(IDLC) $(IDLCFLAGS) small.x\n"));
