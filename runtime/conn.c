@@ -94,7 +94,9 @@ size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg,
 
 	w->gsend = c->tp->vt->sendv != NULL ? gs : NULL;
 	w->gsent = 0;
+	w->conn = c;
 	rlen = rc__serve(srv, w, msg, len, NULL, false, t_rcv, c->tp);
+	w->conn = NULL;
 	w->gsend = NULL;
 	*broken = w->gsent < 0;
 	if (w->gsent > 0)
@@ -193,6 +195,10 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		                      &(const rc__gsend){rc__conn_send_gathered, c}, &broken);
 		if (broken)
 			goto dead;
+		if (c->jobmode) { /* a request was deferred: its reply may come from any thread */
+			rc__conn_to_jobs(srv, c);
+			return;
+		}
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
 		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))
 			goto dead;
@@ -266,8 +272,8 @@ static bool rc__conn_unsent(rc__conn *c)
  */
 static int rc__victim_class(rc__conn *c, int64_t now)
 {
-	if (c->doomed || c->dead || c->busy || c->held || c->jobs > 0 || rc__conn_pending(c) > 0 ||
-	    rc__conn_unsent(c))
+	if (c->doomed || c->dead || c->busy || c->held || c->jobs > 0 || c->deferred > 0 ||
+	    rc__conn_pending(c) > 0 || rc__conn_unsent(c))
 		return -1;
 	if (c->completed)
 		return 1;
@@ -536,7 +542,7 @@ void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 	pthread_mutex_unlock(&srv->mu);
 	if (c->doomed)
 		events |= EPOLLHUP;
-	if (srv->threads > 1)
+	if (srv->threads > 1 || c->jobmode)
 		rc__conn_serve_mt(srv, w, c);
 	else
 		rc__conn_serve(srv, w, c, events);

@@ -33,6 +33,18 @@
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
 
+/* Re-arm connection c for events (under srv->mu): one-shot, as every connection served as
+ * jobs is (a worker thread's, or one of the one-thread loop that deferred a request). */
+static bool rc__conn_arm(rc_server *srv, rc__conn *c, uint32_t events)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events | EPOLLONESHOT;
+	ev.data.ptr = c;
+	return epoll_ctl(srv->epfd, EPOLL_CTL_MOD, rc__tp_pollfd(c->tp), &ev) == 0;
+}
+
 /* Drop one reference to c; the last one closes and frees it (takes srv->mu). */
 static void rc__conn_unref(rc_server *srv, rc__conn *c)
 {
@@ -63,14 +75,14 @@ size_t rc__conn_pending(rc__conn *c)
 /* Re-arm a held connection that is back under its limits (under srv->mu). */
 static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 {
-	if (!c->held || c->dead || rc__jobs_full(c->jobs, c->jobbytes) ||
+	if (!c->held || c->dead || rc__jobs_full(c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
 	    rc__conn_pending(c) >= RC__OUT_HIGH)
 		return;
 	c->held = false;
 	/* complete records may wait in the reader's buffer with nothing left on the socket to
 	 * raise EPOLLIN: ask for EPOLLOUT too, which an open socket raises at once */
-	if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c,
-	             EPOLLIN | EPOLLRDHUP | (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
+	if (!rc__conn_arm(srv, c,
+	                  EPOLLIN | EPOLLRDHUP | (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
 		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
 }
 
@@ -81,8 +93,8 @@ static void rc__conn_broken(rc_server *srv, rc__conn *c)
 	c->tp->vt->shutdown(c->tp, true);
 	if (c->held && !c->dead) {
 		c->held = false;
-		(void)rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, EPOLLIN | EPOLLRDHUP); /* shut down:
-			the event, or the sweeper, ends it */
+		(void)rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP); /* shut down: the event, or
+			the sweeper, ends it */
 	}
 }
 
@@ -254,7 +266,7 @@ void rc__job_next(rc_server *srv, rc__wctx *w)
 void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 {
 	rc__job *head = NULL, **tail = &head, *j;
-	unsigned n = 0, inflight;
+	unsigned n = 0, inflight, room;
 	size_t bytes = 0, inbytes;
 	bool dead = c->doomed, full, capped = false;
 	int reads = 0;
@@ -263,14 +275,16 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	pthread_mutex_lock(&srv->mu);
 	inflight = c->jobs;
 	inbytes = c->jobbytes;
+	/* each request read may be deferred: read no more than the cap leaves room for */
+	room = rc__defer_full(srv, c) ? 0 : srv->lim.max_deferred_conn - c->deferred - c->jobs;
 	pthread_mutex_unlock(&srv->mu);
-	full = rc__conn_pending(c) >= RC__OUT_HIGH;
+	full = room == 0 || rc__conn_pending(c) >= RC__OUT_HIGH;
 	while (!dead) {
 		void *msg;
 		size_t len;
 		rc_status st;
 
-		if (full || rc__jobs_full(inflight + n, inbytes + bytes)) {
+		if (full || rc__jobs_full(inflight + n, inbytes + bytes) || n >= room) {
 			capped = true; /* complete records may be left in the buffer */
 			break;
 		}
@@ -324,10 +338,11 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 			c->partial_since = 0;
 		else if (c->partial_since == 0)
 			c->partial_since = rc__now();
-		if (rc__jobs_full(c->jobs, c->jobbytes) || pending >= RC__OUT_HIGH)
+		if (rc__jobs_full(c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
+		    pending >= RC__OUT_HIGH) {
 			c->held = true;
-		else if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c,
-		                  EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0)))
+		}
+		else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0)))
 			c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
 		/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
 	}
@@ -350,4 +365,78 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		rc__job_run(srv, w, head, false);
 		rc__job_next(srv, w); /* and what the other workers have not taken yet */
 	}
+}
+
+/* ---- deferred requests (defer.c) ------------------------------------------------------- */
+
+/* server_priv.h: a request of c was deferred: it holds a reference; a connection of the
+ * one-thread loop becomes one served as jobs (its loop sees jobmode and hands over). */
+void rc__conn_deferred(rc_server *srv, rc__conn *c)
+{
+	(void)srv;
+	atomic_fetch_add(&c->refs, 1);
+	c->deferred++;
+	c->jobmode = true;
+}
+
+/* server_priv.h: the one-thread loop served c until a request of it was deferred: from here
+ * on c is served as jobs. Send what its batch queued (under its write lock now: the deferred
+ * reply may be on its way from another thread), then arm it one-shot, or hold it. */
+void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
+{
+	bool broken;
+
+	pthread_mutex_lock(&c->wmu);
+	broken = !rc__conn_push_out(srv, c);
+	pthread_mutex_unlock(&c->wmu);
+	pthread_mutex_lock(&srv->mu);
+	c->busy = false;
+	if (broken) { /* as a worker's reader ends it: the last reference frees it */
+		c->dead = true;
+		rc__disarm(srv, c->tp);
+		c->tp->vt->shutdown(c->tp, false);
+		pthread_mutex_unlock(&srv->mu);
+		rc__conn_unref(srv, c);
+		return;
+	}
+	if (rc__defer_full(srv, c) || rc__conn_pending(c) >= RC__OUT_HIGH)
+		c->held = true;
+	else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP |
+	                                   (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
+		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its answers end it */
+	pthread_mutex_unlock(&srv->mu);
+}
+
+/* server_priv.h: a deferred reply on c, from any thread, behind what is queued. */
+bool rc__conn_send_later(rc_server *srv, rc__conn *c, unsigned char *msg, size_t len)
+{
+	bool ok;
+
+	pthread_mutex_lock(&c->wmu);
+	ok = rc__conn_reply(c, msg, len, false) && rc__conn_push_out(srv, c);
+	pthread_mutex_unlock(&c->wmu);
+	return ok;
+}
+
+/* server_priv.h: one deferred request of c fewer (under srv->mu, released). */
+void rc__conn_answered(rc_server *srv, rc__conn *c, bool broken)
+{
+	c->deferred--;
+	c->last_active = rc__now();
+	rc__conn_done(srv, c, broken);
+}
+
+/* server_priv.h: one deferred request of c orphaned (under srv->mu, kept). */
+void rc__conn_orphaned(rc_server *srv, rc__conn *c)
+{
+	c->deferred--;
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		rc__conn_close(srv, c);
+}
+
+/* server_priv.h: room under the server's cap again: re-arm what it held. */
+void rc__defer_room(rc_server *srv)
+{
+	for (rc__conn *c = srv->conns; c != NULL; c = c->next)
+		rc__conn_unhold(srv, c);
 }

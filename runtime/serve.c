@@ -167,9 +167,10 @@ static void rc__drc_done(rc_server *srv, rc__wctx *w, const rc__drc_key *key, bo
  * calls go through the duplicate request cache as routines' do (an unanswered call is
  * forgotten). Returns the reply's length, or 0 for none.
  */
-static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc_svc_req *req, const rc__rd *rd,
+static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__rd *rd,
                             size_t max)
 {
+	rc_svc_req *req = &r->pub;
 	rc__drc_key key;
 	size_t rlen;
 	bool cached;
@@ -180,8 +181,18 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc_svc_req *req, const 
 	req->args = rd->p;
 	req->argslen = (size_t)(rd->end - rd->p);
 	req->rlen = 0;
+	r->args = r->res = NULL;
+	r->wc = w;
+	r->keyp = cached ? &key : NULL;
+	r->rd = rd;
 	RC__TRACE(srv, RC_TP_SRV_DISPATCH, req->xid);
 	req->reg->raw(req, req->reg->ctx);
+	r->rd = NULL;
+	if (atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE) {
+		w->req = NULL; /* deferred: answered later */
+		rc__req_left(r);
+		return 0;
+	}
 	RC__TRACE(srv, RC_TP_SRV_ENCODED, req->xid);
 	rlen = req->rlen;
 	req->w = NULL;
@@ -193,10 +204,18 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc_svc_req *req, const 
 /* server.h: decode a raw call's arguments under the server's allocation cap. */
 rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
 {
+	rc__req *r = (rc__req *)req;
 	rc_xdr x;
 
-	if (req == NULL || req->w == NULL || xargs == NULL)
+	if (req == NULL || xargs == NULL)
 		return RC_INVAL;
+	if (req->w == NULL) {
+		int st = atomic_load(&r->state);
+		if (st == RC__REQ_ORPHANED)
+			return RC_CANCELLED;
+		if (st != RC__REQ_DEFERRED || r->pub.reg == NULL || r->pub.reg->raw == NULL)
+			return RC_INVAL;
+	}
 	rc__xdr_decoder(&x, req->args, req->argslen, req->srv->lim.max_alloc);
 	if (!xargs(&x, args) || x.x_pos != x.x_end)
 		return RC_CANTDECODEARGS;
@@ -210,31 +229,31 @@ static void rc__reply_too_big(rc_server *srv, uint32_t xid)
 	RC__TRACE(srv, RC_TP_SRV_TOOBIG, xid);
 }
 
-/* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails. */
-rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
+/* server_priv.h: a SUCCESS reply to xid with *res coded by xres into w's buffer (at most max
+ * bytes; a datagram's when dgram); SYSTEM_ERR when xres fails. */
+size_t rc__reply_result(rc_server *srv, rc__wctx *w, size_t max, bool dgram, uint32_t xid,
+                        rc_xdrproc xres, const void *res, rc_status *st)
 {
 	rc_xdr rx;
-	size_t max;
 
-	if (req == NULL || req->w == NULL || xres == NULL)
-		return RC_INVAL;
-	max = req->srv->lim.max_record;
-	if (req->dgram && max > RC__UDP_MAX)
+	if (dgram && max > RC__UDP_MAX)
 		max = RC__UDP_MAX;
-	rc__reply_success(req->w, &rx, max, req->xid);
+	rc__reply_success(w, &rx, max, xid);
 	if (!xres(&rx, (void *)res)) {
-		bool big = req->w->rb.toolarge;
-		if (big && req->dgram)
-			rc__reply_too_big(req->srv, req->xid);
-		req->rlen = rc__reply_simple(req->w, max, req->xid, false, RC__SYSTEM_ERR, NULL, 0);
-		return big ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
+		bool big = w->rb.toolarge;
+		if (big && dgram)
+			rc__reply_too_big(srv, xid);
+		*st = big ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
+		return rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
 	}
-	req->rlen = rc_xdr_getpos(&rx);
-	return RC_OK;
+	*st = RC_OK;
+	return rc_xdr_getpos(&rx);
 }
 
-/* server.h: a raw call's error reply: rc_svc_err -> (denied?, status, extra words). */
-rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi)
+/* server_priv.h: an error reply to xid: rc_svc_err -> (denied?, status, extra words). 0 for an
+ * err out of range. */
+size_t rc__reply_error(rc__wctx *w, size_t max, uint32_t xid, rc_svc_err err, uint32_t lo,
+                       uint32_t hi)
 {
 	static const struct {
 		bool denied;
@@ -250,10 +269,39 @@ rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_
 	};
 	uint32_t extra[2] = {lo, hi};
 
-	if (req == NULL || req->w == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
+	if (err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
+		return 0;
+	return rc__reply_simple(w, max, xid, map[err].denied, map[err].stat, extra,
+	                        map[err].nextra);
+}
+
+/* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails; a deferred
+ * request's is sent now (defer.c). */
+rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
+{
+	rc_status st;
+
+	if (req == NULL || xres == NULL)
 		return RC_INVAL;
-	req->rlen = rc__reply_simple(req->w, req->srv->lim.max_record, req->xid, map[err].denied,
-	                             map[err].stat, extra, map[err].nextra);
+	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
+		return rc__answer((rc__req *)req, RC__ANSWER_RESULT, xres, res, 0, 0, 0);
+	if (req->w == NULL)
+		return RC_INVAL;
+	req->rlen = rc__reply_result(req->srv, req->w, req->srv->lim.max_record, req->dgram,
+	                             req->xid, xres, res, &st);
+	return st;
+}
+
+/* server.h: a raw call's error reply; a deferred request's is sent now (defer.c). */
+rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi)
+{
+	if (req == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
+		return RC_INVAL;
+	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
+		return rc__answer((rc__req *)req, RC__ANSWER_ERROR, NULL, NULL, err, lo, hi);
+	if (req->w == NULL)
+		return RC_INVAL;
+	req->rlen = rc__reply_error(req->w, req->srv->lim.max_record, req->xid, err, lo, hi);
 	return RC_OK;
 }
 
@@ -311,11 +359,10 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
                const bool traced)
 {
 	rc_xdr x, rx;
-	rc_svc_req req;
+	rc__req *r = w->req;
+	rc_svc_req *req;
 	uint32_t xid, mtype, rpcvers, vflavor, vlen;
 	const unsigned char *cred = NULL;
-	_Alignas(16) unsigned char argstack[RC__ARGS_STACK]; /* the decoded C objects */
-	_Alignas(16) unsigned char resstack[RC__ARGS_STACK];
 	void *args = NULL, *res = NULL;
 	const rc_procinfo *info;
 	size_t max = srv->lim.max_record, rlen;
@@ -324,6 +371,10 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	bool ok;
 
 	rc__rd rd = {msg, msg + len};
+
+	if (__builtin_expect(r == NULL, 0) && (r = w->req = rc__req_new()) == NULL)
+		return 0; /* no memory for the request: dropped, as a lost datagram */
+	req = &r->pub;
 
 	if (dgram && max > RC__UDP_MAX)
 		max = RC__UDP_MAX; /* a reply must fit in one datagram */
@@ -334,11 +385,11 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	    rc__ld32(msg + 24) == RC_AUTH_NONE && rc__ld32(msg + 28) == 0 &&
 	    rc__ld32(msg + 36) == 0) {
 		w->xid = xid = rc__ld32(msg);
-		req.rq_prog = rc__ld32(msg + 12);
-		req.rq_vers = rc__ld32(msg + 16);
-		req.rq_proc = rc__ld32(msg + 20);
-		req.rq_cred.oa_flavor = RC_AUTH_NONE;
-		req.rq_cred.oa_length = 0;
+		req->rq_prog = rc__ld32(msg + 12);
+		req->rq_vers = rc__ld32(msg + 16);
+		req->rq_proc = rc__ld32(msg + 20);
+		req->rq_cred.oa_flavor = RC_AUTH_NONE;
+		req->rq_cred.oa_length = 0;
 		rd.p = msg + 40;
 		goto header_read;
 	}
@@ -351,73 +402,73 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 		uint32_t range[2] = {RC__RPCVERS, RC__RPCVERS};
 		return rc__reply_simple(w, max, xid, true, RC__RPC_MISMATCH, range, 2);
 	}
-	if (!rc__rd32(&rd, &req.rq_prog) || !rc__rd32(&rd, &req.rq_vers) ||
-	    !rc__rd32(&rd, &req.rq_proc) || !rc__rd32(&rd, &req.rq_cred.oa_flavor) ||
-	    !rc__rd32(&rd, &req.rq_cred.oa_length) || req.rq_cred.oa_length > RC__MAX_AUTH_BYTES ||
-	    (cred = rc__rdn(&rd, req.rq_cred.oa_length)) == NULL || !rc__rd32(&rd, &vflavor) ||
+	if (!rc__rd32(&rd, &req->rq_prog) || !rc__rd32(&rd, &req->rq_vers) ||
+	    !rc__rd32(&rd, &req->rq_proc) || !rc__rd32(&rd, &req->rq_cred.oa_flavor) ||
+	    !rc__rd32(&rd, &req->rq_cred.oa_length) || req->rq_cred.oa_length > RC__MAX_AUTH_BYTES ||
+	    (cred = rc__rdn(&rd, req->rq_cred.oa_length)) == NULL || !rc__rd32(&rd, &vflavor) ||
 	    !rc__rd32(&rd, &vlen) || vlen > RC__MAX_AUTH_BYTES || rc__rdn(&rd, vlen) == NULL) {
 		uint32_t st = RC__AUTH_BADCRED;
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
 	(void)vflavor;
-	if (req.rq_cred.oa_length == 0)
+	if (req->rq_cred.oa_length == 0)
 		cred = NULL;
 header_read:
 	if (traced && t_received != 0)
 		srv->trace(srv->trace_arg, RC_TP_SRV_RECEIVED, xid, t_received);
-	req.srv = srv;
-	req.xid = xid;
-	req.peer = peer;
-	req.dgram = dgram;
-	req.conn = conn;
-	req.keep_res = false;
-	req.rq_cred.oa_base = (char *)cred;
-	req.rq_clntcred = NULL;
-	req.rq_xprt = NULL;
-	if (req.rq_cred.oa_flavor != RC_AUTH_NONE) {
+	req->srv = srv;
+	req->xid = xid;
+	req->peer = peer;
+	req->dgram = dgram;
+	req->conn = conn;
+	req->keep_res = false;
+	req->rq_cred.oa_base = (char *)cred;
+	req->rq_clntcred = NULL;
+	req->rq_xprt = NULL;
+	if (req->rq_cred.oa_flavor != RC_AUTH_NONE) {
 		uint32_t st = RC__AUTH_REJECTEDCRED;
-		if (req.rq_cred.oa_flavor == RC_AUTH_TLS)
-			return rc__reply_probe(srv, w, max, xid, req.rq_proc, req.rq_cred.oa_length,
+		if (req->rq_cred.oa_flavor == RC_AUTH_TLS)
+			return rc__reply_probe(srv, w, max, xid, req->rq_proc, req->rq_cred.oa_length,
 			                       rc__conn_secure(conn, NULL),
 			                       !dgram && conn != NULL && conn->vt->starttls != NULL);
-		if (req.rq_cred.oa_flavor == RC_AUTH_SYS) {
+		if (req->rq_cred.oa_flavor == RC_AUTH_SYS) {
 			st = RC__AUTH_BADCRED;
-			if (cred != NULL && rc__parse_authsys(cred, req.rq_cred.oa_length, &req.sys))
+			if (cred != NULL && rc__parse_authsys(cred, req->rq_cred.oa_length, &req->sys))
 				st = 0;
 		}
 		if (st != 0)
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
-		rc__unixcred(&req);
+		rc__unixcred(req);
 	}
 
-	req.reg = rc__find(srv, req.rq_prog, req.rq_vers);
-	if (req.reg == NULL) {
+	req->reg = rc__find(srv, req->rq_prog, req->rq_vers);
+	if (req->reg == NULL) {
 		uint32_t range[2];
-		if (rc__vers_range(srv, req.rq_prog, &range[0], &range[1]))
+		if (rc__vers_range(srv, req->rq_prog, &range[0], &range[1]))
 			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
 		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);
 	}
-	if (req.reg->tls_required && !rc__conn_secure(conn, NULL)) {
+	if (req->reg->tls_required && !rc__conn_secure(conn, NULL)) {
 		uint32_t st = RC__AUTH_TOOWEAK; /* RFC 9289 section 4.2: TLS required here */
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
-	req.proc = NULL;
-	if (req.reg->raw == NULL) {
-		req.proc = rc__find_proc(req.reg, req.rq_proc);
-		if (req.proc == NULL)
+	req->proc = NULL;
+	if (req->reg->raw == NULL) {
+		req->proc = rc__find_proc(req->reg, req->rq_proc);
+		if (req->proc == NULL)
 			return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
 	}
 	if (srv->auth != NULL) {
-		uint32_t st = srv->auth(&req, srv->auth_ctx);
+		uint32_t st = srv->auth(req, srv->auth_ctx);
 		if (st != 0)
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
-	if (req.reg->raw != NULL)
-		return rc__serve_raw(srv, w, &req, &rd, max);
-	info = req.proc->info;
+	if (req->reg->raw != NULL)
+		return rc__serve_raw(srv, w, r, &rd, max);
+	info = req->proc->info;
 
 	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */
-	if (!rc__drc_begin(srv, w, &req, &rd, max, &key, &cached, &rlen))
+	if (!rc__drc_begin(srv, w, req, &rd, max, &key, &cached, &rlen))
 		return rlen;
 
 	RC__STEP(traced, srv, RC_TP_SRV_DISPATCH, xid);
@@ -426,8 +477,8 @@ header_read:
 			goto garbage; /* trailing bytes after a void argument */
 	} else {
 		/* the argument object, zeroed: on the stack when small */
-		args = info->args_size <= sizeof(argstack) ? memset(argstack, 0, info->args_size)
-		                                           : calloc(1, info->args_size);
+		args = info->args_size <= sizeof(r->argbuf) ? memset(r->argbuf, 0, info->args_size)
+		                                            : calloc(1, info->args_size);
 		if (args == NULL)
 			goto system_err;
 		rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), srv->lim.max_alloc);
@@ -437,15 +488,27 @@ header_read:
 			goto garbage; /* truncated, over a bound, or trailing bytes */
 	}
 	if (info->res_size > 0) {
-		res = info->res_size <= sizeof(resstack) ? memset(resstack, 0, info->res_size)
-		                                         : calloc(1, info->res_size);
+		res = info->res_size <= sizeof(r->resbuf) ? memset(r->resbuf, 0, info->res_size)
+		                                          : calloc(1, info->res_size);
 		if (res == NULL)
 			goto system_err;
 	}
 	RC__STEP(traced, srv, RC_TP_SRV_ARGS, xid);
 	ran = true;
-	ok = req.proc->fn(args, res, &req);
+	r->args = args; /* what rc_svc_req_defer needs while the routine runs */
+	r->res = res;
+	r->wc = w;
+	r->keyp = cached ? &key : NULL;
+	r->rd = &rd;
+	ok = req->proc->fn(args, res, req);
+	r->rd = NULL;
 	RC__STEP(traced, srv, RC_TP_SRV_PROC, xid);
+	if (__builtin_expect(atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE,
+	                     0)) {
+		w->req = NULL; /* deferred: the request, its objects and its cache entry live on */
+		rc__req_left(r);
+		return 0;
+	}
 	if (!ok)
 		goto system_err;
 	rc__reply_success(w, &rx, max, xid);
@@ -476,13 +539,13 @@ header_read:
 out:
 	if (args != NULL) {
 		rc__xdr_free_lent(info->xargs, args, rd.p, rd.end);
-		if (args != argstack)
+		if (args != r->argbuf)
 			free(args);
 	}
 	if (res != NULL) {
-		if (!req.keep_res) /* (a result pointing into the request is left alone too) */
+		if (!req->keep_res) /* (a result pointing into the request is left alone too) */
 			rc__xdr_free_lent(info->xres, res, rd.p, rd.end);
-		if (res != resstack)
+		if (res != r->resbuf)
 			free(res);
 	}
 	if (cached)
@@ -514,20 +577,13 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
 	rc__wctx w;
 	size_t rlen;
 
-	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
-	w.keep = rc__reply_keep(srv->lim.max_record);
-	w.rbuf = NULL;
-	w.gsend = NULL;
-	w.batch = NULL;
-	w.lone = 0;
-	w.want = 0;
+	rc__wctx_init(&w, srv);
 	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv), NULL);
 	if (rlen > 0) {
 		reply(ctx, rc__encbuf_msg(&w.rb), rlen);
 		RC__TRACE(srv, RC_TP_SRV_SENT, w.xid);
 	}
-	rc__encbuf_free(&w.rb);
-	free(w.rbuf);
+	rc__wctx_fini(&w);
 }
 
 /* A synchronous listener's delivery callback (rc_tp_deliver): serve the message now. */

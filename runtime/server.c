@@ -128,6 +128,8 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.drc_entries = 1u << 22;
 	srv->lim.drc_ttl_ms = 120000;
 	srv->lim.drc_bytes = (size_t)64 << 20;
+	srv->lim.max_deferred_conn = 64;
+	srv->lim.max_deferred = 65536;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	srv->jobfd = -1; /* made by rc_server_set_threads */
@@ -147,6 +149,7 @@ rc_status rc_server_create(rc_server **out)
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->stopfd, &ev);
 	srv->job_ev = RC__EV_JOB;
 	pthread_mutex_init(&srv->mu, NULL);
+	pthread_cond_init(&srv->answered, NULL);
 	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes, srv->lim.drc_ttl_ms);
 	*out = srv;
 	return RC_OK;
@@ -167,6 +170,10 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 		srv->lim.idle_ms = lim->idle_ms;
 	if (lim->stall_ms)
 		srv->lim.stall_ms = lim->stall_ms;
+	if (lim->max_deferred_conn)
+		srv->lim.max_deferred_conn = lim->max_deferred_conn;
+	if (lim->max_deferred)
+		srv->lim.max_deferred = lim->max_deferred;
 	if (lim->drc_entries || lim->drc_ttl_ms || lim->drc_bytes) {
 		if (lim->drc_entries)
 			srv->lim.drc_entries = lim->drc_entries;
@@ -486,6 +493,7 @@ void rc_server_destroy(rc_server *srv)
 	if (srv == NULL)
 		return;
 	rc__server_notify(srv, RC__SRV_DESTROY); /* the hook's last call: it lets go of srv */
+	rc__defer_orphan_all(srv); /* (the application's own loop may have deferred some) */
 	pthread_mutex_lock(&srv->mu);
 	while (srv->jobq) { /* queued when the server stopped: never run */
 		rc__job *j = srv->jobq;
@@ -518,6 +526,7 @@ void rc_server_destroy(rc_server *srv)
 	if (srv->jobfd >= 0)
 		close(srv->jobfd);
 	pthread_mutex_destroy(&srv->mu);
+	pthread_cond_destroy(&srv->answered);
 	free(srv);
 }
 
@@ -692,6 +701,7 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsig
 
 	if (w->rbuf == NULL && (w->rbuf = malloc(RC__DGRAM_MAX)) == NULL)
 		return 0; /* the datagram stays queued; we come back */
+	w->lsn = l; /* a request deferred here is answered on l */
 	while (i < n) {
 		size_t len, rlen;
 		rc_peer from;
@@ -862,17 +872,15 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 
 	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
-	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
-	w.keep = rc__reply_keep(srv->lim.max_record);
+	rc__wctx_init(&w, srv);
 	w.rbuf = srv->step_rbuf; /* kept between steps */
-	w.gsend = NULL;
 	w.batch = srv->step_batch;
-	w.lone = 0;
-	w.want = 0;
 	st = rc__step(srv, &w, timeout_ms);
-	rc__encbuf_free(&w.rb);
 	srv->step_rbuf = w.rbuf;
 	srv->step_batch = w.batch;
+	w.rbuf = NULL;
+	w.batch = NULL;
+	rc__wctx_fini(&w);
 	return st;
 }
 
@@ -891,13 +899,7 @@ static void *rc__worker(void *arg)
 	rc_server *srv = arg;
 	rc__wctx w;
 
-	rc__encbuf_init(&w.rb, w.stack, sizeof(w.stack), srv->lim.max_record);
-	w.keep = rc__reply_keep(srv->lim.max_record);
-	w.rbuf = NULL;
-	w.gsend = NULL;
-	w.batch = NULL;
-	w.lone = 0;
-	w.want = 0;
+	rc__wctx_init(&w, srv);
 	if (rc__single_dgram(srv)) {
 		rc__lsn *l = srv->lsn[0];
 		while (!atomic_load(&srv->stop))
@@ -907,9 +909,7 @@ static void *rc__worker(void *arg)
 			if (rc__step(srv, &w, 250) != RC_OK)
 				break;
 	}
-	rc__encbuf_free(&w.rb);
-	free(w.rbuf);
-	free(w.batch);
+	rc__wctx_fini(&w);
 	return NULL;
 }
 
@@ -952,6 +952,7 @@ rc_status rc_server_run(rc_server *srv)
 		    !rc__arm(srv, EPOLL_CTL_ADD, srv->lsn[0]->tp, srv->lsn[0], EPOLLIN))
 			st = RC_LOCALERROR; /* rc_server_step could not serve it any more */
 	}
+	rc__defer_orphan_all(srv); /* answers to what is still deferred say RC_CANCELLED */
 	atomic_store(&srv->running, false);
 	return st;
 }

@@ -87,6 +87,10 @@ struct rc__conn {
 	size_t jobbytes;       /* under srv->mu: their size */
 	bool held;             /* under srv->mu: left disarmed (jobs at the cap, or output backed up) */
 	bool dead;             /* under srv->mu: reading is over; freed when refs reach 0 */
+	unsigned deferred;     /* under srv->mu: requests deferred and not answered (a reference
+	                          each); at lim.max_deferred_conn the connection is held */
+	bool jobmode;          /* served as worker jobs even on a one-thread server: a request of
+	                          it was deferred, so replies may come from other threads */
 };
 
 /* A request copied out of a connection, for a worker thread to serve. */
@@ -114,6 +118,10 @@ struct rc_server {
 	bool use_reserve;    /* a stream listener exists: keep reserve_fd */
 	uint64_t n_accepted, n_evicted, n_refused, n_nofile; /* under mu: rc_server_stats */
 	uint64_t n_toobig;   /* atomic (relaxed): replies_too_big */
+	struct rc__req *deferred; /* under mu: requests deferred and not answered (rc__req) */
+	uint32_t ndeferred;  /* under mu: how many */
+	unsigned answering;  /* under mu: answers being sent on other threads right now */
+	pthread_cond_t answered; /* signalled when answering drops to 0 (rc__defer_orphan_all) */
 	rc_error err;        /* the last set-up call's detail (rc_server_geterr); set-up thread */
 	int epfd;
 	int stopfd;
@@ -157,8 +165,13 @@ typedef struct rc__gsend {
 	void *ctx;
 } rc__gsend;
 
+struct rc__req;
+
 typedef struct rc__wctx {
 	rc__encbuf rb;
+	struct rc__req *req; /* the request object the next call is served in (rc__serve) */
+	rc__conn *conn;      /* set around rc__serve by the stream loops: the connection */
+	struct rc__lsn *lsn; /* ... and by the datagram loops: the listener */
 	const rc__gsend *gsend; /* set around rc__serve by a stream's loops: replies may gather */
 	int gsent;           /* rc__serve sent a gathered reply itself: 1, or -1 (broken) */
 	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
@@ -171,6 +184,112 @@ typedef struct rc__wctx {
 	/* aligned: a Sun routine's XDR_INLINE stores int32_t through the reply's bytes */
 	_Alignas(16) unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
+
+/*
+ * A request being served, and kept when deferred (rc_svc_req_defer). Each serving thread
+ * keeps one (w->req) and serves every call in it, so the common path allocates nothing; a
+ * deferred request leaves the thread (which makes itself a new one) and lives until
+ * rc_svc_req_reply / rc_svc_req_error / rc_svc_req_drop, from any thread, frees it.
+ *
+ * States (state, atomic): INLINE while its routine runs; DEFERRED once the routine deferred
+ * it (it is then on srv->deferred, counted in srv->ndeferred and, on a stream, in its
+ * connection's `deferred` with a reference); ORPHANED when its server stopped or went away
+ * before the answer (it holds nothing of the server's any more: the answer only frees it and
+ * returns RC_CANCELLED). DEFERRED -> ORPHANED and the answer's unlinking both happen under
+ * the process-wide rc__defer_mu, then srv->mu: lock order rc__defer_mu, srv->mu, c->wmu.
+ */
+enum { RC__REQ_INLINE = 0, RC__REQ_DEFERRED, RC__REQ_ORPHANED };
+
+typedef struct rc__req {
+	rc_svc_req pub;             /* first: rc_svc_req * and rc__req * convert */
+	_Atomic int state;
+	_Atomic int holds;          /* deferred: the serving thread's and the deferral's (defer.c) */
+	/* while its routine runs (rd non-NULL: it may be deferred) */
+	const struct rc__rd *rd;    /* its encoded arguments, in the receive buffer */
+	struct rc__wctx *wc;        /* the serving thread's context (its connection, listener) */
+	const rc__drc_key *keyp;    /* its duplicate cache entry, or NULL */
+	void *args;                 /* typed: the decoded argument (argbuf or heap), or NULL */
+	void *res;                  /* typed: the result object, or NULL */
+	/* deferred */
+	unsigned char *own;         /* the copy of the encoded arguments the request owns */
+	size_t ownlen;
+	rc__drc_key key;
+	bool cached;                /* key's entry waits for the answer */
+	struct rc__req *dnext, *dprev; /* srv->deferred, under srv->mu */
+	rc__conn *c;                /* a stream's connection (referenced), or NULL */
+	struct rc__lsn *l;          /* a datagram listener, or NULL */
+	rc_peer peer;               /* the datagram caller's address */
+	_Alignas(16) unsigned char argbuf[RC__ARGS_STACK];
+	_Alignas(16) unsigned char resbuf[RC__ARGS_STACK];
+} rc__req;
+
+/* Set up / let go of a serving thread's context (reply buffer, request object, datagram
+ * buffers) for srv. */
+void rc__wctx_init(rc__wctx *w, rc_server *srv);
+void rc__wctx_fini(rc__wctx *w);
+
+/* A request of c is deferred (under srv->mu): counted, with a reference; a connection of the
+ * one-thread loop is served as jobs from now on (replies may come from other threads). */
+void rc__conn_deferred(rc_server *srv, rc__conn *c);
+
+/* The one-thread loop hands c, a request of which it just saw deferred, to the job path
+ * (c is busy; takes c->wmu and srv->mu). */
+void rc__conn_to_jobs(rc_server *srv, rc__conn *c);
+
+/* A deferred request of c is answered (under srv->mu, which it releases): counts, re-arming
+ * a held connection, the reference. broken: sending failed. */
+void rc__conn_answered(rc_server *srv, rc__conn *c, bool broken);
+
+/* A deferred request of c is orphaned (under srv->mu, kept): counts and reference. */
+void rc__conn_orphaned(rc_server *srv, rc__conn *c);
+
+/* Reply encoders (serve.c), usable from any thread with a context of its own:
+ * rc__reply_result -- SUCCESS with *res coded by xres (SYSTEM_ERR when that fails: *st says
+ * why, RC_CANTENCODEARGS or RC_MSGTOOLARGE, counted for a datagram); rc__reply_error -- an
+ * rc_svc_err reply. Each returns the reply's length in w->rb. */
+size_t rc__reply_result(rc_server *srv, rc__wctx *w, size_t max, bool dgram, uint32_t xid,
+                        rc_xdrproc xres, const void *res, rc_status *st);
+size_t rc__reply_error(rc__wctx *w, size_t max, uint32_t xid, rc_svc_err err, uint32_t lo,
+                       uint32_t hi);
+
+/* What the answer to a deferred request is (rc__answer). */
+enum { RC__ANSWER_RESULT, RC__ANSWER_ERROR, RC__ANSWER_DROP };
+
+/* Answer deferred request r from any thread (defer.c): encode, record in the duplicate cache,
+ * send, release and free it. Returns RC_OK; RC_CANTSEND (its connection broke or closed);
+ * RC_CANCELLED (its server stopped or went away: nothing sent); the encoder's failure (a
+ * SYSTEM_ERR went instead); RC_INVAL (not deferred). r is freed whatever it returns but
+ * RC_INVAL. */
+rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_svc_err err,
+                     uint32_t lo, uint32_t hi);
+
+/* A fresh request object (zeroed; NULL if memory is short). */
+rc__req *rc__req_new(void);
+
+/* The serving thread lets go of request r, which its routine deferred (it may be freed). */
+void rc__req_left(rc__req *r);
+
+/* Send a deferred request's reply on c from any thread (takes c->wmu). False: broken. */
+bool rc__conn_send_later(rc_server *srv, rc__conn *c, unsigned char *msg, size_t len);
+
+/* srv->ndeferred fell below its cap (under srv->mu): re-arm connections held for it. */
+void rc__defer_room(rc_server *srv);
+
+/* Whether c must not read more requests, as far as deferral goes (under srv->mu): its
+ * deferred ones and those read and running (each may defer) are at max_deferred_conn, or the
+ * server's deferred ones at max_deferred. */
+static inline bool rc__defer_full(const rc_server *srv, const rc__conn *c)
+{
+	return c->deferred + c->jobs >= srv->lim.max_deferred_conn ||
+	       srv->ndeferred >= srv->lim.max_deferred;
+}
+
+/*
+ * Orphan every request of srv still deferred (the server stops, or is destroyed): each lets
+ * go of its connection and cache entry now, and its later answer only frees it. Then wait for
+ * answers under way on other threads to finish. Takes rc__defer_mu and srv->mu.
+ */
+void rc__defer_orphan_all(rc_server *srv);
 
 /* The largest reply buffer a serving thread keeps between requests (a heap buffer a big reply
  * grew): 4 MiB, or the server's max_record when smaller; bigger ones are freed after their

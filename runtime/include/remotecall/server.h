@@ -155,12 +155,45 @@ rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args);
 
 /*
  * rc_svc_req_reply -- in a raw dispatcher: reply SUCCESS with *res coded by xres (res stays
- * the caller's). A second reply replaces the first. Returns RC_OK; RC_CANTENCODEARGS when
+ * the caller's). A second reply replaces the first. On a deferred request (typed or raw;
+ * rc_svc_req_defer), from any thread: the reply is encoded and sent now and req is freed;
+ * RC_CANTSEND and RC_CANCELLED then say it could not go (see rc_svc_req_defer). Returns RC_OK; RC_CANTENCODEARGS when
  * xres fails, RC_MSGTOOLARGE when the reply is over max_record or, on a datagram, over 65,507
  * bytes (the reply becomes SYSTEM_ERR either way; a datagram one is counted in
  * rc_server_stats.replies_too_big); RC_INVAL (not a raw call).
  */
 rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res);
+
+/*
+ * rc_svc_req_defer -- inside a routine (typed or raw): answer this call later. The routine
+ * returns (a typed routine's return value and *res are then ignored) and nothing is sent;
+ * req stays valid, from any thread, until exactly one of rc_svc_req_reply (a typed routine's:
+ * idlc's proc_V_reply(req, &res)), rc_svc_req_error or rc_svc_req_drop answers it and frees
+ * it. Meanwhile the connection goes on reading and serving other calls, with one thread or
+ * many; replies leave in the order they are made. The argument the routine got stays valid
+ * at the same address until the answer, but what it points to is decoded again into memory
+ * the request owns: take pointers into it after this call, not before. A retransmitted
+ * datagram of a deferred call is absorbed until the answer, then gets the cached reply.
+ * At lim.max_deferred_conn deferred requests of one stream connection, or max_deferred in
+ * the server, the server stops reading the connection until one is answered. Returns RC_OK;
+ * RC_INVAL (NULL, not inside the routine, deferred already); RC_NOTSUPP (an in-process call:
+ * its caller waits inside its send); RC_TOOMANY (a datagram call with max_deferred reached:
+ * answer it now); RC_NOMEM. On any failure the call is still the routine's to answer.
+ *
+ * If the connection closes before the answer, the answer returns RC_CANTSEND; if the server
+ * stops (rc_server_run returns) or is destroyed first, RC_CANCELLED -- either way req is
+ * freed, and nothing of the server's is touched after it is gone. rc_server_destroy waits
+ * for answers already under way on other threads, never for requests not yet answered.
+ */
+rc_status rc_svc_req_defer(rc_svc_req *req);
+
+/*
+ * rc_svc_req_drop -- answer a deferred request with no reply at all (the caller times out or
+ * retransmits; a datagram's duplicate-cache entry is forgotten, so a retransmission runs
+ * again), and free it. Returns RC_OK; RC_CANCELLED (the server stopped or went: freed all
+ * the same); RC_INVAL (NULL, or a request that is not deferred).
+ */
+rc_status rc_svc_req_drop(rc_svc_req *req);
 
 /* The error replies rc_svc_req_error sends (RFC 5531). */
 typedef enum rc_svc_err {
@@ -173,7 +206,8 @@ typedef enum rc_svc_err {
 } rc_svc_err;
 
 /*
- * rc_svc_req_error -- in a raw dispatcher: answer with error err (lo and hi: the version
+ * rc_svc_req_error -- in a raw dispatcher, or on a deferred request from any thread (sent now,
+ * req freed, as rc_svc_req_reply): answer with error err (lo and hi: the version
  * range of RC_SVC_PROG_MISMATCH; lo: the auth_stat of RC_SVC_AUTH_ERROR; else unused).
  * Replaces an earlier reply. Returns RC_OK, or RC_INVAL (not a raw call, unknown err).
  */
@@ -257,6 +291,12 @@ typedef struct rc_server_limits {
 	uint32_t drc_entries;   /* calls the duplicate request cache (UDP) remembers at most [4194304] */
 	uint32_t drc_ttl_ms;    /* how long it remembers a call after its reply [120000] */
 	size_t drc_bytes;       /* bytes it holds at most: entries, replies, index [64 MiB] */
+	uint32_t max_deferred_conn; /* requests of one stream connection deferred at once: at
+	                               this many the server stops reading it until one is
+	                               answered [64] */
+	uint32_t max_deferred;  /* requests deferred at once in the whole server: at this many
+	                           stream connections are not read, and a datagram call cannot be
+	                           deferred (RC_TOOMANY) [65536] */
 } rc_server_limits;
 
 /*

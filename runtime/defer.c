@@ -1,0 +1,272 @@
+/*
+ * Deferred requests: a routine (typed or raw) that cannot answer at once calls
+ * rc_svc_req_defer, returns, and answers later from any thread with rc_svc_req_reply,
+ * rc_svc_req_error or rc_svc_req_drop (a typed one through idlc's proc_V_reply helper).
+ *
+ * The request object (server_priv.h, rc__req) leaves the serving thread when deferred: it
+ * takes a copy of the call's encoded arguments (the receive buffer they were read from is
+ * reused for the next call) and decodes the typed argument again from that copy, into the
+ * same object; it joins srv->deferred; a stream request holds a reference to its connection
+ * (which is then served as worker jobs, even on a one-thread server, so that its replies may
+ * come from any thread under its write lock); a datagram request keeps the caller's address
+ * and its duplicate-cache entry, which stays "in progress" until the answer -- a
+ * retransmission meanwhile is absorbed, one after it gets the cached reply.
+ *
+ * Two holds keep the object alive: the serving thread's (until its routine has returned and
+ * it has let go) and the deferral's (until the answer). Whichever lets go last frees it.
+ *
+ * A server that stops (rc_server_run returns) or is destroyed orphans what is still
+ * deferred: each request lets go of its connection and cache entry at once, and its later
+ * answer frees it and returns RC_CANCELLED. rc__defer_mu makes that hand-over safe against a
+ * concurrent answer without touching a server that may be gone.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rpc.h"
+#include "runtime/server_internal.h"
+#include "runtime/server_priv.h"
+
+static pthread_mutex_t rc__defer_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* server_priv.h: a zeroed request object. */
+rc__req *rc__req_new(void)
+{
+	return calloc(1, sizeof(rc__req));
+}
+
+/* server_priv.h: a serving thread's context; its request object is made on first use. */
+void rc__wctx_init(rc__wctx *w, rc_server *srv)
+{
+	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), srv->lim.max_record);
+	w->keep = rc__reply_keep(srv->lim.max_record);
+	w->req = NULL;
+	w->conn = NULL;
+	w->lsn = NULL;
+	w->rbuf = NULL;
+	w->gsend = NULL;
+	w->gsent = 0;
+	w->batch = NULL;
+	w->lone = 0;
+	w->want = 0;
+	w->starttls = false;
+}
+
+/* server_priv.h: what rc__wctx_init and the serving made. */
+void rc__wctx_fini(rc__wctx *w)
+{
+	rc__encbuf_free(&w->rb);
+	free(w->req);
+	free(w->rbuf);
+	free(w->batch);
+	w->req = NULL;
+	w->rbuf = NULL;
+	w->batch = NULL;
+}
+
+/* Free what a deferred (or orphaned) request holds, and the object once nobody holds it. */
+static void rc__req_unhold(rc__req *r)
+{
+	if (atomic_fetch_sub(&r->holds, 1) != 1)
+		return;
+	if (r->args != NULL) { /* typed: decoded from own, which it may point into */
+		const rc_procinfo *info = r->pub.proc->info;
+		rc__xdr_free_lent(info->xargs, r->args, r->own, r->own + r->ownlen);
+		if (r->args != r->argbuf)
+			free(r->args);
+	}
+	if (r->res != NULL) {
+		const rc_procinfo *info = r->pub.proc->info;
+		if (!r->pub.keep_res)
+			rc_xdr_free(info->xres, r->res);
+		if (r->res != r->resbuf)
+			free(r->res);
+	}
+	free(r->own);
+	free(r);
+}
+
+/* server_priv.h: the serving thread lets go of a request its routine deferred. */
+void rc__req_left(rc__req *r)
+{
+	rc__req_unhold(r);
+}
+
+/* server.h: keep req past its routine. */
+rc_status rc_svc_req_defer(rc_svc_req *req)
+{
+	rc__req *r = (rc__req *)req;
+	rc_server *srv;
+	rc__wctx *w;
+	const rc__rd *rd;
+	size_t n;
+
+	if (req == NULL || r->rd == NULL || atomic_load(&r->state) != RC__REQ_INLINE)
+		return RC_INVAL; /* not inside its routine, or deferred already */
+	srv = req->srv;
+	w = r->wc;
+	rd = r->rd;
+	if (w->conn == NULL && !(req->dgram && w->lsn != NULL))
+		return RC_NOTSUPP; /* in-process: the caller waits inside its send */
+	if (req->dgram && srv->ndeferred >= srv->lim.max_deferred)
+		return RC_TOOMANY; /* a datagram listener cannot be held back as a stream is */
+	/* the arguments' bytes, the request's own from now on */
+	n = (size_t)(rd->end - rd->p);
+	if ((r->own = malloc(n ? n : 1)) == NULL)
+		return RC_NOMEM;
+	memcpy(r->own, rd->p, n);
+	r->ownlen = n;
+	if (r->args != NULL) { /* typed: the argument again, from the copy, in place */
+		const rc_procinfo *info = req->proc->info;
+		rc_xdr x;
+		rc__xdr_free_lent(info->xargs, r->args, rd->p, rd->end);
+		memset(r->args, 0, info->args_size);
+		rc__xdr_decoder(&x, r->own, n, srv->lim.max_alloc);
+		x.x_lend_lo = r->own; /* large opaque data stays in the copy */
+		x.x_lend_hi = r->own + n;
+		if (!info->xargs(&x, r->args)) { /* it decoded once: only memory can fail */
+			rc__xdr_free_lent(info->xargs, r->args, r->own, r->own + n);
+			memset(r->args, 0, info->args_size);
+			free(r->own);
+			r->own = NULL;
+			return RC_NOMEM;
+		}
+	} else { /* raw: rc_svc_req_getargs decodes the copy */
+		req->args = r->own;
+		req->argslen = n;
+	}
+	if ((r->cached = r->keyp != NULL))
+		r->key = *r->keyp;
+	if (req->dgram) {
+		r->l = w->lsn;
+		r->peer = *req->peer;
+		req->peer = &r->peer;
+	}
+	req->conn = NULL; /* (rc_svc_req_tls was answered from it: not asked later) */
+	atomic_store(&r->holds, 2); /* the serving thread's, and the deferral's */
+	pthread_mutex_lock(&srv->mu);
+	if (w->conn != NULL) {
+		r->c = w->conn;
+		rc__conn_deferred(srv, r->c);
+	}
+	r->dprev = NULL;
+	r->dnext = srv->deferred;
+	if (srv->deferred)
+		srv->deferred->dprev = r;
+	srv->deferred = r;
+	srv->ndeferred++;
+	atomic_store(&r->state, RC__REQ_DEFERRED);
+	pthread_mutex_unlock(&srv->mu);
+	return RC_OK;
+}
+
+/* server.h: answer a deferred request with no reply at all. */
+rc_status rc_svc_req_drop(rc_svc_req *req)
+{
+	if (req == NULL)
+		return RC_INVAL;
+	return rc__answer((rc__req *)req, RC__ANSWER_DROP, NULL, NULL, 0, 0, 0);
+}
+
+/* Take r off its server's list (under srv->mu). */
+static void rc__defer_unlink(rc_server *srv, rc__req *r)
+{
+	if (r->dprev)
+		r->dprev->dnext = r->dnext;
+	else
+		srv->deferred = r->dnext;
+	if (r->dnext)
+		r->dnext->dprev = r->dprev;
+	r->dnext = r->dprev = NULL;
+	if (srv->ndeferred-- == srv->lim.max_deferred)
+		rc__defer_room(srv);
+}
+
+/* server_priv.h: encode, cache, send, release. */
+rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_svc_err err,
+                     uint32_t lo, uint32_t hi)
+{
+	rc_server *srv;
+	rc__wctx tw; /* a reply buffer on this thread's stack */
+	rc_status st = RC_OK;
+	size_t rlen = 0;
+	bool broken = false;
+	int state;
+
+	pthread_mutex_lock(&rc__defer_mu);
+	state = atomic_load(&r->state);
+	if (state != RC__REQ_DEFERRED) {
+		pthread_mutex_unlock(&rc__defer_mu);
+		if (state != RC__REQ_ORPHANED)
+			return RC_INVAL;
+		atomic_store(&r->state, RC__REQ_INLINE); /* (never answered twice) */
+		rc__req_unhold(r);
+		return RC_CANCELLED;
+	}
+	srv = r->pub.srv;
+	pthread_mutex_lock(&srv->mu);
+	rc__defer_unlink(srv, r);
+	srv->answering++;
+	atomic_store(&r->state, RC__REQ_INLINE);
+	pthread_mutex_unlock(&srv->mu);
+	pthread_mutex_unlock(&rc__defer_mu);
+
+	rc__encbuf_init(&tw.rb, tw.stack, sizeof(tw.stack), srv->lim.max_record);
+	tw.keep = 0;
+	if (kind == RC__ANSWER_RESULT)
+		rlen = rc__reply_result(srv, &tw, srv->lim.max_record, r->pub.dgram, r->pub.xid,
+		                        xres, res, &st);
+	else if (kind == RC__ANSWER_ERROR)
+		rlen = rc__reply_error(&tw, srv->lim.max_record, r->pub.xid, err, lo, hi);
+	if (r->cached) { /* a retransmission from now on: the reply, or a fresh run if none */
+		if (rlen > 0)
+			rc__drc_store(srv->drc, &r->key, rc__encbuf_msg(&tw.rb), rlen);
+		else
+			rc__drc_cancel(srv->drc, &r->key);
+	}
+	if (rlen > 0 && r->c != NULL)
+		broken = !rc__conn_send_later(srv, r->c, rc__encbuf_msg(&tw.rb), rlen);
+	else if (rlen > 0 && r->l != NULL)
+		broken = r->l->tp->vt->send(r->l->tp, rc__encbuf_msg(&tw.rb), rlen, &r->peer, 0) ==
+		         RC_CANTSEND;
+	if (rlen > 0 && !broken)
+		RC__TRACE(srv, RC_TP_SRV_SENT, r->pub.xid);
+	rc__encbuf_free(&tw.rb);
+	pthread_mutex_lock(&srv->mu);
+	if (r->c != NULL) {
+		rc__conn_answered(srv, r->c, broken); /* releases srv->mu */
+		pthread_mutex_lock(&srv->mu);
+	}
+	if (--srv->answering == 0)
+		pthread_cond_broadcast(&srv->answered);
+	pthread_mutex_unlock(&srv->mu);
+	rc__req_unhold(r);
+	return broken ? RC_CANTSEND : st;
+}
+
+/* server_priv.h: the server stops or goes: everything deferred lets go of it. */
+void rc__defer_orphan_all(rc_server *srv)
+{
+	pthread_mutex_lock(&rc__defer_mu);
+	pthread_mutex_lock(&srv->mu);
+	while (srv->deferred != NULL) {
+		rc__req *r = srv->deferred;
+		srv->deferred = r->dnext;
+		r->dnext = r->dprev = NULL;
+		if (r->cached)
+			rc__drc_cancel(srv->drc, &r->key);
+		if (r->c != NULL)
+			rc__conn_orphaned(srv, r->c);
+		r->c = NULL;
+		r->l = NULL;
+		atomic_store(&r->state, RC__REQ_ORPHANED);
+	}
+	srv->ndeferred = 0;
+	pthread_mutex_unlock(&rc__defer_mu);
+	while (srv->answering > 0) /* answers already under way finish first */
+		pthread_cond_wait(&srv->answered, &srv->mu);
+	rc__defer_room(srv);
+	pthread_mutex_unlock(&srv->mu);
+}

@@ -1,0 +1,375 @@
+/* Deferred requests (runtime/defer.c): routines that answer later, from another thread, over
+ * every socket transport, on one-thread and worker servers; the duplicate cache around them;
+ * the per-connection cap; connections closing and servers stopping with requests deferred. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rt_fixture.h"
+
+#define DF_PROG 0x20000177u
+
+/* The requests deferred so far, for the answering side to take (a bounded stack). */
+#define DF_MAX 4096
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	rc_svc_req *req[DF_MAX];
+	uint32_t arg[DF_MAX];
+	int n;
+	atomic_int runs;     /* routine entries */
+	bool answer_inline;  /* the routine answers itself after deferring (answered at once) */
+} df;
+
+static void df_reset(void)
+{
+	pthread_mutex_lock(&df.mu);
+	df.n = 0;
+	atomic_store(&df.runs, 0);
+	df.answer_inline = false;
+	pthread_mutex_unlock(&df.mu);
+}
+
+/* 1 TWICE(u_int) -> u_int, deferred: the answer is the argument times two. */
+static bool df_twice(void *a, void *r, rc_svc_req *q)
+{
+	uint32_t v = *(uint32_t *)a;
+	(void)r;
+	atomic_fetch_add(&df.runs, 1);
+	if (rc_svc_req_defer(q) != RC_OK)
+		return false; /* SYSTEM_ERR: the test sees it */
+	v = *(uint32_t *)a; /* (read again after deferring: the argument was decoded again) */
+	if (df.answer_inline) {
+		uint32_t res = v * 2;
+		(void)rc_svc_req_reply(q, (rc_xdrproc)rc_xdr_u_int, &res);
+		return true;
+	}
+	pthread_mutex_lock(&df.mu);
+	assert_true(df.n < DF_MAX);
+	df.req[df.n] = q;
+	df.arg[df.n] = v;
+	df.n++;
+	pthread_cond_broadcast(&df.cv);
+	pthread_mutex_unlock(&df.mu);
+	return true;
+}
+
+/* 2 ECHO(opaque<>) -> opaque<>, answered inline (not deferred). */
+static bool df_echo(void *a, void *r, rc_svc_req *q)
+{
+	return rt_echo(a, r, q);
+}
+
+static const rc_procinfo df_twice_1 = {DF_PROG, 1, 1, "TWICE", (rc_xdrproc)rc_xdr_u_int, 4,
+                                       (rc_xdrproc)rc_xdr_u_int, 4};
+static const rc_procinfo df_echo_1 = {DF_PROG, 1, 2, "ECHO", (rc_xdrproc)xdr_rt_blob,
+                                      sizeof(rt_blob), (rc_xdrproc)xdr_rt_blob, sizeof(rt_blob)};
+static const rc_svc_proc df_procs[] = {{&df_twice_1, df_twice}, {&df_echo_1, df_echo}};
+static const rc_svc_prog df_prog = {DF_PROG, 1, 2, df_procs};
+
+/* Wait (5 s at most) until n requests are deferred. */
+static bool df_wait_for(int n)
+{
+	struct timespec ts;
+	bool ok;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	pthread_mutex_lock(&df.mu);
+	while (df.n < n && pthread_cond_timedwait(&df.cv, &df.mu, &ts) == 0)
+		;
+	ok = df.n >= n;
+	pthread_mutex_unlock(&df.mu);
+	return ok;
+}
+
+/* Answer the deferred requests from index `from` on, newest first. */
+static void df_answer_reverse(int from)
+{
+	pthread_mutex_lock(&df.mu);
+	for (int i = df.n - 1; i >= from; i--) {
+		uint32_t res = df.arg[i] * 2;
+		assert_int_equal(rc_svc_req_reply(df.req[i], (rc_xdrproc)rc_xdr_u_int, &res), RC_OK);
+	}
+	df.n = from;
+	pthread_mutex_unlock(&df.mu);
+}
+
+typedef struct df_server {
+	rc_server *srv;
+	pthread_t tid;
+	char uri[256];
+} df_server;
+
+static void *df_run(void *arg)
+{
+	rc_server_run(((df_server *)arg)->srv);
+	return NULL;
+}
+
+static void df_start(df_server *s, const char *uri, unsigned threads, uint32_t per_conn)
+{
+	rc_server_limits lim = {.max_deferred_conn = per_conn};
+	assert_int_equal(rc_server_create(&s->srv), RC_OK);
+	assert_int_equal(rc_server_set_limits(s->srv, &lim), RC_OK);
+	assert_int_equal(rc_server_register(s->srv, &df_prog, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(s->srv, uri, s->uri, sizeof s->uri), RC_OK);
+	assert_int_equal(rc_server_set_threads(s->srv, threads), RC_OK);
+	assert_int_equal(pthread_create(&s->tid, NULL, df_run, s), 0);
+}
+
+static void df_stop(df_server *s)
+{
+	rc_server_stop(s->srv);
+	pthread_join(s->tid, NULL);
+	rc_server_destroy(s->srv);
+}
+
+/* The answering thread: waits for all n, answers them in reverse order. */
+static void *df_answerer(void *arg)
+{
+	int n = *(int *)arg;
+	if (df_wait_for(n))
+		df_answer_reverse(0);
+	return NULL;
+}
+
+/* n pipelined calls started at once (results into res), then waited for: how many ended
+ * RC_OK with the right result. */
+static int df_pipeline(rc_client *c, int n)
+{
+	static uint32_t in[DF_MAX], out[DF_MAX];
+	static rc_async *h[DF_MAX];
+	int good = 0;
+	for (int i = 0; i < n; i++) {
+		in[i] = (uint32_t)i + 7;
+		out[i] = 0;
+		assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in[i],
+		                               (rc_xdrproc)rc_xdr_u_int, &out[i], NULL, NULL, &h[i]),
+		                 RC_OK);
+	}
+	for (int i = 0; i < n; i++) {
+		rc_status st = rc_async_wait(h[i], 20000);
+		if (st == RC_OK && out[i] == in[i] * 2)
+			good++;
+		rc_async_release(h[i]);
+	}
+	return good;
+}
+
+/* 1,000 pipelined calls, all deferred, answered in reverse order by another thread, over
+ * TCP, Unix and UDP, on a one-thread and a two-worker server; the connection keeps serving
+ * inline calls meanwhile. Each call runs once. */
+static void thousand_deferred_answered_in_reverse(void **state)
+{
+	static const char *const uris[] = {"tcp://127.0.0.1:0", "unix:/tmp/rc-test-defer.sock",
+	                                   "udp://127.0.0.1:0"};
+	(void)state;
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		for (int u = 0; u < 3; u++) {
+			df_server s;
+			rc_client *c;
+			pthread_t ans;
+			int n = 1000;
+			df_reset();
+			df_start(&s, uris[u], threads, 2048);
+			assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+			rc_client_set_timeout(c, 20000);
+			if (u == 2)
+				rc_client_set_retry(c, 2000); /* datagrams: few retransmissions */
+			assert_int_equal(pthread_create(&ans, NULL, df_answerer, &n), 0);
+			assert_int_equal(df_pipeline(c, n), n);
+			pthread_join(ans, NULL);
+			assert_int_equal(atomic_load(&df.runs), n); /* retransmissions absorbed */
+			{ /* and inline calls still work on the same client */
+				rt_blob b = {5, "hello"}, o = {0, NULL};
+				assert_int_equal(rc_call(c, 2, (rc_xdrproc)xdr_rt_blob, &b,
+				                         (rc_xdrproc)xdr_rt_blob, &o), RC_OK);
+				assert_memory_equal(o.val, "hello", 5);
+				rc_xdr_free((rc_xdrproc)xdr_rt_blob, &o);
+			}
+			rc_client_destroy(c);
+			df_stop(&s);
+		}
+	}
+}
+
+/* A deferred datagram call answered after the client has retransmitted it several times:
+ * the routine runs once, the retransmissions are absorbed while it is deferred, and one
+ * after the answer gets the cached reply. A routine that answers right after deferring works
+ * too. */
+static void deferred_datagram_runs_once(void **state)
+{
+	df_server s;
+	rc_client *c;
+	uint32_t in = 21, out = 0;
+	rc_async *h;
+	(void)state;
+	df_reset();
+	df_start(&s, "udp://127.0.0.1:0", 1, 64);
+	assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+	rc_client_set_retry(c, 50); /* retransmits every 50, 100, 200 ms ... */
+	assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in, (rc_xdrproc)rc_xdr_u_int,
+	                               &out, NULL, NULL, &h), RC_OK);
+	assert_true(df_wait_for(1));
+	usleep(400000); /* retransmissions arrive while it is deferred */
+	assert_int_equal(atomic_load(&df.runs), 1);
+	df_answer_reverse(0);
+	assert_int_equal(rc_async_wait(h, 5000), RC_OK);
+	rc_async_release(h);
+	assert_int_equal(out, 42);
+	assert_int_equal(atomic_load(&df.runs), 1);
+	df.answer_inline = true;
+	in = 50;
+	assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_u_int, &in, (rc_xdrproc)rc_xdr_u_int, &out),
+	                 RC_OK);
+	assert_int_equal(out, 100);
+	rc_client_destroy(c);
+	df_stop(&s);
+}
+
+/* At max_deferred_conn deferred requests the server stops reading the connection: of 10
+ * pipelined calls only 4 reach the routine until one is answered; then the rest come. */
+static void per_connection_cap_pauses_reading(void **state)
+{
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		df_server s;
+		rc_client *c;
+		int n = 10;
+		(void)state;
+		df_reset();
+		df_start(&s, "tcp://127.0.0.1:0", threads, 4);
+		assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+		{
+			static uint32_t in[10], out[10];
+			rc_async *h[10];
+			for (int i = 0; i < n; i++) {
+				in[i] = (uint32_t)i;
+				assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in[i],
+				                               (rc_xdrproc)rc_xdr_u_int, &out[i], NULL,
+				                               NULL, &h[i]), RC_OK);
+			}
+			assert_true(df_wait_for(4));
+			usleep(200000);
+			assert_int_equal(atomic_load(&df.runs), 4); /* reading paused at the cap */
+			df_answer_reverse(3); /* one answered: one more is read */
+			assert_true(df_wait_for(4));
+			usleep(100000);
+			assert_int_equal(atomic_load(&df.runs), 5);
+			/* the rest, as they come, at most four at a time */
+			for (int round = 0; round < 100; round++) {
+				int pending;
+				pthread_mutex_lock(&df.mu);
+				pending = df.n;
+				pthread_mutex_unlock(&df.mu);
+				if (atomic_load(&df.runs) == n && pending == 0)
+					break;
+				assert_true(pending <= 4);
+				if (pending == 0)
+					assert_true(df_wait_for(1));
+				df_answer_reverse(0);
+			}
+			for (int i = 0; i < n; i++) {
+				assert_int_equal(rc_async_wait(h[i], 5000), RC_OK);
+				assert_int_equal(out[i], in[i] * 2);
+				rc_async_release(h[i]);
+			}
+		}
+		rc_client_destroy(c);
+		df_stop(&s);
+	}
+}
+
+/* Requests deferred when their connection closes, and when their server stops: the answers
+ * say so (RC_CANTSEND or RC_OK for a reply the kernel took; RC_CANCELLED once the server has
+ * stopped) and free everything (ASan, valgrind). A server destroyed with requests deferred
+ * does not wait for them. */
+static void close_and_stop_with_requests_deferred(void **state)
+{
+	df_server s;
+	rc_client *c;
+	rc_async *h[3];
+	uint32_t in = 1, out[3];
+	(void)state;
+	df_reset();
+	df_start(&s, "tcp://127.0.0.1:0", 1, 64);
+	assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in,
+		                               (rc_xdrproc)rc_xdr_u_int, &out[i], NULL, NULL, &h[i]),
+		                 RC_OK);
+	assert_true(df_wait_for(3));
+	rc_client_destroy(c); /* the connection closes with three deferred */
+	for (int i = 0; i < 3; i++)
+		rc_async_release(h[i]);
+	usleep(100000);
+	pthread_mutex_lock(&df.mu);
+	{
+		uint32_t res = 2;
+		rc_status st = rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res);
+		assert_true(st == RC_CANTSEND || st == RC_OK);
+		st = rc_svc_req_error(df.req[1], RC_SVC_SYSTEM_ERR, 0, 0);
+		assert_true(st == RC_CANTSEND || st == RC_OK);
+	}
+	df.n = 2; /* the third stays deferred through the stop */
+	pthread_mutex_unlock(&df.mu);
+	rc_server_stop(s.srv);
+	pthread_join(s.tid, NULL);
+	pthread_mutex_lock(&df.mu);
+	assert_int_equal(rc_svc_req_drop(df.req[2]), RC_CANCELLED);
+	pthread_mutex_unlock(&df.mu);
+	rc_server_destroy(s.srv);
+
+	/* destroyed (not only stopped) with one deferred: its answer after is cancelled */
+	df_reset();
+	df_start(&s, "udp://127.0.0.1:0", 2, 64);
+	assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+	assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in, (rc_xdrproc)rc_xdr_u_int,
+	                               &out[0], NULL, NULL, &h[0]), RC_OK);
+	assert_true(df_wait_for(1));
+	df_stop(&s);
+	{
+		uint32_t res = 2;
+		assert_int_equal(rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res),
+		                 RC_CANCELLED);
+	}
+	rc_async_release(h[0]);
+	rc_client_destroy(c);
+}
+
+/* rc_svc_req_defer outside a routine, or twice, is refused; in-process calls cannot defer. */
+static void defer_misuse_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(rc_svc_req_defer(NULL), RC_INVAL);
+	assert_int_equal(rc_svc_req_drop(NULL), RC_INVAL);
+	{
+		df_server s;
+		rc_client *c;
+		uint32_t in = 3, out = 0;
+		df_reset();
+		df_start(&s, "inproc:rc-test-defer", 1, 64);
+		assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_u_int, &in,
+		                         (rc_xdrproc)rc_xdr_u_int, &out), RC_SYSTEMERROR);
+		rc_client_destroy(c);
+		df_stop(&s);
+	}
+}
+
+int main(void)
+{
+	pthread_mutex_init(&df.mu, NULL);
+	pthread_cond_init(&df.cv, NULL);
+	(void)rt_stop;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(thousand_deferred_answered_in_reverse),
+		cmocka_unit_test(deferred_datagram_runs_once),
+		cmocka_unit_test(per_connection_cap_pauses_reading),
+		cmocka_unit_test(close_and_stop_with_requests_deferred),
+		cmocka_unit_test(defer_misuse_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
