@@ -56,32 +56,140 @@ static bool g_work_exp;         /* --work-dist exp */
 static uint64_t g_seed;         /* --seed */
 static _Thread_local uint64_t t_rng;
 
+/* ---- --defer-threads: every call answered later by a pool ------------------------------- */
+
+enum { DF_NULL, DF_INT, DF_SEND, DF_SENDR, DF_ECHO, DF_WORK, DF_ADD };
+
+typedef struct df_item {
+	struct df_item *next;
+	rc_svc_req *req;
+	int proc;
+	int64_t v;
+	const bench_data *data; /* SENDR, ECHO: the argument (valid until the answer) */
+} df_item;
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	df_item *head, *tail;
+	unsigned idle; /* pool threads waiting */
+	bool stop;
+} g_df = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, false};
+static unsigned g_defer_threads; /* --defer-threads N (0: answer inline) */
+
+static bool proc_work(uint32_t arg, uint32_t *res);
+
+/* Defer req to the pool when --defer-threads is on: true if it was (the routine returns
+ * true and sends nothing); false to answer inline (off, or the call cannot be deferred: an
+ * in-process one). */
+static bool df_defer(rc_svc_req *req, int proc, int64_t v, const bench_data *data)
+{
+	df_item *it;
+
+	if (g_defer_threads == 0 || (it = malloc(sizeof(*it))) == NULL)
+		return false;
+	if (rc_svc_req_defer(req) != RC_OK) {
+		free(it);
+		return false;
+	}
+	*it = (df_item){NULL, req, proc, v, data};
+	pthread_mutex_lock(&g_df.mu);
+	if (g_df.tail)
+		g_df.tail->next = it;
+	else
+		g_df.head = it;
+	g_df.tail = it;
+	if (g_df.idle > 0)
+		pthread_cond_signal(&g_df.cv);
+	pthread_mutex_unlock(&g_df.mu);
+	return true;
+}
+
+/* Answer one deferred call as its routine would have. */
+static void df_answer(df_item *it)
+{
+	switch (it->proc) {
+	case DF_NULL: (void)bench_null_1_reply(it->req); break;
+	case DF_INT: (void)bench_int_1_reply(it->req); break;
+	case DF_SEND: (void)bench_send_1_reply(it->req); break;
+	case DF_SENDR: {
+		int32_t r = (int32_t)it->data->bench_data_len;
+		(void)bench_sendr_1_reply(it->req, &r);
+		break;
+	}
+	case DF_ECHO: (void)bench_echo_1_reply(it->req, it->data); break;
+	case DF_WORK: {
+		uint32_t r;
+		(void)proc_work((uint32_t)it->v, &r);
+		(void)bench_work_1_reply(it->req, &r);
+		break;
+	}
+	case DF_ADD: {
+		int64_t r = atomic_fetch_add(&g_total, it->v) + it->v;
+		(void)bench_add_1_reply(it->req, &r);
+		break;
+	}
+	}
+}
+
+/* A pool thread: answer deferred calls until stopped; at the stop, what is left is dropped
+ * (the server has stopped: the answers only free the requests). */
+static void *df_pool(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&g_df.mu);
+	for (;;) {
+		df_item *it = g_df.head;
+		if (it == NULL) {
+			if (g_df.stop)
+				break;
+			g_df.idle++;
+			pthread_cond_wait(&g_df.cv, &g_df.mu);
+			g_df.idle--;
+			continue;
+		}
+		bool stop = g_df.stop;
+		if ((g_df.head = it->next) == NULL)
+			g_df.tail = NULL;
+		pthread_mutex_unlock(&g_df.mu);
+		if (stop)
+			(void)rc_svc_req_drop(it->req);
+		else
+			df_answer(it);
+		free(it);
+		pthread_mutex_lock(&g_df.mu);
+	}
+	pthread_mutex_unlock(&g_df.mu);
+	return NULL;
+}
+
 /* ---- the procedures ---------------------------------------------------------------------- */
 
 bool bench_null_1_svc(rc_svc_req *req)
 {
-	(void)req;
+	(void)df_defer(req, DF_NULL, 0, NULL);
 	return true;
 }
 
 bool bench_int_1_svc(const int32_t *arg, rc_svc_req *req)
 {
 	(void)arg;
-	(void)req;
+	(void)df_defer(req, DF_INT, 0, NULL);
 	return true;
 }
 
 bool bench_send_1_svc(const bench_data *arg, rc_svc_req *req)
 {
 	(void)arg;
-	(void)req;
+	(void)df_defer(req, DF_SEND, 0, NULL);
 	return true;
 }
 
 /* SENDR: the number of bytes received. */
 bool bench_sendr_1_svc(const bench_data *arg, int32_t *res, rc_svc_req *req)
 {
-	(void)req;
+	if (df_defer(req, DF_SENDR, 0, arg))
+		return true;
 	*res = (int32_t)arg->bench_data_len;
 	return true;
 }
@@ -90,6 +198,8 @@ bool bench_sendr_1_svc(const bench_data *arg, int32_t *res, rc_svc_req *req)
  * the reply is encoded) and is not the server's to free (rc_svc_req_keep_result). */
 bool bench_echo_1_svc(const bench_data *arg, bench_data *res, rc_svc_req *req)
 {
+	if (df_defer(req, DF_ECHO, 0, arg))
+		return true;
 	res->bench_data_len = arg->bench_data_len;
 	res->bench_data_val = arg->bench_data_val;
 	return rc_svc_req_keep_result(req) == RC_OK;
@@ -98,7 +208,15 @@ bool bench_echo_1_svc(const bench_data *arg, bench_data *res, rc_svc_req *req)
 /* WORK: sleep the given microseconds (--work-dist exp: a draw with that mean), return them. */
 bool bench_work_1_svc(const uint32_t *arg, uint32_t *res, rc_svc_req *req)
 {
-	(void)req;
+	if (df_defer(req, DF_WORK, *arg, NULL))
+		return true;
+	return proc_work(*arg, res);
+}
+
+/* WORK's body: sleep arg microseconds (or a draw with that mean), *res = arg. */
+static bool proc_work(uint32_t arg0, uint32_t *res)
+{
+	const uint32_t *arg = &arg0;
 	uint32_t us = *arg;
 	if (g_work_exp) {
 		if (!t_rng)
@@ -115,7 +233,8 @@ bool bench_work_1_svc(const uint32_t *arg, uint32_t *res, rc_svc_req *req)
 /* ADD: add to the server-wide total, return the new total (not idempotent). */
 bool bench_add_1_svc(const int64_t *arg, int64_t *res, rc_svc_req *req)
 {
-	(void)req;
+	if (df_defer(req, DF_ADD, *arg, NULL))
+		return true;
 	*res = atomic_fetch_add(&g_total, *arg) + *arg;
 	return true;
 }
@@ -126,6 +245,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: %s --listen URI [--listen URI]... [--threads N] [--spin US]\n"
+	        "       [--defer-threads N]\n"
 	        "       [--max-record BYTES] [--rpcbind]\n"
 	        "       [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]\n"
 	        "       [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]\n"
@@ -210,6 +330,7 @@ int main(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},
 		{"threads", required_argument, NULL, 't'},
 		{"spin", required_argument, NULL, 'P'},
+		{"defer-threads", required_argument, NULL, 'F'},
 		{"max-record", required_argument, NULL, 'M'},
 		{"drc-ttl", required_argument, NULL, 'D'},
 		{"rpcbind", no_argument, NULL, 'r'},
@@ -228,7 +349,8 @@ int main(int argc, char **argv)
 	};
 	const char *listen[BENCH_MAX_LISTEN];
 	int nlisten = 0;
-	uint64_t threads = 1, spin_us = 0, max_record = 0, drc_ttl = 0;
+	uint64_t threads = 1, spin_us = 0, max_record = 0, drc_ttl = 0, defer_threads = 0;
+	pthread_t df_tids[256];
 	bool rpcbind = false, stats = false;
 	unsigned rpcbind_flags = 0;
 	uint64_t stats_every = 0;
@@ -332,6 +454,13 @@ int main(int argc, char **argv)
 			break;
 		case 'Q':
 			tls_require = true;
+			break;
+		case 'F':
+			if (!bench_parse_u64(optarg, &defer_threads) || defer_threads < 1 ||
+			    defer_threads > 256) {
+				fprintf(stderr, "%s: --defer-threads: expected 1..256\n", progname);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -444,7 +573,21 @@ int main(int argc, char **argv)
 		g_stats_ms = (unsigned)stats_every;
 		stats_thread = pthread_create(&stats_tid, NULL, stats_loop, NULL) == 0;
 	}
+	g_defer_threads = (unsigned)defer_threads;
+	for (unsigned i = 0; i < g_defer_threads; i++)
+		if (pthread_create(&df_tids[i], NULL, df_pool, NULL) != 0) {
+			fprintf(stderr, "%s: --defer-threads: cannot start a thread\n", progname);
+			return 1;
+		}
 	st = rc_server_run(g_srv);
+	if (g_defer_threads > 0) { /* the server has stopped: what is left is dropped */
+		pthread_mutex_lock(&g_df.mu);
+		g_df.stop = true;
+		pthread_cond_broadcast(&g_df.cv);
+		pthread_mutex_unlock(&g_df.mu);
+		for (unsigned i = 0; i < g_defer_threads; i++)
+			pthread_join(df_tids[i], NULL);
+	}
 	if (stats_thread) {
 		pthread_mutex_lock(&g_stats_mu);
 		g_stats_stop = true;

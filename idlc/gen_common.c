@@ -886,6 +886,22 @@ idlc_emit_svc_sig(idlc_gen *g, const idlc_proc *p)
 	param_list(g, p, SIG_SVC);
 }
 
+/* idlc_emit_reply_sig -- the typed reply helper of a deferred call (rc_svc_req_defer):
+ * "rc_status add_1_reply(rc_svc_req *req, const int32_t *res)" ("(rc_svc_req *req)" for a
+ * void result), with a line break after the return type when `definition`. */
+void
+idlc_emit_reply_sig(idlc_gen *g, const idlc_proc *p, bool definition)
+{
+	idlc_buf *b = g->out;
+	idlc_buf_printf(b, "rc_status%s%s_reply(rc_svc_req *req", definition ? "\n" : " ",
+	                idlc_proc_cname(g, p));
+	if (p->result->kind != IDLC_T_VOID) {
+		idlc_buf_puts(b, ", ");
+		idlc_buf_puts(b, idlc_const_ptr_param(g, p->result, "res"));
+	}
+	idlc_buf_putc(b, ')');
+}
+
 /* idlc_type_spelling -- see idlc.h. */
 const char *
 idlc_type_spelling(idlc_gen *g, const idlc_type *t)

@@ -186,6 +186,8 @@ gen_version(idlc_gen *g, const idlc_version *v)
 		idlc_buf_puts(b, ";\n");
 		idlc_emit_svc_sig(g, p);
 		idlc_buf_puts(b, ";\n");
+		idlc_emit_reply_sig(g, p, false);
+		idlc_buf_puts(b, ";\n");
 	}
 	idlc_buf_printf(b, "\nextern const rc_svc_prog %s_program;\n", pname);
 	idlc_buf_printf(b, "rc_status %s_register(rc_server *srv, void *ctx);\n", pname);

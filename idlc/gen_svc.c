@@ -4,6 +4,10 @@
  *
  *   bool proc_V_svc(const ARG *arg, RES *res, rc_svc_req *req)
  *
+ * per procedure the typed reply of a call its routine deferred (rc_svc_req_defer),
+ *
+ *   rc_status proc_V_reply(rc_svc_req *req, const RES *res)
+ *
  * and per version the table rc_svc_prog prog_V_program and prog_V_register(). No main():
  * the application owns the server.
  */
@@ -47,6 +51,15 @@ gen_wrapper(idlc_gen *g, const idlc_proc *p)
 		sep = ", ";
 	}
 	idlc_buf_printf(b, "%src__req);\n}\n", sep);
+
+	/* the typed reply of a deferred call: the result's own XDR routine */
+	idlc_buf_putc(b, '\n');
+	idlc_emit_reply_sig(g, p, true);
+	if (has_res)
+		idlc_buf_printf(b, "\n{\n\treturn rc_svc_req_reply(req, %s_info.xres, res);\n}\n", name);
+	else
+		idlc_buf_printf(b, "\n{\n\treturn rc_svc_req_reply(req, %s_info.xres, NULL);\n}\n",
+		                name);
 }
 
 /* gen_version -- the wrappers, the table and the registration of one version. */

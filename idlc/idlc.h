@@ -416,6 +416,7 @@ void idlc_emit_expr(idlc_buf *b, const idlc_expr *e);
 void idlc_emit_define_value(idlc_buf *b, const idlc_expr *e);
 void idlc_emit_clnt_sig(idlc_gen *g, const idlc_proc *p, bool definition);
 void idlc_emit_svc_sig(idlc_gen *g, const idlc_proc *p);
+void idlc_emit_reply_sig(idlc_gen *g, const idlc_proc *p, bool definition);
 void idlc_emit_async_sig(idlc_gen *g, const idlc_proc *p, bool definition);
 void idlc_emit_multi_sig(idlc_gen *g, const idlc_proc *p, bool definition);
 void idlc_emit_multi_fn(idlc_gen *g, const idlc_proc *p);

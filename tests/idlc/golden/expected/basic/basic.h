@@ -211,6 +211,7 @@ typedef bool (*basic_null_1_multi_fn)(size_t index, rc_status st, void *res, voi
 rc_status basic_null_1_multi(rc_client *const *clnts, size_t n, basic_null_1_multi_fn handler,
                              void *udata, int timeout_ms);
 bool basic_null_1_svc(rc_svc_req *req);
+rc_status basic_null_1_reply(rc_svc_req *req);
 
 /*
  * BASIC_ADD, basic.x:103: int BASIC_ADD(int, int) = 1.
@@ -225,6 +226,7 @@ rc_status basic_add_1_multi(rc_client *const *clnts, size_t n, const int32_t *ar
                             const int32_t *arg2, basic_add_1_multi_fn handler, void *udata,
                             int timeout_ms);
 bool basic_add_1_svc(const int32_t *arg1, const int32_t *arg2, int32_t *res, rc_svc_req *req);
+rc_status basic_add_1_reply(rc_svc_req *req, const int32_t *res);
 
 /*
  * BASIC_GET, basic.x:104: result BASIC_GET(arrays) = 2.
@@ -241,6 +243,7 @@ typedef bool (*basic_get_1_multi_fn)(size_t index, rc_status st, result *res, vo
 rc_status basic_get_1_multi(rc_client *const *clnts, size_t n, const arrays *arg,
                             basic_get_1_multi_fn handler, void *udata, int timeout_ms);
 bool basic_get_1_svc(const arrays *arg, result *res, rc_svc_req *req);
+rc_status basic_get_1_reply(rc_svc_req *req, const result *res);
 
 /*
  * BASIC_NAME, basic.x:105: string BASIC_NAME(string) = 3.
@@ -257,6 +260,7 @@ typedef bool (*basic_name_1_multi_fn)(size_t index, rc_status st, char **res, vo
 rc_status basic_name_1_multi(rc_client *const *clnts, size_t n, char *const *arg,
                              basic_name_1_multi_fn handler, void *udata, int timeout_ms);
 bool basic_name_1_svc(char *const *arg, char **res, rc_svc_req *req);
+rc_status basic_name_1_reply(rc_svc_req *req, char *const *res);
 
 /*
  * BASIC_PUT, basic.x:106: void BASIC_PUT(handle, name, hyper) = 4.
@@ -271,6 +275,7 @@ rc_status basic_put_1_multi(rc_client *const *clnts, size_t n, const handle *arg
                             const int64_t *arg3, basic_put_1_multi_fn handler, void *udata,
                             int timeout_ms);
 bool basic_put_1_svc(const handle *arg1, const name *arg2, const int64_t *arg3, rc_svc_req *req);
+rc_status basic_put_1_reply(rc_svc_req *req);
 
 /*
  * BASIC_PING, basic.x:107: bool BASIC_PING(void) = 5.
@@ -284,6 +289,7 @@ typedef bool (*basic_ping_1_multi_fn)(size_t index, rc_status st, bool *res, voi
 rc_status basic_ping_1_multi(rc_client *const *clnts, size_t n, basic_ping_1_multi_fn handler,
                              void *udata, int timeout_ms);
 bool basic_ping_1_svc(bool *res, rc_svc_req *req);
+rc_status basic_ping_1_reply(rc_svc_req *req, const bool *res);
 
 extern const rc_svc_prog basic_prog_1_program;
 rc_status basic_prog_1_register(rc_server *srv, void *ctx);
@@ -302,6 +308,7 @@ typedef bool (*basic_get_2_multi_fn)(size_t index, rc_status st, scalars *res, v
 rc_status basic_get_2_multi(rc_client *const *clnts, size_t n, const flag *arg,
                             basic_get_2_multi_fn handler, void *udata, int timeout_ms);
 bool basic_get_2_svc(const flag *arg, scalars *res, rc_svc_req *req);
+rc_status basic_get_2_reply(rc_svc_req *req, const scalars *res);
 
 extern const rc_svc_prog basic_prog_2_program;
 rc_status basic_prog_2_register(rc_server *srv, void *ctx);

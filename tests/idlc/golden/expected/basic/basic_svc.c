@@ -12,6 +12,12 @@ rc__basic_null_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	return basic_null_1_svc(rc__req);
 }
 
+rc_status
+basic_null_1_reply(rc_svc_req *req)
+{
+	return rc_svc_req_reply(req, basic_null_1_info.xres, NULL);
+}
+
 static bool
 rc__basic_add_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
@@ -21,16 +27,34 @@ rc__basic_add_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	                       rc__res, rc__req);
 }
 
+rc_status
+basic_add_1_reply(rc_svc_req *req, const int32_t *res)
+{
+	return rc_svc_req_reply(req, basic_add_1_info.xres, res);
+}
+
 static bool
 rc__basic_get_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
 	return basic_get_1_svc(rc__args, rc__res, rc__req);
 }
 
+rc_status
+basic_get_1_reply(rc_svc_req *req, const result *res)
+{
+	return rc_svc_req_reply(req, basic_get_1_info.xres, res);
+}
+
 static bool
 rc__basic_name_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
 	return basic_name_1_svc(rc__args, rc__res, rc__req);
+}
+
+rc_status
+basic_name_1_reply(rc_svc_req *req, char *const *res)
+{
+	return rc_svc_req_reply(req, basic_name_1_info.xres, res);
 }
 
 static bool
@@ -43,11 +67,23 @@ rc__basic_put_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	                       (const int64_t *)&rc__argp->arg3, rc__req);
 }
 
+rc_status
+basic_put_1_reply(rc_svc_req *req)
+{
+	return rc_svc_req_reply(req, basic_put_1_info.xres, NULL);
+}
+
 static bool
 rc__basic_ping_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
 	(void)rc__args;
 	return basic_ping_1_svc(rc__res, rc__req);
+}
+
+rc_status
+basic_ping_1_reply(rc_svc_req *req, const bool *res)
+{
+	return rc_svc_req_reply(req, basic_ping_1_info.xres, res);
 }
 
 static const rc_svc_proc rc__basic_prog_1_procs[] = {
@@ -73,6 +109,12 @@ static bool
 rc__basic_get_2(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
 	return basic_get_2_svc(rc__args, rc__res, rc__req);
+}
+
+rc_status
+basic_get_2_reply(rc_svc_req *req, const scalars *res)
+{
+	return rc_svc_req_reply(req, basic_get_2_info.xres, res);
 }
 
 static const rc_svc_proc rc__basic_prog_2_procs[] = {

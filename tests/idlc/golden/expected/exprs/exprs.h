@@ -68,6 +68,7 @@ typedef bool (*expr_get_1_multi_fn)(size_t index, rc_status st, int32_t *res, vo
 rc_status expr_get_1_multi(rc_client *const *clnts, size_t n, expr_get_1_multi_fn handler,
                            void *udata, int timeout_ms);
 bool expr_get_1_svc(int32_t *res, rc_svc_req *req);
+rc_status expr_get_1_reply(rc_svc_req *req, const int32_t *res);
 
 extern const rc_svc_prog expr_prog_1_program;
 rc_status expr_prog_1_register(rc_server *srv, void *ctx);

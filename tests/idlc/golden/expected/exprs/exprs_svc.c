@@ -10,6 +10,12 @@ rc__expr_get_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	return expr_get_1_svc(rc__res, rc__req);
 }
 
+rc_status
+expr_get_1_reply(rc_svc_req *req, const int32_t *res)
+{
+	return rc_svc_req_reply(req, expr_get_1_info.xres, res);
+}
+
 static const rc_svc_proc rc__expr_prog_1_procs[] = {
 	{ &expr_get_1_info, rc__expr_get_1 },
 };

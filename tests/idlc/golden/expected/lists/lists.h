@@ -80,6 +80,7 @@ typedef bool (*lists_reverse_1_multi_fn)(size_t index, rc_status st, list *res, 
 rc_status lists_reverse_1_multi(rc_client *const *clnts, size_t n, const list *arg,
                                 lists_reverse_1_multi_fn handler, void *udata, int timeout_ms);
 bool lists_reverse_1_svc(const list *arg, list *res, rc_svc_req *req);
+rc_status lists_reverse_1_reply(rc_svc_req *req, const list *res);
 
 extern const rc_svc_prog lists_prog_1_program;
 rc_status lists_prog_1_register(rc_server *srv, void *ctx);

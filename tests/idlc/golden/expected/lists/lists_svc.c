@@ -9,6 +9,12 @@ rc__lists_reverse_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	return lists_reverse_1_svc(rc__args, rc__res, rc__req);
 }
 
+rc_status
+lists_reverse_1_reply(rc_svc_req *req, const list *res)
+{
+	return rc_svc_req_reply(req, lists_reverse_1_info.xres, res);
+}
+
 static const rc_svc_proc rc__lists_prog_1_procs[] = {
 	{ &lists_reverse_1_info, rc__lists_reverse_1 },
 };

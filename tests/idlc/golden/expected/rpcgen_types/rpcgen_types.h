@@ -137,6 +137,7 @@ rc_status sunlay_echo_1_multi(rc_client *const *clnts, size_t n, const sunlay_sc
                               void *udata, int timeout_ms);
 bool sunlay_echo_1_svc(const sunlay_scalars *arg1, const int32_t *arg2, const long *arg3,
                        sunlay_header *res, rc_svc_req *req);
+rc_status sunlay_echo_1_reply(rc_svc_req *req, const sunlay_header *res);
 
 extern const rc_svc_prog sunlay_prog_1_program;
 rc_status sunlay_prog_1_register(rc_server *srv, void *ctx);

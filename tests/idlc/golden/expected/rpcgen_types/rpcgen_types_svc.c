@@ -14,6 +14,12 @@ rc__sunlay_echo_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	                         rc__res, rc__req);
 }
 
+rc_status
+sunlay_echo_1_reply(rc_svc_req *req, const sunlay_header *res)
+{
+	return rc_svc_req_reply(req, sunlay_echo_1_info.xres, res);
+}
+
 static const rc_svc_proc rc__sunlay_prog_1_procs[] = {
 	{ &sunlay_echo_1_info, rc__sunlay_echo_1 },
 };

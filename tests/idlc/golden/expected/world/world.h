@@ -126,6 +126,7 @@ typedef bool (*world_refer_1_multi_fn)(size_t index, rc_status st, referring_cal
 rc_status world_refer_1_multi(rc_client *const *clnts, size_t n, const callback_sec_parms4 *arg,
                               world_refer_1_multi_fn handler, void *udata, int timeout_ms);
 bool world_refer_1_svc(const callback_sec_parms4 *arg, referring_call4 *res, rc_svc_req *req);
+rc_status world_refer_1_reply(rc_svc_req *req, const referring_call4 *res);
 
 /*
  * WORLD_SIZE, world.x:70: results_none WORLD_SIZE(ndmp4_size) = 2.
@@ -139,6 +140,7 @@ typedef bool (*world_size_1_multi_fn)(size_t index, rc_status st, results_none *
 rc_status world_size_1_multi(rc_client *const *clnts, size_t n, const ndmp4_size *arg,
                              world_size_1_multi_fn handler, void *udata, int timeout_ms);
 bool world_size_1_svc(const ndmp4_size *arg, results_none *res, rc_svc_req *req);
+rc_status world_size_1_reply(rc_svc_req *req, const results_none *res);
 
 extern const rc_svc_prog world_prog_1_program;
 rc_status world_prog_1_register(rc_server *srv, void *ctx);

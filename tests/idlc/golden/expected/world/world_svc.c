@@ -10,10 +10,22 @@ rc__world_refer_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 	return world_refer_1_svc(rc__args, rc__res, rc__req);
 }
 
+rc_status
+world_refer_1_reply(rc_svc_req *req, const referring_call4 *res)
+{
+	return rc_svc_req_reply(req, world_refer_1_info.xres, res);
+}
+
 static bool
 rc__world_size_1(void *rc__args, void *rc__res, rc_svc_req *rc__req)
 {
 	return world_size_1_svc(rc__args, rc__res, rc__req);
+}
+
+rc_status
+world_size_1_reply(rc_svc_req *req, const results_none *res)
+{
+	return rc_svc_req_reply(req, world_size_1_info.xres, res);
 }
 
 static const rc_svc_proc rc__world_prog_1_procs[] = {
