@@ -82,11 +82,12 @@ static bool proc_work(uint32_t arg, uint32_t *res);
 /* Defer req to the pool when --defer-threads is on: true if it was (the routine returns
  * true and sends nothing); false to answer inline (off, or the call cannot be deferred: an
  * in-process one). */
-static bool df_defer(rc_svc_req *req, int proc, int64_t v, const bench_data *data)
+static __attribute__((noinline)) bool df_defer_slow(rc_svc_req *req, int proc, int64_t v,
+                                                   const bench_data *data)
 {
 	df_item *it;
 
-	if (g_defer_threads == 0 || (it = malloc(sizeof(*it))) == NULL)
+	if ((it = malloc(sizeof(*it))) == NULL)
 		return false;
 	if (rc_svc_req_defer(req) != RC_OK) {
 		free(it);
@@ -103,6 +104,11 @@ static bool df_defer(rc_svc_req *req, int proc, int64_t v, const bench_data *dat
 		pthread_cond_signal(&g_df.cv);
 	pthread_mutex_unlock(&g_df.mu);
 	return true;
+}
+
+static inline bool df_defer(rc_svc_req *req, int proc, int64_t v, const bench_data *data)
+{
+	return __builtin_expect(g_defer_threads != 0, 0) && df_defer_slow(req, proc, v, data);
 }
 
 /* Answer one deferred call as its routine would have. */

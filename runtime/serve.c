@@ -365,7 +365,7 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	const unsigned char *cred = NULL;
 	void *args = NULL, *res = NULL;
 	const rc_procinfo *info;
-	size_t max = srv->lim.max_record, rlen;
+	size_t max = dgram ? srv->dgram_max : srv->lim.max_record, rlen; /* a datagram's fits */
 	rc__drc_key key;
 	bool cached = false, ran = false;
 	bool ok;
@@ -376,8 +376,6 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 		return 0; /* no memory for the request: dropped, as a lost datagram */
 	req = &r->pub;
 
-	if (dgram && max > RC__UDP_MAX)
-		max = RC__UDP_MAX; /* a reply must fit in one datagram */
 	/* The usual header, read at fixed offsets: CALL, RPC version 2, AUTH_NONE credentials
 	 * with an empty body, a verifier with an empty body. Anything else takes the general
 	 * parse below, which checks every field. */

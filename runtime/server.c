@@ -121,6 +121,7 @@ rc_status rc_server_create(rc_server **out)
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return RC_NOMEM;
 	srv->lim.max_record = RC_DEFAULT_MAX_MESSAGE;
+	srv->dgram_max = RC__UDP_MAX;
 	srv->lim.max_alloc = 16u << 20;
 	srv->lim.max_conns = 1024;
 	srv->lim.idle_ms = 120000;
@@ -160,8 +161,10 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 {
 	if (srv == NULL || lim == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
-	if (lim->max_record)
+	if (lim->max_record) {
 		srv->lim.max_record = lim->max_record < 64 ? 64 : lim->max_record;
+		srv->dgram_max = srv->lim.max_record < RC__UDP_MAX ? srv->lim.max_record : RC__UDP_MAX;
+	}
 	if (lim->max_alloc)
 		srv->lim.max_alloc = lim->max_alloc;
 	if (lim->max_conns)

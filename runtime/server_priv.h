@@ -134,6 +134,7 @@ struct rc_server {
 	unsigned threads;
 	int64_t spin_ns; /* rc_server_set_spin: poll this long before sleeping (0: never) */
 	rc_server_limits lim;
+	size_t dgram_max;    /* the largest datagram reply: lim.max_record, at most 65,507 */
 	rc_svc_authfn auth;
 	rc_trace_fn trace; /* NULL: off */
 	void *trace_arg;
