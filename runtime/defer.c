@@ -32,9 +32,13 @@
 static pthread_mutex_t rc__defer_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* server_priv.h: a zeroed request object. */
-rc__req *rc__req_new(void)
+rc__req *rc__req_new(rc__wctx *w)
 {
-	return calloc(1, sizeof(rc__req));
+	rc__req *r = calloc(1, sizeof(rc__req));
+
+	if (r != NULL)
+		r->wc = w;
+	return r;
 }
 
 /* server_priv.h: a serving thread's context; its request object is made on first use. */
@@ -118,6 +122,15 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 		return RC_NOMEM;
 	memcpy(r->own, rd->p, n);
 	r->ownlen = n;
+	if (req->proc != NULL) { /* typed: where its objects are */
+		const rc_procinfo *info = req->proc->info;
+		r->args = info->xargs == (rc_xdrproc)rc_xdr_void ? NULL
+		          : info->args_size <= sizeof(r->argbuf) ? r->argbuf : r->args_heap;
+		r->res = info->res_size == 0 ? NULL
+		         : info->res_size <= sizeof(r->resbuf) ? r->resbuf : r->res_heap;
+	} else {
+		r->args = r->res = NULL;
+	}
 	if (r->args != NULL) { /* typed: the argument again, from the copy, in place */
 		const rc_procinfo *info = req->proc->info;
 		rc_xdr x;

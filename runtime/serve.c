@@ -181,13 +181,12 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__r
 	req->args = rd->p;
 	req->argslen = (size_t)(rd->end - rd->p);
 	req->rlen = 0;
-	r->args = r->res = NULL;
-	r->wc = w;
 	r->keyp = cached ? &key : NULL;
 	r->rd = rd;
 	RC__TRACE(srv, RC_TP_SRV_DISPATCH, req->xid);
 	req->reg->raw(req, req->reg->ctx);
 	r->rd = NULL;
+	r->keyp = NULL;
 	if (atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE) {
 		w->req = NULL; /* deferred: answered later */
 		rc__req_left(r);
@@ -372,7 +371,7 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 
 	rc__rd rd = {msg, msg + len};
 
-	if (__builtin_expect(r == NULL, 0) && (r = w->req = rc__req_new()) == NULL)
+	if (__builtin_expect(r == NULL, 0) && (r = w->req = rc__req_new(w)) == NULL)
 		return 0; /* no memory for the request: dropped, as a lost datagram */
 	req = &r->pub;
 
@@ -476,7 +475,7 @@ header_read:
 	} else {
 		/* the argument object, zeroed: on the stack when small */
 		args = info->args_size <= sizeof(r->argbuf) ? memset(r->argbuf, 0, info->args_size)
-		                                            : calloc(1, info->args_size);
+		                                            : (r->args_heap = calloc(1, info->args_size));
 		if (args == NULL)
 			goto system_err;
 		rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), srv->lim.max_alloc);
@@ -487,16 +486,14 @@ header_read:
 	}
 	if (info->res_size > 0) {
 		res = info->res_size <= sizeof(r->resbuf) ? memset(r->resbuf, 0, info->res_size)
-		                                          : calloc(1, info->res_size);
+		                                          : (r->res_heap = calloc(1, info->res_size));
 		if (res == NULL)
 			goto system_err;
 	}
 	RC__STEP(traced, srv, RC_TP_SRV_ARGS, xid);
 	ran = true;
-	r->args = args; /* what rc_svc_req_defer needs while the routine runs */
-	r->res = res;
-	r->wc = w;
-	r->keyp = cached ? &key : NULL;
+	if (cached) /* what rc_svc_req_defer needs while the routine runs: this, and rd */
+		r->keyp = &key;
 	r->rd = &rd;
 	ok = req->proc->fn(args, res, req);
 	r->rd = NULL;
@@ -546,8 +543,10 @@ out:
 		if (res != r->resbuf)
 			free(res);
 	}
-	if (cached)
+	if (cached) {
+		r->keyp = NULL;
 		rc__drc_done(srv, w, &key, ran, rlen);
+	}
 	return rlen;
 garbage:
 	rlen = rc__reply_simple(w, max, xid, false, RC__GARBAGE_ARGS, NULL, 0);

@@ -205,10 +205,13 @@ typedef struct rc__req {
 	rc_svc_req pub;             /* first: rc_svc_req * and rc__req * convert */
 	_Atomic int state;
 	_Atomic int holds;          /* deferred: the serving thread's and the deferral's (defer.c) */
+	struct rc__wctx *wc;        /* the serving thread whose object it is (its connection,
+	                               listener), until deferred */
 	/* while its routine runs (rd non-NULL: it may be deferred) */
 	const struct rc__rd *rd;    /* its encoded arguments, in the receive buffer */
-	struct rc__wctx *wc;        /* the serving thread's context (its connection, listener) */
 	const rc__drc_key *keyp;    /* its duplicate cache entry, or NULL */
+	void *args_heap, *res_heap; /* typed objects too big for argbuf / resbuf (this call's) */
+	/* deferred */
 	void *args;                 /* typed: the decoded argument (argbuf or heap), or NULL */
 	void *res;                  /* typed: the result object, or NULL */
 	/* deferred */
@@ -264,8 +267,8 @@ enum { RC__ANSWER_RESULT, RC__ANSWER_ERROR, RC__ANSWER_DROP };
 rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_svc_err err,
                      uint32_t lo, uint32_t hi);
 
-/* A fresh request object (zeroed; NULL if memory is short). */
-rc__req *rc__req_new(void);
+/* A fresh request object of serving thread w (zeroed; NULL if memory is short). */
+rc__req *rc__req_new(rc__wctx *w);
 
 /* The serving thread lets go of request r, which its routine deferred (it may be freed). */
 void rc__req_left(rc__req *r);
