@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "rt_fixture.h"
 
@@ -109,15 +110,30 @@ static void *df_run(void *arg)
 	return NULL;
 }
 
-static void df_start(df_server *s, const char *uri, unsigned threads, uint32_t per_conn)
+static char tls_dir[256]; /* certificates (tls_certs.sh), made by the TLS case */
+
+static void df_start_tls(df_server *s, const char *uri, unsigned threads, uint32_t per_conn,
+                         bool tls)
 {
 	rc_server_limits lim = {.max_deferred_conn = per_conn};
 	assert_int_equal(rc_server_create(&s->srv), RC_OK);
 	assert_int_equal(rc_server_set_limits(s->srv, &lim), RC_OK);
+	if (tls) {
+		char cert[400], key[400], why[256];
+		snprintf(cert, sizeof cert, "%s/server.pem", tls_dir);
+		snprintf(key, sizeof key, "%s/server.key", tls_dir);
+		rc_tls_server_opts o = {.cert_file = cert, .key_file = key};
+		assert_int_equal(rc_server_set_tls(s->srv, &o, why, sizeof why), RC_OK);
+	}
 	assert_int_equal(rc_server_register(s->srv, &df_prog, NULL), RC_OK);
 	assert_int_equal(rc_server_listen(s->srv, uri, s->uri, sizeof s->uri), RC_OK);
 	assert_int_equal(rc_server_set_threads(s->srv, threads), RC_OK);
 	assert_int_equal(pthread_create(&s->tid, NULL, df_run, s), 0);
+}
+
+static void df_start(df_server *s, const char *uri, unsigned threads, uint32_t per_conn)
+{
+	df_start_tls(s, uri, threads, per_conn, false);
 }
 
 static void df_stop(df_server *s)
@@ -194,6 +210,41 @@ static void thousand_deferred_answered_in_reverse(void **state)
 			df_stop(&s);
 		}
 	}
+}
+
+/* The same under TLS (RPC-over-TLS, required by the client): 1,000 pipelined calls deferred
+ * and answered in reverse by another thread, one-thread and worker servers. */
+static void thousand_deferred_under_tls(void **state)
+{
+	char cmd[700], ca[400];
+	(void)state;
+	snprintf(tls_dir, sizeof tls_dir, "/tmp/rc-defer-tls.%d", (int)getpid());
+	snprintf(cmd, sizeof cmd, "bash %s/tests/runtime/tls_certs.sh %s >/dev/null", RC_SOURCE_DIR,
+	         tls_dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(ca, sizeof ca, "%s/ca.pem", tls_dir);
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		df_server s;
+		rc_client *c;
+		rc_error e;
+		pthread_t ans;
+		int n = 1000;
+		rc_tls_client_opts o = {.policy = RC_TLS_REQUIRED, .ca_file = ca,
+		                        .verify_name = "localhost"};
+		df_reset();
+		df_start_tls(&s, "tcp://127.0.0.1:0", threads, 2048, true);
+		assert_int_equal(rc_client_create_tls(&c, s.uri, DF_PROG, 1, &o, &e), RC_OK);
+		assert_true(rc_client_tls(c));
+		rc_client_set_timeout(c, 20000);
+		assert_int_equal(pthread_create(&ans, NULL, df_answerer, &n), 0);
+		assert_int_equal(df_pipeline(c, n), n);
+		pthread_join(ans, NULL);
+		assert_int_equal(atomic_load(&df.runs), n);
+		rc_client_destroy(c);
+		df_stop(&s);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tls_dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* A deferred datagram call answered after the client has retransmitted it several times:
@@ -366,6 +417,7 @@ int main(void)
 	(void)rt_stop;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(thousand_deferred_answered_in_reverse),
+		cmocka_unit_test(thousand_deferred_under_tls),
 		cmocka_unit_test(deferred_datagram_runs_once),
 		cmocka_unit_test(per_connection_cap_pauses_reading),
 		cmocka_unit_test(close_and_stop_with_requests_deferred),
