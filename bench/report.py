@@ -1438,6 +1438,29 @@ def sec_udpio(run, targets):
     return "\n".join(L)
 
 
+def sec_defer(run, targets):
+    L = ["## 14. Deferred replies: answering from another thread\n"]
+    if not run.ran("defer"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = [r for r in run.sel(exp="defer") if r.get("pin")]
+    L.append("`rc-bench-server` answering inline, and with `--defer-threads 1`: every call deferred "
+             "(`rc_svc_req_defer`) to a pool thread that answers it (`bench_null_1_reply`, `bench_add_1_reply`). "
+             "`rc-bench-client --mode async --depth 64` over one TCP connection, calls/s (median over trials).\n")
+    rows, csvrows = [], []
+    for pin in sorted({r.get("pin") for r in rs}, key=lambda p: p != "same"):
+        for proc in ("null", "add"):
+            inl = agg([r["calls_per_s"] for r in rs if r.get("pin") == pin and r.get("proc") == proc
+                       and r.get("series") == "inline" and "calls_per_s" in r])
+            dfr = agg([r["calls_per_s"] for r in rs if r.get("pin") == pin and r.get("proc") == proc
+                       and r.get("series") == "defer" and "calls_per_s" in r])
+            rr = ratio(dfr and dfr["median"], inl and inl["median"])
+            rows.append(["one core" if pin == "same" else "two cores", proc, fci(inl, 0), fci(dfr, 0), fratio(rr)])
+            csvrows.append([pin, proc, inl and inl["median"], dfr and dfr["median"], rr])
+    L.append(md_table(["cores", "procedure", "inline calls/s", "deferred calls/s", "deferred ÷ inline"], rows))
+    run.write_csv("defer.csv", ["pin", "proc", "inline_cps", "deferred_cps", "ratio"], csvrows)
+    return "\n".join(L)
+
+
 def sec_failures(run):
     L = ["## Failed steps\n"]
     if not run.fails:
@@ -1471,7 +1494,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio defer)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1540,7 +1563,7 @@ def main(argv):
     body = [sec_en(run, targets), sec_steps(run), sec_courier(run), sec_dce(run, targets), sec_parpc(run),
             sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
             sec_bulk(run, targets), sec_load(run, targets), sec_spin(run, targets),
-            sec_udpio(run, targets)]
+            sec_udpio(run, targets), sec_defer(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

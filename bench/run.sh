@@ -49,7 +49,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio defer"
 CMDLINE="$0 $*"
 
 usage() {
@@ -156,9 +156,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20 [udpio]=45)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60 [udpio]=120)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3 [udpio]=6)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20 [udpio]=45 [defer]=25)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60 [udpio]=120 [defer]=60)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3 [udpio]=6 [defer]=3)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -1007,6 +1007,34 @@ exp_spin() {
 			raw-spin) rec "$tag" 120 taskset -c "$cc" "$B/raw-pingpong" --client "$u" --size 0 --calls $n --max-seconds $MAXS --spin --json ;;
 			esac
 			rec_srv_cpu "$tag" "$a" "$(srv_cpu_ticks "$RCS_PID")"
+			stop "$RCS_PID"
+		done
+	done
+}
+
+# ---- defer: deferred replies (issue 27) ---------------------------------------------------------------
+# rc-bench-server answering every call inline, and with --defer-threads 1: every call deferred
+# (rc_svc_req_defer) to a pool thread that answers it (proc_V_reply). Pipelined null and ADD
+# calls, depth 64, one TCP connection, server and client on one core and on two; calls/s.
+exp_defer() {
+	local where=local pin sc cc t series u tag proc n
+	cc=$(cli_core)
+	n=$PIPE_CALLS
+	for pin in $PINS; do
+		sc=$(srv_core $pin)
+		for series in inline defer; do
+			case $series in
+			inline) srv RCS $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" || continue ;;
+			defer) srv RCS $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" --defer-threads 1 || continue ;;
+			esac
+			u=$(uri_of "$RCS" tcp)
+			for t in $(seq 1 $TRIALS); do
+				for proc in null add; do
+					progress "$pin cores, $series, $proc, trial $t/$TRIALS"
+					tag="\"exp\":\"defer\",\"where\":\"$where\",\"pin\":\"$pin\",\"series\":\"$series\",\"proc\":\"$proc\",\"trial\":$t"
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 64 --uri "$u" --proc $proc --calls $n --max-seconds $MAXS --warmup 256 --json
+				done
+			done
 			stop "$RCS_PID"
 		done
 	done

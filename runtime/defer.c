@@ -114,8 +114,14 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 	rd = r->rd;
 	if (w->conn == NULL && !(req->dgram && w->lsn != NULL))
 		return RC_NOTSUPP; /* in-process: the caller waits inside its send */
-	if (req->dgram && srv->ndeferred >= srv->lim.max_deferred)
-		return RC_TOOMANY; /* a datagram listener cannot be held back as a stream is */
+	if (req->dgram) { /* a datagram listener cannot be held back as a stream is */
+		bool full;
+		pthread_mutex_lock(&srv->mu);
+		full = srv->ndeferred >= srv->lim.max_deferred;
+		pthread_mutex_unlock(&srv->mu);
+		if (full)
+			return RC_TOOMANY;
+	}
 	/* the arguments' bytes, the request's own from now on */
 	n = (size_t)(rd->end - rd->p);
 	if ((r->own = malloc(n ? n : 1)) == NULL)
@@ -214,7 +220,7 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 		pthread_mutex_unlock(&rc__defer_mu);
 		if (state != RC__REQ_ORPHANED)
 			return RC_INVAL;
-		atomic_store(&r->state, RC__REQ_INLINE); /* (never answered twice) */
+		atomic_store(&r->state, RC__REQ_ANSWERED); /* (never answered twice) */
 		rc__req_unhold(r);
 		return RC_CANCELLED;
 	}
@@ -222,7 +228,7 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	pthread_mutex_lock(&srv->mu);
 	rc__defer_unlink(srv, r);
 	srv->answering++;
-	atomic_store(&r->state, RC__REQ_INLINE);
+	atomic_store(&r->state, RC__REQ_ANSWERED);
 	pthread_mutex_unlock(&srv->mu);
 	pthread_mutex_unlock(&rc__defer_mu);
 

@@ -196,10 +196,11 @@ typedef struct rc__wctx {
  * it (it is then on srv->deferred, counted in srv->ndeferred and, on a stream, in its
  * connection's `deferred` with a reference); ORPHANED when its server stopped or went away
  * before the answer (it holds nothing of the server's any more: the answer only frees it and
- * returns RC_CANCELLED). DEFERRED -> ORPHANED and the answer's unlinking both happen under
+ * returns RC_CANCELLED); ANSWERED once answered (it may still wait for its serving thread to
+ * let go: never INLINE again). DEFERRED -> ORPHANED and the answer's unlinking both happen under
  * the process-wide rc__defer_mu, then srv->mu: lock order rc__defer_mu, srv->mu, c->wmu.
  */
-enum { RC__REQ_INLINE = 0, RC__REQ_DEFERRED, RC__REQ_ORPHANED };
+enum { RC__REQ_INLINE = 0, RC__REQ_DEFERRED, RC__REQ_ORPHANED, RC__REQ_ANSWERED };
 
 typedef struct rc__req {
 	rc_svc_req pub;             /* first: rc_svc_req * and rc__req * convert */
