@@ -407,13 +407,20 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 	pthread_mutex_unlock(&srv->mu);
 }
 
-/* server_priv.h: a deferred reply on c, from any thread, behind what is queued. */
+/*
+ * server_priv.h: a deferred reply on c, from any thread: queued behind what is queued, and the
+ * output descriptor armed if it is not yet -- the loop sends the queue when it fires. Replies
+ * answered in a burst (a pool answering pipelined calls) so leave in one write, as inline
+ * ones of a batch do, for one wake-up of the loop; a queue grown past the transport's
+ * gathering size goes at once.
+ */
 bool rc__conn_send_later(rc_server *srv, rc__conn *c, unsigned char *msg, size_t len)
 {
 	bool ok;
 
 	pthread_mutex_lock(&c->wmu);
-	ok = rc__conn_reply(c, msg, len, false) && rc__conn_push_out(srv, c);
+	ok = rc__conn_reply(c, msg, len, true) &&
+	     (c->out_armed || rc__conn_outq(c) == 0 || rc__conn_arm_out(srv, c));
 	pthread_mutex_unlock(&c->wmu);
 	return ok;
 }
