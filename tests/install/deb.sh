@@ -12,7 +12,7 @@
 #   4. dpkg --purge of the three: none left installed, none of their files left, the loader
 #      cache no longer names the library.
 # The packages are purged on every exit (failure and signals included); each step is bounded by
-# `timeout`, the whole well inside ctest's TIMEOUT. Exit 77 (ctest SKIP_RETURN_CODE), with the
+# `timeout` and the whole by a watchdog, well inside ctest's TIMEOUT. Exit 77 (ctest SKIP_RETURN_CODE), with the
 # reason, when this cannot run as meant: not root, dpkg-buildpackage / debhelper / lintian
 # missing, one of the packages already installed (it is not ours to remove), a sanitizer
 # build (SANITIZERS non-empty) or the valgrind pass (RC_VALGRIND=1) -- these build the same
@@ -31,7 +31,9 @@ for t in dpkg dpkg-deb dpkg-buildpackage dh dpkg-shlibdeps lintian pkg-config cm
 	command -v "$t" >/dev/null || skip "$t missing (scripts/install-deps.sh --deb installs the Debian tools)"
 done
 # one run at a time on this machine
-exec 9>/run/lock/remotecall-deb-test.lock 2>/dev/null || exec 9>/tmp/remotecall-deb-test.lock
+LOCKDIR=/run/lock
+[ -d $LOCKDIR ] && [ -w $LOCKDIR ] || LOCKDIR=/tmp
+exec 9>"$LOCKDIR/remotecall-deb-test.lock"
 flock -w 600 9 || skip "another deb_packages run held the lock for 10 min"
 for p in $PKGS; do
 	if dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]'; then
@@ -45,10 +47,11 @@ TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-deb.XXXXXX")
 INSTALLED=0
 purge() { # the machine as it was: our packages gone
 	[ $INSTALLED -eq 1 ] || return 0
-	timeout 300 dpkg --purge $PKGS >"$TMPD/purge.log" 2>&1
+	timeout 120 dpkg --purge $PKGS >"$TMPD/purge.log" 2>&1
 }
 cleanup() {
 	stop_pids
+	[ ! -e "$TMPD/overtime" ] || echo "FAIL deb_packages: over 1100 s, stopped by its watchdog"
 	if [ $INSTALLED -eq 1 ]; then
 		purge || { echo "FAIL dpkg --purge $PKGS at exit:"; cat "$TMPD/purge.log"; }
 	fi
@@ -56,6 +59,16 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+# A watchdog: past 1100 s (a step's own timeout at most 600 s more; ctest's TIMEOUT is 1800 s,
+# and ctest's kill could not be trapped) the script ends itself and its exit trap purges.
+# (Its output goes nowhere: ctest waits for every holder of the test's stdout to end.)
+(
+	sleep 1100 &
+	s=$!
+	trap 'kill $s; exit 0' TERM
+	wait $s && touch "$TMPD/overtime" && kill -TERM $$
+) >/dev/null 2>&1 </dev/null &
+PIDS=$!
 
 OUT=$BUILD/deb-test
 T0=$SECONDS
@@ -103,7 +116,7 @@ done
 
 # 2. install into this machine
 INSTALLED=1
-check "dpkg -i the three packages" timeout 300 dpkg -i "$(deb libremotecall0)" "$(deb libremotecall-dev)" "$(deb idlc)" ||
+check "dpkg -i the three packages" timeout 120 dpkg -i "$(deb libremotecall0)" "$(deb libremotecall-dev)" "$(deb idlc)" ||
 	exit 1
 for p in $PKGS; do
 	check "$p is installed" sh -c "dpkg-query -W -f='\${Status}' $p | grep -qx 'install ok installed'"
@@ -125,23 +138,23 @@ unset PKG_CONFIG_PATH CMAKE_PREFIX_PATH LD_LIBRARY_PATH LIBDIR
 needs_so() { readelf -d "$1" | grep -q 'NEEDED.*\[libremotecall\.so\.0\]'; }
 is_static() { ! readelf -l "$1" | grep -q 'INTERP'; }
 cp -r "$HERE/downstream" "$TMPD/mk"
-check "make + pkg-config: builds (shared)" timeout 300 make -C "$TMPD/mk" &&
+check "make + pkg-config: builds (shared)" timeout 120 make -C "$TMPD/mk" &&
 	check "make + pkg-config: hello-client needs libremotecall.so.0" needs_so "$TMPD/mk/hello-client" &&
 	run_pair make-shared "$TMPD/mk"
 cp -r "$HERE/downstream" "$TMPD/mks"
 check "make + pkg-config --static, -static: builds (static)" \
-	timeout 300 make -C "$TMPD/mks" PKG_CONFIG_FLAGS=--static LDFLAGS=-static &&
+	timeout 120 make -C "$TMPD/mks" PKG_CONFIG_FLAGS=--static LDFLAGS=-static &&
 	check "make + pkg-config --static: hello-client is a static program" is_static "$TMPD/mks/hello-client" &&
 	run_pair make-static "$TMPD/mks"
 cp -r "$HERE/downstream" "$TMPD/cm"
 check "CMake find_package(remotecall): configures and builds (shared)" sh -c \
-	"timeout 300 cmake -S '$TMPD/cm' -B '$TMPD/cm/build' && timeout 300 cmake --build '$TMPD/cm/build'" &&
+	"timeout 120 cmake -S '$TMPD/cm' -B '$TMPD/cm/build' && timeout 120 cmake --build '$TMPD/cm/build'" &&
 	check "CMake: hello-client needs libremotecall.so.0" needs_so "$TMPD/cm/build/hello-client" &&
 	run_pair cmake-shared "$TMPD/cm/build"
 cp -r "$HERE/downstream" "$TMPD/cms"
 check "CMake find_package(remotecall COMPONENTS static idlc): configures and builds" sh -c \
-	"timeout 300 cmake -S '$TMPD/cms' -B '$TMPD/cms/build' -DHELLO_STATIC=ON &&
-	 timeout 300 cmake --build '$TMPD/cms/build'" &&
+	"timeout 120 cmake -S '$TMPD/cms' -B '$TMPD/cms/build' -DHELLO_STATIC=ON &&
+	 timeout 120 cmake --build '$TMPD/cms/build'" &&
 	check "CMake (static): hello-client does not need libremotecall.so" sh -c \
 		"! readelf -d '$TMPD/cms/build/hello-client' | grep -q 'NEEDED.*libremotecall'" &&
 	run_pair cmake-static "$TMPD/cms/build"
