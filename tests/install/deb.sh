@@ -11,9 +11,9 @@
 #      COMPONENTS static) -- and each client run against its server over loopback
 #   4. dpkg --purge of the three: none left installed, none of their files left, the loader
 #      cache no longer names the library.
-# The packages are purged on every exit (failure and signals included); each step is bounded by
-# `timeout` and the whole by a watchdog, well inside ctest's TIMEOUT. Exit 77 (ctest SKIP_RETURN_CODE), with the
-# reason, when this cannot run as meant: not root, dpkg-buildpackage / debhelper / lintian
+# The packages are purged on every exit (failure and signals included); each step is bounded
+# by `timeout` and the whole by a watchdog, well inside ctest's TIMEOUT. Exit 77 (ctest
+# SKIP_RETURN_CODE), with the reason, when this cannot run as meant: not root, dpkg-buildpackage / debhelper / lintian
 # missing, one of the packages already installed (it is not ours to remove), a sanitizer
 # build (SANITIZERS non-empty) or the valgrind pass (RC_VALGRIND=1) -- these build the same
 # packages as the plain pass and would only repeat it.
@@ -34,7 +34,7 @@ done
 LOCKDIR=/run/lock
 [ -d $LOCKDIR ] && [ -w $LOCKDIR ] || LOCKDIR=/tmp
 exec 9>"$LOCKDIR/remotecall-deb-test.lock"
-flock -w 600 9 || skip "another deb_packages run held the lock for 10 min"
+flock -w 300 9 || skip "another deb_packages run held the lock for 5 min"
 for p in $PKGS; do
 	if dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]'; then
 		skip "$p is already on this machine ($(dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$p")); not ours to remove"
