@@ -1,11 +1,17 @@
 # Thin wrapper over CMake. The two commands the README gives:
 #   make bench   -- install what is missing, build, run the benchmark suite (quick mode)
 #   make test    -- install what is missing, build, run the whole test suite through ctest
+# and for users who only install: `make install` (library and idlc, PREFIX, DESTDIR) and
+# `make deb` (Debian packages) -- docs/install.md.
 BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test bench bench-full test-sanitize test-tsan test-valgrind soak fuzz clean
+PREFIX  ?= /usr/local
+DEB_BUILD ?= build-deb
+
+.PHONY: all deps configure build test bench bench-full test-sanitize test-tsan test-valgrind soak fuzz \
+	install deb clean
 
 all: build
 
@@ -23,6 +29,22 @@ test: build
 
 bench: build
 	@bench/run.sh --build $(BUILD) --quick
+
+# The library (libremotecall.a, libremotecall.so.0) and idlc under PREFIX, built in
+# $(BUILD)-install without the tests, benchmarks and examples, so only what building them needs
+# is installed first (install-deps.sh --build-only: no cmocka, libtirpc, valgrind, clang...).
+install:
+	@scripts/install-deps.sh --build-only
+	@cmake -S . -B $(BUILD)-install -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DRC_BUILD_TESTS=OFF -DRC_BUILD_BENCH=OFF -DRC_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-install -j $(JOBS)
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD)-install
+
+# Debian packages libremotecall0, libremotecall-dev and idlc in $(DEB_BUILD)/, lintian-checked
+# (scripts/build-deb.sh; packaging in scripts/debian/).
+deb:
+	@scripts/install-deps.sh --deb
+	@scripts/build-deb.sh $(DEB_BUILD)
 
 bench-full: build
 	@bench/run.sh --build $(BUILD) --full
@@ -85,4 +107,4 @@ fuzz:
 	@tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan build-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-install $(DEB_BUILD) build-fuzz

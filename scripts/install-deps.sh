@@ -1,26 +1,43 @@
 #!/usr/bin/env bash
-# Installs, through the system package manager, the Debian packages remotecall's build, tests
-# and benchmarks need -- only those that are missing. Safe to run again: it does nothing when
-# everything is present.
+# Installs, through the system package manager, the Debian packages remotecall needs -- only
+# those that are missing. Safe to run again: it does nothing when everything is present.
 #
-#   scripts/install-deps.sh          what `make test` and `make bench` need
-#   scripts/install-deps.sh --fuzz   that, plus clang (libFuzzer) for `make fuzz`
+#   scripts/install-deps.sh              what `make test` and `make bench` need (all below but fuzz)
+#   scripts/install-deps.sh --build-only what building and installing the library and idlc need
+#                                        (`make install`)
+#   scripts/install-deps.sh --deb        that, plus what `make deb` needs (dpkg-dev, debhelper,
+#                                        lintian)
+#   scripts/install-deps.sh --fuzz       the full set plus clang (libFuzzer) for `make fuzz`
+#   --print                              list the packages of the chosen set and exit
 set -euo pipefail
 
+# The library and idlc: a C11 compiler, CMake, flex + bison (idlc), OpenSSL 3 (RPC-over-TLS).
+build_pkgs=(cmake make gcc flex bison libssl-dev pkg-config)
+# make deb: dpkg-buildpackage with debhelper, lintian on what it built
+deb_pkgs=(dpkg-dev debhelper fakeroot lintian)
+# The tests and benchmarks, and the package test (ctest deb_packages: deb_pkgs):
 # g++: the public and generated headers are compiled as C++17 (cxx_public_headers, idlc_*);
 # clang-19 (with its sanitizer runtimes): idlc_multi_fnsan builds the generated stubs with
 # -fsanitize=function, which checks C code from clang 17 on (Debian 12's clang is 14);
 # rstat-client: rup, a real clnt_broadcast user, in the broadcast and porting tests;
 # liburing-dev: raw-pingpong --batch uring (make bench's io_uring rows)
-pkgs=(cmake make gcc g++ flex bison libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto pkg-config
-      libssl-dev openssl python3 valgrind iproute2 util-linux procps gnuplot-nox clang-19
-      libclang-rt-19-dev rstat-client liburing-dev)
+test_pkgs=(g++ libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto openssl python3 valgrind iproute2
+           util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev rstat-client liburing-dev)
+pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}")
+print=0
 for a in "$@"; do
 	case $a in
+	--build-only) pkgs=("${build_pkgs[@]}") ;;
+	--deb) pkgs=("${build_pkgs[@]}" "${deb_pkgs[@]}") ;;
 	--fuzz) pkgs+=(clang libclang-rt-dev) ;;
+	--print) print=1 ;;
 	*) echo "install-deps: unknown option $a" >&2; exit 2 ;;
 	esac
 done
+if [ $print -eq 1 ]; then
+	printf '%s\n' "${pkgs[@]}"
+	exit 0
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -20,7 +20,7 @@ function(remotecall_generate)
   endif()
   if(NOT TARGET remotecall::idlc)
     message(FATAL_ERROR "remotecall_generate: remotecall::idlc is not defined "
-                        "(find_package(remotecall) first)")
+                        "(find_package(remotecall) first; on Debian, install the idlc package)")
   endif()
   if(NOT RCG_CLIENT AND NOT RCG_SERVER)
     set(RCG_CLIENT ON)

@@ -2,85 +2,57 @@
 # tests/install/install.sh BUILD -- install BUILD into a temporary prefix (cmake --install) and
 # build tests/install/downstream against the installed package both ways, then run each
 # build's client against its server over loopback:
-#   1. CMake: find_package(remotecall) + remotecall_generate (CMAKE_PREFIX_PATH = the prefix)
+#   1. CMake: find_package(remotecall) + remotecall_generate (CMAKE_PREFIX_PATH = the prefix),
+#      with the default (shared) library and with -DREMOTECALL_USE_STATIC=ON (the archive)
 #   2. make: pkg-config --cflags/--libs remotecall, idlc found on PATH
 #   3. idlc -a: in a folder holding only samples/calc.x, `idlc -a calc.x` and
 #      `make -f Makefile.calc` build the samples calc_server and calc_client; the client
 #      calls the server (its printed port, no rpcbind needed) over UDP and over TCP and gets
 #      the zero-filled results; `make -f Makefile.calc clean` leaves the .x and the samples
-# Also checks what was installed (library, headers, idlc, man page, package files) and that
-# the pkg-config file validates. Everything it starts is stopped; the prefix is removed.
+# Also checks what was installed (both libraries, headers, idlc, man page, package files), that
+# the pkg-config file validates and prints clean absolute paths. Everything it starts is
+# stopped; the prefix is removed.
 set -u
 BUILD=$(cd "${1:?usage: install.sh BUILD}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-install.XXXXXX")
-PIDS=""
-FAILS=0
-CHECKS=0
+. "$HERE/common.sh"
 cleanup() {
-	local p
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	stop_pids
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-fail() { FAILS=$((FAILS + 1)); echo "FAIL $*"; }
-ok() { echo "ok   $*"; }
-check() { # check DESC CMD...: CMD must succeed (output shown on failure)
-	local desc=$1
-	shift
-	CHECKS=$((CHECKS + 1))
-	if "$@" >"$TMPD/out" 2>&1; then ok "$desc"; else fail "$desc"; tail -30 "$TMPD/out" | sed 's/^/    /'; return 1; fi
-}
 
 P=$TMPD/prefix
 check "cmake --install into a fresh prefix" cmake --install "$BUILD" --prefix "$P" || exit 1
 LIBDIR=$(cd "$(dirname "$(find "$P" -name remotecall.pc | head -1)")/.." && pwd)
-# (a shared build's programs find libremotecall.so.0 there: the prefix is not a system one)
+# (the programs find libremotecall.so.0 there, run_pair's LD_LIBRARY_PATH: not a system prefix)
 for f in bin/idlc include/remotecall/remotecall.h include/remotecall/xdr.h \
 	include/remotecall/client.h include/remotecall/server.h include/remotecall/trace.h \
 	share/man/man1/idlc.1; do
 	check "installed: $f" test -e "$P/$f"
 done
-check "installed: the library" sh -c "ls '$LIBDIR'/libremotecall.*"
+for f in libremotecall.a libremotecall.so libremotecall.so.0; do
+	check "installed: $f" test -e "$LIBDIR/$f"
+done
+check "installed: libremotecall.so.0's SONAME" sh -c \
+	"readelf -d '$LIBDIR/libremotecall.so.0' | grep -q 'SONAME.*\[libremotecall\.so\.0\]'"
 check "installed: the CMake package" test -e "$LIBDIR/cmake/remotecall/remotecallConfig.cmake"
 export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
 check "pkg-config --validate remotecall" pkg-config --validate remotecall
-check "pkg-config's include and lib folders are the prefix's (relocated)" sh -c \
-	"[ \"\$(cd \"\$(pkg-config --variable=includedir remotecall)\" && pwd -P)\" = \"\$(cd '$P/include' && pwd -P)\" ] &&
-	 [ -e \"\$(pkg-config --variable=libdir remotecall)/pkgconfig/remotecall.pc\" ] &&
-	 [ -x \"\$(pkg-config --variable=idlc remotecall)\" ]"
+# written at install time for the prefix installed to: clean absolute paths, no "lib/pkgconfig/../.."
+check "pkg-config prints the prefix's folders as clean paths" sh -c \
+	"[ \"\$(pkg-config --variable=includedir remotecall)\" = '$P/include' ] &&
+	 [ \"\$(pkg-config --variable=libdir remotecall)\" = '$LIBDIR' ] &&
+	 [ \"\$(pkg-config --variable=idlc remotecall)\" = '$P/bin/idlc' ] &&
+	 [ \"\$(echo \$(pkg-config --cflags remotecall))\" = '-I$P/include' ] &&
+	 pkg-config --cflags --libs --static remotecall | grep -qvF -e '/..' -e '/./'"
+check "pkg-config: shared by default, --static adds OpenSSL and threads" sh -c \
+	"[ \"\$(echo \$(pkg-config --libs remotecall))\" = '-L$LIBDIR -lremotecall' ] &&
+	 [ \"\$(echo \$(pkg-config --static --libs remotecall))\" = '-L$LIBDIR -lremotecall -lssl -lcrypto -pthread' ]"
 check "the man page formats" sh -c "command -v man >/dev/null || exit 0; MANWIDTH=80 man -l '$P/share/man/man1/idlc.1' | grep -q 'compile an ONC RPC interface'"
 check "idlc --version from the prefix" "$P/bin/idlc" --version
-
-# run_pair NAME DIR: start DIR/hello-server on port 0, run DIR/hello-client against it
-run_pair() {
-	local name=$1 dir=$2 out=$TMPD/$1.srv i=0 uri pid
-	: >"$out"
-	LD_LIBRARY_PATH=$LIBDIR "$dir/hello-server" udp://127.0.0.1:0 >"$out" 2>&1 &
-	pid=$!
-	PIDS="$PIDS $pid"
-	while ! grep -q '^listening ' "$out"; do
-		i=$((i + 1))
-		if [ $i -gt 100 ] || ! kill -0 "$pid" 2>/dev/null; then
-			CHECKS=$((CHECKS + 1))
-			fail "$name: server did not start: $(cat "$out")"
-			return
-		fi
-		sleep 0.05
-	done
-	uri=$(awk '/^listening /{ print $2; exit }' "$out")
-	CHECKS=$((CHECKS + 1))
-	if LD_LIBRARY_PATH=$LIBDIR timeout 20 "$dir/hello-client" "$uri" world >"$TMPD/$name.cli" 2>&1 &&
-		grep -qx 'hello, world' "$TMPD/$name.cli" && grep -qx '2 + 40 = 42' "$TMPD/$name.cli"; then
-		ok "$name: client against server: $(tr '\n' ' ' <"$TMPD/$name.cli")"
-	else
-		fail "$name: client: $(cat "$TMPD/$name.cli")"
-	fi
-	kill "$pid"
-	wait "$pid" 2>/dev/null
-}
 
 # 1. CMake
 cp -r "$HERE/downstream" "$TMPD/cm"
@@ -100,6 +72,16 @@ if [ -x "$TMPD/cm/build/hello-client" ]; then
 		fail "CMake downstream: hello.x changed but idlc did not run"
 	fi
 fi
+
+# 1b. CMake, the static archive asked for (REMOTECALL_USE_STATIC): no libremotecall.so needed
+cp -r "$HERE/downstream" "$TMPD/cms"
+check "CMake downstream with -DREMOTECALL_USE_STATIC=ON builds against libremotecall.a" \
+	cmake -S "$TMPD/cms" -B "$TMPD/cms/build" -DCMAKE_PREFIX_PATH="$P" -DREMOTECALL_USE_STATIC=ON \
+	"-DCMAKE_C_FLAGS=$DF" "-DCMAKE_EXE_LINKER_FLAGS=$DF" &&
+	check "CMake downstream (static) builds" cmake --build "$TMPD/cms/build" -j 2 &&
+	check "CMake downstream (static): the programs need no libremotecall.so" sh -c \
+		"! readelf -d '$TMPD/cms/build/hello-client' | grep -q 'NEEDED.*libremotecall'" &&
+	run_pair cmake-static "$TMPD/cms/build"
 
 # 2. make + pkg-config + idlc on PATH
 cp -r "$HERE/downstream" "$TMPD/mk"
