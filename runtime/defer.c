@@ -265,15 +265,24 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	return broken ? RC_CANTSEND : st;
 }
 
-/* server_priv.h: the server stops or goes: everything deferred lets go of it. */
-void rc__defer_orphan_all(rc_server *srv)
+/* server_priv.h: the server stops or goes (l NULL: everything deferred lets go of it), or
+ * listener l closes (its datagram requests do). */
+void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 {
 	pthread_mutex_lock(&rc__defer_mu);
 	pthread_mutex_lock(&srv->mu);
-	while (srv->deferred != NULL) {
-		rc__req *r = srv->deferred;
-		srv->deferred = r->dnext;
+	for (rc__req *r = srv->deferred, *next; r != NULL; r = next) {
+		next = r->dnext;
+		if (l != NULL && r->l != l)
+			continue;
+		if (r->dprev)
+			r->dprev->dnext = r->dnext;
+		else
+			srv->deferred = r->dnext;
+		if (r->dnext)
+			r->dnext->dprev = r->dprev;
 		r->dnext = r->dprev = NULL;
+		srv->ndeferred--;
 		if (r->cached)
 			rc__drc_cancel(srv->drc, &r->key);
 		if (r->c != NULL)
@@ -282,7 +291,6 @@ void rc__defer_orphan_all(rc_server *srv)
 		r->l = NULL;
 		atomic_store(&r->state, RC__REQ_ORPHANED);
 	}
-	srv->ndeferred = 0;
 	pthread_mutex_unlock(&rc__defer_mu);
 	while (srv->answering > 0) /* answers already under way finish first */
 		pthread_cond_wait(&srv->answered, &srv->mu);

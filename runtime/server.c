@@ -458,6 +458,8 @@ rc_status rc_server_unlisten(rc_server *srv, const char *uri)
 	pthread_mutex_unlock(&srv->mu);
 	if (l == NULL)
 		return RC_INVAL;
+	if (l->dgram)
+		rc__defer_orphan(srv, l); /* its deferred calls cannot be answered on it any more */
 	if (!(l->tp->props & RC_TPP_SYNC) && !l->paused)
 		rc__disarm(srv, l->tp);
 	l->tp->vt->close(l->tp);
@@ -496,7 +498,7 @@ void rc_server_destroy(rc_server *srv)
 	if (srv == NULL)
 		return;
 	rc__server_notify(srv, RC__SRV_DESTROY); /* the hook's last call: it lets go of srv */
-	rc__defer_orphan_all(srv); /* (the application's own loop may have deferred some) */
+	rc__defer_orphan(srv, NULL); /* (the application's own loop may have deferred some) */
 	pthread_mutex_lock(&srv->mu);
 	while (srv->jobq) { /* queued when the server stopped: never run */
 		rc__job *j = srv->jobq;
@@ -955,7 +957,7 @@ rc_status rc_server_run(rc_server *srv)
 		    !rc__arm(srv, EPOLL_CTL_ADD, srv->lsn[0]->tp, srv->lsn[0], EPOLLIN))
 			st = RC_LOCALERROR; /* rc_server_step could not serve it any more */
 	}
-	rc__defer_orphan_all(srv); /* answers to what is still deferred say RC_CANCELLED */
+	rc__defer_orphan(srv, NULL); /* answers to what is still deferred say RC_CANCELLED */
 	atomic_store(&srv->running, false);
 	return st;
 }

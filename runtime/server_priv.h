@@ -121,7 +121,7 @@ struct rc_server {
 	struct rc__req *deferred; /* under mu: requests deferred and not answered (rc__req) */
 	uint32_t ndeferred;  /* under mu: how many */
 	unsigned answering;  /* under mu: answers being sent on other threads right now */
-	pthread_cond_t answered; /* signalled when answering drops to 0 (rc__defer_orphan_all) */
+	pthread_cond_t answered; /* signalled when answering drops to 0 (rc__defer_orphan) */
 	rc_error err;        /* the last set-up call's detail (rc_server_geterr); set-up thread */
 	int epfd;
 	int stopfd;
@@ -290,11 +290,12 @@ static inline bool rc__defer_full(const rc_server *srv, const rc__conn *c)
 }
 
 /*
- * Orphan every request of srv still deferred (the server stops, or is destroyed): each lets
- * go of its connection and cache entry now, and its later answer only frees it. Then wait for
- * answers under way on other threads to finish. Takes rc__defer_mu and srv->mu.
+ * Orphan every request of srv still deferred (l NULL: the server stops, or is destroyed) or
+ * those of datagram listener l (it closes): each lets go of its connection and cache entry
+ * now, and its later answer only frees it. Then wait for answers under way on other threads
+ * to finish. Takes rc__defer_mu and srv->mu.
  */
-void rc__defer_orphan_all(rc_server *srv);
+void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l);
 
 /* The largest reply buffer a serving thread keeps between requests (a heap buffer a big reply
  * grew): 4 MiB, or the server's max_record when smaller; bigger ones are freed after their

@@ -395,6 +395,47 @@ static void close_and_stop_with_requests_deferred(void **state)
 	rc_client_destroy(c);
 }
 
+static atomic_bool step_stop;
+static void *stepper(void *arg)
+{
+	while (!atomic_load(&step_stop))
+		(void)rc_server_step(arg, 50);
+	return NULL;
+}
+
+/* A server driven by the application's own loop (rc_server_step) defers a datagram call; the
+ * listener is then closed: the answer is cancelled (nothing is sent on a closed socket). */
+static void unlisten_with_a_datagram_deferred(void **state)
+{
+	rc_server *srv;
+	rc_client *c;
+	rc_async *h;
+	pthread_t th;
+	char uri[128];
+	uint32_t in = 5, out = 0, res = 10;
+	(void)state;
+	df_reset();
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &df_prog, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", uri, sizeof uri), RC_OK);
+	atomic_store(&step_stop, false);
+	assert_int_equal(pthread_create(&th, NULL, stepper, srv), 0);
+	assert_int_equal(rc_client_create(&c, uri, DF_PROG, 1), RC_OK);
+	assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in, (rc_xdrproc)rc_xdr_u_int,
+	                               &out, NULL, NULL, &h), RC_OK);
+	assert_true(df_wait_for(1));
+	atomic_store(&step_stop, true);
+	pthread_join(th, NULL);
+	assert_int_equal(rc_server_unlisten(srv, uri), RC_OK);
+	pthread_mutex_lock(&df.mu);
+	assert_int_equal(rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res), RC_CANCELLED);
+	df.n = 0;
+	pthread_mutex_unlock(&df.mu);
+	rc_async_release(h);
+	rc_client_destroy(c);
+	rc_server_destroy(srv);
+}
+
 /* rc_svc_req_defer outside a routine, or twice, is refused; in-process calls cannot defer. */
 static void defer_misuse_refused(void **state)
 {
@@ -426,6 +467,7 @@ int main(void)
 		cmocka_unit_test(deferred_datagram_runs_once),
 		cmocka_unit_test(per_connection_cap_pauses_reading),
 		cmocka_unit_test(close_and_stop_with_requests_deferred),
+		cmocka_unit_test(unlisten_with_a_datagram_deferred),
 		cmocka_unit_test(defer_misuse_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
