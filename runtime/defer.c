@@ -275,14 +275,7 @@ void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 		next = r->dnext;
 		if (l != NULL && r->l != l)
 			continue;
-		if (r->dprev)
-			r->dprev->dnext = r->dnext;
-		else
-			srv->deferred = r->dnext;
-		if (r->dnext)
-			r->dnext->dprev = r->dprev;
-		r->dnext = r->dprev = NULL;
-		srv->ndeferred--;
+		rc__defer_unlink(srv, r);
 		if (r->cached)
 			rc__drc_cancel(srv->drc, &r->key);
 		if (r->c != NULL)
