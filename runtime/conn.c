@@ -211,6 +211,8 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		c->partial_since = 0;
 	else if (c->partial_since == 0)
 		c->partial_since = rc__now();
+	if (c->tp->vt->park != NULL) /* its turn is over: the thread's input buffer goes back */
+		c->tp->vt->park(c->tp);
 	pthread_mutex_lock(&srv->mu);
 	c->busy = false;
 	{

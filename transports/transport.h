@@ -223,6 +223,11 @@ typedef struct rc_tp_vt {
 	/* Whether messages travel under TLS (handshake done), and then in *peer the verified
 	 * client certificate's identity, or NULL. NULL for transports without TLS. */
 	bool (*secure)(rc_tp *tp, const struct rc_tls_peer **peer);
+	/* Server connections: the server is done with this connection's turn (messages received
+	 * are no longer in use); keep what is buffered in memory of the connection's own, sized
+	 * to it, and let go of buffers it does not need until it is read again. NULL: nothing to
+	 * do. */
+	void (*park)(rc_tp *tp);
 } rc_tp_vt;
 
 /* The common head of every transport. Only transports/ reads fd; the loops that wait on a
