@@ -197,6 +197,17 @@ static inline void rc__reply_reset(rc__wctx *w, size_t max)
 	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
 }
 
+/* Let go of the heap reply buffer w keeps between requests (rc__reply_reset), if any: the
+ * thread has gone quiet. */
+static inline void rc__reply_release(rc__wctx *w)
+{
+	if (w->rb.heap) {
+		size_t max = w->rb.max;
+		rc__encbuf_free(&w->rb);
+		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	}
+}
+
 /* Report step pt of call xid now, if the server traces. */
 #define RC__TRACE(srv, pt, xid)                                                              \
 	do {                                                                                  \
