@@ -130,8 +130,10 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 	if (ok && w->starttls)
 		ok = c->tp->vt->starttls != NULL && c->tp->vt->starttls(c->tp, srv->tls) == RC_OK;
 	pthread_mutex_unlock(&c->wmu);
+	pthread_mutex_lock(&srv->mu); /* the sweeper reads them under it (from any thread) */
 	c->last_active = rc__now();
 	c->partial_since = 0; /* the probe is whole; the handshake's own time starts now */
+	pthread_mutex_unlock(&srv->mu);
 	return ok;
 }
 
