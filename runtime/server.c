@@ -824,6 +824,7 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 	} else if (n == 0 && w->worked && timeout_ms != 0) {
 		w->worked = false; /* a whole wait with nothing to do, after work: quiet */
 		rc__reply_release(w); /* a big reply's buffer kept for the next: not while quiet */
+		rc__tp_quiet();       /* nor a big request's */
 		rc__quiet(srv, rc__now());
 	}
 	for (int i = 0; i < n && !atomic_load(&srv->stop); i++) {

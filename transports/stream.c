@@ -58,7 +58,9 @@ typedef struct rc__stream {
  * Each serving thread's input buffer (64 KiB), lent to the record reader of the server
  * connection it is serving for the length of that connection's turn (recv lends, park gives
  * back), so an idle connection holds no input buffer: 10,000 of them cost no 640 MB of
- * buffers, nor the page each one touched. Freed when its thread ends (pthread key); a reader
+ * buffers, nor the page each one touched. A big record's buffer replaces it when its turn
+ * ends (one per thread, as the thread's kept reply buffer: the next big record gets pages
+ * already there), until the thread goes quiet (rc__tp_quiet). Freed when its thread ends (pthread key); a reader
  * still holding it then (a turn that did not end in park) keeps it, leaked rather than freed
  * under it.
  */
@@ -73,8 +75,10 @@ static void rc__lend_free(void *p)
 	rc__lendbuf *lb = p;
 	void *none = NULL;
 
-	if (atomic_compare_exchange_strong(&lb->owner, &none, p))
+	if (atomic_compare_exchange_strong(&lb->owner, &none, p)) {
+		free(lb->data);
 		free(lb);
+	}
 }
 
 static void rc__lend_init(void)
@@ -90,15 +94,36 @@ static rc__lendbuf *rc__lend_get(void)
 	if (__builtin_expect(lb != NULL, 1))
 		return lb;
 	(void)pthread_once(&rc__lend_once, rc__lend_init);
-	if (!rc__lend_ok || (lb = malloc(sizeof(*lb) + RC__LEND_CAP)) == NULL)
+	if (!rc__lend_ok || (lb = malloc(sizeof(*lb))) == NULL)
 		return NULL;
+	if ((lb->data = malloc(RC__LEND_CAP)) == NULL) {
+		free(lb);
+		return NULL;
+	}
 	atomic_init(&lb->owner, NULL);
 	lb->cap = RC__LEND_CAP;
 	if (pthread_setspecific(rc__lend_key, lb) != 0) {
+		free(lb->data);
 		free(lb);
 		return NULL;
 	}
 	return rc__lend_mine = lb;
+}
+
+/* transport.h: the calling thread has gone quiet; a big record's buffer it kept to lend
+ * (rc__recreader_park) goes back to the usual size. */
+void rc__tp_quiet(void)
+{
+	rc__lendbuf *lb = rc__lend_mine;
+	unsigned char *small;
+
+	if (lb == NULL || lb->cap <= RC__LEND_CAP ||
+	    atomic_load_explicit(&lb->owner, memory_order_relaxed) != NULL ||
+	    (small = malloc(RC__LEND_CAP)) == NULL)
+		return;
+	free(lb->data);
+	lb->data = small;
+	lb->cap = RC__LEND_CAP;
 }
 
 /* Send up to n bytes of b, on the socket or under TLS; flags MSG_DONTWAIT or 0 (block). As
@@ -682,7 +707,7 @@ static void rc__stream_park(rc_tp *tp)
 {
 	rc__stream *s = (rc__stream *)tp;
 
-	(void)rc__recreader_park(&s->rr);
+	(void)rc__recreader_park(&s->rr, rc__lend_mine);
 }
 
 static const rc_tp_vt rc__stream_vt = {

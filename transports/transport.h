@@ -241,6 +241,10 @@ struct rc_tp {
 	int rcvtimeo_ms; /* the receive timeout currently set (-1: none) */
 };
 
+/* A serving thread has gone quiet (no work for a while): it lets go of the big input buffer
+ * it kept for stream connections' big records (stream.c). */
+void rc__tp_quiet(void);
+
 /* The descriptor an event loop waits on for tp's input (and output), or -1 for a
  * synchronous transport, which is never waited on. */
 static inline int rc__tp_pollfd(const rc_tp *tp)

@@ -93,7 +93,7 @@ static inline bool rc__recreader_whole(rc_recreader *r, size_t got, void **rec, 
 typedef struct rc__lendbuf {
 	_Atomic(void *) owner; /* the reader it is lent to, or NULL */
 	size_t cap;
-	_Alignas(16) unsigned char data[];
+	unsigned char *data;
 } rc__lendbuf;
 
 /*
@@ -104,11 +104,13 @@ typedef struct rc__lendbuf {
  * rc__recreader_park: the connection's turn is over -- records handed out are no longer in
  * use. A lent buffer is given back, the bytes still held (part of a record, records not yet
  * taken) copied into a buffer of the reader's own sized to them; a buffer of its own holding
- * nothing is freed. False if memory for the copy ran out (the reader keeps the lent buffer,
- * and lb stays taken: nothing is lost).
+ * nothing goes -- to keep, in place of its smaller buffer, when keep is the calling thread's
+ * free lendbuf (a big record's buffer then serves the thread's next big record: no fresh
+ * pages for each), else freed. False if memory for the copy ran out (the reader keeps the
+ * lent buffer, and lb stays taken: nothing is lost).
  */
 bool rc__recreader_lend(rc_recreader *r, rc__lendbuf *lb);
-bool rc__recreader_park(rc_recreader *r);
+bool rc__recreader_park(rc_recreader *r, rc__lendbuf *keep);
 
 /*
  * A record read in part (a client's big reply, transports/stream.c). rc__recreader_head: if

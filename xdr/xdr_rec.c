@@ -146,11 +146,8 @@ rc_status rc_recreader_space(rc_recreader *r, void **p, size_t *n)
 		if (ncap < r->len + 512)
 			ncap = r->len + 512;
 		if (r->lender != NULL) {
-			/* outgrown the lent buffer: one of its own, sized for the whole fragment
-			 * when its header has been read (one copy of what is held, not one a
-			 * doubling) */
-			if (r->in_frag && r->frag_left < limit - r->len && ncap < r->len + r->frag_left + 512)
-				ncap = r->len + r->frag_left + 512 < limit ? r->len + r->frag_left + 512 : limit;
+			/* outgrown the lent buffer: one of its own (growing with the data that
+			 * arrives, never to a length a mark only claims) */
 			if ((nb = malloc(ncap)) == NULL)
 				return RC_NOMEM;
 			memcpy(nb, r->buf, r->len);
@@ -183,17 +180,42 @@ bool rc__recreader_lend(rc_recreader *r, rc__lendbuf *lb)
 	return true;
 }
 
-bool rc__recreader_park(rc_recreader *r)
+/* The lent buffer becomes the reader's own; its lender gets nb (RC__REC_MIN_BUF bytes). */
+static void lb_swap(rc_recreader *r, unsigned char *nb)
+{
+	rc__lendbuf *lb = r->lender;
+
+	lb->data = nb;
+	lb->cap = RC__REC_MIN_BUF;
+	rc__recreader_unlend(r);
+}
+
+bool rc__recreader_park(rc_recreader *r, rc__lendbuf *keep)
 {
 	size_t raw = r->len - r->scan, live = r->rec + raw, ncap;
 	unsigned char *nb = NULL;
 
 	if (r->lender == NULL) {
 		if (live == 0 && r->buf != NULL) { /* nothing held: nothing kept */
-			free(r->buf);
+			if (keep != NULL && r->cap > keep->cap &&
+			    atomic_load_explicit(&keep->owner, memory_order_relaxed) == NULL) {
+				free(keep->data); /* the thread keeps the bigger one */
+				keep->data = r->buf;
+				keep->cap = r->cap;
+			} else {
+				free(r->buf);
+			}
 			r->buf = NULL;
 			r->cap = r->len = r->off = r->rec = r->scan = 0;
 		}
+		return true;
+	}
+	if (live > 0 && r->in_frag && r->frag_left > 4096 &&
+	    (nb = malloc(RC__REC_MIN_BUF)) != NULL) {
+		/* a big record under way: the reader keeps the lent buffer as its own, bytes and
+		 * all (no copy; a kept big buffer's pages serve it), and the lender takes a fresh
+		 * one of the usual size */
+		lb_swap(r, nb);
 		return true;
 	}
 	if (live > 0) {
