@@ -779,19 +779,23 @@ static void rc__sweep(rc_server *srv, int64_t now)
  * A serving thread found nothing to do for a whole wait (250 ms) after doing some work: the
  * load has gone, for now. Give the heap's free pages back to the system (glibc keeps what was
  * freed -- connections' buffers, big requests and replies -- resident otherwise; the buffers
- * still in use stay), at most once a second for the whole server.
+ * still in use stay), at most once a second for the whole server. False when another thread
+ * did so less than a second ago (what this one has just let go is not given back yet: the
+ * caller asks again after its next empty wait).
  */
-static void rc__quiet(rc_server *srv, int64_t now)
+static bool rc__quiet(rc_server *srv, int64_t now)
 {
 #ifdef __GLIBC__
 	int64_t last = atomic_load_explicit(&srv->trimmed_at, memory_order_relaxed);
 
-	if (now - last >= 1000000000LL &&
-	    atomic_compare_exchange_strong(&srv->trimmed_at, &last, now))
-		(void)malloc_trim(0);
+	if (now - last < 1000000000LL ||
+	    !atomic_compare_exchange_strong(&srv->trimmed_at, &last, now))
+		return false;
+	(void)malloc_trim(0);
 #else
 	(void)srv, (void)now;
 #endif
+	return true;
 }
 
 /* One turn of the epoll loop: wait up to timeout_ms, hand each event to its handler
@@ -822,10 +826,10 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 	if (n > 0) {
 		w->worked = true;
 	} else if (n == 0 && w->worked && timeout_ms != 0) {
-		w->worked = false; /* a whole wait with nothing to do, after work: quiet */
+		/* a whole wait with nothing to do, after work: quiet */
 		rc__reply_release(w); /* a big reply's buffer kept for the next: not while quiet */
 		rc__tp_quiet();       /* nor a big request's */
-		rc__quiet(srv, rc__now());
+		w->worked = !rc__quiet(srv, rc__now()); /* not trimmed yet: again after the next */
 	}
 	for (int i = 0; i < n && !atomic_load(&srv->stop); i++) {
 		int kind = *(int *)evs[i].data.ptr;

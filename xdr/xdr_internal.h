@@ -104,9 +104,9 @@ typedef struct rc__lendbuf {
  * rc__recreader_park: the connection's turn is over -- records handed out are no longer in
  * use. A lent buffer is given back, the bytes still held (part of a record, records not yet
  * taken) copied into a buffer of the reader's own sized to them; a buffer of its own holding
- * nothing goes -- to keep, in place of its smaller buffer, when keep is the calling thread's
- * free lendbuf (a big record's buffer then serves the thread's next big record: no fresh
- * pages for each), else freed. False if memory for the copy ran out (the reader keeps the
+ * nothing goes -- to keep, in place of its smaller buffer, when it is of 1 MiB or more and
+ * keep is the calling thread's free lendbuf (a big record's buffer then serves the thread's
+ * next big record: no fresh pages for each), else freed. False if memory for the copy ran out (the reader keeps the
  * lent buffer, and lb stays taken: nothing is lost).
  */
 bool rc__recreader_lend(rc_recreader *r, rc__lendbuf *lb);

@@ -63,6 +63,11 @@ bool rc_xdrrec_endofrecord(rc_xdr *xdrs)
 
 #define RC__REC_MIN_BUF ((size_t)64 << 10)
 #define RC__REC_SLACK ((size_t)64 << 10)
+/* A reader's buffer at least this big goes to its thread's lendbuf when empty (a smaller one
+ * is freed: the heap gives it back cheaply, and keeping every size would churn the thread's
+ * buffer among the long-lived small allocations -- the duplicate request cache's -- and pin
+ * their pages). */
+#define RC__REC_KEEP_MIN ((size_t)1 << 20)
 
 void rc_recreader_init(rc_recreader *r, size_t max_record)
 {
@@ -146,8 +151,14 @@ rc_status rc_recreader_space(rc_recreader *r, void **p, size_t *n)
 		if (ncap < r->len + 512)
 			ncap = r->len + 512;
 		if (r->lender != NULL) {
-			/* outgrown the lent buffer: one of its own (growing with the data that
-			 * arrives, never to a length a mark only claims) */
+			/* outgrown the lent buffer (a whole 64 KiB of the record has arrived): one of
+			 * its own, sized for the whole fragment -- one copy, and one block of the
+			 * record's size rather than a doubling series of blocks left behind in the
+			 * heap; its pages are touched only as bytes arrive */
+			if (r->in_frag && r->frag_left < limit - r->len &&
+			    ncap < r->len + r->frag_left + 512)
+				ncap = r->len + r->frag_left + 512 < limit ? r->len + r->frag_left + 512
+				                                           : limit;
 			if ((nb = malloc(ncap)) == NULL)
 				return RC_NOMEM;
 			memcpy(nb, r->buf, r->len);
@@ -197,7 +208,7 @@ bool rc__recreader_park(rc_recreader *r, rc__lendbuf *keep)
 
 	if (r->lender == NULL) {
 		if (live == 0 && r->buf != NULL) { /* nothing held: nothing kept */
-			if (keep != NULL && r->cap > keep->cap &&
+			if (keep != NULL && r->cap >= RC__REC_KEEP_MIN && r->cap > keep->cap &&
 			    atomic_load_explicit(&keep->owner, memory_order_relaxed) == NULL) {
 				free(keep->data); /* the thread keeps the bigger one */
 				keep->data = r->buf;
@@ -210,11 +221,11 @@ bool rc__recreader_park(rc_recreader *r, rc__lendbuf *keep)
 		}
 		return true;
 	}
-	if (live > 0 && r->in_frag && r->frag_left > 4096 &&
-	    (nb = malloc(RC__REC_MIN_BUF)) != NULL) {
-		/* a big record under way: the reader keeps the lent buffer as its own, bytes and
-		 * all (no copy; a kept big buffer's pages serve it), and the lender takes a fresh
-		 * one of the usual size */
+	if (live > 0 && r->lender->cap >= RC__REC_KEEP_MIN && (nb = malloc(RC__REC_MIN_BUF)) != NULL) {
+		/* bytes held in a thread's kept big buffer (a big record under way): the reader
+		 * keeps that buffer as its own, bytes and all (no copy of up to megabytes; it comes
+		 * back to a thread once empty), and the lender takes a fresh one of the usual
+		 * size */
 		lb_swap(r, nb);
 		return true;
 	}

@@ -22,7 +22,8 @@
 # ADD total grew), the server's total equals the sum of every client's ADDs (none lost, none
 # run twice), the server's RSS after the clients have left (the last sample, a second or more
 # after the last client ended) is within --rss-growth-kib (default 4096; negative: reported, not
-# checked) of its RSS at start, its descriptor count returns to where it was, and it exits 0 on
+# checked) plus a quarter of the cache's bytes (the allocator's overhead around its entries) of
+# its RSS at start, its descriptor count returns to where it was, and it exits 0 on
 # SIGTERM. The RSS after the clients left is the server's less what its duplicate request cache
 # holds then (drc_kib, from rc-bench-server --stats-every): the cache remembers every UDP call
 # for 120 s by design, bounded by its own byte cap, and is not a leak. Memory still held then is
@@ -160,16 +161,21 @@ read -r base end max fd0 fd1 n idle drc idrc <<<"$(awk -F, -v w="$WARMUP" -v e="
 first=$(awk -F, 'NR == 2 { print $2; exit }' "$CSV")
 growth=$((end - base))
 left=$((idle - idrc - ${first:-0}))
-summary="soak: $CLIENTS clients, ${SECONDS_RUN} s, $calls calls in $sessions sessions; server RSS (KiB): ${first:-?} at start; less the duplicate request cache's holdings ($drc at the end), median $base just after the ${WARMUP} s warm-up, median $end at the end of the run (growth under load $growth); peak $max; after the clients left $idle, of which the cache $idrc: $left over the start (limit $GROWTH); descriptors $fd0 -> $fd1; $n samples under load in $CSV"
+# the allowance: --rss-growth-kib, plus a quarter of what the cache holds then -- its bytes are
+# counted without the allocator's overhead, and its entries, allocated among the load's
+# buffers all run long, pin the pages around them when the load ends (measured: 10-14 MiB
+# with a 64 MiB cache; 57 MiB before a quiet server gave free pages back)
+allow=$((GROWTH + idrc / 4))
+summary="soak: $CLIENTS clients, ${SECONDS_RUN} s, $calls calls in $sessions sessions; server RSS (KiB): ${first:-?} at start; less the duplicate request cache's holdings ($drc at the end), median $base just after the ${WARMUP} s warm-up, median $end at the end of the run (growth under load $growth); peak $max; after the clients left $idle, of which the cache $idrc: $left over the start (limit $allow: $GROWTH + a quarter of the cache); descriptors $fd0 -> $fd1; $n samples under load in $CSV"
 echo "$summary" | tee "$OUT/summary.txt"
 if [ "$n" -lt 4 ]; then
 	fail "too few RSS samples after the warm-up ($n)"
 elif [ "$GROWTH" -lt 0 ]; then
 	echo "ok   RSS after the clients left, less the cache: $left KiB over the start (not checked: --rss-growth-kib $GROWTH)"
-elif [ "$left" -gt "$GROWTH" ]; then
-	fail "server RSS after the clients left, less the cache, is $left KiB over its start (limit $GROWTH KiB)"
+elif [ "$left" -gt "$allow" ]; then
+	fail "server RSS after the clients left, less the cache, is $left KiB over its start (limit $allow KiB)"
 else
-	echo "ok   RSS after the clients left, less the cache, $left KiB over the start <= $GROWTH KiB"
+	echo "ok   RSS after the clients left, less the cache, $left KiB over the start <= $allow KiB"
 fi
 CHECKS=$((CHECKS + 1))
 if [ "$fd1" -gt "$fd0" ]; then
