@@ -73,6 +73,21 @@ uint32_t bench_draw_exp(uint64_t *state, double mean)
 	return (uint32_t)(v + 0.5);
 }
 
+uint64_t bench_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = was;
+	}
+	return (uint64_t)rl.rlim_cur;
+}
+
 bool bench_parse_u64(const char *s, uint64_t *out)
 {
 	if (!s || !*s || *s == '-')

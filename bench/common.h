@@ -170,6 +170,11 @@ void *bench_xmalloc(size_t n);
 bool bench_parse_u64(const char *s, uint64_t *out);
 bool bench_parse_i64(const char *s, int64_t *out);
 
+/* bench_raise_nofile -- raise this process's descriptor limit (RLIMIT_NOFILE) from its soft
+ * value to its hard one, so a server or load generator can hold many connections; returns the
+ * soft limit now in force (unchanged if raising failed). */
+uint64_t bench_raise_nofile(void);
+
 /*
  * bench_run_workers -- run fn on each of n workers (worker i at base + i * stride) and return
  * when all have finished. barrier (initialised here, destroyed before returning) is the one

@@ -16,7 +16,11 @@
  *
  * UDP: the client sends a datagram of N bytes, the server sends the same datagram back.
  * TCP: the client sends a 4-byte big-endian length and N bytes; the server answers with the
- * same. The server prints "listening URI" (real port) and runs until SIGINT/SIGTERM. The
+ * same. Each side does the least an RPC must: the client sends the message with one write
+ * from its call buffer and reads the answer with one read loop into a second buffer (an RPC
+ * caller's arguments and results are two places); the server reads each message whole with
+ * one read loop -- length and body into one buffer, each read asking for all the room left,
+ * never a read of the 4-byte length alone -- and writes it back with one write from there. The server prints "listening URI" (real port) and runs until SIGINT/SIGTERM. The
  * client checks every reply's length and bytes and prints the keys the RPC clients print
  * (impl "raw", mode "pingpong", proc "raw").
  *
@@ -89,69 +93,91 @@ static void on_signal(int sig)
 	g_stop = 1;
 }
 
-/* Read exactly n bytes; false on EOF or error. */
-static bool read_full(int fd, void *buf, size_t n)
+/*
+ * A message buffer: the 4-byte length at p, the body right behind it at p + 4, on a 64-byte
+ * boundary (so a big body goes to and from the kernel as fast as from an aligned buffer);
+ * cap bytes from p.
+ */
+typedef struct msgbuf {
+	unsigned char *raw, *p;
+	size_t cap;
+} msgbuf;
+
+/* Make b hold cap bytes from p, keeping its first keep bytes. False if memory is short (b
+ * unchanged). */
+static bool msgbuf_grow(msgbuf *b, size_t cap, size_t keep)
 {
-	unsigned char *p = buf;
-	while (n) {
-		ssize_t r = read(fd, p, n);
+	void *raw;
+
+	if (posix_memalign(&raw, 64, cap + 64) != 0)
+		return false;
+	if (keep > 0)
+		memcpy((unsigned char *)raw + 60, b->p, keep);
+	free(b->raw);
+	b->raw = raw;
+	b->p = b->raw + 60;
+	b->cap = cap;
+	return true;
+}
+
+/*
+ * Read one whole message -- a 4-byte big-endian length, then that many bytes -- into b (grown
+ * when the length asks for more, up to 64 MiB) with one read loop: each read asks for
+ * everything the buffer can still take, so a small message is one read and a big one as few
+ * as the socket allows; the length is not read on its own. The message (header and body)
+ * ends up at b->p; its body length in *n. False on EOF, error, or a length over the cap.
+ * (Ping-pong: nothing follows a message until it has been answered.)
+ */
+static bool read_msg(int fd, msgbuf *b, size_t *n)
+{
+	size_t have = 0, need = 4;
+	while (have < need) {
+		ssize_t r = read(fd, b->p + have, b->cap - have);
 		if (r < 0 && errno == EINTR && !g_stop)
 			continue;
 		if (r <= 0)
 			return false;
-		p += r;
-		n -= (size_t)r;
+		have += (size_t)r;
+		if (need == 4 && have >= 4) {
+			uint32_t len_be;
+			memcpy(&len_be, b->p, 4);
+			*n = ntohl(len_be);
+			if (*n > (64u << 20))
+				return false;
+			need = 4 + *n;
+			if (need > b->cap && !msgbuf_grow(b, need, have))
+				return false;
+		}
 	}
-	return true;
+	return have == need;
 }
 
-/* Write header (4 bytes) and n bytes of body in one writev, looping on short writes. */
-static bool write_msg(int fd, uint32_t len_be, const void *body, size_t n)
+/* Write b[0..n) whole: one write, looping only on a short one. */
+static bool write_all(int fd, const unsigned char *b, size_t n)
 {
-	struct iovec iov[2] = {{&len_be, 4}, {(void *)body, n}};
-	int cnt = 2;
-	struct iovec *v = iov;
-	while (cnt) {
-		ssize_t w = writev(fd, v, cnt);
+	while (n) {
+		ssize_t w = write(fd, b, n);
 		if (w < 0 && errno == EINTR && !g_stop)
 			continue;
 		if (w <= 0)
 			return false;
-		size_t left = (size_t)w;
-		while (cnt && left >= v->iov_len) {
-			left -= v->iov_len;
-			v++;
-			cnt--;
-		}
-		if (cnt) {
-			v->iov_base = (char *)v->iov_base + left;
-			v->iov_len -= left;
-		}
+		b += w;
+		n -= (size_t)w;
 	}
 	return true;
 }
 
+/* A TCP connection's thread: each message read whole (one read loop, header and body into one
+ * buffer) and written back whole from that buffer (one write). */
 static void *tcp_conn(void *p)
 {
 	int fd = (int)(intptr_t)p;
-	size_t cap = 65536;
-	unsigned char *buf = bench_xmalloc(cap);
-	for (;;) {
-		uint32_t len_be;
-		if (!read_full(fd, &len_be, 4))
-			break;
-		size_t n = ntohl(len_be);
-		if (n > cap) {
-			if (n > (64u << 20))
-				break;
-			free(buf);
-			cap = n;
-			buf = bench_xmalloc(cap);
-		}
-		if (!read_full(fd, buf, n) || !write_msg(fd, len_be, buf, n))
-			break;
-	}
-	free(buf);
+	msgbuf b = {0};
+	size_t n;
+	if (msgbuf_grow(&b, 65536 + 4, 0))
+		while (read_msg(fd, &b, &n) && write_all(fd, b.p, 4 + n))
+			;
+	free(b.raw);
 	close(fd);
 	return NULL;
 }
@@ -293,7 +319,15 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 	}
 	if (rpc)
 		size = NULL_CALL_LEN; /* the call goes out; the reply is checked by its header */
-	unsigned char *out = bench_xmalloc(size), *in = bench_xmalloc(size + 1);
+	/* TCP: the message is a 4-byte length and the body, sent from one buffer (tout) and
+	 * received into another (tin); out and in are their bodies */
+	msgbuf tout = {0}, tin = {0};
+	if (!msgbuf_grow(&tout, 4 + size + 1, 0) || !msgbuf_grow(&tin, 4 + size + 1, 0)) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return 1;
+	}
+	unsigned char *out = tout.p + 4, *in = tin.p + 4;
+	put32(tout.p, (uint32_t)size);
 	uint32_t xid = (uint32_t)bench_now_ns();
 	bench_fill_pattern(out, size);
 	if (rpc) {
@@ -313,10 +347,10 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 		errno = 0;
 		size_t got = 0;
 		if (u.tcp) {
-			uint32_t len_be = htonl((uint32_t)size), rl;
-			ok = write_msg(fd, len_be, out, size) && (!sel || wait_readable(fd)) &&
-			     read_full(fd, &rl, 4) &&
-			     (got = ntohl(rl)) == size && read_full(fd, in, size);
+			/* one write from the call's buffer (header in front), one read loop into the
+			 * reply's buffer (header and body together) */
+			ok = write_all(fd, tout.p, 4 + size) && (!sel || wait_readable(fd)) &&
+			     read_msg(fd, &tin, &got) && got == size;
 		} else {
 			if (rpc)
 				put32(out, ++xid);
@@ -339,14 +373,16 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 				ok = ok && (rpc ? null_reply_ok(in, got, xid) : got == size);
 			}
 		}
+		if (u.tcp)
+			in = tin.p + 4; /* (read_msg may have grown it: it never does, got == size) */
 		if (!ok || (!rpc && !bench_check_pattern(in, size))) {
 			fprintf(stderr, "%s: %s: call %llu failed: %s\n", progname, uri,
 			        (unsigned long long)i,
 			        errno ? strerror(errno) : "reply of the wrong size or content");
 			close(fd);
 			free(lat);
-			free(in);
-			free(out);
+			free(tin.raw);
+			free(tout.raw);
 			return 1;
 		}
 		if (i >= warmup) {
@@ -373,8 +409,8 @@ static int run_client(const char *uri, size_t size, uint64_t calls, uint64_t war
 	bench_print_result(&r, json);
 	close(fd);
 	free(lat);
-	free(in);
-	free(out);
+	free(tin.raw);
+	free(tout.raw);
 	return 0;
 }
 

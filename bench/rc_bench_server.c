@@ -3,7 +3,7 @@
  *
  *   rc-bench-server --listen URI [--listen URI]... [--threads N] [--spin US]
  *                   [--max-record BYTES] [--drc-ttl MS] [--rpcbind] [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
- *                   [--stats] [--stats-every MS]
+ *                   [--stats] [--stats-every MS] [--max-conns N]
  *                   [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]
  *
  * --tls-cert/--tls-key: offer RPC-over-TLS (rc_server_set_tls); --tls-ca: client
@@ -27,6 +27,10 @@
  * at-most-once tests (tests/faults/amo_pipelined.sh). --stats-every MS prints the same line
  * every MS milliseconds while it serves (the soak test subtracts the cache's bytes from the
  * RSS it watches for leaks).
+ *
+ * --max-conns N: open stream connections the server keeps at once (rc_server_limits.max_conns;
+ * the library's default otherwise). The server raises its descriptor limit from the soft to
+ * the hard value at start (bench_raise_nofile), so N may come close to the hard limit.
  *
  * Prints "listening URI" (the URI actually bound, with the real port) per listener, flushes,
  * and serves until SIGINT or SIGTERM; then exits 0. Bad options: usage on stderr, exit 2.
@@ -272,6 +276,8 @@ static void usage(FILE *f)
 	        "                 per-step medians\n"
 	        "  --stats        at exit print one JSON line of the server's counters and ADD's total\n"
 	        "  --stats-every MS  print that line every MS milliseconds too\n"
+	        "  --max-conns N  open stream connections kept at once (rc_server_limits.max_conns)\n"
+	        "                 [the library's default, 16384]\n"
 	        "  --tls-cert FILE --tls-key FILE  offer RPC-over-TLS with this certificate, key\n"
 	        "  --tls-ca FILE  require client certificates that chain to FILE (mutual TLS)\n"
 	        "  --tls-require  serve bench.x only under TLS (plaintext: AUTH_TOOWEAK)\n",
@@ -350,12 +356,14 @@ int main(int argc, char **argv)
 		{"tls-key", required_argument, NULL, 'K'},
 		{"tls-ca", required_argument, NULL, 'A'},
 		{"tls-require", no_argument, NULL, 'Q'},
+		{"max-conns", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen[BENCH_MAX_LISTEN];
 	int nlisten = 0;
-	uint64_t threads = 1, spin_us = 0, max_record = 0, drc_ttl = 0, defer_threads = 0;
+	uint64_t threads = 1, spin_us = 0, max_record = 0, drc_ttl = 0, max_conns = 0;
+	uint64_t defer_threads = 0;
 	pthread_t df_tids[256];
 	bool rpcbind = false, stats = false;
 	unsigned rpcbind_flags = 0;
@@ -395,6 +403,14 @@ int main(int argc, char **argv)
 			if (!bench_parse_u64(optarg, &max_record) || max_record < 64 ||
 			    max_record > ((uint64_t)1 << 30)) {
 				fprintf(stderr, "%s: bad --max-record '%s'\n", progname, optarg);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'N':
+			if (!bench_parse_u64(optarg, &max_conns) || max_conns == 0 ||
+			    max_conns > UINT32_MAX) {
+				fprintf(stderr, "%s: bad --max-conns '%s'\n", progname, optarg);
 				usage(stderr);
 				return 2;
 			}
@@ -516,12 +532,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (max_record > 0 || drc_ttl > 0) {
+	(void)bench_raise_nofile();
+	if (max_record > 0 || drc_ttl > 0 || max_conns > 0) {
 		rc_server_limits lim = {.max_record = (size_t)max_record,
 		                        .max_alloc = (size_t)max_record * 2,
-		                        .drc_ttl_ms = (uint32_t)drc_ttl};
+		                        .drc_ttl_ms = (uint32_t)drc_ttl,
+		                        .max_conns = (uint32_t)max_conns};
 		if ((st = rc_server_set_limits(g_srv, &lim)) != RC_OK) {
-			fprintf(stderr, "%s: --max-record/--drc-ttl: %s\n", progname, rc_strerror(st));
+			fprintf(stderr, "%s: --max-record/--drc-ttl/--max-conns: %s\n", progname,
+			        rc_strerror(st));
 			return 1;
 		}
 	}

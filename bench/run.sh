@@ -31,6 +31,10 @@
 #             with -- recvmmsg/sendmmsg, io_uring, each with and without UDP GRO/GSO (raw-pingpong
 #             --batch) -- beside rc-bench-server, under one pipelined client: calls/s and the
 #             server's CPU time per call
+#   conns     beyond the papers: K idle TCP connections (1k, 5k, 15k: up to the descriptor limit
+#             less headroom) held against rc-bench-server and tirpc-bench-server: accept rate,
+#             server RSS per idle connection, its CPU while they idle, a fresh client's null
+#             call (median, p99) with none held and with them (rc-bench-conns)
 #
 # "Remote" runs servers and clients in two network namespaces joined by a veth pair (MTU 1500,
 # 10.250.0.1/24 and 10.250.0.2/24) when running as root and `ip netns` works; otherwise only
@@ -49,7 +53,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio defer"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer"
 CMDLINE="$0 $*"
 
 usage() {
@@ -156,9 +160,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20 [udpio]=45 [defer]=25)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60 [udpio]=120 [defer]=60)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3 [udpio]=6 [defer]=3)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20 [udpio]=45 [conns]=90 [defer]=25)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60 [udpio]=120 [conns]=300 [defer]=60)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3 [udpio]=6 [conns]=10 [defer]=3)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -1069,6 +1073,41 @@ exp_udpio() {
 				--calls $n --max-seconds $MAXS --warmup 256 --json
 			rec_srv_cpu "$tag" "$a" "$(srv_cpu_ticks "$RCS_PID")"
 			stop "$RCS_PID"
+		done
+	done
+}
+
+# ---- conns: many idle connections (issue 30) -----------------------------------------------------------------
+# rc-bench-conns on one core holds K TCP connections (each made one null call, then idles)
+# against a fresh server on the other -- rc-bench-server --max-conns above K, and
+# tirpc-bench-server -- and reports how fast they were accepted (and the server's CPU per
+# connection), the server's RSS per idle connection, its CPU while all K idle, and a fresh
+# client's null call (median, p99) before and with them. K goes up to the descriptor limit
+# less headroom (each side needs K descriptors); libtirpc's larger K only in full runs (its
+# accept slows down and its fresh client waits behind a scan of every connection).
+exp_conns() {
+	local where=local sc cc t impl k ks tag lim n
+	sc=$(srv_core cross)
+	cc=$(cli_core)
+	lim=$(ulimit -Hn)
+	case $MODE in smoke) ks="200 1000"; n=200 ;; quick) ks="1000 5000 15000"; n=1000 ;; *) ks="1000 5000 15000"; n=2000 ;; esac
+	for t in $(seq 1 $TRIALS); do
+		for k in $ks; do
+			[ "$k" -le $((lim - 1024)) ] || k=$((lim - 1024))
+			[ "$k" -ge 100 ] || continue
+			for impl in remotecall tirpc; do
+				[ "$impl" = tirpc ] && [ "$MODE" != full ] && [ "$k" -gt 5000 ] && continue
+				progress "trial $t/$TRIALS: $k idle connections, $impl server"
+				tag="\"exp\":\"conns\",\"where\":\"$where\",\"pin\":\"cross\",\"server\":\"$impl\",\"k\":$k,\"trial\":$t"
+				if [ "$impl" = remotecall ]; then
+					srv RCS $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" --max-conns $((k + 512)) || continue
+				else
+					srv RCS $where "$sc" "$B/tirpc-bench-server" --listen "tcp://127.0.0.1:0" || continue
+				fi
+				rec "$tag" 240 taskset -c "$cc" "$B/rc-bench-conns" --uri "$(uri_of "$RCS" tcp)" --count "$k" \
+					--pid "$RCS_PID" --calls $n --hold-ms 2000 --max-seconds 120 --json
+				stop "$RCS_PID"
+			done
 		done
 	done
 }

@@ -7,7 +7,8 @@
  * Same options and output as rc-bench-server: one "listening URI" line per listener (the real
  * port), served until SIGINT/SIGTERM, exit 0. libtirpc serves from one thread; --threads is
  * accepted for symmetry and ignored (with a note on stderr when N > 1). Without --rpcbind
- * nothing is registered with rpcbind.
+ * nothing is registered with rpcbind. The descriptor limit is raised from soft to hard at
+ * start, as rc-bench-server does.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -134,6 +135,7 @@ int main(int argc, char **argv)
 	bool rpcbind = false;
 	int c;
 	opterr = 0;
+	(void)bench_raise_nofile(); /* many connections: as rc-bench-server */
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':

@@ -132,8 +132,10 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 	if (ok && w->starttls)
 		ok = c->tp->vt->starttls != NULL && c->tp->vt->starttls(c->tp, srv->tls) == RC_OK;
 	pthread_mutex_unlock(&c->wmu);
+	pthread_mutex_lock(&srv->mu); /* the sweeper reads them under it (from any thread) */
 	c->last_active = rc__now();
 	c->partial_since = 0; /* the probe is whole; the handshake's own time starts now */
+	pthread_mutex_unlock(&srv->mu);
 	return ok;
 }
 
@@ -217,6 +219,8 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		c->partial_since = 0;
 	else if (c->partial_since == 0)
 		c->partial_since = rc__now();
+	if (c->tp->vt->park != NULL) /* its turn is over: the thread's input buffer goes back */
+		c->tp->vt->park(c->tp);
 	pthread_mutex_lock(&srv->mu);
 	c->busy = false;
 	{

@@ -55,6 +55,7 @@ void rc__wctx_init(rc__wctx *w, rc_server *srv)
 	w->batch = NULL;
 	w->lone = 0;
 	w->want = 0;
+	w->worked = false; /* (rc_server_step, the application's loop: no quiet detection) */
 	w->starttls = false;
 }
 

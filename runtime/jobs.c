@@ -314,6 +314,8 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		n++;
 		bytes += len;
 	}
+	if (c->tp->vt->park != NULL) /* records copied: the input buffer goes back */
+		c->tp->vt->park(c->tp);
 	if (n > 0)
 		atomic_fetch_add(&c->refs, n);
 	pthread_mutex_lock(&srv->mu); /* the sweeper reads last_active, partial_since under it */

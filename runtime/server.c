@@ -25,6 +25,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
@@ -123,7 +126,7 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.max_record = RC_DEFAULT_MAX_MESSAGE;
 	srv->dgram_max = RC__UDP_MAX;
 	srv->lim.max_alloc = 16u << 20;
-	srv->lim.max_conns = 1024;
+	srv->lim.max_conns = 16384;
 	srv->lim.idle_ms = 120000;
 	srv->lim.stall_ms = 10000;
 	srv->lim.drc_entries = 1u << 22;
@@ -794,31 +797,72 @@ static void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l)
 		rc__dgram_serve(srv, w, l, RC_TP_BATCH, RC_TPF_DONTWAIT, false);
 }
 
-/* Resume paused listeners that are due; every 250 ms, close idle and stalled connections. */
+/*
+ * Resume paused listeners that are due; every 250 ms, close idle and stalled connections --
+ * walking the table only when one of them can be due: the walk notes the earliest time one
+ * can (a connection's idle_ms after its last activity, stall_ms after its partial record or
+ * its end of reading began), and a connection whose clock starts after the walk is due no
+ * sooner than min(idle_ms, stall_ms) from it. Activity only moves a deadline later, so idle
+ * connections cost a walk per idle_ms, not four a second. (A connection whose reading ends
+ * after the walk, with its last activity before it, may get up to twice stall_ms for its last
+ * replies.)
+ */
 static void rc__sweep(rc_server *srv, int64_t now)
 {
+	int64_t idle = (int64_t)srv->lim.idle_ms * 1000000, stall = (int64_t)srv->lim.stall_ms * 1000000;
+	int64_t due;
+
 	pthread_mutex_lock(&srv->mu);
 	if (atomic_load_explicit(&srv->wake_at, memory_order_relaxed) != 0)
 		rc__lsn_wake(srv, now);
-	if (now < srv->next_sweep) {
+	if (now < srv->next_sweep || now < srv->next_walk) {
 		pthread_mutex_unlock(&srv->mu);
 		return;
 	}
 	srv->next_sweep = now + 250000000LL;
+	due = now + (idle < stall ? idle : stall);
 	for (rc__conn *c = srv->conns; c; c = c->next) {
-		if (c->dead) {
-			/* reading is over; its last replies got stall_ms to go out */
-			if (!c->doomed && now - c->last_active > (int64_t)srv->lim.stall_ms * 1000000)
-				rc__conn_doom(srv, c);
-			continue;
-		}
+		int64_t at;
 		if (c->doomed)
 			continue;
-		if (now - c->last_active > (int64_t)srv->lim.idle_ms * 1000000 ||
-		    (c->partial_since && now - c->partial_since > (int64_t)srv->lim.stall_ms * 1000000))
+		if (c->dead) {
+			/* reading is over; its last replies got stall_ms to go out */
+			at = c->last_active + stall;
+		} else {
+			at = c->last_active + idle;
+			if (c->partial_since && c->partial_since + stall < at)
+				at = c->partial_since + stall;
+		}
+		if (now > at)
 			rc__conn_doom(srv, c);
+		else if (at < due)
+			due = at;
 	}
+	srv->next_walk = due;
 	pthread_mutex_unlock(&srv->mu);
+}
+
+/*
+ * A serving thread found nothing to do for a whole wait (250 ms) after doing some work: the
+ * load has gone, for now. Give the heap's free pages back to the system (glibc keeps what was
+ * freed -- connections' buffers, big requests and replies -- resident otherwise; the buffers
+ * still in use stay), at most once a second for the whole server. False when another thread
+ * did so less than a second ago (what this one has just let go is not given back yet: the
+ * caller asks again after its next empty wait).
+ */
+static bool rc__quiet(rc_server *srv, int64_t now)
+{
+#ifdef __GLIBC__
+	int64_t last = atomic_load_explicit(&srv->trimmed_at, memory_order_relaxed);
+
+	if (now - last < 1000000000LL ||
+	    !atomic_compare_exchange_strong(&srv->trimmed_at, &last, now))
+		return false;
+	(void)malloc_trim(0);
+#else
+	(void)srv, (void)now;
+#endif
+	return true;
 }
 
 /* One turn of the epoll loop: wait up to timeout_ms, hand each event to its handler
@@ -845,6 +889,14 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 		if (errno == EINTR)
 			return RC_OK;
 		return RC_LOCALERROR;
+	}
+	if (n > 0) {
+		w->worked = true;
+	} else if (n == 0 && w->worked && timeout_ms != 0) {
+		/* a whole wait with nothing to do, after work: quiet */
+		rc__reply_release(w); /* a big reply's buffer kept for the next: not while quiet */
+		rc__tp_quiet();       /* nor a big request's */
+		w->worked = !rc__quiet(srv, rc__now()); /* not trimmed yet: again after the next */
 	}
 	for (int i = 0; i < n && !atomic_load(&srv->stop); i++) {
 		int kind = *(int *)evs[i].data.ptr;

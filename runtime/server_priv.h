@@ -143,6 +143,8 @@ struct rc_server {
 	rc__srv_hook hook; /* the layer above's (rpcbind.c), or NULL; under mu */
 	void *hook_ctx;
 	int64_t next_sweep;
+	int64_t next_walk; /* under mu: the earliest a connection can be due to close (rc__sweep) */
+	_Atomic int64_t trimmed_at; /* when free heap pages were last given back (rc__quiet) */
 	_Atomic int64_t wake_at; /* the earliest resume_at of a paused listener, or 0 (rc__step) */
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 	struct rc__dbatch *step_batch; /* and its datagram batch */
@@ -182,6 +184,7 @@ typedef struct rc__wctx {
 	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
 	bool starttls;       /* rc__serve answered a probe with STARTTLS: start TLS once it is out */
 	size_t keep;         /* the largest reply buffer kept between requests (rc__reply_keep) */
+	bool worked;         /* the epoll loop: events handled since its last empty wait */
 	/* aligned: a Sun routine's XDR_INLINE stores int32_t through the reply's bytes */
 	_Alignas(16) unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
@@ -320,6 +323,17 @@ static inline void rc__reply_reset(rc__wctx *w, size_t max)
 	}
 	rc__encbuf_free(&w->rb);
 	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+}
+
+/* Let go of the heap reply buffer w keeps between requests (rc__reply_reset), if any: the
+ * thread has gone quiet. */
+static inline void rc__reply_release(rc__wctx *w)
+{
+	if (w->rb.heap) {
+		size_t max = w->rb.max;
+		rc__encbuf_free(&w->rb);
+		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
+	}
 }
 
 /* Report step pt of call xid now, if the server traces. */

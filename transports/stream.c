@@ -16,6 +16,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,11 +49,84 @@ typedef struct rc__stream {
 	ino_t path_ino;
 	rc__tls_conn *tls; /* NULL: plaintext */
 	bool more;         /* the last recv gave a record and read no further (rc__stream_ahead) */
+	bool lend;         /* a server's connection: reads into its serving thread's buffer */
 	/* Under TLS, one sender at a time for a whole send or flush: a blocking TLS write waits
 	 * with the SSL object free, and a second writer's records must not land inside the
 	 * first's (the client's fast path sends without its own send lock). */
 	pthread_mutex_t wlock;
 } rc__stream;
+
+/*
+ * Each serving thread's input buffer (64 KiB), lent to the record reader of the server
+ * connection it is serving for the length of that connection's turn (recv lends, park gives
+ * back), so an idle connection holds no input buffer: 10,000 of them cost no 640 MB of
+ * buffers, nor the page each one touched. A big record's buffer replaces it when its turn
+ * ends (one per thread, as the thread's kept reply buffer: the next big record gets pages
+ * already there), until the thread goes quiet (rc__tp_quiet). Freed when its thread ends (pthread key); a reader
+ * still holding it then (a turn that did not end in park) keeps it, leaked rather than freed
+ * under it.
+ */
+#define RC__LEND_CAP ((size_t)64 << 10)
+static pthread_key_t rc__lend_key;
+static pthread_once_t rc__lend_once = PTHREAD_ONCE_INIT;
+static bool rc__lend_ok;
+static _Thread_local rc__lendbuf *rc__lend_mine;
+
+static void rc__lend_free(void *p)
+{
+	rc__lendbuf *lb = p;
+	void *none = NULL;
+
+	if (atomic_compare_exchange_strong(&lb->owner, &none, p)) {
+		free(lb->data);
+		free(lb);
+	}
+}
+
+static void rc__lend_init(void)
+{
+	rc__lend_ok = pthread_key_create(&rc__lend_key, rc__lend_free) == 0;
+}
+
+/* This thread's lendable buffer (made on first use), or NULL if memory is short. */
+static rc__lendbuf *rc__lend_get(void)
+{
+	rc__lendbuf *lb = rc__lend_mine;
+
+	if (__builtin_expect(lb != NULL, 1))
+		return lb;
+	(void)pthread_once(&rc__lend_once, rc__lend_init);
+	if (!rc__lend_ok || (lb = malloc(sizeof(*lb))) == NULL)
+		return NULL;
+	if ((lb->data = malloc(RC__LEND_CAP)) == NULL) {
+		free(lb);
+		return NULL;
+	}
+	atomic_init(&lb->owner, NULL);
+	lb->cap = RC__LEND_CAP;
+	if (pthread_setspecific(rc__lend_key, lb) != 0) {
+		free(lb->data);
+		free(lb);
+		return NULL;
+	}
+	return rc__lend_mine = lb;
+}
+
+/* transport.h: the calling thread has gone quiet; a big record's buffer it kept to lend
+ * (rc__recreader_park) goes back to the usual size. */
+void rc__tp_quiet(void)
+{
+	rc__lendbuf *lb = rc__lend_mine;
+	unsigned char *small;
+
+	if (lb == NULL || lb->cap <= RC__LEND_CAP ||
+	    atomic_load_explicit(&lb->owner, memory_order_relaxed) != NULL ||
+	    (small = malloc(RC__LEND_CAP)) == NULL)
+		return;
+	free(lb->data);
+	lb->data = small;
+	lb->cap = RC__LEND_CAP;
+}
 
 /* Send up to n bytes of b, on the socket or under TLS; flags MSG_DONTWAIT or 0 (block). As
  * send(): the bytes sent, or -1 with errno. */
@@ -406,6 +480,12 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 			return st;
 		flags |= MSG_DONTWAIT; /* the handshake just ended: records may follow, or not */
 	}
+	/* a server's connection holding no buffer reads into its thread's (given back in park) */
+	if (maytls && s->lend && s->rr.buf == NULL) {
+		rc__lendbuf *lb = rc__lend_get();
+		if (lb != NULL)
+			(void)rc__recreader_lend(&s->rr, lb);
+	}
 	/* The usual case: nothing buffered, and one read brings exactly one whole record. */
 	s->more = true; /* unless a read below finds nothing more */
 	if (rc__recreader_front(&s->rr, &p, &n)) {
@@ -635,6 +715,16 @@ static bool rc__stream_secure(rc_tp *tp, const struct rc_tls_peer **peer)
 	return true;
 }
 
+/* The vt's park: the server is done with this connection for now; what its reader holds
+ * moves out of the thread's lent buffer into memory of its own (nothing, when it holds
+ * nothing). */
+static void rc__stream_park(rc_tp *tp)
+{
+	rc__stream *s = (rc__stream *)tp;
+
+	(void)rc__recreader_park(&s->rr, rc__lend_mine);
+}
+
 static const rc_tp_vt rc__stream_vt = {
 	.send = rc__stream_send,
 	.flush = rc__stream_flush,
@@ -653,6 +743,7 @@ static const rc_tp_vt rc__stream_vt = {
 	.close = rc__stream_close,
 	.starttls = rc__stream_starttls,
 	.secure = rc__stream_secure,
+	.park = rc__stream_park,
 };
 
 /* A client connection made without TLS (it never starts TLS later): the same ops, with send
@@ -675,6 +766,7 @@ static const rc_tp_vt rc__stream_plain_vt = {
 	.close = rc__stream_close,
 	.starttls = rc__stream_starttls,
 	.secure = rc__stream_secure,
+	.park = rc__stream_park,
 };
 
 /* TCP: no Nagle delay (a call or reply is one record; waiting for more only adds latency).
@@ -710,6 +802,7 @@ static rc_status rc__stream_accept(rc_tp *tp, rc_tp **out, size_t max_record)
 		return RC_NOMEM;
 	}
 	s->tp.vt = &rc__stream_vt;
+	s->lend = true;
 	*out = &s->tp;
 	return RC_OK;
 }
@@ -902,6 +995,7 @@ rc_status rc__stream_adopt(int fd, size_t max_record, bool listener, rc_tp **out
 		return RC_NOMEM;
 	s->tp.vt = &rc__stream_vt;
 	s->tp.listener = listener;
+	s->lend = !listener;
 	*out = &s->tp;
 	return RC_OK;
 }

@@ -227,6 +227,11 @@ typedef struct rc_tp_vt {
 	/* Whether messages travel under TLS (handshake done), and then in *peer the verified
 	 * client certificate's identity, or NULL. NULL for transports without TLS. */
 	bool (*secure)(rc_tp *tp, const struct rc_tls_peer **peer);
+	/* Server connections: the server is done with this connection's turn (messages received
+	 * are no longer in use); keep what is buffered in memory of the connection's own, sized
+	 * to it, and let go of buffers it does not need until it is read again. NULL: nothing to
+	 * do. */
+	void (*park)(rc_tp *tp);
 } rc_tp_vt;
 
 /* The common head of every transport. Only transports/ reads fd; the loops that wait on a
@@ -239,6 +244,10 @@ struct rc_tp {
 	size_t max_msg;  /* largest message it can carry (UDP: 65507) */
 	int rcvtimeo_ms; /* the receive timeout currently set (-1: none) */
 };
+
+/* A serving thread has gone quiet (no work for a while): it lets go of the big input buffer
+ * it kept for stream connections' big records (stream.c). */
+void rc__tp_quiet(void);
 
 /* The descriptor an event loop waits on for tp's input (and output), or -1 for a
  * synchronous transport, which is never waited on. */

@@ -85,6 +85,34 @@ static inline bool rc__recreader_whole(rc_recreader *r, size_t got, void **rec, 
 }
 
 /*
+ * A buffer a serving thread lends to the record reader of the connection it is serving
+ * (transports/stream.c), so that an idle connection holds no input buffer at all: one of
+ * these per thread, lent to one reader at a time (owner, set and cleared atomically, so a
+ * reader that kept it by mistake is never given to a second one).
+ */
+typedef struct rc__lendbuf {
+	_Atomic(void *) owner; /* the reader it is lent to, or NULL */
+	size_t cap;
+	unsigned char *data;
+} rc__lendbuf;
+
+/*
+ * rc__recreader_lend: a reader that holds no buffer (nothing buffered, none allocated) takes
+ * lb's for its reads, if lb is free; true if it did. The reader gives it back in
+ * rc__recreader_park, rc_recreader_destroy, or when a record outgrows it (the bytes move to a
+ * buffer of the reader's own).
+ * rc__recreader_park: the connection's turn is over -- records handed out are no longer in
+ * use. A lent buffer is given back, the bytes still held (part of a record, records not yet
+ * taken) copied into a buffer of the reader's own sized to them; a buffer of its own holding
+ * nothing goes -- to keep, in place of its smaller buffer, when it is of 1 MiB or more and
+ * keep is the calling thread's free lendbuf (a big record's buffer then serves the thread's
+ * next big record: no fresh pages for each), else freed. False if memory for the copy ran out (the reader keeps the
+ * lent buffer, and lb stays taken: nothing is lost).
+ */
+bool rc__recreader_lend(rc_recreader *r, rc__lendbuf *lb);
+bool rc__recreader_park(rc_recreader *r, rc__lendbuf *keep);
+
+/*
  * A record read in part (a client's big reply, transports/stream.c). rc__recreader_head: if
  * the reader is inside a record's one fragment (its first, marked last) and more than min of
  * its bytes have not come yet, the bytes assembled so far (*rec, *len), how many follow

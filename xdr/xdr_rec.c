@@ -6,6 +6,7 @@
  * reassembles records from arbitrary reads into one buffer, compacting the headers away
  * in place, and refuses a record over its cap before buffering it.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "xdr_internal.h"
@@ -62,6 +63,11 @@ bool rc_xdrrec_endofrecord(rc_xdr *xdrs)
 
 #define RC__REC_MIN_BUF ((size_t)64 << 10)
 #define RC__REC_SLACK ((size_t)64 << 10)
+/* A reader's buffer at least this big goes to its thread's lendbuf when empty (a smaller one
+ * is freed: the heap gives it back cheaply, and keeping every size would churn the thread's
+ * buffer among the long-lived small allocations -- the duplicate request cache's -- and pin
+ * their pages). */
+#define RC__REC_KEEP_MIN ((size_t)1 << 20)
 
 void rc_recreader_init(rc_recreader *r, size_t max_record)
 {
@@ -69,9 +75,19 @@ void rc_recreader_init(rc_recreader *r, size_t max_record)
 	r->max_record = max_record ? max_record : RC_RECREADER_DEFAULT_MAX;
 }
 
+/* Give a lent buffer back to its lender. */
+static void rc__recreader_unlend(rc_recreader *r)
+{
+	atomic_store_explicit(&r->lender->owner, NULL, memory_order_release);
+	r->lender = NULL;
+}
+
 void rc_recreader_destroy(rc_recreader *r)
 {
-	free(r->buf);
+	if (r->lender != NULL)
+		rc__recreader_unlend(r);
+	else
+		free(r->buf);
 	r->buf = NULL;
 	r->cap = r->len = r->off = r->rec = r->scan = 0;
 	r->frag_left = 0;
@@ -134,9 +150,22 @@ rc_status rc_recreader_space(rc_recreader *r, void **p, size_t *n)
 			ncap = limit;
 		if (ncap < r->len + 512)
 			ncap = r->len + 512;
-		nb = realloc(r->buf, ncap);
-		if (nb == NULL)
+		if (r->lender != NULL) {
+			/* outgrown the lent buffer (a whole 64 KiB of the record has arrived): one of
+			 * its own, sized for the whole fragment -- one copy, and one block of the
+			 * record's size rather than a doubling series of blocks left behind in the
+			 * heap; its pages are touched only as bytes arrive */
+			if (r->in_frag && r->frag_left < limit - r->len &&
+			    ncap < r->len + r->frag_left + 512)
+				ncap = r->len + r->frag_left + 512 < limit ? r->len + r->frag_left + 512
+				                                           : limit;
+			if ((nb = malloc(ncap)) == NULL)
+				return RC_NOMEM;
+			memcpy(nb, r->buf, r->len);
+			rc__recreader_unlend(r);
+		} else if ((nb = realloc(r->buf, ncap)) == NULL) {
 			return RC_NOMEM;
+		}
 		r->buf = nb;
 		r->cap = ncap;
 	}
@@ -145,6 +174,81 @@ rc_status rc_recreader_space(rc_recreader *r, void **p, size_t *n)
 	*p = r->buf + r->len;
 	*n = r->cap - r->len;
 	return RC_OK;
+}
+
+bool rc__recreader_lend(rc_recreader *r, rc__lendbuf *lb)
+{
+	void *none = NULL;
+
+	if (r->buf != NULL || r->failed ||
+	    !atomic_compare_exchange_strong_explicit(&lb->owner, &none, (void *)r,
+	                                             memory_order_acquire, memory_order_relaxed))
+		return false;
+	r->buf = lb->data;
+	r->cap = lb->cap;
+	r->len = r->off = r->rec = r->scan = 0;
+	r->lender = lb;
+	return true;
+}
+
+/* The lent buffer becomes the reader's own; its lender gets nb (RC__REC_MIN_BUF bytes). */
+static void lb_swap(rc_recreader *r, unsigned char *nb)
+{
+	rc__lendbuf *lb = r->lender;
+
+	lb->data = nb;
+	lb->cap = RC__REC_MIN_BUF;
+	rc__recreader_unlend(r);
+}
+
+bool rc__recreader_park(rc_recreader *r, rc__lendbuf *keep)
+{
+	size_t raw = r->len - r->scan, live = r->rec + raw, ncap;
+	unsigned char *nb = NULL;
+
+	if (r->lender == NULL) {
+		if (live == 0 && r->buf != NULL) { /* nothing held: nothing kept */
+			if (keep != NULL && r->cap >= RC__REC_KEEP_MIN && r->cap > keep->cap &&
+			    atomic_load_explicit(&keep->owner, memory_order_relaxed) == NULL) {
+				free(keep->data); /* the thread keeps the bigger one */
+				keep->data = r->buf;
+				keep->cap = r->cap;
+			} else {
+				free(r->buf);
+			}
+			r->buf = NULL;
+			r->cap = r->len = r->off = r->rec = r->scan = 0;
+		}
+		return true;
+	}
+	if (live > 0 && r->lender->cap >= RC__REC_KEEP_MIN && (nb = malloc(RC__REC_MIN_BUF)) != NULL) {
+		/* bytes held in a thread's kept big buffer (a big record under way): the reader
+		 * keeps that buffer as its own, bytes and all (no copy of up to megabytes; it comes
+		 * back to a thread once empty), and the lender takes a fresh one of the usual
+		 * size */
+		lb_swap(r, nb);
+		return true;
+	}
+	if (live > 0) {
+		/* what is held, compacted (as rc_recreader_space would), in a buffer of its own:
+		 * room for the rest of the fragment when that is small, else a little more */
+		ncap = live + 512;
+		if (r->in_frag && r->frag_left <= 4096)
+			ncap = live + r->frag_left + 512;
+		if ((nb = malloc(ncap)) == NULL)
+			return false;
+		memcpy(nb, r->buf + r->off, r->rec);
+		memcpy(nb + r->rec, r->buf + r->scan, raw);
+	} else {
+		ncap = 0;
+	}
+	rc__recreader_unlend(r);
+	r->buf = nb;
+	r->cap = ncap;
+	r->off = 0;
+	r->scan = r->rec;
+	r->len = live;
+	return true;
 }
 
 void rc_recreader_commit(rc_recreader *r, size_t n)

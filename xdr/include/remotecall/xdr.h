@@ -204,6 +204,7 @@ typedef struct rc_recreader {
 	bool failed;       /* a record broke the cap: the stream is unusable */
 	bool started;      /* a fragment header of the current record has been parsed */
 	bool first;        /* the current fragment is its record's first */
+	struct rc__lendbuf *lender; /* buf is lent by it, not the reader's own (rc__recreader_lend) */
 } rc_recreader;
 
 /* rc_recreader_init -- an empty reader capped at max_record bytes a record (0 means
