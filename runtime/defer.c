@@ -71,8 +71,8 @@ void rc__wctx_fini(rc__wctx *w)
 	w->batch = NULL;
 }
 
-/* Free what a deferred (or orphaned) request holds, and the object once nobody holds it. */
-static void rc__req_unhold(rc__req *r)
+/* server_priv.h: one hold on r fewer; the last frees what it holds, and the object. */
+void rc__req_unhold(rc__req *r)
 {
 	if (atomic_fetch_sub(&r->holds, 1) != 1)
 		return;
@@ -91,12 +91,6 @@ static void rc__req_unhold(rc__req *r)
 	}
 	free(r->own);
 	free(r);
-}
-
-/* server_priv.h: the serving thread lets go of a request its routine deferred. */
-void rc__req_left(rc__req *r)
-{
-	rc__req_unhold(r);
 }
 
 /* server.h: keep req past its routine. */

@@ -189,7 +189,7 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__r
 	r->keyp = NULL;
 	if (atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE) {
 		w->req = NULL; /* deferred: answered later */
-		rc__req_left(r);
+		rc__req_unhold(r);
 		return 0;
 	}
 	RC__TRACE(srv, RC_TP_SRV_ENCODED, req->xid);
@@ -501,7 +501,7 @@ header_read:
 	if (__builtin_expect(atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE,
 	                     0)) {
 		w->req = NULL; /* deferred: the request, its objects and its cache entry live on */
-		rc__req_left(r);
+		rc__req_unhold(r);
 		return 0;
 	}
 	if (!ok)

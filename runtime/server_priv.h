@@ -274,8 +274,9 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 /* A fresh request object of serving thread w (zeroed; NULL if memory is short). */
 rc__req *rc__req_new(rc__wctx *w);
 
-/* The serving thread lets go of request r, which its routine deferred (it may be freed). */
-void rc__req_left(rc__req *r);
+/* Let go of one hold on deferred request r -- the serving thread's once its routine has
+ * returned, or the deferral's at the answer; the last one frees r and what it holds. */
+void rc__req_unhold(rc__req *r);
 
 /* Send a deferred request's reply on c from any thread (takes c->wmu). False: broken. */
 bool rc__conn_send_later(rc_server *srv, rc__conn *c, unsigned char *msg, size_t len);
