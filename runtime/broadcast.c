@@ -58,7 +58,7 @@ static bool rc__bcast_reply(const unsigned char *msg, size_t len, uint32_t xid, 
 
 	memset(&e, 0, sizeof(e));
 	rc__xdr_decoder(&x, msg, len, (size_t)16 << 20);
-	if (!rc_xdr_u_int(&x, &rxid) || rxid != xid || rc__reply_header(&x, &e) != RC_OK)
+	if (!rc_xdr_u_int(&x, &rxid) || rxid != xid || rc__reply_header(&x, &e, NULL) != RC_OK)
 		return false;
 	if ((res = calloc(1, res_size ? res_size : 1)) == NULL)
 		return false;

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/auth.h"
 #include "runtime/rpc.h"
 #include "transports/tls.h"
 
@@ -87,6 +88,7 @@ struct rc_async {
  * lock; a replaced one is freed once no fast path can be reading it (rc__retire). */
 typedef struct rc__hdr {
 	struct rc__hdr *next; /* the retired list */
+	const rc__flavor *fl; /* the credentials' flavor (auth.h): plain ones only here */
 	size_t len;
 	_Alignas(16) unsigned char b[24 + 8 + RC__MAX_AUTH_BYTES + 8];
 } rc__hdr;
@@ -227,6 +229,7 @@ static void rc__build_header(const rc_client *c, rc__hdr *h, uint32_t flavor,
 	rc__put32(p + 4, 0);
 	h->len = 32 + credlen + 8;
 	h->next = NULL;
+	h->fl = rc__flavor_find(flavor);
 }
 
 /* Free the retired templates (under c->mu, holding the reader's role: no fast path can be
@@ -287,6 +290,18 @@ static rc_status rc__set_header(rc_client *c, uint32_t flavor, const unsigned ch
 	}
 	pthread_mutex_unlock(&c->mu);
 	return RC_OK;
+}
+
+/* rpc.h: credentials of a plain flavor, encoded. */
+rc_status rc__client_set_cred(rc_client *clnt, uint32_t flavor, const unsigned char *cred,
+                              size_t len)
+{
+	const rc__flavor *fl = rc__flavor_find(flavor);
+
+	if (clnt == NULL || fl == NULL || !(fl->props & RC__FL_PLAIN) ||
+	    len > RC__MAX_AUTH_BYTES || (len > 0 && cred == NULL))
+		return RC_INVAL;
+	return rc__set_header(clnt, flavor, cred, len);
 }
 
 rc_status rc_client_set_auth_none(rc_client *clnt)
@@ -697,15 +712,32 @@ static inline size_t rc__budget(const rc_client *c)
 	return c->max_msg * 4 + 4096;
 }
 
-/* Whether reply m (24 bytes or more) is the usual one: accepted, an empty verifier, SUCCESS
- * (two loads). */
+/* Whether reply m (24 bytes or more) is the usual one: accepted, an empty AUTH_NONE
+ * verifier, SUCCESS (three loads) -- all a plain flavor's credentials need to see. */
 static inline bool rc__plain_success(const unsigned char *m)
 {
 	uint64_t type_stat, verflen_accept;
+	uint32_t vflavor;
 
 	memcpy(&type_stat, m + 4, 8);
+	memcpy(&vflavor, m + 12, 4);
 	memcpy(&verflen_accept, m + 16, 8);
-	return type_stat == rc__reply_accepted && verflen_accept == 0;
+	return type_stat == rc__reply_accepted && (vflavor | verflen_accept) == 0;
+}
+
+/* An accepted reply's verifier v, checked through the credentials' flavor (hdr's): RC_OK, or
+ * RC_AUTHERROR with auth_stat AUTH_INVALIDRESP in *err (as libtirpc's clnt_call). */
+static rc_status rc__check_verf(const rc__hdr *hdr, const rc__verf *v, rc_error *err)
+{
+	rc__cl_auth a = {.fl = hdr->fl};
+
+	if (hdr->fl == NULL || rc__cl_plain_verf_ok(&a, v->flavor, v->len))
+		return RC_OK;
+	err->auth_stat = RC__AUTH_INVALIDRESP;
+	snprintf(err->detail, sizeof(err->detail),
+	         "the reply's verifier (flavor %u, %u bytes) is not one %s accepts", v->flavor,
+	         v->len, hdr->fl->name);
+	return RC_AUTHERROR;
 }
 
 /*
@@ -718,7 +750,8 @@ static inline __attribute__((always_inline)) rc_status
 rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
 {
 	rc_xdr x;
-	rc_status st;
+	rc_status st, st2 = RC_OK;
+	rc__verf v;
 
 	if (len >= 24) {
 		if (rc__plain_success(m)) {
@@ -733,7 +766,13 @@ rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
 	}
 	rc__xdr_decoder(&x, m + 4, len - 4, rc__budget(c));
 	rc__err_clear(&p->err); /* a blocking call's is not cleared until something fails */
-	st = rc__reply_header(&x, &p->err);
+	v.flavor = RC_AUTH_NONE;
+	v.len = 0;
+	st = rc__reply_header(&x, &p->err, &v);
+	if (st != RC_BADREPLY && st != RC_AUTHERROR && st != RC_VERSMISMATCH) /* accepted */
+		st2 = rc__check_verf(__atomic_load_n(&c->hdr, __ATOMIC_ACQUIRE), &v, &p->err);
+	if (st2 != RC_OK)
+		return st2;
 	if (st == RC_OK && !p->xres(&x, p->res))
 		st = RC_CANTDECODERES;
 	return st;

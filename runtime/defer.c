@@ -57,6 +57,7 @@ void rc__wctx_init(rc__wctx *w, rc_server *srv)
 	w->want = 0;
 	w->worked = false; /* (rc_server_step, the application's loop: no quiet detection) */
 	w->starttls = false;
+	w->auth = NULL;
 }
 
 /* server_priv.h: what rc__wctx_init and the serving made. */
@@ -89,6 +90,8 @@ void rc__req_unhold(rc__req *r)
 		if (r->res != r->resbuf)
 			free(r->res);
 	}
+	rc__svc_auth_done(&r->auth);
+	free(r->unwrapped);
 	free(r->own);
 	free(r);
 }
@@ -123,6 +126,7 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 		return RC_NOMEM;
 	memcpy(r->own, rd->p, n);
 	r->ownlen = n;
+	r->gen = w->auth != NULL; /* its replies: verifier and wrapping through its flavor */
 	if (req->proc != NULL) { /* typed: where its objects are */
 		const rc_procinfo *info = req->proc->info;
 		r->args = info->xargs == (rc_xdrproc)rc_xdr_void ? NULL
@@ -151,6 +155,8 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 		req->args = r->own;
 		req->argslen = n;
 	}
+	free(r->unwrapped); /* (the flavor's unwrapped arguments: copied into own) */
+	r->unwrapped = NULL;
 	if ((r->cached = r->keyp != NULL))
 		r->key = *r->keyp;
 	if (req->dgram) {
@@ -229,6 +235,8 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 
 	rc__encbuf_init(&tw.rb, tw.stack, sizeof(tw.stack), srv->lim.max_record);
 	tw.keep = 0;
+	tw.auth = r->gen ? &r->auth : NULL;
+	tw.starttls = false;
 	if (kind == RC__ANSWER_RESULT)
 		rlen = rc__reply_result(srv, &tw, srv->lim.max_record, r->pub.dgram, r->pub.xid,
 		                        xres, res, &st);

@@ -244,3 +244,26 @@ const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req)
 {
 	return req && req->rq_cred.oa_flavor == RC_AUTH_SYS ? &req->sys : NULL;
 }
+
+/* server.h: the reply verifier the auth hook (or the routine) chose, for a plain flavor. */
+rc_status rc_svc_req_set_verf(const rc_svc_req *req, uint32_t flavor, const void *body,
+                              uint32_t len)
+{
+	rc__req *r = (rc__req *)req;
+	const rc__flavor *fl;
+
+	if (req == NULL || len > RC__MAX_AUTH_BYTES || (len > 0 && body == NULL) || r->wc == NULL ||
+	    r->wc->req != r || atomic_load(&r->state) != RC__REQ_INLINE)
+		return RC_INVAL; /* not being served on its thread (answered, or deferred) */
+	fl = rc__flavor_find(req->rq_cred.oa_flavor);
+	if (fl == NULL || !(fl->props & RC__FL_PLAIN))
+		return RC_NOTSUPP; /* the flavor makes its own verifiers */
+	r->auth.fl = fl;
+	r->auth.ctx = NULL;
+	r->auth.verf_flavor = flavor;
+	r->auth.verf_len = len;
+	if (len > 0)
+		memcpy(r->auth.verf, body, len);
+	r->wc->auth = &r->auth;
+	return RC_OK;
+}

@@ -60,25 +60,26 @@ void rc__encbuf_xdr(rc__encbuf *b, rc_xdr *x)
 	x->x_ctx = b;
 }
 
-/* Skip an opaque_auth (flavor, body of at most 400 bytes). */
-static bool rc__skip_auth(rc_xdr *x)
+/* Read an opaque_auth (flavor, body of at most 400 bytes) into *v. */
+static bool rc__read_auth(rc_xdr *x, rc__verf *v)
 {
-	uint32_t flavor, len;
-
-	if (!rc_xdr_u_int(x, &flavor) || !rc_xdr_u_int(x, &len) || len > RC__MAX_AUTH_BYTES)
+	if (!rc_xdr_u_int(x, &v->flavor) || !rc_xdr_u_int(x, &v->len) ||
+	    v->len > RC__MAX_AUTH_BYTES)
 		return false;
-	return rc_xdr_inline(x, len) != NULL || len == 0;
+	v->body = v->len == 0 ? NULL : rc_xdr_inline(x, v->len);
+	return v->len == 0 || v->body != NULL;
 }
 
 /* rpc.h: decode a reply header (after the xid) into a status and *err's details. */
-rc_status rc__reply_header(rc_xdr *x, rc_error *err)
+rc_status rc__reply_header(rc_xdr *x, rc_error *err, rc__verf *vf)
 {
 	uint32_t mtype, stat, v;
+	rc__verf skip;
 
 	if (!rc_xdr_u_int(x, &mtype) || mtype != RC__REPLY || !rc_xdr_u_int(x, &stat))
 		return RC_BADREPLY;
 	if (stat == RC__MSG_ACCEPTED) {
-		if (!rc__skip_auth(x) || !rc_xdr_u_int(x, &v))
+		if (!rc__read_auth(x, vf != NULL ? vf : &skip) || !rc_xdr_u_int(x, &v))
 			return RC_BADREPLY;
 		switch (v) {
 		case RC__SUCCESS:

@@ -187,12 +187,27 @@ static inline void rc__encbuf_detach(rc__encbuf *b)
 	b->heap = false;
 }
 
+/* Send credentials of a plain flavor (auth.h: AUTH_NONE, AUTH_SYS), given encoded (flavor,
+ * body of len bytes, at most RC__MAX_AUTH_BYTES), with clnt's calls from now on (the Sun
+ * layer's AUTHs). RC_OK, RC_NOMEM, or RC_INVAL (not a plain flavor, a body too long). */
+rc_status rc__client_set_cred(rc_client *clnt, uint32_t flavor, const unsigned char *cred,
+                              size_t len);
+
+/* An accepted reply's verifier as it came (body points into the reply). */
+typedef struct rc__verf {
+	uint32_t flavor;
+	uint32_t len;
+	const unsigned char *body;
+} rc__verf;
+
 /*
  * Decode a reply's header from x (positioned after the xid). On RC_OK x is positioned at the
  * results. Otherwise the call's status (RC_PROGUNAVAIL, RC_VERSMISMATCH, ...), with details in
- * *err; RC_BADREPLY if the header is malformed.
+ * *err; RC_BADREPLY if the header is malformed. An accepted reply's verifier (whatever its
+ * accept_stat) goes to *v when v is not NULL (a denied reply leaves it
+ * untouched); checking it is the caller's, through its credentials' flavor (auth.h).
  */
-rc_status rc__reply_header(rc_xdr *x, rc_error *err);
+rc_status rc__reply_header(rc_xdr *x, rc_error *err, rc__verf *v);
 
 /* Thread-local detail of the last call, for rc_client_geterr. */
 void rc__set_lasterr(const rc_client *c, const rc_error *e);

@@ -21,31 +21,6 @@
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
 
-/* Parse an AUTH_SYS body (RFC 5531 section 14): exactly len bytes, bounded fields. */
-static bool rc__parse_authsys(const unsigned char *body, uint32_t len, rc_authsys *a)
-{
-	rc_xdr x;
-	uint32_t mlen, ng;
-
-	if (len < 20)
-		return false; /* stamp, empty name, uid, gid, gid count */
-	rc_xdrmem_create(&x, (void *)body, len, RC_XDR_DECODE);
-	if (!rc_xdr_u_int(&x, &a->stamp) || !rc_xdr_u_int(&x, &mlen) || mlen > 255 ||
-	    rc_xdr_remaining(&x) < ((mlen + 3) & ~3u) + 12)
-		return false;
-	if (!rc_xdr_opaque(&x, a->machine, mlen))
-		return false;
-	a->machine[mlen] = '\0';
-	if (!rc_xdr_u_int(&x, &a->uid) || !rc_xdr_u_int(&x, &a->gid) || !rc_xdr_u_int(&x, &ng) ||
-	    ng > 16 || rc_xdr_remaining(&x) != (size_t)ng * 4)
-		return false;
-	a->ngids = ng;
-	for (uint32_t i = 0; i < ng; i++)
-		if (!rc_xdr_u_int(&x, &a->gids[i]))
-			return false;
-	return true;
-}
-
 /* Start a reply to xid in w's buffer: returns the stream positioned after the reply header's
  * common part (xid, REPLY). */
 static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
@@ -59,63 +34,94 @@ static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
 	rc__st32(h + 4, RC__REPLY);
 }
 
-/* Start a successful reply to xid in w's buffer: the whole 24-byte header (REPLY,
- * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) written at once; x is positioned after it for
- * the results. The hot path of every call. */
-static inline __attribute__((always_inline)) void rc__reply_success(rc__wctx *w, rc_xdr *x,
+/* The verifier of an accepted reply under w->auth (NULL: AUTH_NONE, empty) into x. False when
+ * the flavor cannot make one (the reply is then not sent). */
+static bool rc__reply_verf(const rc__wctx *w, rc_xdr *x)
+{
+	const rc__svc_auth *a = w->auth;
+	uint32_t vflavor = RC_AUTH_NONE, vlen = 0;
+	unsigned char body[RC__MAX_AUTH_BYTES];
+	const unsigned char *v = body;
+
+	if (a != NULL) {
+		if (a->fl->svc_verf != NULL) {
+			if (!a->fl->svc_verf(a, &vflavor, body, &vlen) || vlen > RC__MAX_AUTH_BYTES)
+				return false;
+		} else {
+			vflavor = a->verf_flavor; /* the auth hook's (rc_svc_req_set_verf), or none */
+			vlen = a->verf_len;
+			v = a->verf;
+		}
+	}
+	return rc_xdr_u_int(x, &vflavor) && rc_xdr_u_int(x, &vlen) &&
+	       (vlen == 0 || rc_xdr_opaque(x, (void *)v, vlen));
+}
+
+/* Start a successful reply to xid in w's buffer; x is positioned after its header for the
+ * results. The usual one (plain flavors: w->auth NULL) is the whole 24-byte header (REPLY,
+ * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) written at once: the hot path of every call.
+ * False when w->auth's flavor cannot make a verifier (nothing is to be sent). */
+static inline __attribute__((always_inline)) bool rc__reply_success(rc__wctx *w, rc_xdr *x,
                                                                    size_t max, uint32_t xid)
 {
 	unsigned char *h;
 
+	if (__builtin_expect(w->auth != NULL, 0))
+		return rc__reply_accepted_head(w, x, max, xid, RC__SUCCESS);
 	rc__reply_reset(w, max);
 	h = rc__encbuf_msg(&w->rb); /* the stack buffer always has room */
 	rc__st32(h, xid);
 	rc__st32(h + 4, RC__REPLY);
 	memset(h + 8, 0, 16); /* MSG_ACCEPTED, AUTH_NONE, empty body, SUCCESS: all zero */
 	rc__encbuf_xdr_at(&w->rb, x, 24);
+	return true;
 }
 
-/* An accepted reply's header up to and including accept_stat: MSG_ACCEPTED, an AUTH_NONE
- * verifier, stat. */
-static void rc__reply_accepted(rc_xdr *x, uint32_t stat)
+/* server_priv.h: an accepted reply's header through accept_stat, its verifier from w->auth. */
+bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat)
 {
-	unsigned char *h = rc_xdr_inline(x, 16);
+	uint32_t acc = RC__MSG_ACCEPTED;
 
-	rc__st32(h, RC__MSG_ACCEPTED);
-	rc__st32(h + 4, 0);
-	rc__st32(h + 8, 0);
-	rc__st32(h + 12, stat);
+	rc__reply_begin(w, x, max, xid);
+	return rc_xdr_u_int(x, &acc) && rc__reply_verf(w, x) && rc_xdr_u_int(x, &stat);
 }
 
-/* A complete reply with no body beyond the status (and optional low/high range). */
-static size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied,
-                               uint32_t stat, const uint32_t *extra, int nextra)
+/* server_priv.h: a complete reply with no body beyond the status (and optional low/high
+ * range); 0 when an accepted one's verifier cannot be made. */
+size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint32_t stat,
+                        const uint32_t *extra, int nextra)
 {
 	rc_xdr x;
 
-	rc__reply_begin(w, &x, max, xid);
 	if (denied) {
 		uint32_t v = RC__MSG_DENIED;
+		rc__reply_begin(w, &x, max, xid);
 		rc_xdr_u_int(&x, &v);
 		rc_xdr_u_int(&x, &stat);
-	} else {
-		rc__reply_accepted(&x, stat);
+	} else if (!rc__reply_accepted_head(w, &x, max, xid, stat)) {
+		return 0;
 	}
 	for (int i = 0; i < nextra; i++)
 		rc_xdr_u_int(&x, (uint32_t *)&extra[i]);
 	return rc_xdr_getpos(&x);
 }
 
-/* Sun's view of AUTH_SYS credentials (rq_clntcred), pointing into req->sys. */
-static void rc__unixcred(rc_svc_req *req)
+/* server_priv.h: SUCCESS to an AUTH_TLS probe, verifier AUTH_NONE "STARTTLS"; the serving
+ * thread starts TLS once it is out (w->starttls). */
+size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid)
 {
-	req->ucred.aup_time = req->sys.stamp;
-	req->ucred.aup_machname = req->sys.machine;
-	req->ucred.aup_uid = req->sys.uid;
-	req->ucred.aup_gid = req->sys.gid;
-	req->ucred.aup_len = req->sys.ngids;
-	req->ucred.aup_gids = req->sys.gids;
-	req->rq_clntcred = &req->ucred;
+	rc_xdr x;
+	unsigned char *h;
+
+	rc__reply_begin(w, &x, max, xid);
+	h = rc_xdr_inline(&x, 24); /* the stack buffer always has room */
+	rc__st32(h, RC__MSG_ACCEPTED);
+	rc__st32(h + 4, RC_AUTH_NONE);
+	rc__st32(h + 8, 8);
+	memcpy(h + 12, "STARTTLS", 8);
+	rc__st32(h + 20, RC__SUCCESS);
+	w->starttls = true;
+	return rc_xdr_getpos(&x);
 }
 
 /*
@@ -221,6 +227,14 @@ rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
 	return RC_OK;
 }
 
+/* The results *res, coded by xres into x as w->auth's flavor wraps them (plain: as they are). */
+static inline bool rc__encode_res(const rc__wctx *w, rc_xdr *x, rc_xdrproc xres, const void *res)
+{
+	if (__builtin_expect(w->auth != NULL, 0) && w->auth->fl->svc_wrap != NULL)
+		return w->auth->fl->svc_wrap(w->auth, x, xres, res);
+	return xres(x, (void *)res);
+}
+
 /* A datagram reply to xid did not fit: count it and trace it (SYSTEM_ERR goes instead). */
 static void rc__reply_too_big(rc_server *srv, uint32_t xid)
 {
@@ -237,8 +251,11 @@ size_t rc__reply_result(rc_server *srv, rc__wctx *w, size_t max, bool dgram, uin
 
 	if (dgram && max > RC__UDP_MAX)
 		max = RC__UDP_MAX;
-	rc__reply_success(w, &rx, max, xid);
-	if (!xres(&rx, (void *)res)) {
+	if (!rc__reply_success(w, &rx, max, xid)) {
+		*st = RC_AUTHERROR; /* the flavor made no verifier: no reply */
+		return 0;
+	}
+	if (!rc__encode_res(w, &rx, xres, res)) {
 		bool big = w->rb.toolarge;
 		if (big && dgram)
 			rc__reply_too_big(srv, xid);
@@ -304,37 +321,22 @@ rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_
 	return RC_OK;
 }
 
-/*
- * The reply to an AUTH_TLS probe (RFC 9289 section 4.1) for call xid of procedure proc with a
- * credential body of clen bytes, on a connection already under TLS (tls) or not, which can
- * start TLS (can_tls: a stream whose transport knows how) or not:
- *  - not the NULL procedure, a credential body, or a second probe under TLS: AUTH_ERROR /
- *    AUTH_BADCRED;
- *  - a server without TLS, or a datagram or in-process call: SUCCESS, empty verifier;
- *  - else SUCCESS with verifier AUTH_NONE "STARTTLS", and w->starttls set.
- * Answered before the program is looked up, as the Linux kernel does (authentication first).
- */
-static size_t rc__reply_probe(rc_server *srv, rc__wctx *w, size_t max, uint32_t xid,
-                              uint32_t proc, uint32_t clen, bool tls, bool can_tls)
+/* The request's fields for the call xid that came from peer (a datagram's) or on conn. */
+static inline __attribute__((always_inline)) void
+rc__req_begin(rc_server *srv, rc_svc_req *req, uint32_t xid, const rc_peer *peer, bool dgram,
+              rc_tp *conn, const unsigned char *cred, const bool traced, uint64_t t_received)
 {
-	rc_xdr x;
-	unsigned char *h;
-
-	if (proc != 0 || clen != 0 || tls) {
-		uint32_t st = RC__AUTH_BADCRED;
-		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
-	}
-	if (srv->tls == NULL || !can_tls)
-		return rc__reply_simple(w, max, xid, false, RC__SUCCESS, NULL, 0);
-	rc__reply_begin(w, &x, max, xid);
-	h = rc_xdr_inline(&x, 24); /* the stack buffer always has room */
-	rc__st32(h, RC__MSG_ACCEPTED);
-	rc__st32(h + 4, RC_AUTH_NONE);
-	rc__st32(h + 8, 8);
-	memcpy(h + 12, "STARTTLS", 8);
-	rc__st32(h + 20, RC__SUCCESS);
-	w->starttls = true;
-	return rc_xdr_getpos(&x);
+	if (traced && t_received != 0)
+		srv->trace(srv->trace_arg, RC_TP_SRV_RECEIVED, xid, t_received);
+	req->srv = srv;
+	req->xid = xid;
+	req->peer = peer;
+	req->dgram = dgram;
+	req->conn = conn;
+	req->keep_res = false;
+	req->rq_cred.oa_base = (char *)cred;
+	req->rq_clntcred = NULL;
+	req->rq_xprt = NULL;
 }
 
 /* A step of a traced serve (rc__serve_body with traced set; untraced, nothing at all). */
@@ -360,7 +362,7 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	rc_xdr x, rx;
 	rc__req *r = w->req;
 	rc_svc_req *req;
-	uint32_t xid, mtype, rpcvers, vflavor, vlen;
+	uint32_t xid, mtype, rpcvers;
 	const unsigned char *cred = NULL;
 	void *args = NULL, *res = NULL;
 	const rc_procinfo *info;
@@ -370,14 +372,18 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	bool ok;
 
 	rc__rd rd = {msg, msg + len};
+	const rc__flavor *fl;
+	rc__svc_call in;
 
 	if (__builtin_expect(r == NULL, 0) && (r = w->req = rc__req_new(w)) == NULL)
 		return 0; /* no memory for the request: dropped, as a lost datagram */
 	req = &r->pub;
+	/* (w->auth is NULL between calls: AUTH_NONE verifiers until a flavor says otherwise) */
 
 	/* The usual header, read at fixed offsets: CALL, RPC version 2, AUTH_NONE credentials
-	 * with an empty body, a verifier with an empty body. Anything else takes the general
-	 * parse below, which checks every field. */
+	 * with an empty body, a verifier with an empty body -- the plain AUTH_NONE flavor, which
+	 * needs nothing checked. Anything else takes the general parse below, which checks every
+	 * field and asks the credential's flavor. */
 	if (len >= 40 && rc__ld32(msg + 4) == RC__CALL && rc__ld32(msg + 8) == RC__RPCVERS &&
 	    rc__ld32(msg + 24) == RC_AUTH_NONE && rc__ld32(msg + 28) == 0 &&
 	    rc__ld32(msg + 36) == 0) {
@@ -388,7 +394,8 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 		req->rq_cred.oa_flavor = RC_AUTH_NONE;
 		req->rq_cred.oa_length = 0;
 		rd.p = msg + 40;
-		goto header_read;
+		rc__req_begin(srv, req, xid, peer, dgram, conn, NULL, traced, t_received);
+		goto authenticated;
 	}
 	if (!rc__rd32(&rd, &xid) || !rc__rd32(&rd, &mtype) || mtype != RC__CALL)
 		return 0; /* not a call (a reply, or junk): dropped without effect */
@@ -400,43 +407,52 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 		return rc__reply_simple(w, max, xid, true, RC__RPC_MISMATCH, range, 2);
 	}
 	if (!rc__rd32(&rd, &req->rq_prog) || !rc__rd32(&rd, &req->rq_vers) ||
-	    !rc__rd32(&rd, &req->rq_proc) || !rc__rd32(&rd, &req->rq_cred.oa_flavor) ||
-	    !rc__rd32(&rd, &req->rq_cred.oa_length) || req->rq_cred.oa_length > RC__MAX_AUTH_BYTES ||
-	    (cred = rc__rdn(&rd, req->rq_cred.oa_length)) == NULL || !rc__rd32(&rd, &vflavor) ||
-	    !rc__rd32(&rd, &vlen) || vlen > RC__MAX_AUTH_BYTES || rc__rdn(&rd, vlen) == NULL) {
+	    !rc__rd32(&rd, &req->rq_proc) || !rc__rd32(&rd, &in.flavor) ||
+	    !rc__rd32(&rd, &in.credlen) || in.credlen > RC__MAX_AUTH_BYTES ||
+	    (cred = rc__rdn(&rd, in.credlen)) == NULL || (in.hdrlen = (size_t)(rd.p - msg), false) ||
+	    !rc__rd32(&rd, &in.vflavor) || !rc__rd32(&rd, &in.vlen) ||
+	    in.vlen > RC__MAX_AUTH_BYTES || (in.verf = rc__rdn(&rd, in.vlen)) == NULL) {
 		uint32_t st = RC__AUTH_BADCRED;
 		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
-	(void)vflavor;
-	if (req->rq_cred.oa_length == 0)
+	req->rq_cred.oa_flavor = in.flavor;
+	req->rq_cred.oa_length = in.credlen;
+	if (in.credlen == 0)
 		cred = NULL;
-header_read:
-	if (traced && t_received != 0)
-		srv->trace(srv->trace_arg, RC_TP_SRV_RECEIVED, xid, t_received);
-	req->srv = srv;
-	req->xid = xid;
-	req->peer = peer;
-	req->dgram = dgram;
-	req->conn = conn;
-	req->keep_res = false;
-	req->rq_cred.oa_base = (char *)cred;
-	req->rq_clntcred = NULL;
-	req->rq_xprt = NULL;
-	if (req->rq_cred.oa_flavor != RC_AUTH_NONE) {
-		uint32_t st = RC__AUTH_REJECTEDCRED;
-		if (req->rq_cred.oa_flavor == RC_AUTH_TLS)
-			return rc__reply_probe(srv, w, max, xid, req->rq_proc, req->rq_cred.oa_length,
-			                       rc__conn_secure(conn, NULL),
-			                       !dgram && conn != NULL && conn->vt->starttls != NULL);
-		if (req->rq_cred.oa_flavor == RC_AUTH_SYS) {
-			st = RC__AUTH_BADCRED;
-			if (cred != NULL && rc__parse_authsys(cred, req->rq_cred.oa_length, &req->sys))
-				st = 0;
+	fl = rc__flavor_find(in.flavor);
+	rc__req_begin(srv, req, xid, peer, dgram, conn, cred, traced, t_received);
+	if (fl != &rc__flavor_none) { /* the flavor checks the call */
+		uint32_t st = RC__AUTH_REJECTEDCRED; /* a flavor this server does not take */
+		size_t rlen = 0;
+		if (fl != NULL && fl->svc_accept != NULL) {
+			in.srv = srv;
+			in.w = w;
+			in.max = max;
+			in.msg = msg;
+			in.xid = xid;
+			in.prog = req->rq_prog;
+			in.vers = req->rq_vers;
+			in.proc = req->rq_proc;
+			in.cred = cred;
+			in.dgram = dgram;
+			in.tls = rc__conn_secure(conn, NULL);
+			in.can_tls = !dgram && conn != NULL && conn->vt->starttls != NULL;
+			r->auth.fl = fl;
+			r->auth.ctx = NULL;
+			r->auth.seq = r->auth.service = 0;
+			r->auth.verf_flavor = r->auth.verf_len = 0;
+			st = fl->svc_accept(&in, &r->auth, req, &rlen);
 		}
+		if (st == RC__AUTH_ANSWERED)
+			return rlen;
+		if (st == RC__AUTH_DROP)
+			return 0;
 		if (st != 0)
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
-		rc__unixcred(req);
+		if (!(fl->props & RC__FL_PLAIN))
+			w->auth = &r->auth; /* its verifier and wrapping from now on */
 	}
+authenticated:
 
 	req->reg = rc__find(srv, req->rq_prog, req->rq_vers);
 	if (req->reg == NULL) {
@@ -459,6 +475,19 @@ header_read:
 		uint32_t st = srv->auth(req, srv->auth_ctx);
 		if (st != 0)
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	}
+	if (__builtin_expect(w->auth != NULL, 0) && w->auth->fl->svc_unwrap != NULL) {
+		/* the arguments as the flavor protected them: unwrapped into a block of the request */
+		const unsigned char *p;
+		size_t n;
+		uint32_t st = w->auth->fl->svc_unwrap(w->auth, rd.p, (size_t)(rd.end - rd.p), &p, &n,
+		                                      &r->unwrapped);
+		if (st == RC__AUTH_DROP)
+			return 0;
+		if (st != 0)
+			return rc__reply_simple(w, max, xid, false, st, NULL, 0);
+		rd.p = p;
+		rd.end = p + n;
 	}
 	if (req->reg->raw != NULL)
 		return rc__serve_raw(srv, w, r, &rd, max);
@@ -506,13 +535,17 @@ header_read:
 	}
 	if (!ok)
 		goto system_err;
-	rc__reply_success(w, &rx, max, xid);
-	if (info->xres == (rc_xdrproc)rc_xdr_void) {
+	if (!rc__reply_success(w, &rx, max, xid)) {
+		rlen = 0; /* the flavor made no verifier: no reply */
+		goto out;
+	}
+	if (info->xres == (rc_xdrproc)rc_xdr_void && w->auth == NULL) {
 		rlen = 24; /* the reply header alone */
 	} else {
-		if (w->gsend != NULL) /* a stream: big data may go from the result's memory */
+		if (w->gsend != NULL && w->auth == NULL) /* a stream: big data may go from the
+		                                           result's memory (unless wrapped) */
 			rc__encbuf_gather_on(&w->rb, &rx);
-		if (!info->xres(&rx, res)) {
+		if (!rc__encode_res(w, &rx, info->xres, res)) {
 			w->rb.gather = false;
 			if (dgram && w->rb.toolarge)
 				goto too_big;
@@ -562,9 +595,23 @@ system_err:
 size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
                  const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn)
 {
+	size_t rlen;
+
 	if (__builtin_expect(srv->trace != NULL, 0))
-		return rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
-	return rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, false);
+		rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
+	else
+		rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, false);
+	if (__builtin_expect(w->auth != NULL, 0)) {
+		/* a flavor's call, answered inline (a deferred request keeps what it holds) */
+		rc__req *r = w->req;
+		if (r != NULL && w->auth == &r->auth) {
+			rc__svc_auth_done(&r->auth);
+			free(r->unwrapped);
+			r->unwrapped = NULL;
+		}
+		w->auth = NULL;
+	}
+	return rlen;
 }
 
 /* server_internal.h: serve one message with a reply buffer on this stack. */

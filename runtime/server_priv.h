@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/auth.h"
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
 
@@ -183,6 +184,9 @@ typedef struct rc__wctx {
 	unsigned want;       /* slots the next datagram batch asks for (server.c) */
 	uint32_t xid;        /* of the request served last (trace points after rc__serve) */
 	bool starttls;       /* rc__serve answered a probe with STARTTLS: start TLS once it is out */
+	const rc__svc_auth *auth; /* the authentication of the call whose reply is being made:
+	                             NULL for a plain flavor's (AUTH_NONE verifier, nothing
+	                             wrapped) -- the fast path -- else its verifier and wrapping */
 	size_t keep;         /* the largest reply buffer kept between requests (rc__reply_keep) */
 	bool worked;         /* the epoll loop: events handled since its last empty wait */
 	/* aligned: a Sun routine's XDR_INLINE stores int32_t through the reply's bytes */
@@ -227,6 +231,13 @@ typedef struct rc__req {
 	rc__conn *c;                /* a stream's connection (referenced), or NULL */
 	struct rc__lsn *l;          /* a datagram listener, or NULL */
 	rc_peer peer;               /* the datagram caller's address */
+	/* its authentication (auth.h): valid past accept on the general path (the fast path of a
+	 * plain AUTH_NONE call leaves it as it was); ctx NULL between calls */
+	rc__svc_auth auth;
+	bool gen;                   /* deferred: its replies take auth (the serving thread's
+	                               w->auth was not NULL) */
+	void *unwrapped;            /* the arguments as the flavor unwrapped them (malloc'd), or
+	                               NULL; rd points into it while they are */
 	_Alignas(16) unsigned char argbuf[RC__ARGS_STACK];
 	_Alignas(16) unsigned char resbuf[RC__ARGS_STACK];
 } rc__req;
@@ -259,6 +270,26 @@ size_t rc__reply_result(rc_server *srv, rc__wctx *w, size_t max, bool dgram, uin
                         rc_xdrproc xres, const void *res, rc_status *st);
 size_t rc__reply_error(rc__wctx *w, size_t max, uint32_t xid, rc_svc_err err, uint32_t lo,
                        uint32_t hi);
+/* rc__reply_simple -- a complete reply to xid with no body beyond its status: denied (stat:
+ * reject_stat, extra: RPC_MISMATCH's range or AUTH_ERROR's auth_stat) or accepted (stat:
+ * accept_stat, extra: PROG_MISMATCH's range), an accepted one's verifier from w->auth; 0 when
+ * that cannot be made (nothing to send). rc__reply_accepted_head -- the header of an accepted
+ * reply through stat, positioned for the body; false as rc__reply_simple's 0.
+ * rc__reply_starttls -- the STARTTLS answer to an AUTH_TLS probe (sets w->starttls). */
+size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint32_t stat,
+                        const uint32_t *extra, int nextra);
+bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat);
+size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid);
+
+/* Let go of what a call's authentication holds (its flavor's reference). */
+static inline void rc__svc_auth_done(rc__svc_auth *a)
+{
+	if (a->ctx != NULL) {
+		if (a->fl->svc_release != NULL)
+			a->fl->svc_release(a);
+		a->ctx = NULL;
+	}
+}
 
 /* What the answer to a deferred request is (rc__answer). */
 enum { RC__ANSWER_RESULT, RC__ANSWER_ERROR, RC__ANSWER_DROP };

@@ -184,13 +184,9 @@ static rc_status rc__auth_apply(CLIENT *clnt)
 
 	if (a == NULL || a->rc_id == clnt->rc_auth_id)
 		return RC_OK;
-	if (a->ah_cred.oa_flavor == RC_AUTH_SYS)
-		st = rc_client_set_auth_sys(clnt, a->rc_machine, a->rc_uid, a->rc_gid, a->rc_gids,
-		                            a->rc_ngids);
-	else if (a->ah_cred.oa_flavor == RC_AUTH_NONE)
-		st = rc_client_set_auth_none(clnt);
-	else
-		st = RC_INVAL;
+	/* the credential as the AUTH encoded it, through its flavor (auth.h) */
+	st = rc__client_set_cred(clnt, a->ah_cred.oa_flavor,
+	                         (const unsigned char *)a->ah_cred.oa_base, a->ah_cred.oa_length);
 	if (st == RC_OK)
 		clnt->rc_auth_id = a->rc_id;
 	return st;

@@ -501,6 +501,17 @@ typedef uint32_t (*rc_svc_authfn)(const rc_svc_req *req, void *ctx);
  * Returns RC_OK, or RC_INVAL for a NULL or running server. */
 rc_status rc_server_set_auth(rc_server *srv, rc_svc_authfn fn, void *ctx);
 
+/*
+ * rc_svc_req_set_verf -- the verifier the reply to req carries (flavor and a body of at most
+ * 400 bytes, copied), instead of AUTH_NONE's empty one: for a hook (or routine) that answers
+ * AUTH_SYS or AUTH_NONE calls with a verifier of its own (e.g. AUTH_SHORT). Call it from the
+ * auth hook, or from the routine before it returns; a deferred request keeps it. Returns
+ * RC_OK; RC_NOTSUPP when the call's flavor makes its own verifiers; RC_INVAL for a NULL req,
+ * a body over 400 bytes (or NULL with len > 0), or a request not being served.
+ */
+rc_status rc_svc_req_set_verf(const rc_svc_req *req, uint32_t flavor, const void *body,
+                              uint32_t len);
+
 /* rc_svc_req_context -- the ctx given to rc_server_register for this call's program. */
 void *rc_svc_req_context(const rc_svc_req *req);
 

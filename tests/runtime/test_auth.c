@@ -1,0 +1,500 @@
+/*
+ * test_auth -- auth flavors as objects (runtime/auth.h): the registry; each built-in flavor
+ * on the server's serve step (the auth_stat a bad credential gets); a flavor registered here
+ * that uses every server method (credential and verifier checks, its own reply verifiers,
+ * wrapped arguments and results, silent drops, answering itself, releasing what it holds);
+ * the auth hook's own reply verifier; and the client checking every reply verifier through
+ * its credentials' flavor (a fake server sends the verifiers).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "runtime/auth.h"
+#include "runtime/rpc.h"
+#include "runtime/server_internal.h"
+#include "runtime/server_priv.h"
+#include "rt_fixture.h"
+
+/* ---- bytes ------------------------------------------------------------------------------ */
+
+typedef struct got {
+	bool called;
+	unsigned char buf[1024];
+	size_t len;
+} got;
+
+static void on_reply(void *ctx, unsigned char *msg, size_t len)
+{
+	got *g = ctx;
+	assert_false(g->called);
+	g->called = true;
+	assert_true(len <= sizeof(g->buf));
+	memcpy(g->buf, msg, len);
+	g->len = len;
+}
+
+static uint32_t word(const unsigned char *b, size_t i)
+{
+	const unsigned char *p = b + 4 * i;
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put(unsigned char *b, size_t i, uint32_t v)
+{
+	b[4 * i] = (unsigned char)(v >> 24);
+	b[4 * i + 1] = (unsigned char)(v >> 16);
+	b[4 * i + 2] = (unsigned char)(v >> 8);
+	b[4 * i + 3] = (unsigned char)v;
+}
+
+/* Serve the words w[0..n) and return what came back. */
+static got serve(rc_server *srv, const uint32_t *w, size_t n)
+{
+	unsigned char req[256];
+	got g = {0};
+	assert_true(n * 4 <= sizeof(req));
+	for (size_t i = 0; i < n; i++)
+		put(req, i, w[i]);
+	rc__server_handle_direct(srv, req, 4 * n, on_reply, &g);
+	return g;
+}
+
+/* ---- a flavor made for the test: XSUM ------------------------------------------------------
+ *
+ * credential: one word, the caller's key (0xDEAD: drop the call; 0xFACE: the flavor answers
+ *             PROC_UNAVAIL itself);
+ * verifier:   XSUM, one word: the sum of the header's words through the credential, xor key;
+ * reply verifier: XSUM, one word: key + 1;
+ * arguments:  a word, key, then the procedure's arguments (another key: GARBAGE_ARGS);
+ * results:    a word, key ^ 0xFFFF, then the procedure's results.
+ */
+#define XSUM 0x7E57u
+
+static atomic_int xs_held; /* contexts accepted and not yet released */
+
+static uint32_t xs_sum(const unsigned char *p, size_t n)
+{
+	uint32_t s = 0;
+	for (size_t i = 0; i + 4 <= n; i += 4)
+		s += word(p + i, 0);
+	return s;
+}
+
+static uint32_t xs_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_req *req, size_t *rlen)
+{
+	uint32_t key;
+	(void)req;
+	if (in->credlen != 4)
+		return RC__AUTH_BADCRED;
+	key = word(in->cred, 0);
+	if (in->vflavor != XSUM || in->vlen != 4 ||
+	    word(in->verf, 0) != (xs_sum(in->msg, in->hdrlen) ^ key))
+		return RC__AUTH_BADVERF;
+	if (key == 0xDEAD)
+		return RC__AUTH_DROP;
+	if (key == 0xFACE) {
+		*rlen = rc__reply_simple(in->w, in->max, in->xid, false, RC__PROC_UNAVAIL, NULL, 0);
+		return RC__AUTH_ANSWERED;
+	}
+	a->seq = key;
+	a->service = 1;
+	a->ctx = &xs_held; /* something to let go of */
+	atomic_fetch_add(&xs_held, 1);
+	return 0;
+}
+
+static bool xs_verf(const rc__svc_auth *a, uint32_t *vflavor, unsigned char *body, uint32_t *vlen)
+{
+	*vflavor = XSUM;
+	put(body, 0, a->seq + 1);
+	*vlen = 4;
+	return true;
+}
+
+static uint32_t xs_unwrap(const rc__svc_auth *a, const unsigned char *p, size_t n,
+                          const unsigned char **out, size_t *outn, void **owned)
+{
+	unsigned char *copy;
+	if (n < 4 || word(p, 0) != a->seq)
+		return RC__GARBAGE_ARGS;
+	if ((copy = malloc(n - 4 + 1)) == NULL) /* a block of its own, as a real flavor's */
+		return RC__SYSTEM_ERR;
+	memcpy(copy, p + 4, n - 4);
+	*out = copy;
+	*outn = n - 4;
+	*owned = copy;
+	return 0;
+}
+
+static bool xs_wrap(const rc__svc_auth *a, rc_xdr *x, rc_xdrproc xres, const void *res)
+{
+	uint32_t tag = a->seq ^ 0xFFFFu;
+	return rc_xdr_u_int(x, &tag) && xres(x, (void *)res);
+}
+
+static void xs_release(rc__svc_auth *a)
+{
+	assert_ptr_equal(a->ctx, &xs_held);
+	atomic_fetch_sub(&xs_held, 1);
+}
+
+static const rc__flavor xs_flavor = {
+	.number = XSUM,
+	.name = "XSUM",
+	.props = 0,
+	.svc_accept = xs_accept,
+	.svc_verf = xs_verf,
+	.svc_unwrap = xs_unwrap,
+	.svc_wrap = xs_wrap,
+	.svc_release = xs_release,
+};
+
+/* An XSUM call of procedure proc with key, argument words args[0..nargs) after the key word
+ * (wrapped as XSUM wraps), into w; returns its word count. A bad verifier when badverf. */
+static size_t xs_call(uint32_t *w, uint32_t xid, uint32_t proc, uint32_t key,
+                      const uint32_t *args, size_t nargs, uint32_t argkey, bool badverf)
+{
+	unsigned char hdr[36]; /* the nine words through the credential */
+	size_t n = 0;
+	w[n++] = xid, w[n++] = 0, w[n++] = 2, w[n++] = RT_PROG, w[n++] = 1, w[n++] = proc;
+	w[n++] = XSUM, w[n++] = 4, w[n++] = key;
+	for (size_t i = 0; i < 9; i++)
+		put(hdr, i, w[i]);
+	w[n++] = XSUM, w[n++] = 4, w[n++] = (xs_sum(hdr, 36) ^ key) + (badverf ? 1 : 0);
+	w[n++] = argkey;
+	for (size_t i = 0; i < nargs; i++)
+		w[n++] = args[i];
+	return n;
+}
+
+/* ---- the registry and the built-in flavors ---------------------------------------------- */
+
+static void registry(void **state)
+{
+	(void)state;
+	assert_ptr_equal(rc__flavor_find(RC_AUTH_NONE), &rc__flavor_none);
+	assert_ptr_equal(rc__flavor_find(RC_AUTH_SYS), &rc__flavor_sys);
+	assert_ptr_equal(rc__flavor_find(RC_AUTH_TLS), &rc__flavor_tls);
+	assert_null(rc__flavor_find(77));
+	assert_true(rc__flavor_none.props & RC__FL_PLAIN);
+	assert_true(rc__flavor_sys.props & RC__FL_PLAIN);
+	assert_false(rc__flavor_tls.props & RC__FL_PLAIN);
+	/* a number taken is refused; a new one is found once added */
+	{
+		static const rc__flavor dup = {.number = RC_AUTH_SYS, .name = "dup"};
+		assert_false(rc__flavor_add(&dup));
+		assert_ptr_equal(rc__flavor_find(RC_AUTH_SYS), &rc__flavor_sys);
+	}
+	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
+	assert_ptr_equal(rc__flavor_find(XSUM), &xs_flavor);
+	assert_false(rc__flavor_add(&xs_flavor));
+}
+
+/* Each built-in flavor's bad credentials get the auth_stat RFC 5531 gives them. */
+static void builtin_flavors_on_the_serve_step(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t w[24];
+		size_t n;
+		int denied;    /* 1: AUTH_ERROR with auth_stat stat; 0: accepted with accept_stat */
+		uint32_t stat;
+	} t[] = {
+		{"AUTH_NONE, empty", {1, 0, 2, RT_PROG, 1, 0, 0, 0, 0, 0}, 10, 0, 0},
+		{"AUTH_NONE with a body and a verifier body (not used)",
+		 {2, 0, 2, RT_PROG, 1, 0, 0, 4, 9, 0, 4, 9}, 12, 0, 0},
+		{"AUTH_SYS", {3, 0, 2, RT_PROG, 1, 0, 1, 20, 5, 0, 0, 0, 0, 0, 0}, 15, 0, 0},
+		{"AUTH_SYS, 17 groups", {4, 0, 2, RT_PROG, 1, 0, 1, 20, 5, 0, 0, 0, 17, 0, 0}, 15, 1,
+		 RC__AUTH_BADCRED},
+		{"AUTH_SYS, no body", {5, 0, 2, RT_PROG, 1, 0, 1, 0, 0, 0}, 10, 1, RC__AUTH_BADCRED},
+		{"AUTH_SYS, bytes after the groups",
+		 {6, 0, 2, RT_PROG, 1, 0, 1, 24, 5, 0, 0, 0, 0, 7, 0, 0}, 16, 1, RC__AUTH_BADCRED},
+		{"AUTH_TLS probe", {7, 0, 2, RT_PROG, 1, 0, 7, 0, 0, 0}, 10, 0, 0},
+		{"AUTH_TLS on procedure 2", {8, 0, 2, RT_PROG, 1, 2, 7, 0, 0, 0}, 10, 1,
+		 RC__AUTH_BADCRED},
+		{"unregistered flavor 77", {9, 0, 2, RT_PROG, 1, 0, 77, 0, 0, 0}, 10, 1,
+		 RC__AUTH_REJECTEDCRED},
+		{"RPCSEC_GSS (not built in)", {10, 0, 2, RT_PROG, 1, 0, 6, 0, 0, 0}, 10, 1,
+		 RC__AUTH_REJECTEDCRED},
+	};
+	rc_server *srv;
+	(void)state;
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		got g;
+		print_message("case: %s\n", t[i].name);
+		g = serve(srv, t[i].w, t[i].n);
+		assert_true(g.called);
+		assert_int_equal(word(g.buf, 0), t[i].w[0]);
+		assert_int_equal(word(g.buf, 2), (uint32_t)t[i].denied);
+		if (t[i].denied) {
+			assert_int_equal(word(g.buf, 3), 1); /* AUTH_ERROR */
+			assert_int_equal(word(g.buf, 4), t[i].stat);
+		} else {
+			assert_int_equal(word(g.buf, 3), 0); /* verifier AUTH_NONE, empty */
+			assert_int_equal(word(g.buf, 4), 0);
+			assert_int_equal(word(g.buf, 5), t[i].stat);
+		}
+	}
+	rc_server_destroy(srv);
+}
+
+/* XSUM through every server method. */
+static void a_flavor_object_on_the_serve_step(void **state)
+{
+	rc_server *srv;
+	uint32_t w[64];
+	size_t n;
+	got g;
+	(void)state;
+	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	atomic_store(&xs_held, 0);
+
+	/* NULL: the flavor's verifier, its wrapping of a void result (the tag word alone) */
+	n = xs_call(w, 100, 0, 41, NULL, 0, 41, false);
+	g = serve(srv, w, n);
+	assert_true(g.called);
+	assert_int_equal(word(g.buf, 2), 0);      /* accepted */
+	assert_int_equal(word(g.buf, 3), XSUM);   /* the flavor's reply verifier */
+	assert_int_equal(word(g.buf, 4), 4);
+	assert_int_equal(word(g.buf, 5), 42);     /* key + 1 */
+	assert_int_equal(word(g.buf, 6), 0);      /* SUCCESS */
+	assert_int_equal(word(g.buf, 7), 41 ^ 0xFFFFu);
+	assert_int_equal(g.len, 32);
+	assert_int_equal(atomic_load(&xs_held), 0); /* released once answered */
+
+	/* ECHO of 4 bytes, unwrapped then wrapped */
+	{
+		uint32_t args[] = {4, 0x61626364};
+		n = xs_call(w, 101, 1, 7, args, 2, 7, false);
+		g = serve(srv, w, n);
+		assert_int_equal(word(g.buf, 5), 8);
+		assert_int_equal(word(g.buf, 6), 0);
+		assert_int_equal(word(g.buf, 7), 7 ^ 0xFFFFu);
+		assert_int_equal(word(g.buf, 8), 4);
+		assert_int_equal(word(g.buf, 9), 0x61626364);
+		assert_int_equal(g.len, 40);
+	}
+	/* arguments wrapped for another key: GARBAGE_ARGS, with the flavor's verifier */
+	{
+		uint32_t args[] = {4, 0x61626364};
+		n = xs_call(w, 102, 1, 7, args, 2, 8, false);
+		g = serve(srv, w, n);
+		assert_int_equal(word(g.buf, 2), 0);
+		assert_int_equal(word(g.buf, 3), XSUM);
+		assert_int_equal(word(g.buf, 6), RC__GARBAGE_ARGS);
+	}
+	/* a bad verifier: AUTH_ERROR / AUTH_BADVERF */
+	n = xs_call(w, 103, 0, 5, NULL, 0, 5, true);
+	g = serve(srv, w, n);
+	assert_int_equal(word(g.buf, 2), 1);
+	assert_int_equal(word(g.buf, 3), 1);
+	assert_int_equal(word(g.buf, 4), RC__AUTH_BADVERF);
+	/* dropped without a reply */
+	n = xs_call(w, 104, 0, 0xDEAD, NULL, 0, 0xDEAD, false);
+	g = serve(srv, w, n);
+	assert_false(g.called);
+	/* answered by the flavor itself */
+	n = xs_call(w, 105, 0, 0xFACE, NULL, 0, 0xFACE, false);
+	g = serve(srv, w, n);
+	assert_true(g.called);
+	assert_int_equal(word(g.buf, 5), RC__PROC_UNAVAIL);
+	/* an unknown procedure and a routine that fails: the flavor's verifier on both */
+	n = xs_call(w, 106, 99, 9, NULL, 0, 9, false);
+	g = serve(srv, w, n);
+	assert_int_equal(word(g.buf, 3), XSUM);
+	assert_int_equal(word(g.buf, 5), 10);
+	assert_int_equal(word(g.buf, 6), RC__PROC_UNAVAIL);
+	n = xs_call(w, 107, 4, 9, NULL, 0, 9, false);
+	g = serve(srv, w, n);
+	assert_int_equal(word(g.buf, 3), XSUM);
+	assert_int_equal(word(g.buf, 6), RC__SYSTEM_ERR);
+	/* and an AUTH_NONE call after them all: the plain 24-byte reply */
+	{
+		uint32_t nw[] = {108, 0, 2, RT_PROG, 1, 0, 0, 0, 0, 0};
+		g = serve(srv, nw, 10);
+		assert_int_equal(g.len, 24);
+		assert_int_equal(word(g.buf, 3), 0);
+	}
+	assert_int_equal(atomic_load(&xs_held), 0); /* every accepted call let go */
+	rc_server_destroy(srv);
+}
+
+/* ---- the auth hook's reply verifier ----------------------------------------------------- */
+
+static uint32_t short_hook(const rc_svc_req *req, void *ctx)
+{
+	static const unsigned char shorthand[8] = "SHORTHND";
+	(void)ctx;
+	if (rc_svc_req_flavor(req) == RC_AUTH_SYS)
+		assert_int_equal(rc_svc_req_set_verf(req, 2 /* AUTH_SHORT */, shorthand, 8), RC_OK);
+	assert_int_equal(rc_svc_req_set_verf(req, 0, NULL, 401), RC_INVAL);
+	return 0;
+}
+
+static void hook_supplies_a_verifier(void **state)
+{
+	rc_server *srv;
+	got g;
+	uint32_t sys[] = {1, 0, 2, RT_PROG, 1, 0, 1, 20, 5, 0, 0, 0, 0, 0, 0};
+	uint32_t none[] = {2, 0, 2, RT_PROG, 1, 0, 0, 0, 0, 0};
+	(void)state;
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_set_auth(srv, short_hook, NULL), RC_OK);
+	g = serve(srv, sys, 15);
+	assert_int_equal(word(g.buf, 3), 2);
+	assert_int_equal(word(g.buf, 4), 8);
+	assert_memory_equal(g.buf + 20, "SHORTHND", 8);
+	assert_int_equal(word(g.buf, 7), 0); /* SUCCESS */
+	g = serve(srv, none, 10);            /* the next call: AUTH_NONE's again */
+	assert_int_equal(g.len, 24);
+	assert_int_equal(word(g.buf, 3), 0);
+	assert_int_equal(rc_svc_req_set_verf(NULL, 0, NULL, 0), RC_INVAL);
+	rc_server_destroy(srv);
+
+	/* end to end: an AUTH_SYS client takes the AUTH_SHORT reply */
+	{
+		rt_server s;
+		memset(&s, 0, sizeof(s));
+		assert_int_equal(rc_server_create(&s.srv), RC_OK);
+		assert_int_equal(rc_server_register(s.srv, &rt_prog1, NULL), RC_OK);
+		assert_int_equal(rc_server_set_auth(s.srv, short_hook, NULL), RC_OK);
+		assert_int_equal(rc_server_listen(s.srv, "tcp://127.0.0.1:0", s.uri[0], 256), RC_OK);
+		assert_int_equal(rc_server_listen(s.srv, "udp://127.0.0.1:0", s.uri[1], 256), RC_OK);
+		assert_int_equal(pthread_create(&s.tid, NULL, rt_run, &s), 0);
+		for (int i = 0; i < 2; i++) {
+			rc_client *c;
+			uint32_t gids[1] = {5};
+			assert_int_equal(rc_client_create(&c, s.uri[i], RT_PROG, 1), RC_OK);
+			assert_int_equal(rc_client_set_auth_sys(c, "m", 1, 2, gids, 1), RC_OK);
+			assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+			rc_client_destroy(c);
+		}
+		rt_stop(&s);
+	}
+}
+
+/* ---- the client checks reply verifiers -------------------------------------------------- */
+
+/* A fake UDP server answering every call with SUCCESS, an empty result and the verifier
+ * (vflavor, vbody of vlen bytes) set before each call. */
+static struct {
+	int fd, port;
+	pthread_t tid;
+	atomic_bool stop;
+	_Atomic uint32_t vflavor, vlen;
+	unsigned char vbody[8];
+} fk;
+
+static void *fake_server(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&fk.stop)) {
+		unsigned char call[512], r[64];
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		struct pollfd pf = {fk.fd, POLLIN, 0};
+		ssize_t n;
+		uint32_t vl = atomic_load(&fk.vlen);
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		n = recvfrom(fk.fd, call, sizeof(call), 0, (struct sockaddr *)&from, &fl);
+		if (n < 40)
+			continue;
+		memcpy(r, call, 4);
+		put(r, 1, 1);
+		put(r, 2, 0);
+		put(r, 3, atomic_load(&fk.vflavor));
+		put(r, 4, vl);
+		memcpy(r + 20, fk.vbody, vl);
+		put(r + 20 + vl, 0, 0); /* SUCCESS */
+		sendto(fk.fd, r, 24 + vl, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+static void client_checks_reply_verifiers(void **state)
+{
+	static const struct {
+		const char *name;
+		bool sys;          /* AUTH_SYS credentials, else AUTH_NONE */
+		uint32_t vflavor, vlen;
+		rc_status want;
+	} t[] = {
+		{"AUTH_NONE client, AUTH_NONE verifier", false, 0, 0, RC_OK},
+		{"AUTH_NONE client, AUTH_NONE verifier with a body", false, 0, 8, RC_OK},
+		{"AUTH_NONE client, AUTH_SHORT verifier", false, 2, 8, RC_AUTHERROR},
+		{"AUTH_SYS client, AUTH_SHORT verifier", true, 2, 8, RC_OK},
+		{"AUTH_NONE client, RPCSEC_GSS verifier", false, 6, 0, RC_AUTHERROR},
+		{"AUTH_SYS client, RPCSEC_GSS verifier", true, 6, 8, RC_AUTHERROR},
+		{"AUTH_SYS client, AUTH_SYS verifier", true, 1, 0, RC_AUTHERROR},
+	};
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t al = sizeof(a);
+	char uri[64];
+	(void)state;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fk.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(fk.fd >= 0);
+	assert_int_equal(bind(fk.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	getsockname(fk.fd, (struct sockaddr *)&a, &al);
+	fk.port = ntohs(a.sin_port);
+	memcpy(fk.vbody, "STARTTLS", 8);
+	atomic_store(&fk.stop, false);
+	assert_int_equal(pthread_create(&fk.tid, NULL, fake_server, NULL), 0);
+	snprintf(uri, sizeof(uri), "udp://127.0.0.1:%d", fk.port);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		rc_client *c;
+		rc_status st;
+		rc_error e;
+		print_message("case: %s\n", t[i].name);
+		atomic_store(&fk.vflavor, t[i].vflavor);
+		atomic_store(&fk.vlen, t[i].vlen);
+		assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+		rc_client_set_timeout(c, 2000);
+		if (t[i].sys)
+			assert_int_equal(rc_client_set_auth_sys(c, "m", 1, 1, NULL, 0), RC_OK);
+		st = rc_call(c, 0, NULL, NULL, NULL, NULL);
+		assert_int_equal(st, t[i].want);
+		if (st == RC_AUTHERROR) {
+			rc_client_geterr(c, &e);
+			assert_int_equal(e.auth_stat, RC__AUTH_INVALIDRESP);
+			assert_non_null(strstr(e.detail, "verifier"));
+		}
+		/* the same through a started call (the engine's path) */
+		{
+			rc_async *as;
+			assert_int_equal(rc_call_start(c, 0, NULL, NULL, NULL, NULL, NULL, NULL, &as), RC_OK);
+			assert_int_equal(rc_async_wait(as, 2000), t[i].want);
+			rc_async_release(as);
+		}
+		rc_client_destroy(c);
+	}
+	atomic_store(&fk.stop, true);
+	pthread_join(fk.tid, NULL);
+	close(fk.fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(registry),
+		cmocka_unit_test(builtin_flavors_on_the_serve_step),
+		cmocka_unit_test(a_flavor_object_on_the_serve_step),
+		cmocka_unit_test(hook_supplies_a_verifier),
+		cmocka_unit_test(client_checks_reply_verifiers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
