@@ -457,6 +457,75 @@ static void peer_not_reading_replies_workers(void **state)
 }
 
 
+/*
+ * A peer that reads its reply, but slowly: one ECHO of 1.5 MiB, its reply read 64 KiB every
+ * 60 ms, about 1.5 s in all against stall_ms 300. It moves the reply along, so it is not
+ * stalled: the reply arrives whole (a 64 MiB NFS READ reply to a client reading at a few MB/s
+ * must not be cut off by the 10 s default).
+ */
+static void slow_reader(int threads)
+{
+	enum { PAY = 1536 * 1024, REC = 4 + 24 + 4 + PAY };
+	static unsigned char buf[65536];
+	unsigned char *m = malloc(PAY + 128), *payload = calloc(1, 4 + PAY);
+	child c;
+	int fd;
+	size_t len, got = 0;
+	int64_t t0;
+	assert_non_null(m);
+	assert_non_null(payload);
+	spawn(&c, 0, 60000, 300, 0, threads);
+	assert_int_equal(sec_null_call(c.uri, 2000), RC_OK);
+	fd = sec_tcp(c.uri);
+	{
+		int small = 65536; /* (the kernel doubles it): most of the reply waits in the server */
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	}
+	put32(payload, PAY);
+	len = sec_call(m + 4, 1, P_ECHO, payload, 4 + PAY);
+	put32(m, (uint32_t)len | 0x80000000u);
+	assert_true(sec_send_all(fd, m, len + 4));
+	t0 = sec_ms();
+	while (got < (size_t)REC && sec_ms() - t0 < 20000) {
+		size_t chunk = 0;
+		while (chunk < sizeof(buf)) { /* 64 KiB, then a pause */
+			struct pollfd pf = {fd, POLLIN, 0};
+			ssize_t n;
+			if (poll(&pf, 1, 2000) <= 0)
+				break;
+			n = recv(fd, buf, sizeof(buf) - chunk, 0);
+			if (n <= 0)
+				goto out;
+			chunk += (size_t)n;
+		}
+		got += chunk;
+		if (chunk == 0)
+			break;
+		usleep(60000);
+	}
+out:
+	print_message("slow reader: %zu of %d bytes in %lld ms\n", got, REC,
+	              (long long)(sec_ms() - t0));
+	assert_int_equal(got, (size_t)REC);
+	assert_true(sec_ms() - t0 > 600); /* it did outlast stall_ms, twice over */
+	close(fd);
+	free(m);
+	free(payload);
+	reap(&c);
+}
+
+static void slow_reader_of_big_replies_served(void **state)
+{
+	(void)state;
+	slow_reader(1);
+}
+
+static void slow_reader_of_big_replies_served_workers(void **state)
+{
+	(void)state;
+	slow_reader(4);
+}
+
 /* ---- descriptor floods: nobody locked out (issue 17) ------------------------------------ */
 
 /*
@@ -758,6 +827,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(slowloris_stalled_records_reaped, kill_leftover),
 		cmocka_unit_test_teardown(peer_not_reading_replies, kill_leftover),
 		cmocka_unit_test_teardown(peer_not_reading_replies_workers, kill_leftover),
+		cmocka_unit_test_teardown(slow_reader_of_big_replies_served, kill_leftover),
+		cmocka_unit_test_teardown(slow_reader_of_big_replies_served_workers, kill_leftover),
 		cmocka_unit_test_teardown(flood_200_conns_nofile_64, kill_leftover),
 		cmocka_unit_test_teardown(flood_2000_conns_nofile_1024, kill_leftover),
 		cmocka_unit_test_teardown(busy_connections_never_evicted, kill_leftover),
