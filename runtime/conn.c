@@ -215,10 +215,7 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 	if (broken || (rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken))
 		goto dead;
 	/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
-	if (c->tp->vt->buffered(c->tp) == 0 && rc__conn_outq(c) == 0)
-		c->partial_since = 0;
-	else if (c->partial_since == 0)
-		c->partial_since = rc__now();
+	rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), rc__conn_outq(c));
 	if (c->tp->vt->park != NULL) /* its turn is over: the thread's input buffer goes back */
 		c->tp->vt->park(c->tp);
 	pthread_mutex_lock(&srv->mu);

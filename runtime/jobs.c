@@ -336,10 +336,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	} else {
 		size_t pending = rc__conn_pending(c);
 		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
-		if (c->tp->vt->buffered(c->tp) == 0 && pending == 0)
-			c->partial_since = 0;
-		else if (c->partial_since == 0)
-			c->partial_since = rc__now();
+		rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), pending);
 		if (rc__jobs_full(c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
 		    pending >= RC__OUT_HIGH) {
 			c->held = true;

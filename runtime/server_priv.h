@@ -70,7 +70,9 @@ struct rc__conn {
 	struct rc__conn *next, *prev;
 	rc_tp *tp;
 	int64_t last_active;
-	int64_t partial_since; /* 0, or when the current partial record began */
+	int64_t partial_since; /* 0, or when the stall clock started (rc__conn_stall_clock) */
+	size_t stall_in, stall_out; /* input buffered (lowest) and output queued (highest) since
+	                               then */
 	uint32_t armed;        /* epoll interest currently set */
 	bool busy;             /* a worker is serving it */
 	bool doomed;           /* shut down by the sweeper or to make room: its worker closes it */
@@ -153,6 +155,36 @@ struct rc_server {
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
+
+/* Bytes a peer must move, in or out, for its stall clock to start again. */
+#define RC__STALL_STEP ((size_t)64 << 10)
+
+/*
+ * c's stall clock after a turn, from what it holds: in, bytes of an incomplete request
+ * buffered; out, reply bytes queued. Stopped when both are 0; started when either is not; and
+ * started again when the peer has moved RC__STALL_STEP bytes since -- sent that much more of a
+ * request, or read that much of its replies -- so a slow but live peer (a 64 MiB reply read
+ * at a few MB/s) is not reaped as stalled, while one that stops, or trickles less than 64 KiB
+ * per stall_ms, is. Under what guards partial_since (the sweeper reads it under srv->mu).
+ */
+static inline void rc__conn_stall_clock(rc__conn *c, size_t in, size_t out)
+{
+	if (in == 0 && out == 0) {
+		c->partial_since = 0;
+		return;
+	}
+	if (c->partial_since != 0) {
+		if (in < c->stall_in)
+			c->stall_in = in; /* a record completed: progress from what is left */
+		if (out > c->stall_out)
+			c->stall_out = out; /* more replies queued: progress from the most */
+		if (in < c->stall_in + RC__STALL_STEP && out + RC__STALL_STEP > c->stall_out)
+			return;
+	}
+	c->partial_since = rc__now();
+	c->stall_in = in;
+	c->stall_out = out;
+}
 
 struct rc__dbatch;
 

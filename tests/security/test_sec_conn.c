@@ -458,15 +458,17 @@ static void peer_not_reading_replies_workers(void **state)
 
 
 /*
- * A peer that reads its reply, but slowly: one ECHO of 1.5 MiB, its reply read 64 KiB every
- * 60 ms, about 1.5 s in all against stall_ms 300. It moves the reply along, so it is not
- * stalled: the reply arrives whole (a 64 MiB NFS READ reply to a client reading at a few MB/s
- * must not be cut off by the 10 s default).
+ * A peer that reads its reply, but slowly: one ECHO of 16 MiB (more than the kernel's socket
+ * buffers take, so most of it waits in the server), its reply read 512 KiB every 50 ms, about
+ * 1.6 s in all against stall_ms 300. It moves the reply along, so it is not stalled: the reply
+ * arrives whole. (Before, the stall clock ran from the moment the reply was queued, whatever
+ * the peer read, and the connection was reset 300 ms later -- as a 64 MiB NFS READ reply to a
+ * client reading it at a few MB/s was after the 10 s default.)
  */
 static void slow_reader(int threads)
 {
-	enum { PAY = 1536 * 1024, REC = 4 + 24 + 4 + PAY };
-	static unsigned char buf[65536];
+	enum { PAY = 16 << 20, REC = 4 + 24 + 4 + PAY };
+	static unsigned char buf[512 << 10];
 	unsigned char *m = malloc(PAY + 128), *payload = calloc(1, 4 + PAY);
 	child c;
 	int fd;
@@ -488,7 +490,7 @@ static void slow_reader(int threads)
 	t0 = sec_ms();
 	while (got < (size_t)REC && sec_ms() - t0 < 20000) {
 		size_t chunk = 0;
-		while (chunk < sizeof(buf)) { /* 64 KiB, then a pause */
+		while (chunk < sizeof(buf)) { /* 512 KiB, then a pause */
 			struct pollfd pf = {fd, POLLIN, 0};
 			ssize_t n;
 			if (poll(&pf, 1, 2000) <= 0)
@@ -501,7 +503,7 @@ static void slow_reader(int threads)
 		got += chunk;
 		if (chunk == 0)
 			break;
-		usleep(60000);
+		usleep(50000);
 	}
 out:
 	print_message("slow reader: %zu of %d bytes in %lld ms\n", got, REC,
