@@ -3,6 +3,8 @@
  * 9 and 14) and the server side of RFC 9289's AUTH_TLS probe.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/auth.h"
@@ -167,22 +169,25 @@ bool rc__flavor_add(const rc__flavor *fl)
 /* ---- client helpers for plain flavors --------------------------------------------------- */
 
 /* auth.h: whether a plain flavor's client takes this reply verifier. */
-bool rc__cl_plain_verf_ok(const rc__cl_auth *a, uint32_t vflavor, uint32_t vlen)
+bool rc__cl_plain_verf_ok(const rc__flavor *fl, uint32_t vflavor, uint32_t vlen)
 {
 	if (vlen > RC__MAX_AUTH_BYTES)
 		return false;
 	/* AUTH_NONE's body is not used (a probe's reply carries "STARTTLS" in it) */
-	return vflavor == RC_AUTH_NONE || (vflavor == RC__AUTH_SHORT && a->fl == &rc__flavor_sys);
+	return vflavor == RC_AUTH_NONE || (vflavor == RC__AUTH_SHORT && fl == &rc__flavor_sys);
 }
 
-/* auth.h: plain credentials. */
-void rc__cl_auth_plain(rc__cl_auth *a, const rc__flavor *fl, const unsigned char *cred,
-                       uint32_t len)
+/* auth.h: references to a client's credentials. */
+void rc__cl_auth_ref(rc__cl_auth *a)
 {
-	a->fl = fl;
-	a->flavor = fl->number;
-	a->credlen = len;
-	if (len > 0)
-		memcpy(a->cred, cred, len);
-	a->priv = NULL;
+	atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+}
+
+void rc__cl_auth_unref(rc__cl_auth *a)
+{
+	if (a == NULL || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (a->fl->cl_destroy != NULL)
+		a->fl->cl_destroy(a);
+	free(a);
 }

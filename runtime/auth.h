@@ -20,10 +20,12 @@
 #ifndef RC_AUTH_H
 #define RC_AUTH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <remotecall/client.h>
 #include <remotecall/server.h>
 #include <remotecall/xdr.h>
 #include "xdr/base.h"
@@ -88,15 +90,14 @@ typedef struct rc__svc_auth {
 
 /* ---- client side ------------------------------------------------------------------------ */
 
-/* A client's credentials: the flavor object and its state. Plain flavors keep their whole
- * encoded credential here; others keep what they need in priv. Owned by the client (or a Sun
- * AUTH); cl_destroy frees priv. */
+/* A client's credentials of a flavor that is not plain: the flavor object and its state,
+ * counted (the client's current credentials hold one reference, and each call in flight that
+ * was sealed with them one more). Made by the flavor (malloc'd, refs 1); rc__cl_auth_unref
+ * lets go of one, the last calls cl_destroy and frees it. */
 typedef struct rc__cl_auth {
 	const rc__flavor *fl;
-	uint32_t flavor;                          /* the credential's flavor number */
-	uint32_t credlen;                         /* plain flavors: the credential's body */
-	unsigned char cred[RC__MAX_AUTH_BYTES];
-	void *priv;                               /* others: the flavor's state */
+	_Atomic unsigned refs;
+	void *priv;                               /* the flavor's state */
 } rc__cl_auth;
 
 /* The sequence numbers a call went out with (a retransmission of a call of a flavor that
@@ -138,26 +139,32 @@ struct rc__flavor {
 	/* Let go of a->ctx (the reply is made or the call is dropped). NULL: nothing held. */
 	void (*svc_release)(rc__svc_auth *a);
 
-	/* Client (all NULL for plain flavors, which the engine serves from its header template). */
+	/* Client (all NULL for plain flavors, whose credential the engine keeps in its header
+	 * template). Each method may run on any thread; the engine serialises none of them. */
 
-	/* Encode a call's credential and verifier after its first 24 bytes (hdr: xid through
-	 * procedure, already in x's buffer at x's position - 24); *seq: the call's number. False
-	 * on failure (the call fails with RC_AUTHERROR, err filled). */
-	bool (*cl_marshal)(rc__cl_auth *a, rc_xdr *x, uint32_t *seq, rc_error *err);
-	/* Check reply verifier (vflavor, body, vlen) against the numbers the call went out with.
-	 * False: the reply is refused (RC_AUTHERROR, auth_stat RC__AUTH_INVALIDRESP). NULL for
-	 * plain flavors: the engine accepts AUTH_NONE (and AUTH_SHORT for AUTH_SYS) itself. */
+	/* Write a call's credential and verifier into x (after the call's first 24 bytes, head:
+	 * xid through procedure, given for a header checksum); *seq: the number this
+	 * transmission goes with. A retransmission is marshalled again (a fresh number). False
+	 * on failure (the call fails with RC_AUTHERROR; err->detail may say why). */
+	bool (*cl_marshal)(rc__cl_auth *a, const unsigned char *head, rc_xdr *x, uint32_t *seq,
+	                   rc_error *err);
+	/* The call's encoded arguments (args, n) as the flavor protects them, into x, for the
+	 * transmission numbered seq. NULL: the bytes as they are. */
+	bool (*cl_wrap)(rc__cl_auth *a, uint32_t seq, const unsigned char *args, size_t n,
+	                rc_xdr *x);
+	/* Check an accepted reply's verifier against the numbers the call went out with. False:
+	 * the reply is refused (RC_AUTHERROR, auth_stat RC__AUTH_INVALIDRESP). */
 	bool (*cl_validate)(rc__cl_auth *a, const rc__cl_seqs *seqs, uint32_t vflavor,
 	                    const unsigned char *body, uint32_t vlen);
-	/* Encode the arguments with xargs as the flavor wraps them (NULL: xargs straight). */
-	bool (*cl_wrap)(rc__cl_auth *a, uint32_t seq, rc_xdr *x, rc_xdrproc xargs, void *args);
-	/* Decode the results as the flavor wrapped them (NULL: xres straight). */
-	bool (*cl_unwrap)(rc__cl_auth *a, const rc__cl_seqs *seqs, rc_xdr *x, rc_xdrproc xres,
-	                  void *res);
-	/* The server denied a call with auth_stat why: true if the flavor renewed itself and the
+	/* A SUCCESS reply's results as sent (body, n) -> as xres decodes them: *out, *outn, with
+	 * *owned a malloc'd block to free after decoding (or NULL when *out points into body).
+	 * False: RC_CANTDECODERES. NULL: the bytes as they are. */
+	bool (*cl_unwrap)(rc__cl_auth *a, const rc__cl_seqs *seqs, const unsigned char *body,
+	                  size_t n, const unsigned char **out, size_t *outn, void **owned);
+	/* A blocking call was denied with auth_stat why: true if the flavor renewed itself and the
 	 * call should go again (once). NULL: never. */
 	bool (*cl_refresh)(rc__cl_auth *a, uint32_t why);
-	/* Free a's state (priv). NULL: nothing. */
+	/* Free a->priv (the last reference went). NULL: nothing to free. */
 	void (*cl_destroy)(rc__cl_auth *a);
 };
 
@@ -171,13 +178,17 @@ bool rc__flavor_add(const rc__flavor *fl);
 /* The built-in flavors (auth.c). */
 extern const rc__flavor rc__flavor_none, rc__flavor_sys, rc__flavor_tls;
 
-/* Whether a (a plain flavor's credentials) accepts reply verifier vflavor/vlen: AUTH_NONE,
- * and AUTH_SYS's AUTH_SHORT (RFC 5531 section 14; its body is not used). */
-bool rc__cl_plain_verf_ok(const rc__cl_auth *a, uint32_t vflavor, uint32_t vlen);
+/* Whether a plain flavor fl's client accepts reply verifier vflavor/vlen: AUTH_NONE (any
+ * body), and for AUTH_SYS its AUTH_SHORT (RFC 5531 section 14; the body is not used). */
+bool rc__cl_plain_verf_ok(const rc__flavor *fl, uint32_t vflavor, uint32_t vlen);
 
-/* Fill a with a plain flavor's credentials: fl (rc__flavor_none or rc__flavor_sys) and the
- * credential body (len at most RC__MAX_AUTH_BYTES). */
-void rc__cl_auth_plain(rc__cl_auth *a, const rc__flavor *fl, const unsigned char *cred,
-                       uint32_t len);
+/* One more reference to a; one fewer (the last calls a->fl->cl_destroy and frees a). */
+void rc__cl_auth_ref(rc__cl_auth *a);
+void rc__cl_auth_unref(rc__cl_auth *a);
+
+/* Let clnt's calls from now on go with a's credentials (a flavor that is not plain): the
+ * client takes the caller's reference to a, on success and on failure. RC_OK, RC_NOMEM,
+ * RC_INVAL (NULL, or a plain flavor's: those go through rc__client_set_cred). */
+rc_status rc__client_set_auth(rc_client *clnt, rc__cl_auth *a);
 
 #endif

@@ -42,6 +42,8 @@
 #define RC__IDLE_CHECK_NS 200000LL /* probe a stream idle this long before using it */
 #define RC__OQ_BLOCK ((size_t)4 << 20) /* queued output beyond which a started call waits */
 #define RC__RETIRED_MAX 16             /* replaced header templates kept before waiting */
+#define RC__NOFAST_SPIN 1u             /* rc_client.nofast bits */
+#define RC__NOFAST_SEALED 2u
 
 /* REPLY (1) then MSG_ACCEPTED (0), as the 8 bytes lie on the wire, read as one word. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -75,6 +77,13 @@ struct rc_async {
 	unsigned char *msg;
 	size_t msglen;
 	unsigned char *msgblock; /* heap block holding msg, freed with the call (started calls) */
+	/* a flavor that is not plain (auth.h): msg is the call with only its first 24 bytes
+	 * before the arguments; each transmission is sealed into wire (credential, verifier,
+	 * wrapped arguments) with a fresh number, kept in seqs for the reply's check */
+	rc__cl_auth *auth;       /* a reference, or NULL (plain credentials: msg goes as it is) */
+	unsigned char *wire;     /* heap block: headroom, then the sealed message */
+	size_t wirelen;
+	rc__cl_seqs seqs;
 	int64_t deadline;
 	int64_t next_retry;
 	uint32_t retry_ms;
@@ -88,9 +97,11 @@ struct rc_async {
  * lock; a replaced one is freed once no fast path can be reading it (rc__retire). */
 typedef struct rc__hdr {
 	struct rc__hdr *next; /* the retired list */
-	const rc__flavor *fl; /* the credentials' flavor (auth.h): plain ones only here */
 	size_t len;
 	_Alignas(16) unsigned char b[24 + 8 + RC__MAX_AUTH_BYTES + 8];
+	const rc__flavor *fl; /* the credentials' flavor (auth.h) */
+	rc__cl_auth *auth;    /* a flavor that is not plain: its credentials (a reference), and
+	                         b holds the first 24 bytes of a call only; else NULL */
 } rc__hdr;
 
 struct rc_client {
@@ -113,6 +124,9 @@ struct rc_client {
 	struct rc__dq *dq;
 	struct rc__rxb *rxb;
 	atomic_bool queued; /* the transport holds output not yet sent (the fast path then waits) */
+	/* Why blocking calls may not take the fast step, as bits (0: they may): spinning
+	 * (rc_client_set_spin), credentials of a flavor that seals every call (rc__seal). */
+	_Atomic uint32_t nofast;
 	bool connecting;    /* under mu: a thread is connecting without the lock */
 	const rc_tp_kind *kind;
 	rc_uri uri;
@@ -230,6 +244,7 @@ static void rc__build_header(const rc_client *c, rc__hdr *h, uint32_t flavor,
 	h->len = 32 + credlen + 8;
 	h->next = NULL;
 	h->fl = rc__flavor_find(flavor);
+	h->auth = NULL;
 }
 
 /* Free the retired templates (under c->mu, holding the reader's role: no fast path can be
@@ -239,6 +254,7 @@ static void rc__free_retired(rc_client *c)
 	while (c->retired) {
 		rc__hdr *h = c->retired;
 		c->retired = h->next;
+		rc__cl_auth_unref(h->auth);
 		free(h);
 	}
 	c->nretired = 0;
@@ -258,15 +274,10 @@ static void rc__role_drop_locked(rc_client *c)
  * reader's role is free; otherwise later, by the reader (rc__read) -- and past
  * RC__RETIRED_MAX this waits for the role, so they never pile up. RC_OK or RC_NOMEM.
  */
-static rc_status rc__set_header(rc_client *c, uint32_t flavor, const unsigned char *cred,
-                                size_t credlen)
+static rc_status rc__install_header(rc_client *c, rc__hdr *h)
 {
-	rc__hdr *h = malloc(sizeof(*h));
 	bool idle = false;
 
-	if (h == NULL)
-		return RC_NOMEM;
-	rc__build_header(c, h, flavor, cred, credlen);
 	pthread_mutex_lock(&c->mu);
 	if (c->hdr != &c->hdr0) {
 		c->hdr->next = c->retired;
@@ -274,6 +285,10 @@ static rc_status rc__set_header(rc_client *c, uint32_t flavor, const unsigned ch
 		c->nretired++;
 	}
 	__atomic_store_n(&c->hdr, h, __ATOMIC_RELEASE);
+	if (h->auth != NULL)
+		atomic_fetch_or_explicit(&c->nofast, RC__NOFAST_SEALED, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&c->nofast, ~RC__NOFAST_SEALED, memory_order_relaxed);
 	while (c->retired != NULL) {
 		idle = false;
 		if (atomic_compare_exchange_strong(&c->reading, &idle, true)) {
@@ -290,6 +305,40 @@ static rc_status rc__set_header(rc_client *c, uint32_t flavor, const unsigned ch
 	}
 	pthread_mutex_unlock(&c->mu);
 	return RC_OK;
+}
+
+/* A new template with a plain flavor's credential body, made current (rc__install_header). */
+static rc_status rc__set_header(rc_client *c, uint32_t flavor, const unsigned char *cred,
+                                size_t credlen)
+{
+	rc__hdr *h = malloc(sizeof(*h));
+
+	if (h == NULL)
+		return RC_NOMEM;
+	rc__build_header(c, h, flavor, cred, credlen);
+	return rc__install_header(c, h);
+}
+
+/* auth.h: credentials of a flavor that is not plain: the template holds the call's first 24
+ * bytes and the credentials; each call is sealed through them (rc__seal). */
+rc_status rc__client_set_auth(rc_client *clnt, rc__cl_auth *a)
+{
+	rc__hdr *h;
+
+	if (clnt == NULL || a == NULL || a->fl == NULL || (a->fl->props & RC__FL_PLAIN) ||
+	    a->fl->cl_marshal == NULL || a->fl->cl_validate == NULL) {
+		rc__cl_auth_unref(a);
+		return RC_INVAL;
+	}
+	if ((h = malloc(sizeof(*h))) == NULL) {
+		rc__cl_auth_unref(a);
+		return RC_NOMEM;
+	}
+	rc__build_header(clnt, h, RC_AUTH_NONE, NULL, 0);
+	h->len = 24; /* xid through procedure: the rest is the flavor's, per transmission */
+	h->fl = a->fl;
+	h->auth = a;
+	return rc__install_header(clnt, h);
 }
 
 /* rpc.h: credentials of a plain flavor, encoded. */
@@ -487,6 +536,10 @@ rc_status rc_client_set_spin(rc_client *clnt, uint32_t spin_us)
 	if (clnt->kind->props & RC_TPP_SYNC)
 		return RC_NOTSUPP; /* an in-process call is answered before its send returns */
 	clnt->spin_us = spin_us;
+	if (spin_us > 0)
+		atomic_fetch_or_explicit(&clnt->nofast, RC__NOFAST_SPIN, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&clnt->nofast, ~RC__NOFAST_SPIN, memory_order_relaxed);
 	return RC_OK;
 }
 
@@ -573,7 +626,58 @@ static void rc__handle_unlink(rc_client *c, rc_async *p)
 static void rc__free_call(rc_async *p)
 {
 	free(p->msgblock);
+	free(p->wire);
+	rc__cl_auth_unref(p->auth);
 	free(p);
+}
+
+/*
+ * A transmission of p, whose credentials are of a flavor that is not plain: msg[0..len) is the
+ * call as encoded (its first 24 bytes, xid set, then the arguments); the flavor writes the
+ * credential and verifier with a fresh number and wraps the arguments, into p->wire (the last
+ * transmission's is freed). The numbers of the last RC__CL_SEQS transmissions stay in p->seqs
+ * for the reply's check. Returns the sealed message, or NULL (p->err says why when it can).
+ */
+static unsigned char *rc__seal(rc_client *c, rc_async *p, const unsigned char *msg, size_t len)
+{
+	_Alignas(16) unsigned char stack[1024];
+	rc__cl_auth *a = p->auth;
+	rc__encbuf b;
+	rc_xdr x;
+	unsigned char *h;
+	uint32_t seq;
+
+	rc__encbuf_init(&b, stack, sizeof(stack), c->max_msg);
+	rc__encbuf_xdr(&b, &x);
+	if ((h = rc_xdr_inline(&x, 24)) == NULL)
+		goto fail;
+	memcpy(h, msg, 24);
+	if (!a->fl->cl_marshal(a, h, &x, &seq, &p->err))
+		goto fail;
+	if (a->fl->cl_wrap != NULL ? !a->fl->cl_wrap(a, seq, msg + 24, len - 24, &x)
+	                           : (len > 24 && !rc_xdr_opaque(&x, (void *)(msg + 24),
+	                                                         (uint32_t)(len - 24))))
+		goto fail;
+	if (p->seqs.n == RC__CL_SEQS) {
+		memmove(p->seqs.seq, p->seqs.seq + 1, sizeof(p->seqs.seq[0]) * (RC__CL_SEQS - 1));
+		p->seqs.n--;
+	}
+	p->seqs.seq[p->seqs.n++] = seq;
+	free(p->wire);
+	p->wire = NULL;
+	p->wirelen = rc_xdr_getpos(&x);
+	if (b.heap) {
+		p->wire = b.data;
+		rc__encbuf_detach(&b);
+	} else if ((p->wire = malloc(RC_TP_HEADROOM + p->wirelen)) != NULL) {
+		memcpy(p->wire, b.data, RC_TP_HEADROOM + p->wirelen);
+	} else {
+		return NULL;
+	}
+	return p->wire + RC_TP_HEADROOM;
+fail:
+	rc__encbuf_free(&b);
+	return NULL;
 }
 
 /* Wake threads waiting beside the reader, if any (under c->mu). */
@@ -725,19 +829,51 @@ static inline bool rc__plain_success(const unsigned char *m)
 	return type_stat == rc__reply_accepted && (vflavor | verflen_accept) == 0;
 }
 
-/* An accepted reply's verifier v, checked through the credentials' flavor (hdr's): RC_OK, or
- * RC_AUTHERROR with auth_stat AUTH_INVALIDRESP in *err (as libtirpc's clnt_call). */
-static rc_status rc__check_verf(const rc__hdr *hdr, const rc__verf *v, rc_error *err)
+/* An accepted reply's verifier v, checked through the flavor of p's credentials (a: p->auth,
+ * or NULL for plain credentials: the template's): RC_OK, or RC_AUTHERROR with auth_stat
+ * AUTH_INVALIDRESP in p->err (as libtirpc's clnt_call). */
+static rc_status rc__check_verf(const rc_client *c, rc_async *p, rc__cl_auth *a,
+                                const rc__verf *v)
 {
-	rc__cl_auth a = {.fl = hdr->fl};
+	const rc__flavor *fl;
+	bool ok;
 
-	if (hdr->fl == NULL || rc__cl_plain_verf_ok(&a, v->flavor, v->len))
+	if (a != NULL) {
+		fl = a->fl;
+		ok = fl->cl_validate(a, &p->seqs, v->flavor, v->body, v->len);
+	} else {
+		fl = __atomic_load_n(&c->hdr, __ATOMIC_ACQUIRE)->fl;
+		ok = fl == NULL || rc__cl_plain_verf_ok(fl, v->flavor, v->len);
+	}
+	if (ok)
 		return RC_OK;
-	err->auth_stat = RC__AUTH_INVALIDRESP;
-	snprintf(err->detail, sizeof(err->detail),
+	p->err.auth_stat = RC__AUTH_INVALIDRESP;
+	snprintf(p->err.detail, sizeof(p->err.detail),
 	         "the reply's verifier (flavor %u, %u bytes) is not one %s accepts", v->flavor,
-	         v->len, hdr->fl->name);
+	         v->len, fl->name);
 	return RC_AUTHERROR;
+}
+
+/* The results of p's SUCCESS reply from x, unwrapped first by its flavor (a: p->auth, or NULL)
+ * if that wraps them. */
+static bool rc__decode_results(const rc_client *c, rc_async *p, rc__cl_auth *a, rc_xdr *x,
+                               const unsigned char *m, size_t len)
+{
+	const unsigned char *body, *out;
+	size_t outn;
+	void *owned = NULL;
+	rc_xdr y;
+	bool ok;
+
+	if (a == NULL || a->fl->cl_unwrap == NULL)
+		return p->xres(x, p->res);
+	body = m + len - rc_xdr_remaining(x);
+	if (!a->fl->cl_unwrap(a, &p->seqs, body, rc_xdr_remaining(x), &out, &outn, &owned))
+		return false;
+	rc__xdr_decoder(&y, out, outn, rc__budget(c));
+	ok = p->xres(&y, p->res);
+	free(owned);
+	return ok;
 }
 
 /*
@@ -747,13 +883,14 @@ static rc_status rc__check_verf(const rc__hdr *hdr, const rc__verf *v, rc_error 
  * datagram client ignores (a forged or mangled datagram: the real reply may still come).
  */
 static inline __attribute__((always_inline)) rc_status
-rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
+rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len,
+           const bool sealable)
 {
 	rc_xdr x;
 	rc_status st, st2 = RC_OK;
 	rc__verf v;
 
-	if (len >= 24) {
+	if (len >= 24 && !(sealable && p->auth != NULL)) { /* (a flavor's replies: its checks) */
 		if (rc__plain_success(m)) {
 			if (p->xres == rc_xdr_void)
 				return RC_OK; /* nothing to decode (what follows is ignored, as ever) */
@@ -768,12 +905,13 @@ rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len)
 	rc__err_clear(&p->err); /* a blocking call's is not cleared until something fails */
 	v.flavor = RC_AUTH_NONE;
 	v.len = 0;
+	v.body = NULL;
 	st = rc__reply_header(&x, &p->err, &v);
 	if (st != RC_BADREPLY && st != RC_AUTHERROR && st != RC_VERSMISMATCH) /* accepted */
-		st2 = rc__check_verf(__atomic_load_n(&c->hdr, __ATOMIC_ACQUIRE), &v, &p->err);
+		st2 = rc__check_verf(c, p, sealable ? p->auth : NULL, &v);
 	if (st2 != RC_OK)
 		return st2;
-	if (st == RC_OK && !p->xres(&x, p->res))
+	if (st == RC_OK && !rc__decode_results(c, p, sealable ? p->auth : NULL, &x, m, len))
 		st = RC_CANTDECODERES;
 	return st;
 }
@@ -796,7 +934,7 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 		return; /* stale (timed out, cancelled) or foreign: drop */
 	if (c->trace != NULL)
 		rc__trace(c, RC_TP_REPLY, xid);
-	st = rc__decode(c, p, msg, len);
+	st = rc__decode(c, p, msg, len, true);
 	if (st == RC_BADREPLY && c->dgram)
 		return; /* keep waiting for the real reply */
 	if (c->trace != NULL)
@@ -820,8 +958,11 @@ static int64_t rc__timers(rc_client *c, int64_t now)
 			continue;
 		}
 		if (c->dgram && now >= p->next_retry && c->tp != NULL) {
-			if (c->tp->vt->send(c->tp, p->msg, p->msglen, NULL, RC_TPF_DONTWAIT) ==
-			        RC_CANTSEND &&
+			/* a flavor that numbers transmissions: sealed again, with a fresh number */
+			unsigned char *m = p->auth == NULL ? p->msg : rc__seal(c, p, p->msg, p->msglen);
+			size_t mlen = p->auth == NULL ? p->msglen : p->wirelen;
+			if (m != NULL &&
+			    c->tp->vt->send(c->tp, m, mlen, NULL, RC_TPF_DONTWAIT) == RC_CANTSEND &&
 			    errno == ECONNREFUSED) {
 				/* ICMP: nothing listens there. Each failed send clears the error the
 				 * previous one raised, so act on it here: every call fails now. */
@@ -1078,8 +1219,8 @@ static rc_status rc__ensure(rc_client *c, int64_t deadline, int *err)
 
 /* Encode a call for proc into b: the header template (copied under the lock) then the
  * arguments. RC_OK with *len; RC_MSGTOOLARGE, RC_CANTENCODEARGS, RC_NOMEM. */
-static rc_status rc__encode(rc_client *c, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
-                            const void *args, size_t *len)
+static rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc,
+                            rc_xdrproc xargs, const void *args, size_t *len)
 {
 	rc_xdr x;
 	unsigned char *h;
@@ -1087,8 +1228,11 @@ static rc_status rc__encode(rc_client *c, rc__encbuf *b, uint32_t proc, rc_xdrpr
 	rc__encbuf_xdr(b, &x);
 	pthread_mutex_lock(&c->mu);
 	h = rc_xdr_inline(&x, c->hdr->len);
-	if (h != NULL)
+	if (h != NULL) {
 		memcpy(h, c->hdr->b, c->hdr->len);
+		if ((p->auth = c->hdr->auth) != NULL) /* sealed at each transmission (rc__seal) */
+			rc__cl_auth_ref(p->auth);
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (h == NULL)
 		return b->toolarge ? RC_MSGTOOLARGE : RC_NOMEM;
@@ -1150,12 +1294,26 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	}
 	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
 	rc__put32(msg, p->xid);
+	p->msg = msg; /* (as encoded: what a retransmission starts from) */
+	p->msglen = len;
+	if (p->auth != NULL) { /* credentials of a flavor that is not plain: seal it */
+		if ((msg = rc__seal(c, p, msg, len)) == NULL) {
+			pthread_mutex_unlock(&c->mu);
+			if (p->err.detail[0] == '\0')
+				snprintf(p->err.detail, sizeof(p->err.detail),
+				         "%s could not seal the call", p->auth->fl->name);
+			return RC_AUTHERROR;
+		}
+		len = p->wirelen;
+		if (len > c->max_msg) {
+			pthread_mutex_unlock(&c->mu);
+			return RC_MSGTOOLARGE;
+		}
+	}
 	if (c->trace != NULL && p->tr_begin != 0) {
 		c->trace(c->trace_arg, RC_TP_CALL_BEGIN, p->xid, p->tr_begin);
 		c->trace(c->trace_arg, RC_TP_ENCODED, p->xid, p->tr_encoded);
 	}
-	p->msg = msg;
-	p->msglen = len;
 	{
 		int64_t left = (p->deadline - now) / 1000000;
 		rc__register(c, p, now, (int64_t)c->retry_ms < left ? c->retry_ms
@@ -1320,6 +1478,9 @@ static inline void rc__call_init(rc_async *p)
 	p->next = p->prev = NULL;
 	p->msgblock = NULL;
 	p->tr_begin = p->tr_encoded = 0;
+	p->auth = NULL; /* (rc__encode takes the credentials' reference, if they seal) */
+	p->wire = NULL;
+	p->seqs.n = 0;
 }
 
 /* Hand a heap encode buffer, of a call whose message took len bytes, to the client for the next
@@ -1519,7 +1680,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) { /* (shorter: the engine) */
 		if (traced)
 			rc__trace(c, RC_TP_REPLY, p->xid);
-		*st = rc__decode(c, p, rmsg, rlen);
+		*st = rc__decode(c, p, rmsg, rlen, false);
 		if (*st == RC_BADREPLY && c->dgram)
 			goto general; /* mangled datagram: wait for the real reply */
 	decoded:
@@ -1569,7 +1730,8 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 	tp = __atomic_load_n(&c->tp, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&c->npending, __ATOMIC_RELAXED) == 0 &&
 	    __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL && tp != NULL &&
-	    !(tp->props & RC_TPP_SYNC) && c->spin_us == 0 &&
+	    !(tp->props & RC_TPP_SYNC) &&
+	    atomic_load_explicit(&c->nofast, memory_order_relaxed) == 0 &&
 	    !atomic_load_explicit(&c->queued, memory_order_relaxed) &&
 	    (c->dgram ||
 	     now - atomic_load_explicit(&c->last_io, memory_order_relaxed) <= RC__IDLE_CHECK_NS ||
@@ -1577,6 +1739,23 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 		return true;
 	rc__role_drop(c);
 	return false;
+}
+
+/* The end of a blocking call p sealed by a flavor (status st): its sealed message and its
+ * reference go. True when the call was denied for a credential problem and the flavor
+ * renewed itself (cl_refresh), the first time (*refreshed): the call goes again. */
+static __attribute__((noinline)) bool rc__unseal(rc_async *p, rc_status st, bool *refreshed)
+{
+	rc__cl_auth *a = p->auth;
+	bool again = st == RC_AUTHERROR && !*refreshed && a->fl->cl_refresh != NULL &&
+	             p->err.auth_stat != RC__AUTH_INVALIDRESP && a->fl->cl_refresh(a, p->err.auth_stat);
+
+	free(p->wire);
+	p->wire = NULL;
+	rc__cl_auth_unref(a);
+	p->auth = NULL;
+	*refreshed = *refreshed || again;
+	return again;
 }
 
 /*
@@ -1595,6 +1774,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	rc_status st;
 	int64_t now;
 	uint64_t t0 = traced ? rc__trace_clock() : 0;
+	bool refreshed;
 
 	/* p.err is cleared only on the way to a failure (rc__err_clear): a call that succeeds in
 	 * the fast step never touches it (rc__set_lastok) */
@@ -1610,10 +1790,12 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 			goto out;
 		/* p is in flight; the lock is held */
 	} else {
+		refreshed = false;
+	again:
 		p.deadline = now + (int64_t)timeout_ms * 1000000;
 		rc__call_init(&p);
 		rc__err_clear(&p.err);
-		st = rc__encode(clnt, &b, proc, xargs, args, &len);
+		st = rc__encode(clnt, &p, &b, proc, xargs, args, &len);
 		if (traced) {
 			p.tr_begin = t0;
 			p.tr_encoded = rc__trace_clock();
@@ -1621,7 +1803,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 		if (st == RC_OK)
 			st = rc__start(clnt, &p, rc__encbuf_msg(&b), len, 0);
 		if (st != RC_OK)
-			goto out;
+			goto ended;
 		pthread_mutex_lock(&clnt->mu);
 	}
 	rc__drive(clnt, &p, INT64_MAX);
@@ -1635,6 +1817,11 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	}
 	pthread_mutex_unlock(&clnt->mu);
 	st = p.st;
+ended: /* (the engine's calls: the fast step's never carry a flavor's seal) */
+	if (__builtin_expect(p.auth != NULL, 0) && rc__unseal(&p, st, &refreshed)) {
+		now = rc__now(); /* the flavor renewed its credentials: once more, from the start */
+		goto again;
+	}
 out:
 	if (__builtin_expect(st == RC_OK, 1)) {
 		rc__set_lastok(clnt);
@@ -1709,7 +1896,7 @@ rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, con
 	p->has_cb = cb != NULL;
 	p->deadline = rc__now() + (int64_t)rc__call_timeout(clnt, opts) * 1000000;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
-	st = rc__encode(clnt, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
+	st = rc__encode(clnt, p, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
 	if (st == RC_OK && clnt->dgram) {
 		/* keep the message for retransmission */
 		if (b.heap) {
@@ -1946,8 +2133,10 @@ void rc_client_destroy(rc_client *clnt)
 	if (clnt->tp)
 		clnt->tp->vt->close(clnt->tp);
 	rc__free_retired(clnt);
-	if (clnt->hdr != &clnt->hdr0)
+	if (clnt->hdr != &clnt->hdr0) {
+		rc__cl_auth_unref(clnt->hdr->auth);
 		free(clnt->hdr);
+	}
 	pthread_cond_destroy(&clnt->cv);
 	pthread_mutex_destroy(&clnt->mu);
 	pthread_mutex_destroy(&clnt->smu);

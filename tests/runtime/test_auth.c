@@ -79,6 +79,10 @@ static got serve(rc_server *srv, const uint32_t *w, size_t n)
 #define XSUM 0x7E57u
 
 static atomic_int xs_held; /* contexts accepted and not yet released */
+/* server modes for the client tests */
+static atomic_bool xs_drop_even;     /* even keys are dropped (a lost transmission) */
+static atomic_int xs_reject_next;    /* this many calls get AUTH_CREDPROBLEM */
+static atomic_bool xs_bad_reply_verf; /* reply verifiers one off */
 
 static uint32_t xs_sum(const unsigned char *p, size_t n)
 {
@@ -98,8 +102,12 @@ static uint32_t xs_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_req *r
 	if (in->vflavor != XSUM || in->vlen != 4 ||
 	    word(in->verf, 0) != (xs_sum(in->msg, in->hdrlen) ^ key))
 		return RC__AUTH_BADVERF;
-	if (key == 0xDEAD)
+	if (key == 0xDEAD || (atomic_load(&xs_drop_even) && key % 2 == 0))
 		return RC__AUTH_DROP;
+	if (atomic_load(&xs_reject_next) > 0) {
+		atomic_fetch_sub(&xs_reject_next, 1);
+		return RC__AUTH_CREDPROBLEM;
+	}
 	if (key == 0xFACE) {
 		*rlen = rc__reply_simple(in->w, in->max, in->xid, false, RC__PROC_UNAVAIL, NULL, 0);
 		return RC__AUTH_ANSWERED;
@@ -114,7 +122,7 @@ static uint32_t xs_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_req *r
 static bool xs_verf(const rc__svc_auth *a, uint32_t *vflavor, unsigned char *body, uint32_t *vlen)
 {
 	*vflavor = XSUM;
-	put(body, 0, a->seq + 1);
+	put(body, 0, a->seq + 1 + (atomic_load(&xs_bad_reply_verf) ? 1 : 0));
 	*vlen = 4;
 	return true;
 }
@@ -146,6 +154,76 @@ static void xs_release(rc__svc_auth *a)
 	atomic_fetch_sub(&xs_held, 1);
 }
 
+/* The client's side: every transmission numbered afresh (key = the number). */
+static atomic_uint xs_next = 1;
+static atomic_int xs_refreshes, xs_destroyed;
+
+static bool xs_marshal(rc__cl_auth *a, const unsigned char *head, rc_xdr *x, uint32_t *seq,
+                       rc_error *err)
+{
+	unsigned char hdr[36];
+	uint32_t w[6], key = atomic_fetch_add(&xs_next, 1);
+	(void)a, (void)err;
+	memcpy(hdr, head, 24);
+	put(hdr, 6, XSUM);
+	put(hdr, 7, 4);
+	put(hdr, 8, key);
+	w[0] = XSUM, w[1] = 4, w[2] = key;
+	w[3] = XSUM, w[4] = 4, w[5] = xs_sum(hdr, 36) ^ key;
+	for (int i = 0; i < 6; i++)
+		if (!rc_xdr_u_int(x, &w[i]))
+			return false;
+	*seq = key;
+	return true;
+}
+
+static bool xs_cl_wrap(rc__cl_auth *a, uint32_t seq, const unsigned char *args, size_t n,
+                       rc_xdr *x)
+{
+	(void)a;
+	return rc_xdr_u_int(x, &seq) && (n == 0 || rc_xdr_opaque(x, (void *)args, (uint32_t)n));
+}
+
+static bool xs_seen(const rc__cl_seqs *seqs, uint32_t v)
+{
+	for (unsigned i = 0; i < seqs->n; i++)
+		if (seqs->seq[i] == v)
+			return true;
+	return false;
+}
+
+static bool xs_validate(rc__cl_auth *a, const rc__cl_seqs *seqs, uint32_t vflavor,
+                        const unsigned char *body, uint32_t vlen)
+{
+	(void)a;
+	return vflavor == XSUM && vlen == 4 && xs_seen(seqs, word(body, 0) - 1);
+}
+
+static bool xs_cl_unwrap(rc__cl_auth *a, const rc__cl_seqs *seqs, const unsigned char *body,
+                         size_t n, const unsigned char **out, size_t *outn, void **owned)
+{
+	(void)a;
+	if (n < 4 || !xs_seen(seqs, word(body, 0) ^ 0xFFFFu))
+		return false;
+	*out = body + 4;
+	*outn = n - 4;
+	*owned = NULL;
+	return true;
+}
+
+static bool xs_refresh(rc__cl_auth *a, uint32_t why)
+{
+	(void)a;
+	atomic_fetch_add(&xs_refreshes, 1);
+	return why == RC__AUTH_CREDPROBLEM;
+}
+
+static void xs_destroy(rc__cl_auth *a)
+{
+	assert_ptr_equal(a->priv, &xs_destroyed);
+	atomic_fetch_add(&xs_destroyed, 1);
+}
+
 static const rc__flavor xs_flavor = {
 	.number = XSUM,
 	.name = "XSUM",
@@ -155,7 +233,24 @@ static const rc__flavor xs_flavor = {
 	.svc_unwrap = xs_unwrap,
 	.svc_wrap = xs_wrap,
 	.svc_release = xs_release,
+	.cl_marshal = xs_marshal,
+	.cl_wrap = xs_cl_wrap,
+	.cl_validate = xs_validate,
+	.cl_unwrap = xs_cl_unwrap,
+	.cl_refresh = xs_refresh,
+	.cl_destroy = xs_destroy,
 };
+
+/* A client's XSUM credentials (one reference, the caller's). */
+static rc__cl_auth *xs_credentials(void)
+{
+	rc__cl_auth *a = calloc(1, sizeof(*a));
+	assert_non_null(a);
+	a->fl = &xs_flavor;
+	atomic_init(&a->refs, 1);
+	a->priv = &xs_destroyed;
+	return a;
+}
 
 /* An XSUM call of procedure proc with key, argument words args[0..nargs) after the key word
  * (wrapped as XSUM wraps), into w; returns its word count. A bad verifier when badverf. */
@@ -487,6 +582,180 @@ static void client_checks_reply_verifiers(void **state)
 	close(fk.fd);
 }
 
+/* A client with XSUM credentials against a server that knows XSUM, over UDP and TCP: each
+ * call sealed (credential, verifier over the header, wrapped arguments), its reply checked and
+ * unwrapped; blocking and started calls; a UDP retransmission sealed again with a fresh number
+ * (the server drops the first); a credential problem refreshed once; a reply whose verifier
+ * fails the flavor's check refused; the credentials freed with the client. */
+static void a_flavor_object_on_the_client(void **state)
+{
+	rc_server *srv;
+	pthread_t tid;
+	char uri[2][256];
+	rt_server s;
+	(void)state;
+	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", uri[0], 256), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", uri[1], 256), RC_OK);
+	s.srv = srv;
+	assert_int_equal(pthread_create(&tid, NULL, rt_run, &s), 0);
+	atomic_store(&xs_held, 0);
+	atomic_store(&xs_destroyed, 0);
+	for (int i = 0; i < 2; i++) {
+		rc_client *c;
+		rt_blob in = {4, "abcd"}, out = {0, NULL};
+		rc_error e;
+		print_message("over %s\n", uri[i]);
+		assert_int_equal(rc_client_create(&c, uri[i], RT_PROG, 1), RC_OK);
+		rc_client_set_timeout(c, 3000);
+		rc_client_set_retry(c, 100);
+		assert_int_equal(rc__client_set_auth(c, xs_credentials()), RC_OK);
+		/* blocking */
+		for (int k = 0; k < 3; k++) {
+			assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob,
+			                         &out),
+			                 RC_OK);
+			assert_int_equal(out.len, 4);
+			assert_memory_equal(out.val, "abcd", 4);
+			rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out);
+		}
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+		/* started */
+		{
+			rc_async *as;
+			assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)xdr_rt_blob, &in,
+			                               (rc_xdrproc)xdr_rt_blob, &out, NULL, NULL, &as),
+			                 RC_OK);
+			assert_int_equal(rc_async_wait(as, 3000), RC_OK);
+			rc_async_release(as);
+			assert_memory_equal(out.val, "abcd", 4);
+			rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out);
+		}
+		/* a credential problem: refreshed and sent again, once */
+		atomic_store(&xs_refreshes, 0);
+		atomic_store(&xs_reject_next, 1);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+		assert_int_equal(atomic_load(&xs_refreshes), 1);
+		atomic_store(&xs_reject_next, 2);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_AUTHERROR);
+		rc_client_geterr(c, &e);
+		assert_int_equal(e.auth_stat, RC__AUTH_CREDPROBLEM);
+		assert_int_equal(atomic_load(&xs_refreshes), 2);
+		atomic_store(&xs_reject_next, 0);
+		/* a reply verifier the flavor refuses */
+		atomic_store(&xs_bad_reply_verf, true);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_AUTHERROR);
+		rc_client_geterr(c, &e);
+		assert_int_equal(e.auth_stat, RC__AUTH_INVALIDRESP);
+		assert_non_null(strstr(e.detail, "XSUM"));
+		atomic_store(&xs_bad_reply_verf, false);
+		/* UDP: the first transmission lost (even number), the retransmission sealed again */
+		if (i == 0) {
+			int ok = 0;
+			unsigned first = atomic_load(&xs_next);
+			atomic_store(&xs_drop_even, true);
+			for (int k = 0; k < 4; k++) {
+				ok += rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob,
+				              &out) == RC_OK;
+				rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out);
+			}
+			atomic_store(&xs_drop_even, false);
+			assert_int_equal(ok, 4);
+			/* at least three of the four went twice, each time with a new number */
+			assert_true(atomic_load(&xs_next) - first >= 7);
+		}
+		/* back to AUTH_NONE: the fast path again */
+		assert_int_equal(rc_client_set_auth_none(c), RC_OK);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_OK);
+		rc_client_destroy(c);
+		assert_int_equal(atomic_load(&xs_destroyed), i + 1); /* the credentials went */
+	}
+	rc_server_stop(srv);
+	pthread_join(tid, NULL);
+	rc_server_destroy(srv);
+	assert_int_equal(atomic_load(&xs_held), 0);
+}
+
+/* A deferring program for the test below: 1 TWICE(u_int) -> u_int, answered by a thread. */
+#define AD_PROG 0x20000178u
+static rc_svc_req *ad_req;
+static uint32_t ad_arg;
+static pthread_mutex_t ad_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ad_cv = PTHREAD_COND_INITIALIZER;
+
+static bool ad_twice(void *a, void *r, rc_svc_req *q)
+{
+	(void)r;
+	if (rc_svc_req_defer(q) != RC_OK)
+		return false;
+	pthread_mutex_lock(&ad_mu);
+	ad_arg = *(uint32_t *)a;
+	ad_req = q;
+	pthread_cond_broadcast(&ad_cv);
+	pthread_mutex_unlock(&ad_mu);
+	return true;
+}
+
+static void *ad_answer(void *arg)
+{
+	uint32_t res;
+	(void)arg;
+	pthread_mutex_lock(&ad_mu);
+	while (ad_req == NULL)
+		pthread_cond_wait(&ad_cv, &ad_mu);
+	res = ad_arg * 2;
+	usleep(20000); /* after the serving thread has let go */
+	assert_int_equal(atomic_load(&xs_held), 1); /* the deferred request holds its flavor's */
+	assert_int_equal(rc_svc_req_reply(ad_req, (rc_xdrproc)rc_xdr_u_int, &res), RC_OK);
+	ad_req = NULL;
+	pthread_mutex_unlock(&ad_mu);
+	return NULL;
+}
+
+static const rc_procinfo ad_twice_1 = {AD_PROG, 1, 1, "TWICE", (rc_xdrproc)rc_xdr_u_int, 4,
+                                       (rc_xdrproc)rc_xdr_u_int, 4};
+static const rc_svc_proc ad_procs[] = {{&ad_twice_1, ad_twice}};
+static const rc_svc_prog ad_prog = {AD_PROG, 1, 1, ad_procs};
+
+/* A deferred request of a flavor's call: its reply, made on another thread after the routine
+ * returned, carries the flavor's verifier and wrapping, and the flavor's reference goes then. */
+static void a_flavor_on_a_deferred_reply(void **state)
+{
+	rc_server *srv;
+	pthread_t tid, ans;
+	char uri[2][256];
+	rt_server s;
+	(void)state;
+	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &ad_prog, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", uri[0], 256), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", uri[1], 256), RC_OK);
+	s.srv = srv;
+	assert_int_equal(pthread_create(&tid, NULL, rt_run, &s), 0);
+	atomic_store(&xs_held, 0);
+	for (int i = 0; i < 2; i++) {
+		rc_client *c;
+		uint32_t in = 21 + (uint32_t)i, out = 0;
+		assert_int_equal(rc_client_create(&c, uri[i], AD_PROG, 1), RC_OK);
+		rc_client_set_timeout(c, 5000);
+		assert_int_equal(rc__client_set_auth(c, xs_credentials()), RC_OK);
+		assert_int_equal(pthread_create(&ans, NULL, ad_answer, NULL), 0);
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_u_int, &in, (rc_xdrproc)rc_xdr_u_int,
+		                         &out),
+		                 RC_OK);
+		assert_int_equal(out, in * 2);
+		pthread_join(ans, NULL);
+		assert_int_equal(atomic_load(&xs_held), 0);
+		rc_client_destroy(c);
+	}
+	rc_server_stop(srv);
+	pthread_join(tid, NULL);
+	rc_server_destroy(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +764,8 @@ int main(void)
 		cmocka_unit_test(a_flavor_object_on_the_serve_step),
 		cmocka_unit_test(hook_supplies_a_verifier),
 		cmocka_unit_test(client_checks_reply_verifiers),
+		cmocka_unit_test(a_flavor_object_on_the_client),
+		cmocka_unit_test(a_flavor_on_a_deferred_reply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1096,8 +1096,15 @@ static rc_status sized_call(rc_client *c, uint32_t dlen, uint32_t n)
 
 	assert_non_null(in.data.val);
 	st = rc_call(c, 8, (rc_xdrproc)xdr_rt_sized, &in, (rc_xdrproc)xdr_rt_big, &out);
-	if (st == RC_OK)
+	if (st == RC_OK) {
 		assert_true(rt_sized_ok(&out, n));
+	} else {
+		char why[512];
+		rc_error e;
+		rc_client_geterr(c, &e);
+		print_message("SIZED(%u bytes in, %u out): %s\n", dlen, n,
+		              rc_error_format(&e, why, sizeof(why)));
+	}
 	rc_xdr_free((rc_xdrproc)xdr_rt_big, &out);
 	free(in.data.val);
 	return st;
