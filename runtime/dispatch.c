@@ -267,3 +267,35 @@ rc_status rc_svc_req_set_verf(const rc_svc_req *req, uint32_t flavor, const void
 	r->wc->auth = &r->auth;
 	return RC_OK;
 }
+
+/* server.h: the call's header facts. */
+uint32_t rc_svc_req_prog(const rc_svc_req *req)
+{
+	return req ? req->rq_prog : 0;
+}
+
+uint32_t rc_svc_req_vers(const rc_svc_req *req)
+{
+	return req ? req->rq_vers : 0;
+}
+
+uint32_t rc_svc_req_procnum(const rc_svc_req *req)
+{
+	return req ? req->rq_proc : 0;
+}
+
+const rc_opaque_auth *rc_svc_req_cred(const rc_svc_req *req)
+{
+	return req ? &req->rq_cred : NULL;
+}
+
+/* server_internal.h: for the Sun layer's struct svc_req. */
+bool rc__svc_req_dgram(const rc_svc_req *req)
+{
+	return req->dgram;
+}
+
+const rc_svc_unixcred *rc__svc_req_unixcred(const rc_svc_req *req)
+{
+	return req->rq_clntcred;
+}

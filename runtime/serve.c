@@ -336,7 +336,6 @@ rc__req_begin(rc_server *srv, rc_svc_req *req, uint32_t xid, const rc_peer *peer
 	req->keep_res = false;
 	req->rq_cred.oa_base = (char *)cred;
 	req->rq_clntcred = NULL;
-	req->rq_xprt = NULL;
 }
 
 /* A step of a traced serve (rc__serve_body with traced set; untraced, nothing at all). */

@@ -128,4 +128,11 @@ void rc__server_set_hook(rc_server *srv, rc__srv_hook fn, void *ctx);
 /* The ctx installed with fn, or NULL if srv's hook is not fn. */
 void *rc__server_hook_ctx(rc_server *srv, rc__srv_hook fn);
 
+/* ---- the request, for the Sun layer (sunrpc_svc.c) ---------------------------------------- */
+
+/* Whether req came as a datagram; its AUTH_SYS credential in Sun's shape (NULL for another
+ * flavor). */
+bool rc__svc_req_dgram(const rc_svc_req *req);
+const rc_svc_unixcred *rc__svc_req_unixcred(const rc_svc_req *req);
+
 #endif

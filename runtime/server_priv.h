@@ -226,6 +226,33 @@ typedef struct rc__wctx {
 } rc__wctx;
 
 /*
+ * The request object's public part (<remotecall/server.h>'s opaque rc_svc_req): the call's
+ * header facts with Sun's names (the Sun layer copies them into its struct svc_req), and what
+ * the serve step, dispatch and the reply need. rc__req (below) begins with it.
+ */
+struct rc_svc_req {
+	uint32_t rq_prog;        /* program, version and procedure called */
+	uint32_t rq_vers;
+	uint32_t rq_proc;
+	rc_opaque_auth rq_cred;  /* the raw credential */
+	void *rq_clntcred;       /* AUTH_SYS: &ucred, else NULL */
+	struct rc_server *srv;
+	const struct rc__reg *reg;
+	const struct rc_svc_proc *proc;
+	uint32_t xid;
+	bool dgram;
+	rc_authsys sys;              /* AUTH_SYS (rq_cred.oa_flavor): the parsed credential */
+	rc_svc_unixcred ucred;
+	const struct rc_peer *peer;
+	struct rc__wctx *w;          /* raw dispatch (rc_server_register_raw): the reply buffer */
+	const unsigned char *args;   /*   the encoded arguments */
+	size_t argslen;
+	size_t rlen;                 /*   the reply's length so far (0: none) */
+	struct rc_tp *conn;          /* the stream it came on (rc_svc_req_tls asks it), or NULL */
+	bool keep_res;               /* rc_svc_req_keep_result: the result is not freed */
+};
+
+/*
  * A request being served, and kept when deferred (rc_svc_req_defer). Each serving thread
  * keeps one (w->req) and serves every call in it, so the common path allocates nothing; a
  * deferred request leaves the thread (which makes itself a new one) and lives until

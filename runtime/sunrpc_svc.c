@@ -15,6 +15,7 @@
 #include <remotecall/sunrpc.h>
 
 #include "runtime/rpcbind.h"
+#include "runtime/server_internal.h"
 
 /* One (program, version) served by a Sun dispatch function. */
 typedef struct rc__sun_prog {
@@ -184,13 +185,19 @@ static void rc__sun_raw(rc_svc_req *req, void *ctx)
 {
 	rc__sun_prog *p = ctx;
 	rc_svc_req *prev = rc__sun_cur;
-	SVCXPRT *x = req->dgram ? p->dg : p->st;
+	SVCXPRT *x = rc__svc_req_dgram(req) ? p->dg : p->st;
+	struct svc_req sun; /* Sun's view of the call */
 
 	if (x == NULL)
 		x = p->dg ? p->dg : p->st ? p->st : &rc__sun_none;
-	req->rq_xprt = x;
+	sun.rq_prog = rc_svc_req_prog(req);
+	sun.rq_vers = rc_svc_req_vers(req);
+	sun.rq_proc = rc_svc_req_procnum(req);
+	sun.rq_cred = *rc_svc_req_cred(req);
+	sun.rq_clntcred = (void *)rc__svc_req_unixcred(req);
+	sun.rq_xprt = x;
 	rc__sun_cur = req;
-	p->dispatch(req, x);
+	p->dispatch(&sun, x);
 	rc__sun_cur = prev;
 }
 

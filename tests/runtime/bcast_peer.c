@@ -31,9 +31,9 @@ static void on_term(int sig)
 static void serve_call(rc_svc_req *req, void *ctx)
 {
 	(void)ctx;
-	if (req->rq_proc == 0)
+	if (rc_svc_req_procnum(req) == 0)
 		rc_svc_req_reply(req, (rc_xdrproc)rc_xdr_void, NULL);
-	else if (req->rq_proc == 1)
+	else if (rc_svc_req_procnum(req) == 1)
 		rc_svc_req_reply(req, (rc_xdrproc)rc_xdr_u_int, &id);
 	else
 		rc_svc_req_error(req, RC_SVC_PROC_UNAVAIL, 0, 0);

@@ -56,36 +56,13 @@ typedef struct rc_svc_unixcred {
 } rc_svc_unixcred;
 
 /*
- * rc_svc_req -- one call being served; valid only during the routine it is passed to. The
- * rq_ fields carry Sun's names (so <remotecall/sunrpc.h>'s struct svc_req is this struct) and
- * are filled for every call; the rest is the server's.
+ * rc_svc_req -- one call being served (opaque: read it with the rc_svc_req_* accessors). Valid
+ * during the routine it is passed to, and after it -- until exactly one of rc_svc_req_reply,
+ * rc_svc_req_error or rc_svc_req_drop -- when the routine deferred it (rc_svc_req_defer).
+ * A Sun dispatch function gets Sun's view of it instead (<remotecall/sunrpc.h>, struct
+ * svc_req).
  */
-typedef struct rc_svc_req {
-	/* read-only */
-	uint32_t rq_prog;        /* program, version and procedure called */
-	uint32_t rq_vers;
-	uint32_t rq_proc;
-	rc_opaque_auth rq_cred;  /* the raw credential */
-	void *rq_clntcred;       /* AUTH_SYS: an rc_svc_unixcred *, else NULL */
-	struct rc_sunrpc_xprt *rq_xprt; /* <remotecall/sunrpc.h>'s SVCXPRT (a Sun dispatch
-	                                   function's): the first of the call's kind, datagram
-	                                   or stream, its program was registered on; else NULL */
-	/* private */
-	struct rc_server *srv;
-	const struct rc__reg *reg;
-	const struct rc_svc_proc *proc;
-	uint32_t xid;
-	bool dgram;
-	rc_authsys sys;              /* AUTH_SYS (rq_cred.oa_flavor): the parsed credential */
-	rc_svc_unixcred ucred;
-	const struct rc_peer *peer;
-	struct rc__wctx *w;          /* raw dispatch (rc_server_register_raw): the reply buffer */
-	const unsigned char *args;   /*   the encoded arguments */
-	size_t argslen;
-	size_t rlen;                 /*   the reply's length so far (0: none) */
-	struct rc_tp *conn;          /* the stream it came on (rc_svc_req_tls asks it), or NULL */
-	bool keep_res;               /* rc_svc_req_keep_result: the result is not freed */
-} rc_svc_req;
+typedef struct rc_svc_req rc_svc_req;
 
 /*
  * A server routine. args points to the decoded argument (NULL when void), res to a zeroed
@@ -484,6 +461,16 @@ char *rc_rpcbind_entry_format(const rc_rpcbind_entry *e, char *buf, size_t len);
 /* RC_AUTH_NONE, RC_AUTH_SYS -- the credential flavors the server parses (RFC 5531). */
 #define RC_AUTH_NONE 0u
 #define RC_AUTH_SYS 1u
+
+/* rc_svc_req_prog, rc_svc_req_vers, rc_svc_req_procnum -- the program, version and procedure
+ * number the call named (0 for a NULL req). */
+uint32_t rc_svc_req_prog(const rc_svc_req *req);
+uint32_t rc_svc_req_vers(const rc_svc_req *req);
+uint32_t rc_svc_req_procnum(const rc_svc_req *req);
+
+/* rc_svc_req_cred -- the call's credential as it came (flavor and body; the body lives as
+ * long as the request), or NULL for a NULL req. */
+const rc_opaque_auth *rc_svc_req_cred(const rc_svc_req *req);
 
 /* rc_svc_req_flavor -- the credential flavor of the call (RC_AUTH_NONE, RC_AUTH_SYS, ...). */
 uint32_t rc_svc_req_flavor(const rc_svc_req *req);

@@ -18,9 +18,9 @@
  *     CLSET/CLGET_RETRY_TIMEOUT only;
  *   - servers: the Sun server API (SVCXPRT, svcudp_create, svc_register, svc_run, svc_getargs,
  *     svc_sendreply, svcerr_*, pmap_set, ...) runs on one rc_server of the process (see "the
- *     server" below); struct svc_req is remotecall's rc_svc_req, whose rq_ fields are Sun's.
- *     A server may instead port to the routines idlc declares (bool proc_V_svc(const ARG *,
- *     RES *, struct svc_req *)) and prog_V_register -- see docs/porting.md;
+ *     server" below); a dispatch function's struct svc_req is Sun's view of the call (the rq_
+ *     fields). A server may instead port to the routines idlc declares (bool proc_V_svc(const
+ *     ARG *, RES *, rc_svc_req *)) and prog_V_register -- see docs/porting.md;
  *   - a Sun name remotecall does not map, where a program might use it, is a compile error
  *     naming what to do instead (RC__SUNRPC_UNMAPPED).
  */
@@ -93,10 +93,9 @@ struct netbuf {
 	void *buf;
 };
 
-/* The request a server routine gets (the last parameter of idlc's proc_V_svc, and of a Sun
- * dispatch function): rc_svc_req (<remotecall/server.h>), rq_prog, rq_vers, rq_proc, rq_cred,
- * rq_clntcred and rq_xprt as Sun's. */
-#define svc_req rc_svc_req
+/* The request a Sun dispatch function gets: struct rc_sunrpc_svc_req below (Sun's rq_ fields).
+ * idlc's routines (proc_V_svc) get remotecall's opaque rc_svc_req instead. */
+#define svc_req rc_sunrpc_svc_req
 #define opaque_auth rc_opaque_auth
 #define authunix_parms rc_svc_unixcred
 #define authsys_parms rc_svc_unixcred
@@ -506,8 +505,20 @@ typedef struct rc_sunrpc_xprt {
 	char xp_uri[128]; /* what rc_server_listen bound */
 } SVCXPRT;
 
+/* struct svc_req: the call being dispatched as Sun's dispatch functions see it, valid while
+ * the dispatch function runs. */
+struct rc_sunrpc_svc_req {
+	rpcprog_t rq_prog;              /* program, version and procedure called */
+	rpcvers_t rq_vers;
+	rpcproc_t rq_proc;
+	struct rc_opaque_auth rq_cred;  /* the raw credential */
+	void *rq_clntcred;              /* AUTH_SYS: a struct authunix_parms *, else NULL */
+	SVCXPRT *rq_xprt;               /* the first transport of the call's kind (datagram or
+	                                   stream) its program was registered on */
+};
+
 /* A dispatch function (svc_register): serves one call of its (program, version). */
-typedef void (*rc_sunrpc_dispatch)(struct rc_svc_req *rqstp, SVCXPRT *xprt);
+typedef void (*rc_sunrpc_dispatch)(struct rc_sunrpc_svc_req *rqstp, SVCXPRT *xprt);
 
 /* TI-RPC's transport description, as svc_tp_create, svc_reg and rpcb_set take it. remotecall
  * knows the netids udp, tcp, udp6 and tcp6 (getnetconfigent). */

@@ -9,7 +9,7 @@
 #include <rpc/rpc.h>
 #include "msg.h"
 
-bool_t printmessage_1_svc(char *const *msg, int32_t *result, struct svc_req *req)
+bool_t printmessage_1_svc(char *const *msg, int32_t *result, rc_svc_req *req)
 {
 	(void)req;
 	printf("message: %s\n", *msg);
