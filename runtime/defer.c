@@ -164,7 +164,8 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 		r->peer = *req->peer;
 		req->peer = &r->peer;
 	}
-	req->conn = NULL; /* (rc_svc_req_tls was answered from it: not asked later) */
+	req->tls_kept = rc__conn_secure(req->conn, NULL); /* (rc_svc_req_tls from now on) */
+	req->conn = NULL;
 	atomic_store(&r->holds, 2); /* the serving thread's, and the deferral's */
 	pthread_mutex_lock(&srv->mu);
 	if (w->conn != NULL) {

@@ -224,7 +224,12 @@ rc_status rc_svc_req_keep_result(rc_svc_req *req)
 /* server.h: asks the transport of the stream the call came on (only TLS streams say yes). */
 bool rc_svc_req_tls(const rc_svc_req *req)
 {
-	return req != NULL && rc__conn_secure(req->conn, NULL);
+	if (req == NULL)
+		return false;
+	if (atomic_load_explicit(&((const rc__req *)req)->state, memory_order_relaxed) !=
+	    RC__REQ_INLINE)
+		return req->tls_kept; /* deferred: its connection may be gone */
+	return rc__conn_secure(req->conn, NULL);
 }
 
 /* server.h: the identity the TLS stream verified, or NULL (no TLS, or no client certificate). */

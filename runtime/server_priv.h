@@ -250,6 +250,7 @@ struct rc_svc_req {
 	size_t rlen;                 /*   the reply's length so far (0: none) */
 	struct rc_tp *conn;          /* the stream it came on (rc_svc_req_tls asks it), or NULL */
 	bool keep_res;               /* rc_svc_req_keep_result: the result is not freed */
+	bool tls_kept;               /* deferred: whether it came over TLS (conn is let go) */
 };
 
 /*

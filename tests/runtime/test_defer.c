@@ -23,6 +23,7 @@ static struct {
 	int n;
 	atomic_int runs;     /* routine entries */
 	atomic_bool answer_inline; /* the routine answers itself after deferring (at once) */
+	atomic_int tls_after;      /* deferred requests rc_svc_req_tls called TLS after deferral */
 } df;
 
 static void df_reset(void)
@@ -31,6 +32,7 @@ static void df_reset(void)
 	df.n = 0;
 	atomic_store(&df.runs, 0);
 	atomic_store(&df.answer_inline, false);
+	atomic_store(&df.tls_after, 0);
 	pthread_mutex_unlock(&df.mu);
 }
 
@@ -43,6 +45,8 @@ static bool df_twice(void *a, void *r, rc_svc_req *q)
 	if (rc_svc_req_defer(q) != RC_OK)
 		return false; /* SYSTEM_ERR: the test sees it */
 	v = *(uint32_t *)a; /* (read again after deferring: the argument was decoded again) */
+	if (rc_svc_req_tls(q)) /* (its connection let go: the request still says) */
+		atomic_fetch_add(&df.tls_after, 1);
 	if (atomic_load(&df.answer_inline)) {
 		uint32_t res = v * 2;
 		(void)rc_svc_req_reply(q, (rc_xdrproc)rc_xdr_u_int, &res);
@@ -243,6 +247,7 @@ static void thousand_deferred_under_tls(void **state)
 		assert_int_equal(df_pipeline(c, n), n);
 		pthread_join(ans, NULL);
 		assert_int_equal(atomic_load(&df.runs), n);
+		assert_int_equal(atomic_load(&df.tls_after), n);
 		rc_client_destroy(c);
 		df_stop(&s);
 	}

@@ -542,14 +542,16 @@ rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t ver
  */
 rc_status rc_svc_req_keep_result(rc_svc_req *req);
 
-/* rc_svc_req_tls -- whether the call came over TLS (false for UDP and in-process calls). */
+/* rc_svc_req_tls -- whether the call came over TLS (false for UDP and in-process calls); a
+ * deferred request still says. */
 bool rc_svc_req_tls(const rc_svc_req *req);
 
 /*
  * rc_svc_req_tls_peer -- the identity in the client certificate the TLS handshake verified
  * (subject and subjectAltNames), or NULL: a plaintext call, or a client that sent no
- * certificate. The memory is the connection's, valid while the procedure runs; copy what you
- * keep. Lets an application map a certificate to a user instead of trusting AUTH_SYS.
+ * certificate. The memory is the connection's, valid while the procedure runs (NULL once it
+ * deferred the request); copy what you keep. Lets an application map a certificate to a user
+ * instead of trusting AUTH_SYS.
  */
 const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req);
 
