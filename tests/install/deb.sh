@@ -131,7 +131,7 @@ check "pkg-config: clean system paths, shared by default, --static adds OpenSSL"
 	 [ \"\$(pkg-config --variable=includedir remotecall)\" = /usr/include ] &&
 	 [ \"\$(pkg-config --variable=idlc remotecall)\" = /usr/bin/idlc ] &&
 	 [ \"\$(echo \$(pkg-config --libs remotecall))\" = -lremotecall ] &&
-	 [ \"\$(echo \$(pkg-config --static --libs remotecall))\" = '-lremotecall -lssl -lcrypto -pthread' ]"
+	 [ \"\$(echo \$(pkg-config --static --libs remotecall))\" = '-lremotecall -lssl -lcrypto -lgssapi_krb5 -pthread' ]"
 check "idlc --version is $V; man -w idlc finds idlc(1)" sh -c \
 	"/usr/bin/idlc --version | grep -qF '$V' && { ! command -v man >/dev/null || man -w idlc | grep -q '^/usr/share/man/man1/idlc.1.gz\$'; }"
 
