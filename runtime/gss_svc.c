@@ -62,6 +62,13 @@ static uint64_t now_ns(const rc__gss_table *t)
 	return t->now ? t->now() : rc__clock_ns();
 }
 
+/* Unused for idle_ns at now? (Another thread may have stamped last_used after this one read
+ * its clock: a last_used in the future is not idle -- the subtraction would wrap.) */
+static bool idle(const rc__gss_table *t, const rc__gss_svc_ctx *x, uint64_t now)
+{
+	return now > x->last_used_ns && now - x->last_used_ns >= t->idle_ns;
+}
+
 static void table_unref(rc__gss_table *t)
 {
 	OM_uint32 min;
@@ -247,7 +254,7 @@ static void sweep(rc__gss_table *t, uint64_t now, rc__gss_svc_ctx **dead)
 {
 	while (t->lru_tail) {
 		rc__gss_svc_ctx *x = t->lru_tail;
-		if (now - x->last_used_ns >= t->idle_ns) {
+		if (idle(t, x, now)) {
 			atomic_fetch_add(&t->evicted_idle, 1);
 		} else if (now >= x->expire_ns) {
 			atomic_fetch_add(&t->expired, 1);
@@ -291,14 +298,14 @@ static rc__gss_svc_ctx *lookup(rc__gss_table *t, const unsigned char *h, size_t 
 
 	if (hlen != RC__GSS_HANDLE_LEN)
 		return NULL;
-	uint64_t now = now_ns(t);
 	pthread_mutex_lock(&t->lock);
+	uint64_t now = now_ns(t); /* under the lock: stamps go forward */
 	x = find(t, h);
 	if (x && now >= x->expire_ns) {
 		atomic_fetch_add(&t->expired, 1);
 		unlink_ctx(t, x, &dead);
 		x = NULL;
-	} else if (x && now - x->last_used_ns >= t->idle_ns) {
+	} else if (x && idle(t, x, now)) {
 		atomic_fetch_add(&t->evicted_idle, 1);
 		unlink_ctx(t, x, &dead);
 		x = NULL;

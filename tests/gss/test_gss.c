@@ -966,6 +966,7 @@ typedef struct worker {
 	rc__gss_table *t;
 	rc__gss_cli *c;
 	unsigned ok, dropped, bad;
+	char why[400];          /* the first failure */
 	uint32_t seqs[PER_THREAD];
 } worker;
 
@@ -979,7 +980,8 @@ static void *work(void *arg)
 		uint32_t seq;
 		call k;
 		rc__gss_accepted a;
-		rc__gss_buf wa, pa, wr, pr, rv;
+		rc__gss_buf wa = { 0 }, pa = { 0 }, wr = { 0 }, pr = { 0 }, rv = { 0 };
+		e.text[0] = 0;
 		if (rc__gss_cli_next_seq(w->c, &seq)) {
 			w->bad++;
 			continue;
@@ -1001,6 +1003,9 @@ static void *work(void *arg)
 		}
 		if (v != RC__GSS_V_OK ||
 		    rc__gss_svc_unwrap_args(a.ctx, a.seq, a.service, wa.data, wa.len, &pa, &e)) {
+			if (!w->why[0])
+				snprintf(w->why, sizeof w->why, "seq %u: verdict %d: %s", seq, (int)v,
+					 v == RC__GSS_V_OK ? e.text : "");
 			w->bad++;
 			rc__gss_buf_free(&wa);
 			rc__gss_svc_ctx_unref(a.ctx);
@@ -1015,8 +1020,11 @@ static void *work(void *arg)
 		rc__gss_seqs_add(&sent, seq);
 		if (r || rc__gss_cli_validate(w->c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e) ||
 		    rc__gss_cli_unwrap(w->c, &sent, wr.data, wr.len, &pr, &e) ||
-		    pr.len != sizeof argsb || memcmp(pr.data, argsb, sizeof argsb) != 0)
+		    pr.len != sizeof argsb || memcmp(pr.data, argsb, sizeof argsb) != 0) {
+			if (!w->why[0])
+				snprintf(w->why, sizeof w->why, "seq %u: reply: %d %s", seq, r, e.text);
 			w->bad++;
+		}
 		else
 			w->ok++;
 		rc__gss_buf_free(&wa);
@@ -1056,6 +1064,8 @@ static void eight_threads_one_context(void **state)
 		ok += w[i].ok;
 		dropped += w[i].dropped;
 		bad += w[i].bad;
+		if (w[i].why[0])
+			print_message("thread %d: %s\n", i, w[i].why);
 		memcpy(all + i * PER_THREAD, w[i].seqs, sizeof w[i].seqs);
 	}
 	print_message("%u ok, %u dropped, %u bad\n", ok, dropped, bad);
