@@ -174,7 +174,8 @@ int rc__gss_sec_wrap(rc__gss_sec *s, uint32_t seq, uint32_t service, const void 
 /* The reverse: check the MIC or unwrap (confidentiality required for PRIVACY), and that the
  * seq inside is one of the nseq values of seqs; *got_seq (if non-NULL) receives it. out gets
  * the plain body. Returns 0, or -1 with err set: malformed, a bad MIC, a failed unwrap, a
- * sequence number that does not match. */
+ * sequence number that does not match. in is never written to (PRIVACY unwraps a copy: MIT's
+ * gss_unwrap rotates a token whose RRC field is nonzero in place). */
 int rc__gss_sec_unwrap(rc__gss_sec *s, const uint32_t *seqs, unsigned nseq, uint32_t service,
 		       const void *in, size_t len, rc__gss_buf *out, uint32_t *got_seq,
 		       rc__gss_err *err);
@@ -335,9 +336,13 @@ void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const
  * token (major/minor say why, no handle; counted) -- and *verf_flavor/verf the reply verifier:
  * RPCSEC_GSS with the MIC over seq_window when the context completed, AUTH_NONE (empty)
  * otherwise. Returns
- *    0  reply with res and verf
- *   -1  GARBAGE_ARGS (args malformed; err set), nothing to free
- *   -2  CREDPROBLEM (CONTINUE_INIT with an unknown handle), nothing to free
+ *    0  reply with res and verf (the caller frees both)
+ *   -1  GARBAGE_ARGS: args malformed (err set); nothing to free
+ *   -2  CREDPROBLEM: CONTINUE_INIT with an unknown (or already complete) handle; nothing to
+ *       free
+ *   -3  SYSTEM_ERR: no memory or no randomness (err set); nothing to free, nothing kept
+ * A context that completes is counted in created; the handle is random (getrandom), never
+ * derived from pointers.
  */
 int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *args,
 		     size_t args_len, rc__gss_buf *res, uint32_t *verf_flavor, rc__gss_buf *verf,

@@ -480,7 +480,7 @@ static int init_refused(rc__gss_table *t, OM_uint32 maj, OM_uint32 min, gss_buff
 	verf->len = 0;
 	if (otok->length > RC__GSS_TOKEN_MAX)
 		ir.token_len = 0;
-	return rc__gss_init_res_encode(&ir, res) ? -1 : 0;
+	return rc__gss_init_res_encode(&ir, res) ? -3 : 0; /* (no memory) */
 }
 
 int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *args,
@@ -506,7 +506,7 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 	if (fresh) {
 		if (!(x = ctx_new(t))) {
 			rc__gss_err_msg(err, "out of memory");
-			return -1;
+			return -3;
 		}
 	} else {
 		x = lookup(t, a->cred.handle, a->cred.handle_len);
@@ -546,6 +546,7 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 		}
 		if (!x->principal) {
 			rc__gss_err_msg(err, "out of memory");
+			r = -3;
 			goto drop;
 		}
 		if (mech != GSS_C_NO_OID && (mech->length != gss_mech_krb5->length ||
@@ -577,7 +578,7 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 			rc__gss_buf_free(verf);
 			*verf_flavor = 0;
 			rc__gss_err_msg(err, "getrandom failed");
-			r = -1;
+			r = -3;
 			goto drop;
 		}
 	}
@@ -591,7 +592,7 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 		*verf_flavor = 0;
 		rc__gss_err_msg(err, "out of memory");
 		remove_ctx(t, x);
-		r = -1;
+		r = -3;
 		goto drop_ref;
 	}
 	r = 0;
