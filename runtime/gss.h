@@ -322,8 +322,10 @@ typedef struct rc__gss_accepted {
  * CREDPROBLEM), the header MIC verified (bad -> CREDPROBLEM) -- and only then is seq checked:
  * >= MAXSEQ -> CTXPROBLEM, replayed or below the window -> DROP (counted), otherwise the window
  * slides and the verdict is OK with a referenced ctx. An accepted DESTROY takes the context out
- * of the table (later calls get CREDPROBLEM); the caller still replies through its reference
- * (reply verifier, wrapped void results). INIT/CONTINUE_INIT -> V_INIT (nothing referenced).
+ * of the table (later calls get CREDPROBLEM); the caller still replies through its reference:
+ * the reply verifier and void results, not wrapped (DESTROY's arguments are not unwrapped
+ * either -- as Linux does; RFC 2203 leaves it open). INIT/CONTINUE_INIT -> V_INIT (nothing
+ * referenced; the caller checks the procedure is NULLPROC, else AUTH_BADCRED).
  * Always fills a->verdict; a->ctx is NULL unless V_OK. */
 void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const void *cred,
 			size_t cred_len, uint32_t verf_flavor, const void *verf, size_t verf_len,
@@ -368,6 +370,10 @@ int rc__gss_svc_wrap_results(rc__gss_svc_ctx *x, uint32_t seq, uint32_t service,
 /* The caller: the initiator's principal as GSS displays it ("user@REALM"), the mechanism
  * ("krb5"), the handle. Valid while referenced. */
 const char *rc__gss_svc_ctx_principal(const rc__gss_svc_ctx *x);
+/* The local user name GSS maps the initiator to (gss_localname: krb5's auth_to_local rules,
+ * e.g. "rcuser" for rcuser@DEFAULT.REALM) into buf (cap bytes, NUL-terminated) -- the start of
+ * a uid/gid mapping. Returns 0, or -1 with err set (no mapping, or it does not fit). */
+int rc__gss_svc_ctx_localname(rc__gss_svc_ctx *x, char *buf, size_t cap, rc__gss_err *err);
 const char *rc__gss_svc_ctx_mech(const rc__gss_svc_ctx *x);
 const unsigned char *rc__gss_svc_ctx_handle(const rc__gss_svc_ctx *x);
 /* When the context expires, on the table's clock (ns; UINT64_MAX: never). */

@@ -38,6 +38,7 @@ struct rc__gss_svc_ctx {
 	uint32_t seq_max;
 	uint64_t bits[RC__GSS_WINDOW_MAX / 64];
 	char *principal;
+	gss_name_t src;                /* the initiator (complete contexts) */
 	const char *mech;
 };
 
@@ -149,8 +150,12 @@ static void ctx_free(rc__gss_svc_ctx *x)
 {
 	rc__gss_table *t = x->t;
 
+	OM_uint32 min;
+
 	rc__gss_sec_fini(&x->sec);
 	pthread_mutex_destroy(&x->wlock);
+	if (x->src != GSS_C_NO_NAME)
+		gss_release_name(&min, &x->src);
 	free(x->principal);
 	free(x);
 	atomic_fetch_sub(&t->live, 1);
@@ -180,6 +185,7 @@ static rc__gss_svc_ctx *ctx_new(rc__gss_table *t)
 	x->t = t;
 	x->expire_ns = UINT64_MAX;
 	x->mech = "krb5";
+	x->src = GSS_C_NO_NAME;
 	atomic_fetch_add(&t->refs, 1);
 	atomic_fetch_add(&t->live, 1);
 	return x;
@@ -564,6 +570,8 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 			goto drop;
 		}
 		*verf_flavor = RC__GSS_FLAVOR;
+		x->src = src; /* kept for rc__gss_svc_ctx_localname */
+		src = GSS_C_NO_NAME;
 		x->complete = true;
 	}
 	if (fresh) {
@@ -630,6 +638,32 @@ int rc__gss_svc_wrap_results(rc__gss_svc_ctx *x, uint32_t seq, uint32_t service,
 const char *rc__gss_svc_ctx_principal(const rc__gss_svc_ctx *x)
 {
 	return x->principal;
+}
+
+int rc__gss_svc_ctx_localname(rc__gss_svc_ctx *x, char *buf, size_t cap, rc__gss_err *err)
+{
+	gss_buffer_desc ln = GSS_C_EMPTY_BUFFER;
+	OM_uint32 maj, min;
+
+	if (x->src == GSS_C_NO_NAME) {
+		rc__gss_err_msg(err, "the context is not established");
+		return -1;
+	}
+	maj = gss_localname(&min, x->src, (gss_OID)gss_mech_krb5, &ln);
+	if (GSS_ERROR(maj)) {
+		rc__gss_err_status(err, "gss_localname", maj, min);
+		return -1;
+	}
+	int r = -1;
+	if (ln.length < cap && !memchr(ln.value, 0, ln.length)) {
+		memcpy(buf, ln.value, ln.length);
+		buf[ln.length] = 0;
+		r = 0;
+	} else {
+		rc__gss_err_msg(err, "gss_localname: the name does not fit");
+	}
+	gss_release_buffer(&min, &ln);
+	return r;
 }
 
 const char *rc__gss_svc_ctx_mech(const rc__gss_svc_ctx *x)

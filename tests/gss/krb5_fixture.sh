@@ -132,7 +132,11 @@ CONF
 			} | "$kadm" -r RC.TEST >>"$d/setup.log" 2>&1 || {
 				cat "$d/setup.log" >&2; krb5_fixture__skip "kadmin.local failed"; return; }
 		fi
-		"$kdc" -n -r RC.TEST >>"$d/kdc.out" 2>&1 &
+		# the KDC dies with this shell even when it is killed outright (setpriv --pdeathsig,
+		# util-linux), so a test that times out leaves no KDC behind
+		local pds=()
+		setpriv --help 2>/dev/null | grep -q pdeathsig && pds=(setpriv --pdeathsig TERM)
+		"${pds[@]}" "$kdc" -n -r RC.TEST >>"$d/kdc.out" 2>&1 &
 		RC_KRB5_KDC_PID=$!
 		export RC_KRB5_KDC_PID RC_KRB5_PORT=$port
 		# ready when kinit gets a ticket (200 x 50 ms)
@@ -174,7 +178,11 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 				--errors-for-leak-kinds=definite --error-exitcode=97 \
 				--suppressions="$supp" "$@"
 		fi
-		"$@"
+		# in the background so that a TERM (ctest's timeout) runs the traps at once
+		"$@" &
+		child=$!
+		trap 'kill $child 2>/dev/null; exit 143' TERM INT HUP
+		wait $child
 		st=$?
 		krb5_fixture_stop
 		exit $st

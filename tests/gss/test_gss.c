@@ -313,6 +313,12 @@ static void establish_three_services(void **state)
 		assert_int_equal(a.service, svc);
 		assert_string_equal(rc__gss_svc_ctx_principal(a.ctx), "rcuser@RC.TEST");
 		assert_string_equal(rc__gss_svc_ctx_mech(a.ctx), "krb5");
+		char ln[64], tiny[3];
+		rc__gss_err e = { 0 };
+		if (rc__gss_svc_ctx_localname(a.ctx, ln, sizeof ln, &e) != 0)
+			fail_msg("localname: %s", e.text);
+		assert_string_equal(ln, "rcuser"); /* auth_to_local's default rule */
+		assert_int_equal(rc__gss_svc_ctx_localname(a.ctx, tiny, sizeof tiny, &e), -1);
 		rc__gss_svc_ctx_unref(a.ctx);
 		rc__gss_buf_free(&k.verf);
 		rc__gss_cli_destroy(c);
