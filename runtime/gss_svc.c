@@ -296,9 +296,25 @@ static int insert(rc__gss_table *t, rc__gss_svc_ctx *x, rc__gss_svc_ctx **dead)
 	return 0;
 }
 
-/* The context under handle h, referenced and moved to the LRU front; NULL when unknown,
- * idle past its time or expired (those are taken out). */
-static rc__gss_svc_ctx *lookup(rc__gss_table *t, const unsigned char *h, size_t hlen)
+/* x was used by a call whose header MIC checked out: stamp it and move it to the LRU front
+ * (a forged call never keeps a context alive or pushes others out). */
+static void touch(rc__gss_table *t, rc__gss_svc_ctx *x)
+{
+	pthread_mutex_lock(&t->lock);
+	if (x->in_table) {
+		uint64_t now = now_ns(t);
+		if (now > x->last_used_ns)
+			x->last_used_ns = now;
+		lru_unlink(t, x);
+		lru_push(t, x);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* The context under handle h, referenced; NULL when unknown, idle past its time or expired
+ * (those are taken out). With stamp, it also counts as used (rc__gss_svc_init's
+ * CONTINUE_INIT); rc__gss_svc_accept stamps through touch() once the MIC is good. */
+static rc__gss_svc_ctx *lookup(rc__gss_table *t, const unsigned char *h, size_t hlen, bool stamp)
 {
 	rc__gss_svc_ctx *dead = NULL, *x = NULL;
 
@@ -317,9 +333,11 @@ static rc__gss_svc_ctx *lookup(rc__gss_table *t, const unsigned char *h, size_t 
 		x = NULL;
 	} else if (x) {
 		rc__gss_svc_ctx_ref(x);
-		x->last_used_ns = now;
-		lru_unlink(t, x);
-		lru_push(t, x);
+		if (stamp) {
+			x->last_used_ns = now;
+			lru_unlink(t, x);
+			lru_push(t, x);
+		}
 	}
 	sweep(t, now, &dead);
 	pthread_mutex_unlock(&t->lock);
@@ -437,7 +455,7 @@ void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const
 		a->verdict = RC__GSS_V_BADVERF;
 		return;
 	}
-	rc__gss_svc_ctx *x = lookup(t, a->cred.handle, a->cred.handle_len);
+	rc__gss_svc_ctx *x = lookup(t, a->cred.handle, a->cred.handle_len, false);
 	if (!x || !x->complete) {
 		rc__gss_svc_ctx_unref(x);
 		atomic_fetch_add(&t->credproblem, 1);
@@ -466,6 +484,8 @@ void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const
 	if (a->proc == RC__GSS_DESTROY) {
 		atomic_fetch_add(&t->destroyed, 1);
 		remove_ctx(t, x);
+	} else {
+		touch(t, x);
 	}
 	a->ctx = x;
 	a->verdict = RC__GSS_V_OK;
@@ -515,7 +535,7 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 			return -3;
 		}
 	} else {
-		x = lookup(t, a->cred.handle, a->cred.handle_len);
+		x = lookup(t, a->cred.handle, a->cred.handle_len, true);
 		if (!x || x->complete) {
 			rc__gss_svc_ctx_unref(x);
 			atomic_fetch_add(&t->credproblem, 1);
