@@ -3,11 +3,12 @@
  * server's principal checked, then a loop of NULL calls timed.
  *
  *   tirpc_gss_client --port N [--host 127.0.0.1] [--name nfs@localhost]
- *                    [--service none|integrity|privacy] [--echo BYTES] [--calls N]
+ *                    [--service none|integrity|privacy|authnone] [--echo BYTES] [--calls N]
  *                    [--expect-principal P] [--destroy]
  *
  * Prints "principal P", "echo BYTES ok" and "null N calls us_per_call X" on stdout; exits 0
- * when every call succeeded. Without --destroy the AUTH is never destroyed (libtirpc 1.3.3's
+ * when every call succeeded. --service authnone times AUTH_NONE NULL calls only (the plaintext
+ * baseline of the same run). Without --destroy the AUTH is never destroyed (libtirpc 1.3.3's
  * server frees a context before it dispatches its DESTROY: tests/gss/tirpc_gss.sh records
  * what that does).
  */
@@ -60,8 +61,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	rpc_gss_service_t svc;
-	if (!strcmp(svcname, "none"))
+	rpc_gss_service_t svc = rpcsec_gss_svc_none;
+	int plain = 0; /* --service authnone: AUTH_NONE NULL calls only (the baseline) */
+	if (!strcmp(svcname, "authnone"))
+		plain = 1;
+	else if (!strcmp(svcname, "none"))
 		svc = rpcsec_gss_svc_none;
 	else if (!strcmp(svcname, "integrity"))
 		svc = rpcsec_gss_svc_integrity;
@@ -82,6 +86,25 @@ int main(int argc, char **argv)
 		clnt_pcreateerror("tirpc_gss_client: clnttcp_create");
 		return 1;
 	}
+	struct timeval tmo = { 25, 0 };
+	int bad = 0;
+	enum clnt_stat st;
+	if (plain) {
+		double t0 = now_us();
+		for (int i = 0; i < calls && !bad; i++) {
+			st = clnt_call(cl, GSS_ECHO_NULL, (xdrproc_t)xdr_nothing, NULL,
+				       (xdrproc_t)xdr_nothing, NULL, tmo);
+			if (st != RPC_SUCCESS) {
+				fprintf(stderr, "tirpc_gss_client: NULL: %s\n", clnt_sperror(cl, "call"));
+				bad++;
+			}
+		}
+		if (calls > 0)
+			printf("null authnone %d calls us_per_call %.2f\n", calls,
+			       (now_us() - t0) / calls);
+		clnt_destroy(cl);
+		return bad ? 1 : 0;
+	}
 	AUTH *au = rpc_gss_seccreate(cl, (char *)name, "kerberos_v5", svc, NULL, NULL, NULL);
 	if (!au) {
 		rpc_gss_error_t e;
@@ -92,8 +115,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cl->cl_auth = au;
-	struct timeval tmo = { 25, 0 };
-	int bad = 0;
 
 	/* ECHO: the bytes back, and the principal the server saw */
 	echo_arg a;
@@ -103,7 +124,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < echo; i++)
 		a.val[i] = (char)(i * 31 + 7);
 	memset(&r, 0, sizeof r);
-	enum clnt_stat st = clnt_call(cl, GSS_ECHO_ECHO, (xdrproc_t)xdr_echo_arg, (char *)&a,
+	st = clnt_call(cl, GSS_ECHO_ECHO, (xdrproc_t)xdr_echo_arg, (char *)&a,
 				      (xdrproc_t)xdr_echo_res, (char *)&r, tmo);
 	if (st != RPC_SUCCESS) {
 		fprintf(stderr, "tirpc_gss_client: ECHO: %s\n", clnt_sperror(cl, "call"));
