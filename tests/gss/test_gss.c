@@ -1122,6 +1122,61 @@ static void client_seq_and_errors(void **state)
 	assert_int_equal(rc__gss_cli_create(&c, &o, &e), -1);
 }
 
+/* The acceptor's keytab and name given explicitly (a krb5 principal name, or none: any key of
+ * the keytab), the initiator's principal and ccache given explicitly. */
+static void explicit_keytab_and_ccache(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	const char *dir = getenv("RC_KRB5_DIR");
+	char kt[512], ukt[512], cc[512];
+	rc__gss_err e = { 0 };
+	snprintf(kt, sizeof kt, "FILE:%s/keytab", dir);
+	snprintf(ukt, sizeof ukt, "FILE:%s/user.keytab", dir);
+	snprintf(cc, sizeof cc, "FILE:%s/ccache", dir);
+	const char *names[] = { "rcbench/localhost@RC.TEST", NULL };
+	const char *targets[] = { "rcbench@localhost", "host@localhost" };
+	for (int i = 0; i < 2; i++) {
+		rc__gss_table_opts to = { .principal = names[i], .keytab = kt };
+		rc__gss_table *t;
+		if (rc__gss_table_create(&t, &to, &e) != 0)
+			fail_msg("table %s: %s", names[i] ? names[i] : "(any)", e.text);
+		rc__gss_cli_opts co = { .target = targets[i], .initiator = "rcuser@RC.TEST",
+					.ccache = cc, .service = RC__GSS_SVC_PRIVACY };
+		rc__gss_cli *c;
+		if (rc__gss_cli_create(&c, &co, &e) != 0)
+			fail_msg("client: %s", e.text);
+		establish(t, c);
+		assert_int_equal(data(t, c, 1), RC__GSS_V_OK);
+		rc__gss_cli_destroy(c);
+		/* a target whose key the named acceptor does not hold */
+		if (names[i]) {
+			co.target = "nfs@localhost";
+			assert_int_equal(rc__gss_cli_create(&c, &co, &e), 0);
+			rc__gss_buf args, res, verf;
+			uint32_t vf;
+			assert_int_equal(rc__gss_cli_init_start(c, &args, &e), 0);
+			assert_int_equal(init_leg(t, c, &args, &res, &vf, &verf, &e), 0);
+			rc__gss_init_res ir;
+			assert_int_equal(rc__gss_init_res_decode(res.data, res.len, &ir), 0);
+			assert_true(GSS_ERROR(ir.major));
+			print_message("wrong acceptor: %s\n", e.text);
+			rc__gss_buf_free(&args);
+			rc__gss_buf_free(&res);
+			rc__gss_cli_destroy(c);
+		}
+		rc__gss_table_destroy(t);
+	}
+	/* a keytab without the acceptor's key; an initiator the ccache does not hold */
+	rc__gss_table_opts to = { .principal = "nfs@localhost", .keytab = ukt };
+	rc__gss_table *t;
+	assert_int_equal(rc__gss_table_create(&t, &to, &e), -1);
+	rc__gss_cli_opts co = { .target = "nfs@localhost", .initiator = "nobody@RC.TEST", .ccache = cc };
+	rc__gss_cli *c;
+	assert_int_equal(rc__gss_cli_create(&c, &co, &e), -1);
+	print_message("wrong initiator: %s\n", e.text);
+}
+
 static double mono_us(void)
 {
 	return (double)rc__clock_ns() / 1e3;
@@ -1205,6 +1260,7 @@ int main(void)
 		cmocka_unit_test(deferred_reply_after_table),
 		cmocka_unit_test(eight_threads_one_context),
 		cmocka_unit_test(client_seq_and_errors),
+		cmocka_unit_test(explicit_keytab_and_ccache),
 		cmocka_unit_test(per_call_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
