@@ -345,16 +345,18 @@ static rc__gss_svc_ctx *lookup(rc__gss_table *t, const unsigned char *h, size_t 
 	return x;
 }
 
-/* Take x out of the table if it is still there. */
-static void remove_ctx(rc__gss_table *t, rc__gss_svc_ctx *x)
+/* Take x out of the table if it is still there; whether it was. */
+static bool remove_ctx(rc__gss_table *t, rc__gss_svc_ctx *x)
 {
 	rc__gss_svc_ctx *dead = NULL;
 
 	pthread_mutex_lock(&t->lock);
-	if (x->in_table)
+	bool was = x->in_table;
+	if (was)
 		unlink_ctx(t, x, &dead);
 	pthread_mutex_unlock(&t->lock);
 	unref_all(dead);
+	return was;
 }
 
 void rc__gss_table_destroy(rc__gss_table *t)
@@ -482,8 +484,8 @@ void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const
 		return;
 	}
 	if (a->proc == RC__GSS_DESTROY) {
-		atomic_fetch_add(&t->destroyed, 1);
-		remove_ctx(t, x);
+		if (remove_ctx(t, x)) /* (not if evicted meanwhile: counted there) */
+			atomic_fetch_add(&t->destroyed, 1);
 	} else {
 		touch(t, x);
 	}

@@ -1177,6 +1177,80 @@ static void explicit_keytab_and_ccache(void **state)
 	print_message("wrong initiator: %s\n", e.text);
 }
 
+/* 4 threads, each with its own client, establish contexts in a table of 6, make calls,
+ * destroy and re-establish, while the others' INITs evict contexts under them: every call is
+ * answered OK or (its context evicted or destroyed) CREDPROBLEM, a context held by a caller
+ * outlives its eviction, and at the end the table's count and the live contexts agree. */
+typedef struct churner {
+	pthread_t th;
+	rc__gss_table *t;
+	unsigned ok, gone, other;
+} churner;
+
+static void *churn(void *arg)
+{
+	churner *w = arg;
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	rc__gss_err e;
+	for (int round = 0; round < 30; round++) {
+		establish(w->t, c);
+		for (uint32_t seq = 1; seq <= 5; seq++) {
+			call k;
+			rc__gss_accepted a;
+			mk_call(c, seq == 5 && round % 3 == 0 ? RC__GSS_DESTROY : RC__GSS_DATA, seq, &k);
+			rc__gss_verdict v = send_call(w->t, &k, &a);
+			rc__gss_buf_free(&k.verf);
+			if (v == RC__GSS_V_OK) {
+				rc__gss_buf rv;
+				/* the reply is made through the reference, evicted or not meanwhile */
+				if (rc__gss_svc_reply_verf(a.ctx, seq, &rv, &e) == 0)
+					w->ok++;
+				else
+					w->other++;
+				rc__gss_buf_free(&rv);
+				rc__gss_svc_ctx_unref(a.ctx);
+			} else if (v == RC__GSS_V_CREDPROBLEM) {
+				w->gone++;
+			} else {
+				w->other++;
+			}
+		}
+	}
+	rc__gss_cli_destroy(c);
+	return NULL;
+}
+
+static void table_churn_threads(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(6, 0, false);
+	churner w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (churner){ .t = t };
+		assert_int_equal(pthread_create(&w[i].th, NULL, churn, &w[i]), 0);
+	}
+	unsigned ok = 0, gone = 0, other = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(w[i].th, NULL);
+		ok += w[i].ok;
+		gone += w[i].gone;
+		other += w[i].other;
+	}
+	rc__gss_stats s = stats(t);
+	print_message("%u ok, %u credproblem; %llu created, %llu evicted, %llu destroyed\n", ok, gone,
+		      (unsigned long long)s.created, (unsigned long long)s.evicted_lru,
+		      (unsigned long long)s.destroyed);
+	assert_int_equal(other, 0);
+	assert_int_equal(ok + gone, 4 * 30 * 5);
+	assert_int_equal(s.created, 4 * 30);
+	assert_true(s.contexts <= 6);
+	assert_int_equal(s.live, s.contexts); /* no reference left behind */
+	assert_int_equal(s.contexts + s.evicted_lru + s.destroyed + s.evicted_idle + s.expired,
+			 s.created);
+	rc__gss_table_destroy(t);
+}
+
 static double mono_us(void)
 {
 	return (double)rc__clock_ns() / 1e3;
@@ -1259,6 +1333,7 @@ int main(void)
 		cmocka_unit_test(expiry_and_idle),
 		cmocka_unit_test(deferred_reply_after_table),
 		cmocka_unit_test(eight_threads_one_context),
+		cmocka_unit_test(table_churn_threads),
 		cmocka_unit_test(client_seq_and_errors),
 		cmocka_unit_test(explicit_keytab_and_ccache),
 		cmocka_unit_test(per_call_cost),
