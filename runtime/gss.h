@@ -268,7 +268,8 @@ typedef struct rc__gss_table_opts {
 				   a '/' ("nfs/host@REALM"); NULL: any key of the keytab */
 	const char *keytab;     /* NULL: the default (KRB5_KTNAME) */
 	unsigned max_contexts;  /* the table's bound, 0: 1024 */
-	uint32_t idle_ms;       /* a context unused this long is evicted, 0: 15 minutes */
+	uint32_t idle_ms;       /* a context with no call whose header MIC checked out for this
+				   long is evicted, 0: 15 minutes */
 	uint32_t window;        /* sequence window, 0: RC__GSS_WINDOW_DEFAULT; rounded up to a
 				   multiple of 64, at most RC__GSS_WINDOW_MAX */
 	uint64_t (*now_ns)(void); /* the clock (tests), NULL: CLOCK_MONOTONIC */
