@@ -11,8 +11,9 @@
 #   --print                              list the packages of the chosen set and exit
 set -euo pipefail
 
-# The library and idlc: a C11 compiler, CMake, flex + bison (idlc), OpenSSL 3 (RPC-over-TLS).
-build_pkgs=(cmake make gcc flex bison libssl-dev pkg-config)
+# The library and idlc: a C11 compiler, CMake, flex + bison (idlc), OpenSSL 3 (RPC-over-TLS),
+# MIT krb5's GSS-API (RPCSEC_GSS).
+build_pkgs=(cmake make gcc flex bison libssl-dev libkrb5-dev pkg-config)
 # make deb: dpkg-buildpackage with debhelper, lintian on what it built
 deb_pkgs=(dpkg-dev debhelper fakeroot lintian)
 # The tests and benchmarks, and the package test (ctest deb_packages: deb_pkgs):
@@ -20,9 +21,12 @@ deb_pkgs=(dpkg-dev debhelper fakeroot lintian)
 # clang-19 (with its sanitizer runtimes): idlc_multi_fnsan builds the generated stubs with
 # -fsanitize=function, which checks C code from clang 17 on (Debian 12's clang is 14);
 # rstat-client: rup, a real clnt_broadcast user, in the broadcast and porting tests;
-# liburing-dev: raw-pingpong --batch uring (make bench's io_uring rows)
+# liburing-dev: raw-pingpong --batch uring (make bench's io_uring rows);
+# krb5-kdc krb5-admin-server krb5-user: the throw-away Kerberos realm of the RPCSEC_GSS tests
+# (tests/gss/krb5_fixture.sh: krb5kdc, kdb5_util, kadmin.local, kinit)
 test_pkgs=(g++ libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto openssl python3 valgrind iproute2
-           util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev rstat-client liburing-dev)
+           util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev rstat-client liburing-dev
+           krb5-kdc krb5-admin-server krb5-user)
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}")
 print=0
 for a in "$@"; do

@@ -116,6 +116,13 @@ struct x { int y; };
 # 5 "fuzz.x"
 const Z = -(1 << 4) + 0x10 * 010;
 ''')
+# ---- fuzz_gss: RPCSEC_GSS credential, INIT arguments and results, integrity / privacy bodies
+w('fuzz_gss', 'cred_data', u32(1, 0, 7, 2) + opaque(bytes(range(16))))
+w('fuzz_gss', 'cred_init', u32(1, 1, 0, 3) + opaque(b''))
+w('fuzz_gss', 'init_arg', opaque(b'\x60\x82' + bytes(30)))
+w('fuzz_gss', 'init_res', opaque(bytes(16)) + u32(0, 0, 128) + opaque(b'\x60\x81' + bytes(20)))
+w('fuzz_gss', 'integ', opaque(u32(7) + b'args') + opaque(bytes(28)))
+w('fuzz_gss', 'priv', opaque(bytes(61)))
 for g in sorted(glob.glob(os.path.join(here, '..', 'idlc', 'golden', '*.x')))[:6]:
     data = open(g, 'rb').read()
     if len(data) < 4096 and b'#include' not in data:

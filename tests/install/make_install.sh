@@ -25,9 +25,9 @@ build_set=$("$SRC/scripts/install-deps.sh" --build-only --print | tr '\n' ' ')
 full_set=$("$SRC/scripts/install-deps.sh" --print | tr '\n' ' ')
 has() { case " $1" in *" $2 "*) return 0 ;; esac; return 1; }
 check "install-deps.sh --build-only: the build set ($build_set)" sh -c \
-	"for p in cmake make gcc flex bison libssl-dev pkg-config; do
+	"for p in cmake make gcc flex bison libssl-dev libkrb5-dev pkg-config; do
 		case ' $build_set' in *\" \$p \"*) ;; *) echo \"no \$p\"; exit 1 ;; esac; done"
-for p in libcmocka-dev libtirpc-dev rpcbind valgrind gnuplot-nox clang-19 liburing-dev rstat-client lintian; do
+for p in libcmocka-dev libtirpc-dev rpcbind valgrind gnuplot-nox clang-19 liburing-dev rstat-client krb5-kdc lintian; do
 	CHECKS=$((CHECKS + 1))
 	if has "$build_set" "$p"; then fail "install-deps.sh --build-only wants $p"; fi
 	if ! has "$full_set" "$p"; then fail "install-deps.sh (make test, make bench) lacks $p"; fi

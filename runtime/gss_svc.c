@@ -1,0 +1,704 @@
+/*
+ * RPCSEC_GSS, the acceptor (RFC 2203 sections 5.2-5.3 and 7): a bounded table of contexts
+ * keyed by random 16-byte handles, LRU- and idle-evicted and expired at the GSS context's
+ * lifetime; the sequence window (a bitmap, slid only after the header MIC checked out);
+ * INIT/CONTINUE_INIT through gss_accept_sec_context; DESTROY; the per-call transforms.
+ *
+ * Locks: the table's lock covers the hash chains, the LRU list, count and each context's
+ * in_table/last_used; a context's window lock covers its window; its sec.lock every GSS call
+ * on it. Never the table's lock inside the other two (gss_delete_sec_context happens after the
+ * table's lock is let go).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+
+#include "runtime/gss_int.h"
+#include "xdr/base.h"
+
+struct rc__gss_svc_ctx {
+	rc__gss_sec sec;
+	atomic_uint refs;
+	rc__gss_table *t;              /* referenced: stats and the clock outlive the table */
+	unsigned char handle[RC__GSS_HANDLE_LEN];
+	atomic_bool complete;
+	/* the table's lock */
+	bool in_table;
+	rc__gss_svc_ctx *hnext;        /* hash chain */
+	rc__gss_svc_ctx *lprev, *lnext; /* LRU list, most recent first */
+	uint64_t last_used_ns;
+	uint64_t expire_ns;            /* UINT64_MAX: never */
+	/* the window lock */
+	pthread_mutex_t wlock;
+	bool seq_any;
+	uint32_t seq_max;
+	uint64_t bits[RC__GSS_WINDOW_MAX / 64];
+	char *principal;
+	gss_name_t src;                /* the initiator (complete contexts) */
+	const char *mech;
+};
+
+struct rc__gss_table {
+	pthread_mutex_t lock;
+	atomic_uint refs;              /* the owner's + one per context allocated */
+	gss_cred_id_t cred;
+	unsigned max;
+	uint64_t idle_ns;
+	uint32_t window;
+	uint64_t (*now)(void);
+	rc__gss_svc_ctx **buckets;
+	unsigned mask;
+	rc__gss_svc_ctx *lru_head, *lru_tail;
+	unsigned count;
+	atomic_uint_fast64_t live, created, init_failed, dropped, credproblem, ctxproblem,
+		evicted_lru, evicted_idle, expired, destroyed;
+};
+
+static uint64_t now_ns(const rc__gss_table *t)
+{
+	return t->now ? t->now() : rc__clock_ns();
+}
+
+/* Unused for idle_ns at now? (Another thread may have stamped last_used after this one read
+ * its clock: a last_used in the future is not idle -- the subtraction would wrap.) */
+static bool idle(const rc__gss_table *t, const rc__gss_svc_ctx *x, uint64_t now)
+{
+	return now > x->last_used_ns && now - x->last_used_ns >= t->idle_ns;
+}
+
+static void table_unref(rc__gss_table *t)
+{
+	OM_uint32 min;
+
+	if (atomic_fetch_sub(&t->refs, 1) != 1)
+		return;
+	if (t->cred != GSS_C_NO_CREDENTIAL)
+		gss_release_cred(&min, &t->cred);
+	free(t->buckets);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static gss_OID_set_desc krb5_set = { 1, NULL };
+
+int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__gss_err *err)
+{
+	rc__gss_table_opts def = { 0 };
+	OM_uint32 maj, min;
+	rc__gss_table *t;
+
+	*out = NULL;
+	if (!o)
+		o = &def;
+	if (!(t = calloc(1, sizeof *t))) {
+		rc__gss_err_msg(err, "out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	atomic_init(&t->refs, 1);
+	t->cred = GSS_C_NO_CREDENTIAL;
+	t->max = o->max_contexts ? o->max_contexts : 1024;
+	t->idle_ns = (uint64_t)(o->idle_ms ? o->idle_ms : 15 * 60 * 1000) * 1000000u;
+	uint32_t w = o->window ? o->window : RC__GSS_WINDOW_DEFAULT;
+	w = (w + 63) & ~63u;
+	t->window = w > RC__GSS_WINDOW_MAX ? RC__GSS_WINDOW_MAX : w;
+	t->now = o->now_ns;
+	unsigned nb = 16;
+	while (nb < t->max && nb < (1u << 20))
+		nb <<= 1;
+	t->mask = nb - 1;
+	if (!(t->buckets = calloc(nb, sizeof *t->buckets))) {
+		rc__gss_err_msg(err, "out of memory");
+		goto fail;
+	}
+	gss_name_t name = GSS_C_NO_NAME;
+	if (o->principal) {
+		gss_buffer_desc nb2 = { strlen(o->principal), (void *)o->principal };
+		gss_OID type = strchr(o->principal, '/') ? (gss_OID)GSS_KRB5_NT_PRINCIPAL_NAME :
+							   GSS_C_NT_HOSTBASED_SERVICE;
+		maj = gss_import_name(&min, &nb2, type, &name);
+		if (GSS_ERROR(maj)) {
+			rc__gss_err_status(err, "gss_import_name (acceptor)", maj, min);
+			goto fail;
+		}
+	}
+	krb5_set.elements = (gss_OID)gss_mech_krb5;
+	gss_key_value_element_desc kv = { "keytab", o->keytab };
+	gss_key_value_set_desc store = { 1, &kv };
+	maj = gss_acquire_cred_from(&min, name, GSS_C_INDEFINITE, &krb5_set, GSS_C_ACCEPT,
+				    o->keytab ? &store : GSS_C_NO_CRED_STORE, &t->cred, NULL, NULL);
+	if (name != GSS_C_NO_NAME) {
+		OM_uint32 m2;
+		gss_release_name(&m2, &name);
+	}
+	if (GSS_ERROR(maj)) {
+		rc__gss_err_status(err, "gss_acquire_cred (acceptor)", maj, min);
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	table_unref(t);
+	return -1;
+}
+
+static void ctx_free(rc__gss_svc_ctx *x)
+{
+	rc__gss_table *t = x->t;
+
+	OM_uint32 min;
+
+	rc__gss_sec_fini(&x->sec);
+	pthread_mutex_destroy(&x->wlock);
+	if (x->src != GSS_C_NO_NAME)
+		gss_release_name(&min, &x->src);
+	free(x->principal);
+	free(x);
+	atomic_fetch_sub(&t->live, 1);
+	table_unref(t);
+}
+
+void rc__gss_svc_ctx_ref(rc__gss_svc_ctx *x)
+{
+	atomic_fetch_add(&x->refs, 1);
+}
+
+void rc__gss_svc_ctx_unref(rc__gss_svc_ctx *x)
+{
+	if (x && atomic_fetch_sub(&x->refs, 1) == 1)
+		ctx_free(x);
+}
+
+static rc__gss_svc_ctx *ctx_new(rc__gss_table *t)
+{
+	rc__gss_svc_ctx *x = calloc(1, sizeof *x);
+
+	if (!x)
+		return NULL;
+	rc__gss_sec_init(&x->sec);
+	pthread_mutex_init(&x->wlock, NULL);
+	atomic_init(&x->refs, 1);
+	x->t = t;
+	x->expire_ns = UINT64_MAX;
+	x->mech = "krb5";
+	x->src = GSS_C_NO_NAME;
+	atomic_fetch_add(&t->refs, 1);
+	atomic_fetch_add(&t->live, 1);
+	return x;
+}
+
+/* ---- the table (its lock held) ----------------------------------------------------------- */
+
+static rc__gss_svc_ctx **chain(rc__gss_table *t, const unsigned char *h)
+{
+	return &t->buckets[rc__ld32(h) & t->mask];
+}
+
+static rc__gss_svc_ctx *find(rc__gss_table *t, const unsigned char *h)
+{
+	for (rc__gss_svc_ctx *x = *chain(t, h); x; x = x->hnext)
+		if (memcmp(x->handle, h, RC__GSS_HANDLE_LEN) == 0)
+			return x;
+	return NULL;
+}
+
+static void lru_unlink(rc__gss_table *t, rc__gss_svc_ctx *x)
+{
+	if (x->lprev)
+		x->lprev->lnext = x->lnext;
+	else
+		t->lru_head = x->lnext;
+	if (x->lnext)
+		x->lnext->lprev = x->lprev;
+	else
+		t->lru_tail = x->lprev;
+	x->lprev = x->lnext = NULL;
+}
+
+static void lru_push(rc__gss_table *t, rc__gss_svc_ctx *x)
+{
+	x->lprev = NULL;
+	x->lnext = t->lru_head;
+	if (t->lru_head)
+		t->lru_head->lprev = x;
+	else
+		t->lru_tail = x;
+	t->lru_head = x;
+}
+
+/* Take x out of the table; the table's reference moves to *dead (a list through hnext) for
+ * the caller to drop after letting go of the lock. */
+static void unlink_ctx(rc__gss_table *t, rc__gss_svc_ctx *x, rc__gss_svc_ctx **dead)
+{
+	rc__gss_svc_ctx **pp = chain(t, x->handle);
+
+	while (*pp != x)
+		pp = &(*pp)->hnext;
+	*pp = x->hnext;
+	lru_unlink(t, x);
+	x->in_table = false;
+	t->count--;
+	x->hnext = *dead;
+	*dead = x;
+}
+
+static void unref_all(rc__gss_svc_ctx *dead)
+{
+	while (dead) {
+		rc__gss_svc_ctx *n = dead->hnext;
+		rc__gss_svc_ctx_unref(dead);
+		dead = n;
+	}
+}
+
+/* Evict the idle from the LRU end, and expired contexts met there. */
+static void sweep(rc__gss_table *t, uint64_t now, rc__gss_svc_ctx **dead)
+{
+	while (t->lru_tail) {
+		rc__gss_svc_ctx *x = t->lru_tail;
+		if (idle(t, x, now)) {
+			atomic_fetch_add(&t->evicted_idle, 1);
+		} else if (now >= x->expire_ns) {
+			atomic_fetch_add(&t->expired, 1);
+		} else {
+			break;
+		}
+		unlink_ctx(t, x, dead);
+	}
+}
+
+/* Put x (one reference given to the table) in under a fresh random handle, evicting to stay
+ * within the bound. Returns 0, or -1 (no randomness). */
+static int insert(rc__gss_table *t, rc__gss_svc_ctx *x, rc__gss_svc_ctx **dead)
+{
+	uint64_t now = now_ns(t);
+
+	sweep(t, now, dead);
+	while (t->count >= t->max && t->lru_tail) {
+		atomic_fetch_add(&t->evicted_lru, 1);
+		unlink_ctx(t, t->lru_tail, dead);
+	}
+	do {
+		if (getrandom(x->handle, sizeof x->handle, 0) != (ssize_t)sizeof x->handle)
+			return -1;
+	} while (find(t, x->handle));
+	rc__gss_svc_ctx **pp = chain(t, x->handle);
+	x->hnext = *pp;
+	*pp = x;
+	lru_push(t, x);
+	x->in_table = true;
+	x->last_used_ns = now;
+	t->count++;
+	return 0;
+}
+
+/* x was used by a call whose header MIC checked out: stamp it and move it to the LRU front
+ * (a forged call never keeps a context alive or pushes others out). */
+static void touch(rc__gss_table *t, rc__gss_svc_ctx *x)
+{
+	pthread_mutex_lock(&t->lock);
+	if (x->in_table) {
+		uint64_t now = now_ns(t);
+		if (now > x->last_used_ns)
+			x->last_used_ns = now;
+		lru_unlink(t, x);
+		lru_push(t, x);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* The context under handle h, referenced; NULL when unknown, idle past its time or expired
+ * (those are taken out). With stamp, it also counts as used (rc__gss_svc_init's
+ * CONTINUE_INIT); rc__gss_svc_accept stamps through touch() once the MIC is good. */
+static rc__gss_svc_ctx *lookup(rc__gss_table *t, const unsigned char *h, size_t hlen, bool stamp)
+{
+	rc__gss_svc_ctx *dead = NULL, *x = NULL;
+
+	if (hlen != RC__GSS_HANDLE_LEN)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	uint64_t now = now_ns(t); /* under the lock: stamps go forward */
+	x = find(t, h);
+	if (x && now >= x->expire_ns) {
+		atomic_fetch_add(&t->expired, 1);
+		unlink_ctx(t, x, &dead);
+		x = NULL;
+	} else if (x && idle(t, x, now)) {
+		atomic_fetch_add(&t->evicted_idle, 1);
+		unlink_ctx(t, x, &dead);
+		x = NULL;
+	} else if (x) {
+		rc__gss_svc_ctx_ref(x);
+		if (stamp) {
+			x->last_used_ns = now;
+			lru_unlink(t, x);
+			lru_push(t, x);
+		}
+	}
+	sweep(t, now, &dead);
+	pthread_mutex_unlock(&t->lock);
+	unref_all(dead);
+	return x;
+}
+
+/* Take x out of the table if it is still there; whether it was. */
+static bool remove_ctx(rc__gss_table *t, rc__gss_svc_ctx *x)
+{
+	rc__gss_svc_ctx *dead = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	bool was = x->in_table;
+	if (was)
+		unlink_ctx(t, x, &dead);
+	pthread_mutex_unlock(&t->lock);
+	unref_all(dead);
+	return was;
+}
+
+void rc__gss_table_destroy(rc__gss_table *t)
+{
+	rc__gss_svc_ctx *dead = NULL;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	while (t->lru_head)
+		unlink_ctx(t, t->lru_head, &dead);
+	pthread_mutex_unlock(&t->lock);
+	unref_all(dead);
+	table_unref(t);
+}
+
+void rc__gss_table_stats(rc__gss_table *t, rc__gss_stats *st)
+{
+	pthread_mutex_lock(&t->lock);
+	st->contexts = t->count;
+	pthread_mutex_unlock(&t->lock);
+	st->live = atomic_load(&t->live);
+	st->created = atomic_load(&t->created);
+	st->init_failed = atomic_load(&t->init_failed);
+	st->dropped = atomic_load(&t->dropped);
+	st->credproblem = atomic_load(&t->credproblem);
+	st->ctxproblem = atomic_load(&t->ctxproblem);
+	st->evicted_lru = atomic_load(&t->evicted_lru);
+	st->evicted_idle = atomic_load(&t->evicted_idle);
+	st->expired = atomic_load(&t->expired);
+	st->destroyed = atomic_load(&t->destroyed);
+}
+
+/* ---- the sequence window ----------------------------------------------------------------- */
+
+static bool bit_test_set(uint64_t *bits, uint32_t i)
+{
+	uint64_t m = (uint64_t)1 << (i % 64);
+	bool was = bits[i / 64] & m;
+
+	bits[i / 64] |= m;
+	return was;
+}
+
+static void bit_clear(uint64_t *bits, uint32_t i)
+{
+	bits[i / 64] &= ~((uint64_t)1 << (i % 64));
+}
+
+/* Admit seq into x's window (RFC 2203 5.3.3.1): true if new and within or above the window
+ * (which then slides), false for a replay or a seq below it. */
+static bool window_admit(rc__gss_svc_ctx *x, uint32_t seq, uint32_t w)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&x->wlock);
+	if (!x->seq_any || seq > x->seq_max) {
+		if (!x->seq_any || seq - x->seq_max >= w) {
+			memset(x->bits, 0, sizeof x->bits);
+		} else {
+			for (uint32_t s = x->seq_max + 1; s != seq; s++)
+				bit_clear(x->bits, s % w);
+			bit_clear(x->bits, seq % w);
+		}
+		x->seq_any = true;
+		x->seq_max = seq;
+		bit_test_set(x->bits, seq % w);
+	} else if (x->seq_max - seq >= w) {
+		ok = false; /* below the window */
+	} else if (bit_test_set(x->bits, seq % w)) {
+		ok = false; /* replay */
+	}
+	pthread_mutex_unlock(&x->wlock);
+	return ok;
+}
+
+/* ---- accepting calls --------------------------------------------------------------------- */
+
+void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const void *cred,
+			size_t cred_len, uint32_t verf_flavor, const void *verf, size_t verf_len,
+			rc__gss_accepted *a)
+{
+	memset(a, 0, sizeof *a);
+	a->verdict = RC__GSS_V_BADCRED;
+	if (rc__gss_cred_decode(cred, cred_len, &a->cred) || a->cred.version != RC__GSS_VERSION ||
+	    a->cred.proc > RC__GSS_DESTROY || a->cred.service < RC__GSS_SVC_NONE ||
+	    a->cred.service > RC__GSS_SVC_PRIVACY)
+		return;
+	a->proc = a->cred.proc;
+	a->seq = a->cred.seq;
+	a->service = a->cred.service;
+	if (a->proc == RC__GSS_INIT || a->proc == RC__GSS_CONTINUE_INIT) {
+		/* an AUTH_NONE verifier (RFC 2203 5.2.2) */
+		a->verdict = verf_flavor == 0 && verf_len == 0 ? RC__GSS_V_INIT : RC__GSS_V_BADVERF;
+		return;
+	}
+	if (verf_flavor != RC__GSS_FLAVOR || verf_len > RC__MAX_AUTH_BYTES) {
+		a->verdict = RC__GSS_V_BADVERF;
+		return;
+	}
+	rc__gss_svc_ctx *x = lookup(t, a->cred.handle, a->cred.handle_len, false);
+	if (!x || !x->complete) {
+		rc__gss_svc_ctx_unref(x);
+		atomic_fetch_add(&t->credproblem, 1);
+		a->verdict = RC__GSS_V_CREDPROBLEM;
+		return;
+	}
+	/* the header MIC before anything about the seq is believed */
+	if (rc__gss_sec_verify(&x->sec, hdr, hdr_len, verf, verf_len, NULL)) {
+		rc__gss_svc_ctx_unref(x);
+		atomic_fetch_add(&t->credproblem, 1);
+		a->verdict = RC__GSS_V_CREDPROBLEM;
+		return;
+	}
+	if (a->seq >= RC__GSS_MAXSEQ) {
+		rc__gss_svc_ctx_unref(x);
+		atomic_fetch_add(&t->ctxproblem, 1);
+		a->verdict = RC__GSS_V_CTXPROBLEM;
+		return;
+	}
+	if (!window_admit(x, a->seq, t->window)) {
+		rc__gss_svc_ctx_unref(x);
+		atomic_fetch_add(&t->dropped, 1);
+		a->verdict = RC__GSS_V_DROP;
+		return;
+	}
+	if (a->proc == RC__GSS_DESTROY) {
+		if (remove_ctx(t, x)) /* (not if evicted meanwhile: counted there) */
+			atomic_fetch_add(&t->destroyed, 1);
+	} else {
+		touch(t, x);
+	}
+	a->ctx = x;
+	a->verdict = RC__GSS_V_OK;
+}
+
+/* The rpc_gss_init_res of a refused token: GSS's status, no handle, and whatever error token
+ * GSS produced. */
+static int init_refused(rc__gss_table *t, OM_uint32 maj, OM_uint32 min, gss_buffer_desc *otok,
+			rc__gss_buf *res, uint32_t *verf_flavor, rc__gss_buf *verf,
+			rc__gss_err *err)
+{
+	rc__gss_init_res ir = { NULL, 0, maj, min, 0, otok->value, (uint32_t)otok->length };
+
+	atomic_fetch_add(&t->init_failed, 1);
+	rc__gss_err_status(err, "gss_accept_sec_context", maj, min);
+	*verf_flavor = 0;
+	verf->data = NULL;
+	verf->len = 0;
+	if (otok->length > RC__GSS_TOKEN_MAX)
+		ir.token_len = 0;
+	return rc__gss_init_res_encode(&ir, res) ? -3 : 0; /* (no memory) */
+}
+
+int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *args,
+		     size_t args_len, rc__gss_buf *res, uint32_t *verf_flavor, rc__gss_buf *verf,
+		     rc__gss_err *err)
+{
+	const unsigned char *tok;
+	size_t tok_len;
+	OM_uint32 maj, min, lifetime = 0;
+	rc__gss_svc_ctx *x;
+	int r = -1;
+
+	res->data = NULL;
+	res->len = 0;
+	verf->data = NULL;
+	verf->len = 0;
+	*verf_flavor = 0;
+	if (rc__gss_init_arg_decode(args, args_len, &tok, &tok_len)) {
+		rc__gss_err_msg(err, "malformed rpc_gss_init_arg");
+		return -1;
+	}
+	bool fresh = a->proc == RC__GSS_INIT;
+	if (fresh) {
+		if (!(x = ctx_new(t))) {
+			rc__gss_err_msg(err, "out of memory");
+			return -3;
+		}
+	} else {
+		x = lookup(t, a->cred.handle, a->cred.handle_len, true);
+		if (!x || x->complete) {
+			rc__gss_svc_ctx_unref(x);
+			atomic_fetch_add(&t->credproblem, 1);
+			rc__gss_err_msg(err, "CONTINUE_INIT with an unknown handle");
+			return -2;
+		}
+	}
+	/* from here x is our reference (a new context's only one until it is in the table) */
+	gss_buffer_desc itok = { tok_len, (void *)tok }, otok = GSS_C_EMPTY_BUFFER;
+	gss_name_t src = GSS_C_NO_NAME;
+	gss_OID mech = GSS_C_NO_OID;
+	pthread_mutex_lock(&x->sec.lock);
+	maj = gss_accept_sec_context(&min, &x->sec.ctx, t->cred, &itok, GSS_C_NO_CHANNEL_BINDINGS,
+				     &src, &mech, &otok, NULL, NULL, NULL);
+	if (maj == GSS_S_COMPLETE) {
+		OM_uint32 m2, maj2 = gss_inquire_context(&m2, x->sec.ctx, NULL, NULL, &lifetime,
+							 NULL, NULL, NULL, NULL);
+		if (GSS_ERROR(maj2)) {
+			maj = maj2;
+			min = m2;
+		}
+	}
+	pthread_mutex_unlock(&x->sec.lock);
+	if (GSS_ERROR(maj)) {
+		r = init_refused(t, maj, min, &otok, res, verf_flavor, verf, err);
+		goto drop;
+	}
+	if (maj == GSS_S_COMPLETE) {
+		gss_buffer_desc dn = GSS_C_EMPTY_BUFFER;
+		OM_uint32 m2;
+		if (!GSS_ERROR(gss_display_name(&m2, src, &dn, NULL))) {
+			x->principal = strndup(dn.value, dn.length);
+			gss_release_buffer(&m2, &dn);
+		}
+		if (!x->principal) {
+			rc__gss_err_msg(err, "out of memory");
+			r = -3;
+			goto drop;
+		}
+		if (mech != GSS_C_NO_OID && (mech->length != gss_mech_krb5->length ||
+		    memcmp(mech->elements, gss_mech_krb5->elements, mech->length) != 0))
+			x->mech = "unknown";
+		x->expire_ns = lifetime == GSS_C_INDEFINITE ? UINT64_MAX :
+			       now_ns(t) + (uint64_t)lifetime * 1000000000u;
+		/* the verifier of the reply that completes the context: a MIC over seq_window */
+		rc__gss_err e;
+		if (rc__gss_sec_seq_mic(&x->sec, t->window, verf, &e)) {
+			if (err)
+				*err = e;
+			r = init_refused(t, e.major ? e.major : GSS_S_FAILURE, e.minor, &otok, res,
+					 verf_flavor, verf, NULL);
+			goto drop;
+		}
+		*verf_flavor = RC__GSS_FLAVOR;
+		x->src = src; /* kept for rc__gss_svc_ctx_localname */
+		src = GSS_C_NO_NAME;
+		x->complete = true;
+	}
+	if (fresh) {
+		rc__gss_svc_ctx *dead = NULL;
+		rc__gss_svc_ctx_ref(x); /* the table's */
+		pthread_mutex_lock(&t->lock);
+		int bad = insert(t, x, &dead);
+		pthread_mutex_unlock(&t->lock);
+		unref_all(dead);
+		if (bad) {
+			rc__gss_svc_ctx_unref(x);
+			rc__gss_buf_free(verf);
+			*verf_flavor = 0;
+			rc__gss_err_msg(err, "getrandom failed");
+			r = -3;
+			goto drop;
+		}
+	}
+	if (maj == GSS_S_COMPLETE)
+		atomic_fetch_add(&t->created, 1);
+	/* x->handle is fixed once inserted, and our reference keeps x */
+	rc__gss_init_res ir = { x->handle, RC__GSS_HANDLE_LEN, maj, 0, t->window, otok.value,
+				(uint32_t)otok.length };
+	if (otok.length > RC__GSS_TOKEN_MAX || rc__gss_init_res_encode(&ir, res)) {
+		rc__gss_buf_free(verf);
+		*verf_flavor = 0;
+		rc__gss_err_msg(err, "out of memory");
+		remove_ctx(t, x);
+		r = -3;
+		goto drop_ref;
+	}
+	r = 0;
+	goto drop_ref;
+drop:
+	if (!fresh)
+		remove_ctx(t, x);
+drop_ref:
+	rc__gss_svc_ctx_unref(x);
+	gss_release_buffer(&min, &otok);
+	if (src != GSS_C_NO_NAME)
+		gss_release_name(&min, &src);
+	return r;
+}
+
+/* ---- per call ---------------------------------------------------------------------------- */
+
+int rc__gss_svc_reply_verf(rc__gss_svc_ctx *x, uint32_t seq, rc__gss_buf *out, rc__gss_err *err)
+{
+	return rc__gss_sec_seq_mic(&x->sec, seq, out, err);
+}
+
+int rc__gss_svc_unwrap_args(rc__gss_svc_ctx *x, uint32_t seq, uint32_t service, const void *in,
+			    size_t len, rc__gss_buf *out, rc__gss_err *err)
+{
+	return rc__gss_sec_unwrap(&x->sec, &seq, 1, service, in, len, out, NULL, err);
+}
+
+int rc__gss_svc_wrap_results(rc__gss_svc_ctx *x, uint32_t seq, uint32_t service,
+			     const void *res, size_t len, rc__gss_buf *out, rc__gss_err *err)
+{
+	return rc__gss_sec_wrap(&x->sec, seq, service, res, len, out, err);
+}
+
+const char *rc__gss_svc_ctx_principal(const rc__gss_svc_ctx *x)
+{
+	return x->principal;
+}
+
+int rc__gss_svc_ctx_localname(rc__gss_svc_ctx *x, char *buf, size_t cap, rc__gss_err *err)
+{
+	gss_buffer_desc ln = GSS_C_EMPTY_BUFFER;
+	OM_uint32 maj, min;
+
+	if (x->src == GSS_C_NO_NAME) {
+		rc__gss_err_msg(err, "the context is not established");
+		return -1;
+	}
+	maj = gss_localname(&min, x->src, (gss_OID)gss_mech_krb5, &ln);
+	if (GSS_ERROR(maj)) {
+		rc__gss_err_status(err, "gss_localname", maj, min);
+		return -1;
+	}
+	int r = -1;
+	if (ln.length < cap && !memchr(ln.value, 0, ln.length)) {
+		memcpy(buf, ln.value, ln.length);
+		buf[ln.length] = 0;
+		r = 0;
+	} else {
+		rc__gss_err_msg(err, "gss_localname: the name does not fit");
+	}
+	gss_release_buffer(&min, &ln);
+	return r;
+}
+
+const char *rc__gss_svc_ctx_mech(const rc__gss_svc_ctx *x)
+{
+	return x->mech;
+}
+
+const unsigned char *rc__gss_svc_ctx_handle(const rc__gss_svc_ctx *x)
+{
+	return x->handle;
+}
+
+uint64_t rc__gss_svc_ctx_expiry(const rc__gss_svc_ctx *x)
+{
+	return x->expire_ns;
+}

@@ -1,0 +1,1342 @@
+/* RPCSEC_GSS's core (runtime/gss*.c) through its internal interface, client and server in one
+ * process, with a real MIT KDC (tests/gss/krb5_fixture.sh runs this program inside a
+ * throw-away realm; without one -- RC_KRB5_DIR unset -- the cases that need it are skipped
+ * and only the parser cases run). Each rule of gss.h in a named case: the parsers on
+ * malformed input, context establishment for the three services, the header MIC and reply
+ * verifier, integrity and privacy round trips, and the hostile cases (replays, the window,
+ * MAXSEQ, forged MICs, corrupted and truncated tokens, unknown handles, floods, DESTROY,
+ * expiry, 8 threads on one context). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/gss.h"
+#include "xdr/base.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RC_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RC_TEST_SANITIZED 1
+#endif
+#endif
+
+static bool have_kdc(void)
+{
+	return getenv("RC_KRB5_DIR") != NULL;
+}
+
+#define NEED_KDC()                                                                            \
+	do {                                                                                  \
+		if (!have_kdc()) {                                                            \
+			print_message("no Kerberos realm (run under tests/gss/krb5_fixture.sh)\n"); \
+			skip();                                                               \
+		}                                                                             \
+	} while (0)
+
+/* ---- the table's clock (tests move it) ---------------------------------------------------- */
+
+static atomic_uint_fast64_t fake_now;
+static uint64_t fake_clock(void)
+{
+	return atomic_load(&fake_now);
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static rc__gss_table *table(unsigned max, uint32_t window, bool fake)
+{
+	rc__gss_table_opts o = { 0 };
+	rc__gss_table *t;
+	rc__gss_err e = { 0 };
+
+	o.principal = "nfs@localhost";
+	o.max_contexts = max;
+	o.window = window;
+	if (fake) {
+		atomic_store(&fake_now, 1000000000000ull);
+		o.now_ns = fake_clock;
+	}
+	if (rc__gss_table_create(&t, &o, &e) != 0)
+		fail_msg("table: %s", e.text);
+	return t;
+}
+
+static rc__gss_cli *client(uint32_t service)
+{
+	rc__gss_cli_opts o = { 0 };
+	rc__gss_cli *c;
+	rc__gss_err e = { 0 };
+
+	o.target = "nfs@localhost";
+	o.service = service;
+	if (rc__gss_cli_create(&c, &o, &e) != 0)
+		fail_msg("client: %s", e.text);
+	return c;
+}
+
+/* One INIT/CONTINUE_INIT exchange: cred from the client, accept, svc_init. Returns what
+ * svc_init returned; res/verf filled. */
+static int init_leg(rc__gss_table *t, rc__gss_cli *c, const rc__gss_buf *args, rc__gss_buf *res,
+		    uint32_t *vf, rc__gss_buf *verf, rc__gss_err *e)
+{
+	unsigned char cred[RC__GSS_CRED_MAX];
+	size_t cl = rc__gss_cli_cred_init(c, cred, sizeof cred);
+	rc__gss_accepted a;
+
+	assert_true(cl > 0 && cl <= sizeof cred);
+	rc__gss_svc_accept(t, NULL, 0, cred, cl, 0, NULL, 0, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_INIT);
+	return rc__gss_svc_init(t, &a, args->data, args->len, res, vf, verf, e);
+}
+
+/* Establish c with t (every leg); fails the test if it does not complete. */
+static void establish(rc__gss_table *t, rc__gss_cli *c)
+{
+	rc__gss_buf args, res, verf;
+	rc__gss_err e = { 0 };
+	uint32_t vf;
+	int legs = 0, r;
+
+	if (rc__gss_cli_init_start(c, &args, &e) != 0)
+		fail_msg("init_start: %s", e.text);
+	do {
+		assert_true(++legs < 8);
+		if (init_leg(t, c, &args, &res, &vf, &verf, &e) != 0)
+			fail_msg("svc_init: %s", e.text);
+		rc__gss_buf_free(&args);
+		r = rc__gss_cli_init_next(c, res.data, res.len, vf, verf.data, verf.len, &args, &e);
+		rc__gss_buf_free(&res);
+		rc__gss_buf_free(&verf);
+		if (r < 0)
+			fail_msg("init_next: %s", e.text);
+	} while (r == 1);
+	assert_true(rc__gss_cli_established(c));
+}
+
+/* A call as it would go on the wire: the header from the xid through the credential, and the
+ * verifier (a MIC over it). */
+typedef struct call {
+	unsigned char hdr[32 + RC__GSS_CRED_MAX];
+	size_t hdr_len;
+	const unsigned char *cred;
+	size_t cred_len;
+	rc__gss_buf verf;
+	uint32_t seq;
+} call;
+
+static void mk_call(rc__gss_cli *c, uint32_t proc, uint32_t seq, call *k)
+{
+	static atomic_uint xid = 1;
+	rc__gss_err e = { 0 };
+	size_t cl = rc__gss_cli_cred(c, proc, seq, k->hdr + 32, RC__GSS_CRED_MAX);
+
+	assert_true(cl > 0 && cl <= RC__GSS_CRED_MAX);
+	rc__st32(k->hdr, atomic_fetch_add(&xid, 1));
+	rc__st32(k->hdr + 4, 0);          /* CALL */
+	rc__st32(k->hdr + 8, 2);          /* RPC version */
+	rc__st32(k->hdr + 12, 0x20000099u);
+	rc__st32(k->hdr + 16, 1);
+	rc__st32(k->hdr + 20, 1);
+	rc__st32(k->hdr + 24, RC__GSS_FLAVOR);
+	rc__st32(k->hdr + 28, (uint32_t)cl);
+	k->hdr_len = 32 + cl;
+	k->cred = k->hdr + 32;
+	k->cred_len = cl;
+	k->seq = seq;
+	if (rc__gss_cli_header_verf(c, k->hdr, k->hdr_len, &k->verf, &e) != 0)
+		fail_msg("header_verf: %s", e.text);
+}
+
+static rc__gss_verdict send_call(rc__gss_table *t, call *k, rc__gss_accepted *a)
+{
+	rc__gss_svc_accept(t, k->hdr, k->hdr_len, k->cred, k->cred_len, RC__GSS_FLAVOR,
+			   k->verf.data, k->verf.len, a);
+	return a->verdict;
+}
+
+/* A DATA call with seq: its verdict (a reference released). */
+static rc__gss_verdict data(rc__gss_table *t, rc__gss_cli *c, uint32_t seq)
+{
+	call k;
+	rc__gss_accepted a;
+
+	mk_call(c, RC__GSS_DATA, seq, &k);
+	rc__gss_verdict v = send_call(t, &k, &a);
+	rc__gss_buf_free(&k.verf);
+	rc__gss_svc_ctx_unref(a.ctx);
+	return v;
+}
+
+static rc__gss_stats stats(rc__gss_table *t)
+{
+	rc__gss_stats s;
+	rc__gss_table_stats(t, &s);
+	return s;
+}
+
+/* ---- parsers ------------------------------------------------------------------------------ */
+
+static void parse_cred(void **state)
+{
+	(void)state;
+	unsigned char h[20], buf[RC__GSS_CRED_MAX + 8];
+	rc__gss_cred c = { 1, RC__GSS_DATA, 77, RC__GSS_SVC_PRIVACY, 5, h }, d;
+	memset(h, 0xab, sizeof h);
+	size_t n = rc__gss_cred_encode(&c, buf, sizeof buf);
+	assert_int_equal(n, 16 + 4 + 8);
+	assert_int_equal(rc__gss_cred_decode(buf, n, &d), 0);
+	assert_int_equal(d.version, 1);
+	assert_int_equal(d.seq, 77);
+	assert_int_equal(d.service, RC__GSS_SVC_PRIVACY);
+	assert_int_equal(d.handle_len, 5);
+	assert_ptr_equal(d.handle, buf + 20); /* borrowed */
+	for (size_t i = 0; i < n; i++) /* every truncation */
+		assert_int_equal(rc__gss_cred_decode(buf, i, &d), -1);
+	buf[n] = 0;
+	assert_int_equal(rc__gss_cred_decode(buf, n + 4, &d), -1); /* bytes left over */
+	buf[n - 1] = 1;
+	assert_int_equal(rc__gss_cred_decode(buf, n, &d), -1); /* nonzero padding */
+	buf[n - 1] = 0;
+	rc__st32(buf + 16, 0xffffffffu);
+	assert_int_equal(rc__gss_cred_decode(buf, n, &d), -1); /* huge handle */
+	rc__st32(buf + 16, RC__GSS_HANDLE_MAX + 4);
+	assert_int_equal(rc__gss_cred_decode(buf, sizeof buf - 8, &d), -1);
+	/* too small a buffer: the size, nothing written */
+	memset(buf, 0x55, sizeof buf);
+	assert_int_equal(rc__gss_cred_encode(&c, buf, 10), 28);
+	assert_int_equal(buf[0], 0x55);
+	c.handle_len = RC__GSS_HANDLE_MAX + 1;
+	assert_int_equal(rc__gss_cred_encode(&c, buf, sizeof buf), 0);
+	/* longer than an opaque_auth body */
+	unsigned char big[RC__GSS_CRED_MAX + 4] = { 0 };
+	assert_int_equal(rc__gss_cred_decode(big, sizeof big, &d), -1);
+}
+
+static void parse_init_res_and_bodies(void **state)
+{
+	(void)state;
+	unsigned char h[16], tok[7];
+	rc__gss_buf b;
+	rc__gss_init_res r = { h, 16, 1, 2, 128, tok, 7 }, d;
+	memset(h, 1, sizeof h);
+	memset(tok, 2, sizeof tok);
+	assert_int_equal(rc__gss_init_res_encode(&r, &b), 0);
+	assert_int_equal(b.len, 20 + 12 + 12);
+	assert_int_equal(rc__gss_init_res_decode(b.data, b.len, &d), 0);
+	assert_int_equal(d.seq_window, 128);
+	assert_int_equal(d.token_len, 7);
+	assert_memory_equal(d.token, tok, 7);
+	for (size_t i = 0; i < b.len; i++)
+		assert_int_equal(rc__gss_init_res_decode(b.data, i, &d), -1);
+	rc__st32(b.data + 32, 0x7fffffffu); /* token length past the end */
+	assert_int_equal(rc__gss_init_res_decode(b.data, b.len, &d), -1);
+	rc__gss_buf_free(&b);
+	rc__gss_buf_free(&b); /* harmless on an empty one */
+
+	const unsigned char *t1, *t2;
+	size_t l1, l2;
+	assert_int_equal(rc__gss_init_arg_encode(tok, 7, &b), 0);
+	assert_int_equal(rc__gss_init_arg_decode(b.data, b.len, &t1, &l1), 0);
+	assert_int_equal(l1, 7);
+	for (size_t i = 0; i < b.len; i++)
+		assert_int_equal(rc__gss_init_arg_decode(b.data, i, &t1, &l1), -1);
+	rc__gss_buf_free(&b);
+	unsigned char tokbig[16] = { 0 };
+	rc__st32(tokbig, RC__GSS_TOKEN_MAX + 1);
+	assert_int_equal(rc__gss_init_arg_decode(tokbig, sizeof tokbig, &t1, &l1), -1);
+
+	/* integ: {opaque<>, opaque<>} */
+	unsigned char ig[24] = { 0, 0, 0, 5, 1, 2, 3, 4, 5, 0, 0, 0, 0, 0, 0, 4, 9, 9, 9, 9 };
+	assert_int_equal(rc__gss_integ_decode(ig, 20, &t1, &l1, &t2, &l2), 0);
+	assert_int_equal(l1, 5);
+	assert_int_equal(l2, 4);
+	for (size_t i = 0; i < 20; i++)
+		assert_int_equal(rc__gss_integ_decode(ig, i, &t1, &l1, &t2, &l2), -1);
+	assert_int_equal(rc__gss_integ_decode(ig, 24, &t1, &l1, &t2, &l2), -1);
+	rc__st32(ig, 0xfffffffcu);
+	assert_int_equal(rc__gss_integ_decode(ig, 20, &t1, &l1, &t2, &l2), -1);
+	unsigned char pv[12] = { 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8 };
+	assert_int_equal(rc__gss_priv_decode(pv, 12, &t1, &l1), 0);
+	for (size_t i = 0; i < 12; i++)
+		assert_int_equal(rc__gss_priv_decode(pv, i, &t1, &l1), -1);
+	rc__st32(pv, 0xffffffffu);
+	assert_int_equal(rc__gss_priv_decode(pv, 12, &t1, &l1), -1);
+}
+
+/* Random and mutated inputs through the fuzz entry point (which aborts on an inconsistency;
+ * ASan catches an over-read). */
+static void parse_fuzz_entry(void **state)
+{
+	(void)state;
+	unsigned char seed[48] = { 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 2, 0, 0, 0, 16 };
+	unsigned x = 12345;
+	for (int i = 0; i < 20000; i++) {
+		size_t n = (size_t)(x % (sizeof seed + 1));
+		unsigned char *buf = malloc(n ? n : 1); /* exactly n: an over-read is caught */
+		memcpy(buf, seed, n);
+		for (int j = 0; j < 3 && n; j++) {
+			x = x * 1103515245u + 12345u;
+			buf[(x >> 8) % n] = (unsigned char)(x >> 16);
+		}
+		x = x * 1103515245u + 12345u;
+		assert_int_equal(rc__gss_fuzz_one(buf, n), 0);
+		free(buf);
+	}
+	assert_int_equal(rc__gss_fuzz_one(NULL, 0), 0);
+}
+
+/* ---- establishment ------------------------------------------------------------------------ */
+
+static void establish_three_services(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	for (uint32_t svc = RC__GSS_SVC_NONE; svc <= RC__GSS_SVC_PRIVACY; svc++) {
+		rc__gss_cli *c = client(svc);
+		assert_false(rc__gss_cli_established(c));
+		establish(t, c);
+		assert_int_equal(rc__gss_cli_window(c), RC__GSS_WINDOW_DEFAULT);
+		assert_int_equal(rc__gss_cli_service(c), svc);
+		call k;
+		rc__gss_accepted a;
+		mk_call(c, RC__GSS_DATA, 1, &k);
+		assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+		assert_int_equal(a.service, svc);
+		assert_string_equal(rc__gss_svc_ctx_principal(a.ctx), "rcuser@RC.TEST");
+		assert_string_equal(rc__gss_svc_ctx_mech(a.ctx), "krb5");
+		char ln[64], tiny[3];
+		rc__gss_err e = { 0 };
+		if (rc__gss_svc_ctx_localname(a.ctx, ln, sizeof ln, &e) != 0)
+			fail_msg("localname: %s", e.text);
+		assert_string_equal(ln, "rcuser"); /* auth_to_local's default rule */
+		assert_int_equal(rc__gss_svc_ctx_localname(a.ctx, tiny, sizeof tiny, &e), -1);
+		rc__gss_svc_ctx_unref(a.ctx);
+		rc__gss_buf_free(&k.verf);
+		rc__gss_cli_destroy(c);
+	}
+	rc__gss_stats s = stats(t);
+	assert_int_equal(s.created, 3);
+	assert_int_equal(s.contexts, 3);
+	rc__gss_table_destroy(t);
+}
+
+/* A host-based target name that no key serves; an INIT token that is garbage; CONTINUE_INIT
+ * with an unknown handle; a wrong-version credential; INIT with a non-null verifier. */
+static void establish_failures(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_err e = { 0 };
+	rc__gss_buf args, res, verf;
+	uint32_t vf;
+
+	/* no such service principal: the client's own GSS text */
+	rc__gss_cli_opts o = { .target = "nosuch@localhost" };
+	rc__gss_cli *c;
+	assert_int_equal(rc__gss_cli_create(&c, &o, &e), 0);
+	assert_int_equal(rc__gss_cli_init_start(c, &args, &e), -1);
+	assert_non_null(strstr(e.text, "gss_init_sec_context"));
+	assert_true(e.major != 0);
+	print_message("unknown target: %s\n", e.text);
+	rc__gss_cli_destroy(c);
+
+	/* garbage token: an init_res with GSS's error, which the client reports */
+	c = client(RC__GSS_SVC_INTEGRITY);
+	assert_int_equal(rc__gss_cli_init_start(c, &args, &e), 0);
+	unsigned char junk[64];
+	memset(junk, 0x60, sizeof junk);
+	rc__gss_buf bad;
+	assert_int_equal(rc__gss_init_arg_encode(junk, sizeof junk, &bad), 0);
+	assert_int_equal(init_leg(t, c, &bad, &res, &vf, &verf, &e), 0);
+	assert_int_equal(vf, 0);
+	assert_int_equal(verf.len, 0);
+	rc__gss_init_res ir;
+	assert_int_equal(rc__gss_init_res_decode(res.data, res.len, &ir), 0);
+	assert_true(GSS_ERROR(ir.major));
+	assert_int_equal(ir.handle_len, 0);
+	rc__gss_buf tmp;
+	assert_int_equal(rc__gss_cli_init_next(c, res.data, res.len, vf, verf.data, verf.len, &tmp, &e),
+			 -1);
+	assert_non_null(strstr(e.text, "server's gss_accept_sec_context"));
+	print_message("refused token: %s\n", e.text);
+	rc__gss_buf_free(&res);
+	rc__gss_buf_free(&bad);
+	/* malformed init arguments: GARBAGE_ARGS */
+	assert_int_equal(init_leg(t, c, &(rc__gss_buf){ junk, 3 }, &res, &vf, &verf, &e), -1);
+	rc__gss_buf_free(&args);
+
+	/* CONTINUE_INIT with a handle the table never gave */
+	unsigned char cred[64], h[16] = { 1, 2, 3 };
+	rc__gss_cred cc = { 1, RC__GSS_CONTINUE_INIT, 0, RC__GSS_SVC_NONE, 16, h };
+	size_t cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+	rc__gss_accepted a;
+	rc__gss_svc_accept(t, NULL, 0, cred, cl, 0, NULL, 0, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_INIT);
+	assert_int_equal(rc__gss_init_arg_encode(junk, 8, &bad), 0);
+	assert_int_equal(rc__gss_svc_init(t, &a, bad.data, bad.len, &res, &vf, &verf, &e), -2);
+	rc__gss_buf_free(&bad);
+	/* INIT with a verifier that is not AUTH_NONE */
+	cc.proc = RC__GSS_INIT;
+	cc.handle_len = 0;
+	cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+	rc__gss_svc_accept(t, NULL, 0, cred, cl, RC__GSS_FLAVOR, junk, 8, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_BADVERF);
+	/* version 2, service 4, proc 4: AUTH_BADCRED */
+	cc.version = 2;
+	cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+	rc__gss_svc_accept(t, NULL, 0, cred, cl, 0, NULL, 0, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_BADCRED);
+	cc.version = 1;
+	cc.service = 4;
+	cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+	rc__gss_svc_accept(t, NULL, 0, cred, cl, 0, NULL, 0, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_BADCRED);
+	cc.service = 1;
+	cc.proc = 4;
+	cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+	rc__gss_svc_accept(t, NULL, 0, cred, cl, 0, NULL, 0, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_BADCRED);
+	rc__gss_svc_accept(t, NULL, 0, cred, cl - 1, 0, NULL, 0, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_BADCRED);
+
+	/* the client starts again after the failure and succeeds */
+	establish(t, c);
+	rc__gss_cli_destroy(c);
+	rc__gss_stats s = stats(t);
+	assert_int_equal(s.init_failed, 1);
+	assert_int_equal(s.contexts, 1);
+	rc__gss_table_destroy(t);
+
+	/* an acceptor name the keytab has no key for */
+	rc__gss_table_opts to = { .principal = "nosuch/localhost@RC.TEST" };
+	assert_int_equal(rc__gss_table_create(&t, &to, &e), -1);
+	assert_null(t);
+	print_message("no key: %s\n", e.text);
+	assert_true(strlen(e.text) > 30);
+}
+
+/* ---- per call ----------------------------------------------------------------------------- */
+
+static void header_mic_and_reply_verifier(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_NONE);
+	rc__gss_err e = { 0 };
+	establish(t, c);
+
+	/* a call with seq 7 sent, then retransmitted with seq 8 and 9: the reply (to the
+	 * first transmission) still matches */
+	call k;
+	rc__gss_accepted a;
+	mk_call(c, RC__GSS_DATA, 7, &k);
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+	assert_int_equal(a.seq, 7);
+	assert_int_equal(a.proc, RC__GSS_DATA);
+	rc__gss_buf rv;
+	assert_int_equal(rc__gss_svc_reply_verf(a.ctx, a.seq, &rv, &e), 0);
+	rc__gss_seqs sent;
+	rc__gss_seqs_init(&sent);
+	assert_int_equal(rc__gss_cli_validate(c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e), -1);
+	rc__gss_seqs_add(&sent, 7);
+	rc__gss_seqs_add(&sent, 8);
+	rc__gss_seqs_add(&sent, 9);
+	assert_int_equal(rc__gss_cli_validate(c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e), 0);
+	/* wrong flavor, tampered MIC, a seq no longer kept */
+	assert_int_equal(rc__gss_cli_validate(c, &sent, 0, rv.data, rv.len, &e), -1);
+	rv.data[rv.len - 1] ^= 1;
+	assert_int_equal(rc__gss_cli_validate(c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e), -1);
+	assert_true(e.major != 0);
+	rv.data[rv.len - 1] ^= 1;
+	rc__gss_seqs_add(&sent, 10);
+	rc__gss_seqs_add(&sent, 11); /* 7 forgotten (4 kept) */
+	assert_int_equal(sent.n, RC__GSS_SEQS_KEPT);
+	assert_int_equal(rc__gss_cli_validate(c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e), -1);
+	rc__gss_buf_free(&rv);
+	rc__gss_svc_ctx_unref(a.ctx);
+	rc__gss_buf_free(&k.verf);
+
+	/* the header MIC covers every header byte: xid, program, procedure, credential */
+	const size_t at[] = { 0, 12, 20, 40, 44 }; /* xid prog proc seq service */
+	for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+		mk_call(c, RC__GSS_DATA, 20 + (uint32_t)i, &k);
+		k.hdr[at[i] + 3] ^= 0x02; /* service 1 -> 3: still valid */
+		assert_int_equal(send_call(t, &k, &a), RC__GSS_V_CREDPROBLEM);
+		assert_null(a.ctx);
+		rc__gss_buf_free(&k.verf);
+	}
+	/* a verifier that is not RPCSEC_GSS */
+	mk_call(c, RC__GSS_DATA, 30, &k);
+	rc__gss_svc_accept(t, k.hdr, k.hdr_len, k.cred, k.cred_len, 0, k.verf.data, k.verf.len, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_BADVERF);
+	rc__gss_buf_free(&k.verf);
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+/* Client arguments -> server -> results back, for a service, over sizes. */
+static void roundtrip(uint32_t service)
+{
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(service);
+	rc__gss_err e = { 0 };
+	establish(t, c);
+	const size_t sizes[] = { 0, 1, 3, 4, 100, 4096, 1u << 20 };
+	uint32_t seq = 1;
+
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		size_t n = sizes[i];
+		unsigned char *argv = malloc(n + 1), *resv = malloc(n + 1);
+		for (size_t j = 0; j < n; j++) {
+			argv[j] = (unsigned char)(j * 7 + 1);
+			resv[j] = (unsigned char)(j * 13 + 5);
+		}
+		call k;
+		rc__gss_accepted a;
+		rc__gss_buf w, p, w2, p2;
+		mk_call(c, RC__GSS_DATA, seq, &k);
+		assert_int_equal(rc__gss_cli_wrap(c, seq, argv, n, &w, &e), 0);
+		if (service == RC__GSS_SVC_PRIVACY && n >= 16)
+			assert_null(memmem(w.data, w.len, argv, 16)); /* not in the clear */
+		if (service == RC__GSS_SVC_INTEGRITY)
+			assert_int_equal(rc__ld32(w.data), 4 + n);
+		assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+		assert_int_equal(rc__gss_svc_unwrap_args(a.ctx, a.seq, a.service, w.data, w.len, &p, &e), 0);
+		assert_int_equal(p.len, n);
+		if (n)
+			assert_memory_equal(p.data, argv, n);
+		/* the same body under another seq is refused (no replays through the body) */
+		assert_int_equal(rc__gss_svc_unwrap_args(a.ctx, a.seq + 1, a.service, w.data, w.len, &p2, &e),
+				 service == RC__GSS_SVC_NONE ? 0 : -1);
+		rc__gss_buf_free(&p2);
+		assert_int_equal(rc__gss_svc_wrap_results(a.ctx, a.seq, a.service, resv, n, &w2, &e), 0);
+		rc__gss_seqs sent;
+		rc__gss_seqs_init(&sent);
+		rc__gss_seqs_add(&sent, seq);
+		assert_int_equal(rc__gss_cli_unwrap(c, &sent, w2.data, w2.len, &p2, &e), 0);
+		assert_int_equal(p2.len, n);
+		if (n)
+			assert_memory_equal(p2.data, resv, n);
+		rc__gss_buf_free(&p2);
+		if (service != RC__GSS_SVC_NONE) {
+			sent.seq[0] = seq + 100; /* results for a seq the call was not sent with */
+			assert_int_equal(rc__gss_cli_unwrap(c, &sent, w2.data, w2.len, &p2, &e), -1);
+			assert_non_null(strstr(e.text, "sequence number"));
+		}
+		rc__gss_buf_free(&w);
+		rc__gss_buf_free(&p);
+		rc__gss_buf_free(&w2);
+		rc__gss_buf_free(&k.verf);
+		rc__gss_svc_ctx_unref(a.ctx);
+		free(argv);
+		free(resv);
+		seq++;
+	}
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+static void roundtrip_none(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	roundtrip(RC__GSS_SVC_NONE);
+}
+
+static void roundtrip_integrity(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	roundtrip(RC__GSS_SVC_INTEGRITY);
+}
+
+static void roundtrip_privacy(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	roundtrip(RC__GSS_SVC_PRIVACY);
+}
+
+/* Every truncation and (a sample of) single-byte corruptions of wrapped arguments are refused,
+ * never crash, never leak (ASan/valgrind). */
+static void corrupted_and_truncated_tokens(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_err e = { 0 };
+	for (uint32_t svc = RC__GSS_SVC_INTEGRITY; svc <= RC__GSS_SVC_PRIVACY; svc++) {
+		rc__gss_cli *c = client(svc);
+		establish(t, c);
+		call k;
+		rc__gss_accepted a;
+		rc__gss_buf w, p;
+		unsigned char args[40];
+		memset(args, 0x42, sizeof args);
+		mk_call(c, RC__GSS_DATA, 1, &k);
+		assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+		assert_int_equal(rc__gss_cli_wrap(c, 1, args, sizeof args, &w, &e), 0);
+		for (size_t n = 0; n < w.len; n++) {
+			unsigned char *cut = malloc(n ? n : 1);
+			memcpy(cut, w.data, n);
+			assert_int_equal(rc__gss_svc_unwrap_args(a.ctx, 1, svc, cut, n, &p, &e), -1);
+			assert_null(p.data);
+			free(cut);
+		}
+		unsigned char *orig = malloc(w.len);
+		memcpy(orig, w.data, w.len);
+		assert_int_equal(rc__gss_svc_unwrap_args(a.ctx, 1, svc, w.data, w.len, &p, &e), 0);
+		rc__gss_buf_free(&p);
+		assert_memory_equal(orig, w.data, w.len); /* the input is not written to */
+		for (size_t i = 0; i < w.len; i++) {
+			w.data[i] ^= 0x20;
+			assert_int_equal(rc__gss_svc_unwrap_args(a.ctx, 1, svc, w.data, w.len, &p, &e), -1);
+			w.data[i] ^= 0x20;
+			if (memcmp(orig, w.data, w.len) != 0)
+				fail_msg("service %u: byte %zu of %zu: unwrap wrote into its input", svc, i, w.len);
+		}
+		free(orig);
+		print_message("service %u corrupted: %s\n", svc, e.text);
+		/* an integrity body given as privacy and the other way round */
+		assert_int_equal(rc__gss_svc_unwrap_args(a.ctx, 1, svc == 2 ? 3 : 2, w.data, w.len, &p, &e),
+				 -1);
+		if (rc__gss_svc_unwrap_args(a.ctx, 1, svc, w.data, w.len, &p, &e) != 0)
+			fail_msg("service %u, the intact body: %s", svc, e.text);
+		assert_memory_equal(p.data, args, sizeof args);
+		rc__gss_buf_free(&p);
+		rc__gss_buf_free(&w);
+		rc__gss_buf_free(&k.verf);
+		rc__gss_svc_ctx_unref(a.ctx);
+		rc__gss_cli_destroy(c);
+	}
+	rc__gss_table_destroy(t);
+}
+
+/* ---- the window --------------------------------------------------------------------------- */
+
+static void replay_dropped_and_counted(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	establish(t, c);
+	call k;
+	rc__gss_accepted a;
+	mk_call(c, RC__GSS_DATA, 5, &k);
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+	rc__gss_svc_ctx_unref(a.ctx);
+	for (int i = 0; i < 3; i++) { /* the very same bytes again */
+		assert_int_equal(send_call(t, &k, &a), RC__GSS_V_DROP);
+		assert_null(a.ctx);
+	}
+	rc__gss_buf_free(&k.verf);
+	assert_int_equal(data(t, c, 5), RC__GSS_V_DROP); /* same seq, fresh MIC */
+	assert_int_equal(stats(t).dropped, 4);
+	assert_int_equal(data(t, c, 4), RC__GSS_V_OK); /* older, unseen: in the window */
+	assert_int_equal(data(t, c, 4), RC__GSS_V_DROP);
+	assert_int_equal(stats(t).dropped, 5);
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+static void window_below_and_above(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_NONE);
+	establish(t, c);
+	const uint32_t W = RC__GSS_WINDOW_DEFAULT;
+	assert_int_equal(data(t, c, 1000), RC__GSS_V_OK);
+	assert_int_equal(data(t, c, 1000 - W), RC__GSS_V_DROP);     /* just below */
+	assert_int_equal(data(t, c, 1000 - W + 1), RC__GSS_V_OK);   /* lowest in the window */
+	assert_int_equal(data(t, c, 3), RC__GSS_V_DROP);
+	/* above: the window slides */
+	assert_int_equal(data(t, c, 1000 + 5 * W), RC__GSS_V_OK);
+	assert_int_equal(data(t, c, 1001), RC__GSS_V_DROP);         /* now below */
+	assert_int_equal(data(t, c, 1000 + 5 * W - 1), RC__GSS_V_OK);
+	assert_int_equal(data(t, c, 1000 + 5 * W + 1), RC__GSS_V_OK); /* by one */
+	assert_int_equal(data(t, c, 1000 + 5 * W + 1 - W), RC__GSS_V_DROP);
+	/* every seq of a window-sized slide admitted once, out of order */
+	uint32_t base = 1000 + 6 * W;
+	for (uint32_t i = W; i-- > 0;)
+		assert_int_equal(data(t, c, base + i), RC__GSS_V_OK);
+	for (uint32_t i = 0; i < W; i++)
+		assert_int_equal(data(t, c, base + i), RC__GSS_V_DROP);
+	assert_int_equal(stats(t).dropped, 4 + W);
+	/* seq 0 and the largest valid */
+	rc__gss_cli *c2 = client(RC__GSS_SVC_NONE);
+	establish(t, c2);
+	assert_int_equal(data(t, c2, 0), RC__GSS_V_OK);
+	assert_int_equal(data(t, c2, RC__GSS_MAXSEQ - 1), RC__GSS_V_OK);
+	assert_int_equal(data(t, c2, 0), RC__GSS_V_DROP);
+	rc__gss_cli_destroy(c2);
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+static void maxseq_ctxproblem(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	establish(t, c);
+	assert_int_equal(data(t, c, RC__GSS_MAXSEQ), RC__GSS_V_CTXPROBLEM);
+	assert_int_equal(data(t, c, 0xffffffffu), RC__GSS_V_CTXPROBLEM);
+	assert_int_equal(stats(t).ctxproblem, 2);
+	assert_int_equal(data(t, c, 1), RC__GSS_V_OK); /* the window did not move */
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+/* A forged header MIC gets CREDPROBLEM and does not slide or mark the window: the genuine call
+ * with the same seq still goes through. */
+static void forged_header_mic_before_window(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	establish(t, c);
+	call k;
+	rc__gss_accepted a;
+	mk_call(c, RC__GSS_DATA, 50000, &k);
+	k.verf.data[k.verf.len / 2] ^= 0x80;
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_CREDPROBLEM);
+	assert_int_equal(send_call(t, &(call){ .hdr_len = k.hdr_len, .cred = k.cred,
+					       .cred_len = k.cred_len }, &a),
+			 RC__GSS_V_CREDPROBLEM); /* no verifier at all */
+	rc__gss_buf_free(&k.verf);
+	assert_int_equal(data(t, c, 1), RC__GSS_V_OK); /* 50000 did not slide the window */
+	assert_int_equal(data(t, c, 50000), RC__GSS_V_OK);
+	assert_int_equal(stats(t).credproblem, 2);
+	assert_int_equal(stats(t).dropped, 0);
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+static void unknown_handle_credproblem(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_NONE);
+	establish(t, c);
+	call k;
+	rc__gss_accepted a;
+	mk_call(c, RC__GSS_DATA, 1, &k);
+	/* the credential's handle (its last 16 bytes) changed: unknown */
+	k.hdr[k.hdr_len - 1] ^= 0xff;
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_CREDPROBLEM);
+	rc__gss_buf_free(&k.verf);
+	/* a handle of another length */
+	unsigned char cred[64], h[8] = { 0 };
+	rc__gss_cred cc = { 1, RC__GSS_DATA, 1, RC__GSS_SVC_NONE, 8, h };
+	size_t cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+	rc__gss_svc_accept(t, cred, cl, cred, cl, RC__GSS_FLAVOR, h, 8, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_CREDPROBLEM);
+	assert_int_equal(stats(t).credproblem, 2);
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks;
+}
+
+/* 10,000 real INITs against a table of 64, 10,000 garbage INIT tokens and 10,000 DATA calls
+ * with random handles: the table stays at its bound, contexts are freed as they are evicted,
+ * and the heap does not grow with the flood. */
+static void init_flood_bounded(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(64, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_NONE);
+	rc__gss_err e = { 0 };
+	const int N = 10000;
+	size_t heap_warm = 0;
+
+	for (int i = 0; i < N; i++) {
+		rc__gss_buf args, res, verf;
+		uint32_t vf;
+		if (rc__gss_cli_init_start(c, &args, &e) != 0)
+			fail_msg("init_start %d: %s", i, e.text);
+		if (init_leg(t, c, &args, &res, &vf, &verf, &e) != 0)
+			fail_msg("init %d: %s", i, e.text);
+		assert_int_equal(vf, RC__GSS_FLAVOR); /* completed in one leg */
+		rc__gss_buf_free(&args);
+		rc__gss_buf_free(&res);
+		rc__gss_buf_free(&verf);
+		if (i == 999)
+			heap_warm = heap_in_use();
+	}
+	rc__gss_stats s = stats(t);
+	assert_int_equal(s.contexts, 64);
+	assert_int_equal(s.live, 64);
+	assert_int_equal(s.created, (uint64_t)N);
+	assert_int_equal(s.evicted_lru, (uint64_t)N - 64);
+	size_t heap_end = heap_in_use();
+	print_message("heap after 1,000 INITs %zu B, after %d: %zu B\n", heap_warm, N, heap_end);
+#ifndef RC_TEST_SANITIZED
+	assert_true(heap_end < heap_warm + 256 * 1024);
+#endif
+	/* garbage tokens: refused, nothing kept */
+	unsigned char junk[200];
+	for (int i = 0; i < N; i++) {
+		rc__gss_buf bad, res, verf;
+		uint32_t vf;
+		for (size_t j = 0; j < sizeof junk; j++)
+			junk[j] = (unsigned char)(rand() >> 4);
+		junk[0] = 0x60; /* looks like a GSS token's start */
+		assert_int_equal(rc__gss_init_arg_encode(junk, 1 + (size_t)i % sizeof junk, &bad), 0);
+		unsigned char cred[32];
+		rc__gss_cred cc = { 1, RC__GSS_INIT, 0, RC__GSS_SVC_NONE, 0, NULL };
+		size_t cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+		rc__gss_accepted a;
+		rc__gss_svc_accept(t, NULL, 0, cred, cl, 0, NULL, 0, &a);
+		assert_int_equal(rc__gss_svc_init(t, &a, bad.data, bad.len, &res, &vf, &verf, &e), 0);
+		rc__gss_buf_free(&bad);
+		rc__gss_buf_free(&res);
+		rc__gss_buf_free(&verf);
+	}
+	s = stats(t);
+	assert_int_equal(s.init_failed, (uint64_t)N);
+	assert_int_equal(s.live, 64);
+	/* random handles */
+	for (int i = 0; i < N; i++) {
+		unsigned char h[16], cred[64], verf[32];
+		for (size_t j = 0; j < sizeof h; j++)
+			h[j] = (unsigned char)(rand() >> 3);
+		rc__gss_cred cc = { 1, RC__GSS_DATA, (uint32_t)i, RC__GSS_SVC_NONE, 16, h };
+		size_t cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+		rc__gss_accepted a;
+		memset(verf, 1, sizeof verf);
+		rc__gss_svc_accept(t, cred, cl, cred, cl, RC__GSS_FLAVOR, verf, sizeof verf, &a);
+		assert_int_equal(a.verdict, RC__GSS_V_CREDPROBLEM);
+	}
+	s = stats(t);
+	assert_int_equal(s.credproblem, (uint64_t)N);
+	assert_int_equal(s.contexts, 64);
+	/* a context made now works */
+	establish(t, c);
+	assert_int_equal(data(t, c, 1), RC__GSS_V_OK);
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+static void destroy_with_bad_mic_ignored(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_PRIVACY);
+	rc__gss_err e = { 0 };
+	establish(t, c);
+	call k;
+	rc__gss_accepted a;
+	mk_call(c, RC__GSS_DESTROY, 1, &k);
+	k.verf.data[0] ^= 1;
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_CREDPROBLEM);
+	rc__gss_buf_free(&k.verf);
+	assert_int_equal(stats(t).contexts, 1);
+	assert_int_equal(data(t, c, 2), RC__GSS_V_OK); /* the context lives on */
+	/* a genuine DESTROY: accepted, out of the table, the reply still made through the
+	 * caller's reference */
+	mk_call(c, RC__GSS_DESTROY, 3, &k);
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+	assert_int_equal(a.proc, RC__GSS_DESTROY);
+	rc__gss_buf_free(&k.verf);
+	rc__gss_stats s = stats(t);
+	assert_int_equal(s.contexts, 0);
+	assert_int_equal(s.destroyed, 1);
+	assert_int_equal(s.live, 1); /* held by a.ctx */
+	rc__gss_buf rv, wr, p;
+	assert_int_equal(rc__gss_svc_reply_verf(a.ctx, 3, &rv, &e), 0);
+	assert_int_equal(rc__gss_svc_wrap_results(a.ctx, 3, RC__GSS_SVC_PRIVACY, NULL, 0, &wr, &e), 0);
+	rc__gss_svc_ctx_unref(a.ctx);
+	assert_int_equal(stats(t).live, 0);
+	rc__gss_seqs sent;
+	rc__gss_seqs_init(&sent);
+	rc__gss_seqs_add(&sent, 3);
+	assert_int_equal(rc__gss_cli_validate(c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e), 0);
+	assert_int_equal(rc__gss_cli_unwrap(c, &sent, wr.data, wr.len, &p, &e), 0);
+	assert_int_equal(p.len, 0);
+	rc__gss_buf_free(&p);
+	rc__gss_buf_free(&rv);
+	rc__gss_buf_free(&wr);
+	assert_int_equal(data(t, c, 4), RC__GSS_V_CREDPROBLEM); /* gone */
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+/* The context expires at the GSS lifetime (the ticket's, 10 h in the fixture's realm) on the
+ * table's clock; an idle one is evicted after idle_ms. */
+static void expiry_and_idle(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table_opts o = { .principal = "nfs@localhost", .idle_ms = 60000,
+				 .now_ns = fake_clock };
+	rc__gss_table *t;
+	rc__gss_err e = { 0 };
+	atomic_store(&fake_now, 5000000000000ull);
+	assert_int_equal(rc__gss_table_create(&t, &o, &e), 0);
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	establish(t, c);
+	call k;
+	rc__gss_accepted a;
+	mk_call(c, RC__GSS_DATA, 1, &k);
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+	rc__gss_buf_free(&k.verf);
+	uint64_t exp = rc__gss_svc_ctx_expiry(a.ctx), now = fake_clock();
+	rc__gss_svc_ctx_unref(a.ctx);
+	print_message("context lifetime %.0f s\n", (double)(exp - now) / 1e9);
+	assert_true(exp > now + 9ull * 3600 * 1000000000ull && exp <= now + 36300ull * 1000000000ull); /* + clock skew */
+	/* used every 50 s up to just before expiry: never idle, then expired */
+	uint32_t seq = 2;
+	while (fake_clock() + 50ull * 1000000000ull < exp) {
+		atomic_fetch_add(&fake_now, 50ull * 1000000000ull);
+		assert_int_equal(data(t, c, seq++), RC__GSS_V_OK);
+	}
+	atomic_store(&fake_now, exp);
+	assert_int_equal(data(t, c, seq++), RC__GSS_V_CREDPROBLEM);
+	rc__gss_stats s = stats(t);
+	assert_int_equal(s.expired, 1);
+	assert_int_equal(s.contexts, 0);
+	assert_int_equal(s.live, 0);
+	/* the client makes it again; then idle for 60 s: evicted on the next table visit */
+	establish(t, c);
+	assert_int_equal(data(t, c, 1), RC__GSS_V_OK);
+	atomic_fetch_add(&fake_now, 59ull * 1000000000ull);
+	assert_int_equal(data(t, c, 2), RC__GSS_V_OK);
+	/* forged calls every 30 s do not count as use */
+	for (int i = 0; i < 2; i++) {
+		atomic_fetch_add(&fake_now, 30ull * 1000000000ull);
+		mk_call(c, RC__GSS_DATA, 10 + (uint32_t)i, &k);
+		k.verf.data[0] ^= 1;
+		assert_int_equal(send_call(t, &k, &a), RC__GSS_V_CREDPROBLEM);
+		rc__gss_buf_free(&k.verf);
+	}
+	assert_int_equal(data(t, c, 3), RC__GSS_V_CREDPROBLEM);
+	assert_int_equal(stats(t).evicted_idle, 1);
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+/* A reference outlives the table (a deferred reply wraps after the server let go). */
+static void deferred_reply_after_table(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	rc__gss_err e = { 0 };
+	establish(t, c);
+	call k;
+	rc__gss_accepted a;
+	mk_call(c, RC__GSS_DATA, 9, &k);
+	assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+	rc__gss_buf_free(&k.verf);
+	rc__gss_table_destroy(t);
+	rc__gss_buf w, p;
+	assert_int_equal(rc__gss_svc_wrap_results(a.ctx, 9, RC__GSS_SVC_INTEGRITY, "abcd", 4, &w, &e), 0);
+	rc__gss_svc_ctx_unref(a.ctx);
+	rc__gss_seqs sent;
+	rc__gss_seqs_init(&sent);
+	rc__gss_seqs_add(&sent, 9);
+	assert_int_equal(rc__gss_cli_unwrap(c, &sent, w.data, w.len, &p, &e), 0);
+	assert_memory_equal(p.data, "abcd", 4);
+	rc__gss_buf_free(&p);
+	rc__gss_buf_free(&w);
+	rc__gss_cli_destroy(c);
+}
+
+/* ---- threads ------------------------------------------------------------------------------ */
+
+#define NTHREADS 8
+#define PER_THREAD 400
+
+typedef struct worker {
+	pthread_t th;
+	rc__gss_table *t;
+	rc__gss_cli *c;
+	unsigned ok, dropped, bad;
+	char why[400];          /* the first failure */
+	uint32_t seqs[PER_THREAD];
+} worker;
+
+static void *work(void *arg)
+{
+	worker *w = arg;
+	unsigned char argsb[64], resb[64];
+	rc__gss_err e;
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		uint32_t seq;
+		call k;
+		rc__gss_accepted a;
+		rc__gss_buf wa = { 0 }, pa = { 0 }, wr = { 0 }, pr = { 0 }, rv = { 0 };
+		e.text[0] = 0;
+		if (rc__gss_cli_next_seq(w->c, &seq)) {
+			w->bad++;
+			continue;
+		}
+		w->seqs[i] = seq;
+		memset(argsb, (int)(seq & 0xff), sizeof argsb);
+		mk_call(w->c, RC__GSS_DATA, seq, &k);
+		if (rc__gss_cli_wrap(w->c, seq, argsb, sizeof argsb, &wa, &e)) {
+			w->bad++;
+			rc__gss_buf_free(&k.verf);
+			continue;
+		}
+		rc__gss_verdict v = send_call(w->t, &k, &a);
+		rc__gss_buf_free(&k.verf);
+		if (v == RC__GSS_V_DROP) {
+			w->dropped++;
+			rc__gss_buf_free(&wa);
+			continue;
+		}
+		if (v != RC__GSS_V_OK ||
+		    rc__gss_svc_unwrap_args(a.ctx, a.seq, a.service, wa.data, wa.len, &pa, &e)) {
+			if (!w->why[0])
+				snprintf(w->why, sizeof w->why, "seq %u: verdict %d: %s", seq, (int)v,
+					 v == RC__GSS_V_OK ? e.text : "");
+			w->bad++;
+			rc__gss_buf_free(&wa);
+			rc__gss_svc_ctx_unref(a.ctx);
+			continue;
+		}
+		memcpy(resb, pa.data, sizeof resb);
+		int r = rc__gss_svc_wrap_results(a.ctx, a.seq, a.service, resb, sizeof resb, &wr, &e) |
+			rc__gss_svc_reply_verf(a.ctx, a.seq, &rv, &e);
+		rc__gss_svc_ctx_unref(a.ctx);
+		rc__gss_seqs sent;
+		rc__gss_seqs_init(&sent);
+		rc__gss_seqs_add(&sent, seq);
+		if (r || rc__gss_cli_validate(w->c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e) ||
+		    rc__gss_cli_unwrap(w->c, &sent, wr.data, wr.len, &pr, &e) ||
+		    pr.len != sizeof argsb || memcmp(pr.data, argsb, sizeof argsb) != 0) {
+			if (!w->why[0])
+				snprintf(w->why, sizeof w->why, "seq %u: reply: %d %s", seq, r, e.text);
+			w->bad++;
+		}
+		else
+			w->ok++;
+		rc__gss_buf_free(&wa);
+		rc__gss_buf_free(&pa);
+		rc__gss_buf_free(&wr);
+		rc__gss_buf_free(&rv);
+		rc__gss_buf_free(&pr);
+	}
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* 8 threads share one client context and one server context: every seq taken once, every
+ * call either answered correctly or (a seq that fell below the window while its thread was
+ * descheduled) dropped and counted; nothing else. */
+static void eight_threads_one_context(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, RC__GSS_WINDOW_MAX, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	establish(t, c);
+	static worker w[NTHREADS];
+	for (int i = 0; i < NTHREADS; i++) {
+		w[i] = (worker){ .t = t, .c = c };
+		assert_int_equal(pthread_create(&w[i].th, NULL, work, &w[i]), 0);
+	}
+	unsigned ok = 0, dropped = 0, bad = 0;
+	static uint32_t all[NTHREADS * PER_THREAD];
+	for (int i = 0; i < NTHREADS; i++) {
+		pthread_join(w[i].th, NULL);
+		ok += w[i].ok;
+		dropped += w[i].dropped;
+		bad += w[i].bad;
+		if (w[i].why[0])
+			print_message("thread %d: %s\n", i, w[i].why);
+		memcpy(all + i * PER_THREAD, w[i].seqs, sizeof w[i].seqs);
+	}
+	print_message("%u ok, %u dropped, %u bad\n", ok, dropped, bad);
+	assert_int_equal(bad, 0);
+	assert_int_equal(ok + dropped, NTHREADS * PER_THREAD);
+	assert_int_equal(stats(t).dropped, dropped);
+	assert_true(ok >= PER_THREAD); /* most, unless a thread sat out a whole window */
+	qsort(all, NTHREADS * PER_THREAD, sizeof all[0], cmp_u32);
+	for (int i = 0; i < NTHREADS * PER_THREAD; i++)
+		assert_int_equal(all[i], (uint32_t)i + 1); /* each seq once, none skipped */
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+}
+
+/* The client's numbers stop at MAXSEQ and never wrap; an initiator without a ticket fails
+ * with GSS's text. */
+static void client_seq_and_errors(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_cli *c = client(RC__GSS_SVC_NONE);
+	rc__gss_err e = { 0 };
+	uint32_t s;
+	unsigned char buf[8];
+	assert_int_equal(rc__gss_cli_cred(c, RC__GSS_DATA, 1, buf, sizeof buf), 0); /* not yet */
+	establish(t, c);
+	assert_int_equal(rc__gss_cli_next_seq(c, &s), 0);
+	assert_int_equal(s, 1);
+	assert_int_equal(rc__gss_cli_cred(c, RC__GSS_DATA, 1, buf, sizeof buf), 36); /* size only */
+	rc__gss_cli_destroy(c);
+	rc__gss_table_destroy(t);
+
+	rc__gss_cli_opts o = { .target = "nfs@localhost", .ccache = "FILE:/nonexistent/rc-ccache" };
+	assert_int_equal(rc__gss_cli_create(&c, &o, &e), -1);
+	assert_null(c);
+	print_message("no ticket: %s\n", e.text);
+	assert_non_null(strstr(e.text, "gss_acquire_cred"));
+	o.ccache = NULL;
+	o.service = 9;
+	assert_int_equal(rc__gss_cli_create(&c, &o, &e), -1);
+}
+
+/* The acceptor's keytab and name given explicitly (a krb5 principal name, or none: any key of
+ * the keytab), the initiator's principal and ccache given explicitly. */
+static void explicit_keytab_and_ccache(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	const char *dir = getenv("RC_KRB5_DIR");
+	char kt[512], ukt[512], cc[512];
+	rc__gss_err e = { 0 };
+	snprintf(kt, sizeof kt, "FILE:%s/keytab", dir);
+	snprintf(ukt, sizeof ukt, "FILE:%s/user.keytab", dir);
+	snprintf(cc, sizeof cc, "FILE:%s/ccache", dir);
+	const char *names[] = { "rcbench/localhost@RC.TEST", NULL };
+	const char *targets[] = { "rcbench@localhost", "host@localhost" };
+	for (int i = 0; i < 2; i++) {
+		rc__gss_table_opts to = { .principal = names[i], .keytab = kt };
+		rc__gss_table *t;
+		if (rc__gss_table_create(&t, &to, &e) != 0)
+			fail_msg("table %s: %s", names[i] ? names[i] : "(any)", e.text);
+		rc__gss_cli_opts co = { .target = targets[i], .initiator = "rcuser@RC.TEST",
+					.ccache = cc, .service = RC__GSS_SVC_PRIVACY };
+		rc__gss_cli *c;
+		if (rc__gss_cli_create(&c, &co, &e) != 0)
+			fail_msg("client: %s", e.text);
+		establish(t, c);
+		assert_int_equal(data(t, c, 1), RC__GSS_V_OK);
+		rc__gss_cli_destroy(c);
+		/* a target whose key the named acceptor does not hold */
+		if (names[i]) {
+			co.target = "nfs@localhost";
+			assert_int_equal(rc__gss_cli_create(&c, &co, &e), 0);
+			rc__gss_buf args, res, verf;
+			uint32_t vf;
+			assert_int_equal(rc__gss_cli_init_start(c, &args, &e), 0);
+			assert_int_equal(init_leg(t, c, &args, &res, &vf, &verf, &e), 0);
+			rc__gss_init_res ir;
+			assert_int_equal(rc__gss_init_res_decode(res.data, res.len, &ir), 0);
+			assert_true(GSS_ERROR(ir.major));
+			print_message("wrong acceptor: %s\n", e.text);
+			rc__gss_buf_free(&args);
+			rc__gss_buf_free(&res);
+			rc__gss_cli_destroy(c);
+		}
+		rc__gss_table_destroy(t);
+	}
+	/* a keytab without the acceptor's key; an initiator the ccache does not hold */
+	rc__gss_table_opts to = { .principal = "nfs@localhost", .keytab = ukt };
+	rc__gss_table *t;
+	assert_int_equal(rc__gss_table_create(&t, &to, &e), -1);
+	rc__gss_cli_opts co = { .target = "nfs@localhost", .initiator = "nobody@RC.TEST", .ccache = cc };
+	rc__gss_cli *c;
+	assert_int_equal(rc__gss_cli_create(&c, &co, &e), -1);
+	print_message("wrong initiator: %s\n", e.text);
+}
+
+/* 4 threads, each with its own client, establish contexts in a table of 6, make calls,
+ * destroy and re-establish, while the others' INITs evict contexts under them: every call is
+ * answered OK or (its context evicted or destroyed) CREDPROBLEM, a context held by a caller
+ * outlives its eviction, and at the end the table's count and the live contexts agree. */
+typedef struct churner {
+	pthread_t th;
+	rc__gss_table *t;
+	unsigned ok, gone, other;
+} churner;
+
+static void *churn(void *arg)
+{
+	churner *w = arg;
+	rc__gss_cli *c = client(RC__GSS_SVC_INTEGRITY);
+	rc__gss_err e;
+	for (int round = 0; round < 30; round++) {
+		establish(w->t, c);
+		for (uint32_t seq = 1; seq <= 5; seq++) {
+			call k;
+			rc__gss_accepted a;
+			mk_call(c, seq == 5 && round % 3 == 0 ? RC__GSS_DESTROY : RC__GSS_DATA, seq, &k);
+			rc__gss_verdict v = send_call(w->t, &k, &a);
+			rc__gss_buf_free(&k.verf);
+			if (v == RC__GSS_V_OK) {
+				rc__gss_buf rv;
+				/* the reply is made through the reference, evicted or not meanwhile */
+				if (rc__gss_svc_reply_verf(a.ctx, seq, &rv, &e) == 0)
+					w->ok++;
+				else
+					w->other++;
+				rc__gss_buf_free(&rv);
+				rc__gss_svc_ctx_unref(a.ctx);
+			} else if (v == RC__GSS_V_CREDPROBLEM) {
+				w->gone++;
+			} else {
+				w->other++;
+			}
+		}
+	}
+	rc__gss_cli_destroy(c);
+	return NULL;
+}
+
+static void table_churn_threads(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(6, 0, false);
+	churner w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (churner){ .t = t };
+		assert_int_equal(pthread_create(&w[i].th, NULL, churn, &w[i]), 0);
+	}
+	unsigned ok = 0, gone = 0, other = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(w[i].th, NULL);
+		ok += w[i].ok;
+		gone += w[i].gone;
+		other += w[i].other;
+	}
+	rc__gss_stats s = stats(t);
+	print_message("%u ok, %u credproblem; %llu created, %llu evicted, %llu destroyed\n", ok, gone,
+		      (unsigned long long)s.created, (unsigned long long)s.evicted_lru,
+		      (unsigned long long)s.destroyed);
+	assert_int_equal(other, 0);
+	assert_int_equal(ok + gone, 4 * 30 * 5);
+	assert_int_equal(s.created, 4 * 30);
+	assert_true(s.contexts <= 6);
+	assert_int_equal(s.live, s.contexts); /* no reference left behind */
+	assert_int_equal(s.contexts + s.evicted_lru + s.destroyed + s.evicted_idle + s.expired,
+			 s.created);
+	rc__gss_table_destroy(t);
+}
+
+static double mono_us(void)
+{
+	return (double)rc__clock_ns() / 1e3;
+}
+
+/* What the GSS work of one call costs in this process (no network): the client's header MIC,
+ * the server's accept (MIC check, window), argument unwrap, result wrap and reply verifier,
+ * the client's verifier check and result unwrap -- for a NULL call and for 1 MiB of
+ * arguments and results. Printed, not asserted (the benchmarks judge speed). */
+static void per_call_cost(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table *t = table(0, 0, false);
+	rc__gss_err e = { 0 };
+	const char *names[] = { "", "none", "integrity", "privacy" };
+	size_t big = 1u << 20;
+	unsigned char *body = calloc(1, big);
+	for (uint32_t svc = RC__GSS_SVC_NONE; svc <= RC__GSS_SVC_PRIVACY; svc++) {
+		rc__gss_cli *c = client(svc);
+		establish(t, c);
+		for (int pass = 0; pass < 2; pass++) {
+			size_t n = pass ? big : 0;
+			int iters = pass ? 5 : 500;
+			uint32_t seq = pass ? 100000 : 1;
+			double t0 = mono_us();
+			for (int i = 0; i < iters; i++, seq++) {
+				call k;
+				rc__gss_accepted a;
+				rc__gss_buf wa, pa, wr, rv, pr;
+				mk_call(c, RC__GSS_DATA, seq, &k);
+				assert_int_equal(rc__gss_cli_wrap(c, seq, body, n, &wa, &e), 0);
+				assert_int_equal(send_call(t, &k, &a), RC__GSS_V_OK);
+				assert_int_equal(rc__gss_svc_unwrap_args(a.ctx, seq, svc, wa.data, wa.len, &pa, &e), 0);
+				assert_int_equal(rc__gss_svc_wrap_results(a.ctx, seq, svc, pa.data, pa.len, &wr, &e), 0);
+				assert_int_equal(rc__gss_svc_reply_verf(a.ctx, seq, &rv, &e), 0);
+				rc__gss_svc_ctx_unref(a.ctx);
+				rc__gss_seqs sent;
+				rc__gss_seqs_init(&sent);
+				rc__gss_seqs_add(&sent, seq);
+				assert_int_equal(rc__gss_cli_validate(c, &sent, RC__GSS_FLAVOR, rv.data, rv.len, &e), 0);
+				assert_int_equal(rc__gss_cli_unwrap(c, &sent, wr.data, wr.len, &pr, &e), 0);
+				assert_int_equal(pr.len, n);
+				rc__gss_buf_free(&k.verf);
+				rc__gss_buf_free(&wa);
+				rc__gss_buf_free(&pa);
+				rc__gss_buf_free(&wr);
+				rc__gss_buf_free(&rv);
+				rc__gss_buf_free(&pr);
+			}
+			print_message("gss work per call, %s, %s: %.2f us\n", names[svc],
+				      pass ? "1 MiB each way" : "null", (mono_us() - t0) / iters);
+		}
+		rc__gss_cli_destroy(c);
+	}
+	free(body);
+	rc__gss_table_destroy(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_cred),
+		cmocka_unit_test(parse_init_res_and_bodies),
+		cmocka_unit_test(parse_fuzz_entry),
+		cmocka_unit_test(establish_three_services),
+		cmocka_unit_test(establish_failures),
+		cmocka_unit_test(header_mic_and_reply_verifier),
+		cmocka_unit_test(roundtrip_none),
+		cmocka_unit_test(roundtrip_integrity),
+		cmocka_unit_test(roundtrip_privacy),
+		cmocka_unit_test(corrupted_and_truncated_tokens),
+		cmocka_unit_test(replay_dropped_and_counted),
+		cmocka_unit_test(window_below_and_above),
+		cmocka_unit_test(maxseq_ctxproblem),
+		cmocka_unit_test(forged_header_mic_before_window),
+		cmocka_unit_test(unknown_handle_credproblem),
+		cmocka_unit_test(init_flood_bounded),
+		cmocka_unit_test(destroy_with_bad_mic_ignored),
+		cmocka_unit_test(expiry_and_idle),
+		cmocka_unit_test(deferred_reply_after_table),
+		cmocka_unit_test(eight_threads_one_context),
+		cmocka_unit_test(table_churn_threads),
+		cmocka_unit_test(client_seq_and_errors),
+		cmocka_unit_test(explicit_keytab_and_ccache),
+		cmocka_unit_test(per_call_cost),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
