@@ -122,6 +122,7 @@ static const rc__flavor *const rc__flavors[] = {
 	&rc__flavor_none,
 	&rc__flavor_sys,
 	&rc__flavor_tls,
+	&rc__flavor_gss,
 };
 
 /* Flavors added at run time (rc__flavor_add: tests, and flavors built as separate objects). */

@@ -68,6 +68,8 @@ typedef struct rc__svc_call {
 	uint32_t vflavor;            /* the verifier */
 	const unsigned char *verf;
 	uint32_t vlen;
+	const unsigned char *body;   /* what follows the verifier (arguments, as sent) */
+	size_t bodylen;
 	bool dgram;                  /* a datagram call */
 	bool tls;                    /* it came on a connection under TLS */
 	bool can_tls;                /* ... or on one that could start TLS */
@@ -177,6 +179,7 @@ bool rc__flavor_add(const rc__flavor *fl);
 
 /* The built-in flavors (auth.c). */
 extern const rc__flavor rc__flavor_none, rc__flavor_sys, rc__flavor_tls;
+extern const rc__flavor rc__flavor_gss; /* RPCSEC_GSS (auth_gss.c) */
 
 /* Whether a plain flavor fl's client accepts reply verifier vflavor/vlen: AUTH_NONE (any
  * body), and for AUTH_SYS its AUTH_SHORT (RFC 5531 section 14; the body is not used). */

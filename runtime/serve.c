@@ -433,6 +433,8 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 			in.vers = req->rq_vers;
 			in.proc = req->rq_proc;
 			in.cred = cred;
+			in.body = rd.p;
+			in.bodylen = (size_t)(rd.end - rd.p);
 			in.dgram = dgram;
 			in.tls = rc__conn_secure(conn, NULL);
 			in.can_tls = !dgram && conn != NULL && conn->vt->starttls != NULL;

@@ -219,6 +219,8 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	out->accept_nofile = srv->n_nofile;
 	pthread_mutex_unlock(&srv->mu);
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
+	out->gss_dropped = __atomic_load_n(&srv->n_gss_dropped, __ATOMIC_RELAXED);
+	out->gss_contexts = rc__gss_contexts(srv);
 	return RC_OK;
 }
 
@@ -527,6 +529,7 @@ void rc_server_destroy(rc_server *srv)
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
 	rc__tls_ctx_free(srv->tls); /* after the connections made from it */
+	rc__gss_free(srv);          /* after the requests deferred under its contexts */
 	free(srv->step_rbuf);
 	free(srv->step_batch);
 	close(srv->epfd);

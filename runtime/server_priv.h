@@ -121,6 +121,8 @@ struct rc_server {
 	bool use_reserve;    /* a stream listener exists: keep reserve_fd */
 	uint64_t n_accepted, n_evicted, n_refused, n_nofile; /* under mu: rc_server_stats */
 	uint64_t n_toobig;   /* atomic (relaxed): replies_too_big */
+	uint64_t n_gss_dropped; /* atomic (relaxed): gss_dropped */
+	struct rc__gss_table *gss; /* rc_server_set_gss's contexts, or NULL (auth_gss.c) */
 	struct rc__req *deferred; /* under mu: requests deferred and not answered (rc__req) */
 	uint32_t ndeferred;  /* under mu: how many */
 	unsigned answering;  /* under mu: answers being sent on other threads right now */
@@ -340,6 +342,11 @@ size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint
                         const uint32_t *extra, int nextra);
 bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat);
 size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid);
+
+/* RPCSEC_GSS (auth_gss.c): free srv's context table (rc_server_destroy); the contexts in it
+ * now (rc_server_get_stats). */
+void rc__gss_free(rc_server *srv);
+uint64_t rc__gss_contexts(rc_server *srv);
 
 /* Let go of what a call's authentication holds (its flavor's reference). */
 static inline void rc__svc_auth_done(rc__svc_auth *a)

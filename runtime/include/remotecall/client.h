@@ -142,6 +142,27 @@ rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t 
                                  uint32_t gid, const uint32_t *gids, uint32_t ngids);
 rc_status rc_client_set_auth_none(rc_client *clnt);
 
+/* rc_gss_service -- what RPCSEC_GSS protects: the caller's identity only (NONE), the
+ * arguments and results against change (INTEGRITY), or against change and reading (PRIVACY). */
+typedef enum rc_gss_service { RC_GSS_NONE = 1, RC_GSS_INTEGRITY = 2, RC_GSS_PRIVACY = 3 } rc_gss_service;
+
+/*
+ * rc_client_set_auth_gss -- RPCSEC_GSS (RFC 2203) with Kerberos v5: establish a security
+ * context with the server target, a host-based service name ("nfs@server"), as the principal
+ * of the default credential cache (KRB5CCNAME; kinit first), with NULL calls on clnt now, and
+ * send every later call under it with service: each transmission numbered afresh, its header
+ * signed, its arguments and results protected as service says, and every reply's verifier
+ * checked against the numbers its call went out with. Replaces the client's credentials (as
+ * rc_client_set_auth_sys does); set it before calls, not during them. Returns RC_OK; RC_INVAL
+ * (NULL, a service out of range); RC_NOMEM; RC_AUTHERROR when GSS or the server refused the
+ * context (err, if not NULL, says why in GSS's words: no ticket, unknown server principal,
+ * ...); the status of a NULL call that failed (RC_TIMEDOUT, RC_CANTRECV, ...). On failure the
+ * client is left with AUTH_NONE. Not yet: renewal after the server drops the context
+ * (expiry): the call fails with RC_AUTHERROR (auth_stat 13 or 14); set it again.
+ */
+rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_service service,
+                                 rc_error *err);
+
 /* ---- errors in detail ----------------------------------------------------------------------- */
 
 /* rc_error and rc_error_format are in <remotecall/status.h>. */

@@ -323,6 +323,10 @@ typedef struct rc_server_stats {
 	/* replies */
 	uint64_t replies_too_big; /* datagram replies over 65,507 bytes (or max_record): the
 	                             caller got SYSTEM_ERR instead (use a stream transport) */
+	/* RPCSEC_GSS (rc_server_set_gss) */
+	uint64_t gss_dropped;     /* calls dropped unanswered: a replayed sequence number, or one
+	                             below the context's window */
+	uint64_t gss_contexts;    /* contexts held now */
 } rc_server_stats;
 
 /*
@@ -504,6 +508,31 @@ void *rc_svc_req_context(const rc_svc_req *req);
 
 /* rc_svc_req_proc -- the descriptor of the procedure being served. */
 const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req);
+
+/* ---- RPCSEC_GSS (RFC 2203, Kerberos v5) ---------------------------------------------------- */
+
+/* RC_AUTH_GSS -- the credential flavor of RPCSEC_GSS. */
+#define RC_AUTH_GSS 6u
+
+/*
+ * rc_server_set_gss -- accept RPCSEC_GSS calls (services none, integrity and privacy) as
+ * principal, a host-based name ("nfs@host") or a Kerberos one ("nfs/host@REALM"; NULL: any
+ * key of the keytab), with keys from keytab (NULL: KRB5_KTNAME or the system's). Contexts are
+ * kept in a bounded table (1,024; idle ones go after 15 minutes, expired ones at their
+ * lifetime) under random 16-byte handles, each with a 128-call sequence window: a replayed or
+ * too old call is dropped unanswered (rc_server_stats.gss_dropped). Set it before
+ * rc_server_run. Returns RC_OK; RC_AUTHERROR when the acceptor credential cannot be had (why,
+ * if not NULL, gets GSS's words, whylen bytes at most); RC_INVAL for a NULL or running
+ * server, or a second call. The table is freed with the server.
+ */
+rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *keytab,
+                            char *why, size_t whylen);
+
+/* rc_svc_req_gss_principal -- the caller's principal ("user@REALM") of an RPCSEC_GSS call,
+ * valid until its reply; NULL for any other flavor. rc_svc_req_gss_service -- its service
+ * (1 none, 2 integrity, 3 privacy; 0 for another flavor). */
+const char *rc_svc_req_gss_principal(const rc_svc_req *req);
+uint32_t rc_svc_req_gss_service(const rc_svc_req *req);
 
 /* ---- RPC-over-TLS (RFC 9289; <remotecall/tls.h>) ------------------------------------------ */
 

@@ -1,0 +1,222 @@
+/*
+ * remotecall's RPCSEC_GSS peers for the interop tests (gss_interop.sh): the interface of
+ * tirpc_gss_common.h (GSS_ECHO_PROG: NULL, ECHO(opaque) -> {opaque data, string principal}),
+ * served and called through the public API -- rc_server_set_gss and rc_svc_req_gss_principal,
+ * rc_client_set_auth_gss.
+ *
+ *   gss_rc_peer server [--name nfs@localhost] [--listen URI]...
+ *       prints "listening URI" per listener, serves until killed; ECHO answers with the data
+ *       and the caller's principal; a call that is not RPCSEC_GSS gets AUTH_TOOWEAK
+ *       (the NULL procedure aside)
+ *   gss_rc_peer client --uri URI [--name nfs@localhost] [--service none|integrity|privacy]
+ *                      [--echo BYTES] [--calls N] [--expect-principal P]
+ *       establishes a context, echoes BYTES (checked, and the principal), then times N NULL
+ *       calls: prints "echo BYTES ok" and "null N calls X us/call"; exit 0 when all went well
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <remotecall/remotecall.h>
+
+#define GSS_ECHO_PROG 0x20000528u
+#define GSS_ECHO_MAX (8u << 20)
+
+typedef struct blob {
+	uint32_t len;
+	char *val;
+} blob;
+
+typedef struct echo_res {
+	blob data;
+	char *principal;
+} echo_res;
+
+static bool xdr_blob(rc_xdr *x, blob *b)
+{
+	return rc_xdr_bytes(x, &b->val, &b->len, GSS_ECHO_MAX);
+}
+
+static bool xdr_echo_res(rc_xdr *x, echo_res *r)
+{
+	return xdr_blob(x, &r->data) && rc_xdr_string(x, &r->principal, 1024);
+}
+
+static bool xdr_nothing(rc_xdr *x, void *p)
+{
+	(void)x, (void)p;
+	return true;
+}
+
+/* ---- server ----------------------------------------------------------------------------- */
+
+static bool srv_null(void *a, void *r, rc_svc_req *q)
+{
+	(void)a, (void)r, (void)q;
+	return true;
+}
+
+static bool srv_echo(void *a, void *r, rc_svc_req *q)
+{
+	const blob *in = a;
+	echo_res *out = r;
+	const char *who = rc_svc_req_gss_principal(q);
+
+	if (who == NULL)
+		return false;
+	out->data.len = in->len;
+	out->data.val = malloc(in->len ? in->len : 1);
+	out->principal = strdup(who);
+	if (out->data.val == NULL || out->principal == NULL)
+		return false;
+	memcpy(out->data.val, in->val, in->len);
+	return true;
+}
+
+static const rc_procinfo p_null = {GSS_ECHO_PROG, 1, 0, "NULL", (rc_xdrproc)xdr_nothing, 0,
+                                   (rc_xdrproc)xdr_nothing, 0};
+static const rc_procinfo p_echo = {GSS_ECHO_PROG, 1, 1, "ECHO", (rc_xdrproc)xdr_blob,
+                                   sizeof(blob), (rc_xdrproc)xdr_echo_res, sizeof(echo_res)};
+static const rc_svc_proc procs[] = {{&p_null, srv_null}, {&p_echo, srv_echo}};
+static const rc_svc_prog prog = {GSS_ECHO_PROG, 1, 2, procs};
+
+/* Calls other than RPCSEC_GSS are refused, the NULL procedure aside (as tirpc_gss_server). */
+static uint32_t gss_only(const rc_svc_req *req, void *ctx)
+{
+	(void)ctx;
+	return rc_svc_req_flavor(req) == RC_AUTH_GSS || rc_svc_req_procnum(req) == 0 ? 0 : 5;
+}
+
+static int server(int argc, char **argv)
+{
+	const char *name = "nfs@localhost";
+	rc_server *srv;
+	char why[400], uri[256];
+
+	if (rc_server_create(&srv) != RC_OK || rc_server_register(srv, &prog, NULL) != RC_OK ||
+	    rc_server_set_auth(srv, gss_only, NULL) != RC_OK)
+		return 1;
+	for (int i = 2; i + 1 < argc; i += 2)
+		if (strcmp(argv[i], "--name") == 0)
+			name = argv[i + 1];
+	if (rc_server_set_gss(srv, name, NULL, why, sizeof(why)) != RC_OK) {
+		fprintf(stderr, "gss_rc_peer: rc_server_set_gss: %s\n", why);
+		return 1;
+	}
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--listen") != 0)
+			continue;
+		if (rc_server_listen(srv, argv[i + 1], uri, sizeof(uri)) != RC_OK) {
+			fprintf(stderr, "gss_rc_peer: cannot listen on %s\n", argv[i + 1]);
+			return 1;
+		}
+		printf("listening %s\n", uri);
+	}
+	fflush(stdout);
+	rc_server_run(srv);
+	rc_server_destroy(srv);
+	return 0;
+}
+
+/* ---- client ----------------------------------------------------------------------------- */
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int client(int argc, char **argv)
+{
+	const char *uri = NULL, *name = "nfs@localhost", *expect = NULL, *svc = "integrity";
+	long bytes = 1000, calls = 100;
+	rc_gss_service service = RC_GSS_INTEGRITY;
+	rc_client *c;
+	rc_error e;
+	char text[512];
+	rc_status st;
+	int fails = 0;
+
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--uri") == 0)
+			uri = argv[i + 1];
+		else if (strcmp(argv[i], "--name") == 0)
+			name = argv[i + 1];
+		else if (strcmp(argv[i], "--service") == 0)
+			svc = argv[i + 1];
+		else if (strcmp(argv[i], "--echo") == 0)
+			bytes = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--calls") == 0)
+			calls = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--expect-principal") == 0)
+			expect = argv[i + 1];
+	}
+	service = strcmp(svc, "none") == 0 ? RC_GSS_NONE
+	          : strcmp(svc, "privacy") == 0 ? RC_GSS_PRIVACY : RC_GSS_INTEGRITY;
+	if (uri == NULL || bytes < 0 || bytes > (long)GSS_ECHO_MAX) {
+		fprintf(stderr, "usage: gss_rc_peer client --uri URI [...]\n");
+		return 2;
+	}
+	if (rc_client_create(&c, uri, GSS_ECHO_PROG, 1) != RC_OK) {
+		fprintf(stderr, "gss_rc_peer: cannot make a client for %s\n", uri);
+		return 1;
+	}
+	rc_client_set_timeout(c, 10000);
+	if ((st = rc_client_set_auth_gss(c, name, service, &e)) != RC_OK) {
+		fprintf(stderr, "gss_rc_peer: rc_client_set_auth_gss: %s\n",
+		        rc_error_format(&e, text, sizeof(text)));
+		return 1;
+	}
+	{
+		blob in = {(uint32_t)bytes, malloc((size_t)bytes + 1)};
+		echo_res out = {{0, NULL}, NULL};
+		for (long i = 0; i < bytes; i++)
+			in.val[i] = (char)(i * 31 + 7);
+		st = rc_call(c, 1, (rc_xdrproc)xdr_blob, &in, (rc_xdrproc)xdr_echo_res, &out);
+		if (st != RC_OK) {
+			rc_client_geterr(c, &e);
+			fprintf(stderr, "gss_rc_peer: ECHO: %s\n", rc_error_format(&e, text, sizeof(text)));
+			fails++;
+		} else if (out.data.len != in.len || memcmp(out.data.val, in.val, in.len) != 0) {
+			fprintf(stderr, "gss_rc_peer: ECHO: the data came back changed\n");
+			fails++;
+		} else if (expect != NULL && (out.principal == NULL || strcmp(out.principal, expect))) {
+			fprintf(stderr, "gss_rc_peer: ECHO: principal %s, want %s\n",
+			        out.principal ? out.principal : "(none)", expect);
+			fails++;
+		} else {
+			printf("echo %ld ok (principal %s)\n", bytes, out.principal);
+		}
+		rc_xdr_free((rc_xdrproc)xdr_echo_res, &out);
+		free(in.val);
+	}
+	{
+		double t0 = now_us();
+		for (long i = 0; i < calls; i++) {
+			if ((st = rc_call(c, 0, NULL, NULL, NULL, NULL)) != RC_OK) {
+				rc_client_geterr(c, &e);
+				fprintf(stderr, "gss_rc_peer: NULL: %s\n",
+				        rc_error_format(&e, text, sizeof(text)));
+				fails++;
+				break;
+			}
+		}
+		if (calls > 0)
+			printf("null %ld calls %.1f us/call\n", calls, (now_us() - t0) / (double)calls);
+	}
+	rc_client_destroy(c);
+	fflush(stdout);
+	return fails == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "server") == 0)
+		return server(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "client") == 0)
+		return client(argc, argv);
+	fprintf(stderr, "usage: gss_rc_peer server|client ... (see the top of gss_rc_peer.c)\n");
+	return 2;
+}
