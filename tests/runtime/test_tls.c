@@ -5,7 +5,7 @@
  * without TLS, TLS-required programs), each failure with its own reason (wrong CA, wrong
  * name, expired certificate, client certificate missing), reconnection, and hostile peers on
  * the raw socket (garbage instead of a ClientHello, a probe then silence, a flood of
- * handshakes beyond the cap). The certificates are made at start by tls_certs.sh (openssl).
+ * handshakes beyond the cap), and a slow handshake that idle_ms does not cut short. The certificates are made at start by tls_certs.sh (openssl).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "tests/runtime/rt_fixture.h"
 
@@ -517,9 +519,9 @@ static void tls_reconnect(void **state)
 	rc_client *c;
 	char *who;
 	(void)state;
-	/* 500 ms: a reconnection's handshake under valgrind can take over 100 ms, and the server
-	 * counts a connection still shaking hands as idle (its idle_ms runs from the accept) */
-	conf.idle_ms = 500;
+	/* a reconnection's handshake under valgrind can take over 100 ms (no longer cut short by
+	 * idle_ms: tls_slow_handshake) */
+	conf.idle_ms = 100;
 	tw_start(&s, &conf);
 	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
 	for (int i = 0; i < 3; i++) {
@@ -711,6 +713,129 @@ static void tls_hostile(void **state)
 	rt_stop(&s);
 }
 
+/* Send what ssl's write BIO holds on fd, in pieces of at most piece bytes gap_ms apart (0:
+ * all at once). */
+static void tw_mem_out(SSL *ssl, int fd, size_t piece, int gap_ms)
+{
+	char b[16384];
+	int n;
+	while ((n = BIO_read(SSL_get_wbio(ssl), b, sizeof(b))) > 0) {
+		for (int off = 0; off < n;) {
+			size_t k = piece && (size_t)(n - off) > piece ? piece : (size_t)(n - off);
+			if (off > 0 && gap_ms > 0)
+				usleep((useconds_t)gap_ms * 1000);
+			assert_int_equal(send(fd, b + off, k, MSG_NOSIGNAL), (ssize_t)k);
+			off += (int)k;
+		}
+	}
+}
+
+/* Feed ssl's read BIO from fd (waiting up to 5 s); false if the server closed fd. */
+static bool tw_mem_in(SSL *ssl, int fd)
+{
+	char b[16384];
+	struct pollfd pf = {fd, POLLIN, 0};
+	ssize_t n;
+	assert_int_equal(poll(&pf, 1, 5000), 1);
+	n = recv(fd, b, sizeof(b), 0);
+	if (n <= 0)
+		return false;
+	assert_int_equal(BIO_write(SSL_get_rbio(ssl), b, (int)n), (int)n);
+	return true;
+}
+
+/*
+ * A slow handshake is not an idle connection (nginx: ssl_handshake_timeout apart from the
+ * keep-alive timeout): against a server whose idle_ms is 50, a raw client sends its probe,
+ * waits 400 ms, then sends its ClientHello in two pieces 400 ms apart, finishes the handshake
+ * and calls NULL over TLS. The server still closes a connection that sends nothing (idle_ms),
+ * one that stays idle after its handshake (idle_ms from the handshake's end), and a probe
+ * then silence (stall_ms from the handshake's start). One thread and worker threads.
+ */
+static void tls_slow_handshake(void **state)
+{
+	const tw_conf *confs[2] = {&C_TLS, &C_MT};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rt_server s;
+		tw_conf conf = *confs[k];
+		unsigned char r[256];
+		SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+		SSL *ssl;
+		int fd, ret;
+		char reply[64];
+		size_t got = 0;
+		/* NULL of TW_PROG 1, AUTH_NONE both */
+		static const unsigned char call[44] = {
+			0x80, 0, 0, 40, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 2, 0x20, 0, 0, 0x98, 0, 0, 0, 1,
+			0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+		conf.idle_ms = 50;
+		conf.stall_ms = 3000;
+		tw_start(&s, &conf);
+		assert_non_null(ctx);
+		assert_int_equal(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION), 1);
+		assert_int_equal(SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x06sunrpc", 7), 0);
+		assert_int_equal(SSL_CTX_load_verify_locations(ctx, P("ca.pem"), NULL), 1);
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+
+		/* connects and sends nothing: closed as idle */
+		fd = tw_raw(&s);
+		assert_true(tw_closed_within(fd, 3000));
+		close(fd);
+
+		/* the slow handshake, then a call */
+		fd = tw_raw(&s);
+		assert_int_equal(tw_probe(fd, r, sizeof(r)), 4 + 32);
+		ssl = SSL_new(ctx);
+		assert_non_null(ssl);
+		SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+		assert_int_equal(SSL_set1_host(ssl, "localhost"), 1);
+		SSL_set_connect_state(ssl);
+		usleep(400 * 1000); /* past idle_ms and a sweep (250 ms) before the ClientHello */
+		ret = SSL_do_handshake(ssl);
+		assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
+		tw_mem_out(ssl, fd, 40, 400); /* the ClientHello in pieces, 400 ms apart */
+		while ((ret = SSL_do_handshake(ssl)) != 1) {
+			assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
+			tw_mem_out(ssl, fd, 0, 0);
+			if (!tw_mem_in(ssl, fd))
+				fail_msg("the server closed the connection during the handshake");
+		}
+		tw_mem_out(ssl, fd, 0, 0); /* the client's Finished */
+		assert_int_equal(SSL_write(ssl, call, sizeof(call)), (int)sizeof(call));
+		tw_mem_out(ssl, fd, 0, 0);
+		while (got < 28) { /* mark, xid, REPLY, ACCEPTED, AUTH_NONE 0, SUCCESS */
+			ret = SSL_read(ssl, reply + got, (int)(sizeof(reply) - got));
+			if (ret > 0) {
+				got += (size_t)ret;
+				continue;
+			}
+			assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
+			tw_mem_out(ssl, fd, 0, 0);
+			if (!tw_mem_in(ssl, fd))
+				fail_msg("the server closed the connection before its reply");
+		}
+		assert_int_equal(got, 28);
+		assert_memory_equal(reply, "\x80\0\0\x18\0\0\0\x09\0\0\0\x01\0\0\0\0", 16);
+		assert_memory_equal(reply + 24, "\0\0\0\0", 4);
+		/* then idle: closed after idle_ms */
+		assert_true(tw_closed_within(fd, 3000));
+		SSL_free(ssl);
+		close(fd);
+
+		/* a probe then silence: not cut short by idle_ms, reaped after stall_ms */
+		fd = tw_raw(&s);
+		tw_probe(fd, r, sizeof(r));
+		assert_false(tw_closed_within(fd, 1000));
+		assert_true(tw_closed_within(fd, 8000));
+		close(fd);
+
+		SSL_CTX_free(ctx);
+		rt_stop(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -719,6 +844,7 @@ int main(void)
 		cmocka_unit_test(tls_multi),    cmocka_unit_test(tls_mutual),
 		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
+		cmocka_unit_test(tls_slow_handshake),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
