@@ -4,16 +4,17 @@
 #
 # Client: null_rc (null-call.sh's minimal loop) under valgrind --tool=callgrind for 1000 and
 # 2000 calls against a native rc-bench-server; the difference / 1000 is one call. Server:
-# rc-bench-server under callgrind, served 1000 and 2000 calls by a native null_rc, stopped by
-# SIGTERM; the difference / 1000. CG_KEEP=DIR keeps the profiles there (client|server.SEC.N.cg;
-# callgrind_annotate them, or diff two N with cgdiff.py).
+# rc-bench-server under callgrind, served 2000 and 4000 calls by a native null_rc, stopped by
+# SIGTERM; the difference / 2000 (its loop's timed wake-ups make it vary by a few hundred).
+# CG_KEEP=DIR keeps the profiles there (cli|srv.SEC.N; callgrind_annotate them, or
+# cgdiff.py A B N for what one call costs by function).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 B=$(cd "${1:-$root/build}" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rc-cgtls.XXXXXX")
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
 cc=${CC:-cc}
 $cc -O2 -g "$here/null_rc.c" -I"$B/bench/rc" -I"$root/xdr/include" -I"$root/runtime/include" \
@@ -48,22 +49,19 @@ for sec in plain tls; do
 	q=$(suffix $sec)
 	for n in 1000 2000; do
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cli.$sec.$n" "$tmp/null_rc" "$native$q" $n \
-			>/dev/null 2>"$tmp/cg.err" || { cat "$tmp/cg.err" >&2; exit 1; }
+			>/dev/null 2>"$tmp/cg.err" || { cat "$tmp/cg.err" >&2; echo "client $sec $n failed" >&2; exit 1; }
 	done
 	c=$((($(ir "$tmp/cli.$sec.2000") - $(ir "$tmp/cli.$sec.1000")) / 1000))
-	for n in 1000 2000; do
+	for n in 2000 4000; do
 		serve "$tmp/vs.out" valgrind --tool=callgrind --callgrind-out-file="$tmp/srv.$sec.$n"
-		"$tmp/null_rc" "$uri$q" $n
+		"$tmp/null_rc" "$uri$q" $n || { echo "null_rc against the profiled server ($sec $n) failed" >&2; exit 1; }
 		kill -TERM "$spid"
 		wait "$spid" || true
 	done
-	s=$((($(ir "$tmp/srv.$sec.2000") - $(ir "$tmp/srv.$sec.1000")) / 1000))
+	s=$((($(ir "$tmp/srv.$sec.4000") - $(ir "$tmp/srv.$sec.2000")) / 2000))
 	printf '%-6s %10s %10s\n' $sec $c $s
 	if [ -n "${CG_KEEP:-}" ]; then
 		mkdir -p "$CG_KEEP"
-		for n in 1000 2000; do
-			cp "$tmp/cli.$sec.$n" "$CG_KEEP/client.$sec.$n.cg"
-			cp "$tmp/srv.$sec.$n" "$CG_KEEP/server.$sec.$n.cg"
-		done
+		cp "$tmp/cli.$sec."* "$tmp/srv.$sec."* "$CG_KEEP/"
 	fi
 done

@@ -744,6 +744,90 @@ static bool tw_mem_in(SSL *ssl, int fd)
 	return true;
 }
 
+/* A client context for the raw TLS clients below: TLS 1.3 with these suites, ALPN sunrpc, the
+ * test CA. */
+static SSL_CTX *tw_raw_ctx(const char *suites)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	assert_non_null(ctx);
+	assert_int_equal(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION), 1);
+	assert_int_equal(SSL_CTX_set_ciphersuites(ctx, suites), 1);
+	assert_int_equal(SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x06sunrpc", 7), 0);
+	assert_int_equal(SSL_CTX_load_verify_locations(ctx, P("ca.pem"), NULL), 1);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	return ctx;
+}
+
+/* Probe and handshake on a new raw connection to s (*fd) over memory BIOs; slow: wait 400 ms
+ * after the probe and send the ClientHello in two pieces 400 ms apart. */
+static SSL *tw_raw_tls(rt_server *s, SSL_CTX *ctx, bool slow, int *fd)
+{
+	unsigned char r[256];
+	SSL *ssl = SSL_new(ctx);
+	int ret;
+
+	*fd = tw_raw(s);
+	assert_int_equal(tw_probe(*fd, r, sizeof(r)), 4 + 32);
+	assert_non_null(ssl);
+	SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+	assert_int_equal(SSL_set1_host(ssl, "localhost"), 1);
+	SSL_set_connect_state(ssl);
+	if (slow)
+		usleep(400 * 1000); /* past idle_ms and a sweep (250 ms) before the ClientHello */
+	ret = SSL_do_handshake(ssl);
+	assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
+	tw_mem_out(ssl, *fd, slow ? 40 : 0, slow ? 400 : 0); /* the ClientHello */
+	while ((ret = SSL_do_handshake(ssl)) != 1) {
+		assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
+		tw_mem_out(ssl, *fd, 0, 0);
+		if (!tw_mem_in(ssl, *fd))
+			fail_msg("the server closed the connection during the handshake");
+	}
+	tw_mem_out(ssl, *fd, 0, 0); /* the client's Finished */
+	return ssl;
+}
+
+/* A NULL call of TW_PROG 1 (xid) on ssl over fd; flip: the record's byte at that offset from
+ * its end is flipped on the way (0: none). Whether its reply came (checked) -- false when
+ * the server closed the connection instead. */
+static bool tw_raw_null(SSL *ssl, int fd, uint32_t xid, int flip)
+{
+	unsigned char call[44] = {
+		0x80, 0, 0, 40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x20, 0, 0, 0x98, 0, 0, 0, 1,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	unsigned char reply[64], want[16] = {0x80, 0, 0, 0x18, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+	size_t got = 0;
+	int ret;
+
+	call[7] = want[7] = (unsigned char)xid;
+	assert_int_equal(SSL_write(ssl, call, sizeof(call)), (int)sizeof(call));
+	if (flip > 0) {
+		char b[4096];
+		int n = BIO_read(SSL_get_wbio(ssl), b, sizeof(b));
+		assert_true(n > flip);
+		b[n - flip] ^= 0x10;
+		assert_int_equal(send(fd, b, (size_t)n, MSG_NOSIGNAL), n);
+	}
+	tw_mem_out(ssl, fd, 0, 0);
+	while (got < 28) { /* mark, xid, REPLY, ACCEPTED, AUTH_NONE 0, SUCCESS */
+		ret = SSL_read(ssl, reply + got, (int)(sizeof(reply) - got));
+		if (ret > 0) {
+			got += (size_t)ret;
+			continue;
+		}
+		if (SSL_get_error(ssl, ret) != SSL_ERROR_WANT_READ)
+			fail_msg("call %u: SSL_read: %s", (unsigned)xid,
+			         ERR_reason_error_string(ERR_peek_last_error()));
+		tw_mem_out(ssl, fd, 0, 0);
+		if (!tw_mem_in(ssl, fd))
+			return false;
+	}
+	assert_int_equal(got, 28);
+	assert_memory_equal(reply, want, 16);
+	assert_memory_equal(reply + 24, "\0\0\0\0", 4);
+	return true;
+}
+
 /*
  * A slow handshake is not an idle connection (nginx: ssl_handshake_timeout apart from the
  * keep-alive timeout): against a server whose idle_ms is 50, a raw client sends its probe,
@@ -760,24 +844,13 @@ static void tls_slow_handshake(void **state)
 		rt_server s;
 		tw_conf conf = *confs[k];
 		unsigned char r[256];
-		SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+		SSL_CTX *ctx = tw_raw_ctx("TLS_AES_128_GCM_SHA256");
 		SSL *ssl;
-		int fd, ret;
-		char reply[64];
-		size_t got = 0;
-		/* NULL of TW_PROG 1, AUTH_NONE both */
-		static const unsigned char call[44] = {
-			0x80, 0, 0, 40, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 2, 0x20, 0, 0, 0x98, 0, 0, 0, 1,
-			0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+		int fd;
 
 		conf.idle_ms = 50;
 		conf.stall_ms = 3000;
 		tw_start(&s, &conf);
-		assert_non_null(ctx);
-		assert_int_equal(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION), 1);
-		assert_int_equal(SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x06sunrpc", 7), 0);
-		assert_int_equal(SSL_CTX_load_verify_locations(ctx, P("ca.pem"), NULL), 1);
-		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 
 		/* connects and sends nothing: closed as idle */
 		fd = tw_raw(&s);
@@ -785,40 +858,8 @@ static void tls_slow_handshake(void **state)
 		close(fd);
 
 		/* the slow handshake, then a call */
-		fd = tw_raw(&s);
-		assert_int_equal(tw_probe(fd, r, sizeof(r)), 4 + 32);
-		ssl = SSL_new(ctx);
-		assert_non_null(ssl);
-		SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
-		assert_int_equal(SSL_set1_host(ssl, "localhost"), 1);
-		SSL_set_connect_state(ssl);
-		usleep(400 * 1000); /* past idle_ms and a sweep (250 ms) before the ClientHello */
-		ret = SSL_do_handshake(ssl);
-		assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
-		tw_mem_out(ssl, fd, 40, 400); /* the ClientHello in pieces, 400 ms apart */
-		while ((ret = SSL_do_handshake(ssl)) != 1) {
-			assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
-			tw_mem_out(ssl, fd, 0, 0);
-			if (!tw_mem_in(ssl, fd))
-				fail_msg("the server closed the connection during the handshake");
-		}
-		tw_mem_out(ssl, fd, 0, 0); /* the client's Finished */
-		assert_int_equal(SSL_write(ssl, call, sizeof(call)), (int)sizeof(call));
-		tw_mem_out(ssl, fd, 0, 0);
-		while (got < 28) { /* mark, xid, REPLY, ACCEPTED, AUTH_NONE 0, SUCCESS */
-			ret = SSL_read(ssl, reply + got, (int)(sizeof(reply) - got));
-			if (ret > 0) {
-				got += (size_t)ret;
-				continue;
-			}
-			assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
-			tw_mem_out(ssl, fd, 0, 0);
-			if (!tw_mem_in(ssl, fd))
-				fail_msg("the server closed the connection before its reply");
-		}
-		assert_int_equal(got, 28);
-		assert_memory_equal(reply, "\x80\0\0\x18\0\0\0\x09\0\0\0\x01\0\0\0\0", 16);
-		assert_memory_equal(reply + 24, "\0\0\0\0", 4);
+		ssl = tw_raw_tls(&s, ctx, true, &fd);
+		assert_true(tw_raw_null(ssl, fd, 9, 0));
 		/* then idle: closed after idle_ms */
 		assert_true(tw_closed_within(fd, 3000));
 		SSL_free(ssl);
@@ -836,6 +877,45 @@ static void tls_slow_handshake(void **state)
 	}
 }
 
+/*
+ * The server's record layer (tls.c runs TLS 1.3 records itself after the handshake) against
+ * OpenSSL's client, for each suite: calls; a KeyUpdate that asks for the server's (the server
+ * answers under its new key), one that does not; then a record with one bit flipped (in the
+ * ciphertext, then in the tag): the server closes the connection without a reply. One thread
+ * and worker threads.
+ */
+static void tls_record_layer(void **state)
+{
+	static const char *suites[3] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+	                                "TLS_CHACHA20_POLY1305_SHA256"};
+	const tw_conf *confs[2] = {&C_TLS, &C_MT};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rt_server s;
+		tw_start(&s, confs[k]);
+		for (int i = 0; i < 3; i++) {
+			SSL_CTX *ctx = tw_raw_ctx(suites[i]);
+			int fd;
+			SSL *ssl = tw_raw_tls(&s, ctx, false, &fd);
+
+			assert_string_equal(SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)), suites[i]);
+			for (uint32_t x = 1; x <= 3; x++)
+				assert_true(tw_raw_null(ssl, fd, x, 0));
+			assert_int_equal(SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED), 1);
+			assert_true(tw_raw_null(ssl, fd, 4, 0));
+			assert_true(tw_raw_null(ssl, fd, 5, 0));
+			assert_int_equal(SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED), 1);
+			assert_true(tw_raw_null(ssl, fd, 6, 0));
+			/* a flipped bit: 20 bytes from the end is the ciphertext, 5 the tag */
+			assert_false(tw_raw_null(ssl, fd, 7, i == 1 ? 5 : 20));
+			SSL_free(ssl);
+			close(fd);
+			SSL_CTX_free(ctx);
+		}
+		rt_stop(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,7 +924,7 @@ int main(void)
 		cmocka_unit_test(tls_multi),    cmocka_unit_test(tls_mutual),
 		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
-		cmocka_unit_test(tls_slow_handshake),
+		cmocka_unit_test(tls_slow_handshake), cmocka_unit_test(tls_record_layer),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
