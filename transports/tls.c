@@ -1,7 +1,8 @@
 /*
  * RPC-over-TLS (RFC 9289) with OpenSSL 3: contexts (TLS 1.3 only, ALPN "sunrpc"), the client's
  * AUTH_TLS probe, the handshake (blocking by a deadline on the client, one non-blocking step
- * at a time on the server) and SSL_read / SSL_write under the stream transport (stream.c).
+ * at a time on the server), then the record layer run here (or SSL_read / SSL_write) under the
+ * stream transport (stream.c).
  * See tls.h for the contracts and the thread rule.
  */
 #include <arpa/inet.h>
