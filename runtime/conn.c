@@ -135,6 +135,10 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 	pthread_mutex_lock(&srv->mu); /* the sweeper reads them under it (from any thread) */
 	c->last_active = rc__now();
 	c->partial_since = 0; /* the probe is whole; the handshake's own time starts now */
+	if (ok && w->starttls) { /* bounded by stall_ms, not idle_ms, until it ends */
+		c->handshake_until = c->last_active + (int64_t)srv->lim.stall_ms * 1000000;
+		c->shaking = true;
+	}
 	pthread_mutex_unlock(&srv->mu);
 	return ok;
 }
@@ -143,9 +147,18 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
  * turn: level-triggered epoll brings us back for the rest), or the transport's error. */
 rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
 {
+	rc_status st;
+
 	if (c->tp->vt->buffered(c->tp) == 0 && (*reads)++ >= 16)
 		return RC_AGAIN;
-	return c->tp->vt->recv(c->tp, msg, len, NULL, RC_TPF_DONTWAIT);
+	st = c->tp->vt->recv(c->tp, msg, len, NULL, RC_TPF_DONTWAIT);
+	if (c->shaking && (st == RC_OK || st == RC_AGAIN) && rc__conn_secure(c->tp, NULL)) {
+		/* the TLS handshake has ended (in this receive or the flush before it): from now
+		 * on the connection is idle or not like any other (the sweeper takes it up) */
+		c->shaking = false;
+		atomic_store_explicit(&c->handshake_end, rc__now(), memory_order_relaxed);
+	}
+	return st;
 }
 
 /*

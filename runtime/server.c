@@ -808,7 +808,8 @@ static void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l)
  * sooner than min(idle_ms, stall_ms) from it. Activity only moves a deadline later, so idle
  * connections cost a walk per idle_ms, not four a second. (A connection whose reading ends
  * after the walk, with its last activity before it, may get up to twice stall_ms for its last
- * replies.)
+ * replies.) A TLS handshake under way is never idle: it has stall_ms from its start (as nginx's
+ * ssl_handshake_timeout), and its connection's idle clock starts when it ends.
  */
 static void rc__sweep(rc_server *srv, int64_t now)
 {
@@ -828,6 +829,23 @@ static void rc__sweep(rc_server *srv, int64_t now)
 		int64_t at;
 		if (c->doomed)
 			continue;
+		if (c->handshake_until != 0) {
+			/* a TLS handshake: stall_ms from its start, never idle_ms; once it has
+			 * ended, the idle clock runs from its end */
+			int64_t end = atomic_load_explicit(&c->handshake_end, memory_order_relaxed);
+			if (end == 0) {
+				if (now > c->handshake_until)
+					rc__conn_doom(srv, c);
+				else if (c->handshake_until < due)
+					due = c->handshake_until;
+				if (now + idle < due) /* to see its end in time for idle_ms after it */
+					due = now + idle;
+				continue;
+			}
+			c->handshake_until = 0;
+			if (end > c->last_active)
+				c->last_active = end;
+		}
 		if (c->dead) {
 			/* reading is over; its last replies got stall_ms to go out */
 			at = c->last_active + stall;

@@ -94,6 +94,11 @@ struct rc__conn {
 	                          each); at lim.max_deferred_conn the connection is held */
 	bool jobmode;          /* served as worker jobs even on a one-thread server: a request of
 	                          it was deferred, so replies may come from other threads */
+	/* A TLS handshake under way (rc__conn_probe started it): idle_ms does not apply to it,
+	 * stall_ms from its start bounds it, and the idle clock starts again when it ends. */
+	int64_t handshake_until;  /* under srv->mu: 0, or the handshake's deadline */
+	bool shaking;             /* the reader's own: the handshake has not been seen to end */
+	_Atomic int64_t handshake_end; /* 0, or when the reader saw it end (the sweeper reads) */
 };
 
 /* A request copied out of a connection, for a worker thread to serve. */

@@ -1,7 +1,8 @@
 /*
  * RPC-over-TLS (RFC 9289) with OpenSSL 3: contexts (TLS 1.3 only, ALPN "sunrpc"), the client's
  * AUTH_TLS probe, the handshake (blocking by a deadline on the client, one non-blocking step
- * at a time on the server) and SSL_read / SSL_write under the stream transport (stream.c).
+ * at a time on the server), then the record layer run here (or SSL_read / SSL_write) under the
+ * stream transport (stream.c).
  * See tls.h for the contracts and the thread rule.
  */
 #include <arpa/inet.h>
@@ -15,6 +16,9 @@
 #include <sys/random.h>
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/core_names.h>
+#include <openssl/hmac.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -34,6 +38,19 @@ struct rc__tls_ctx {
 	atomic_uint handshakes;    /* server: in progress */
 	unsigned max_handshakes;   /* server */
 };
+
+/*
+ * One direction of the record layer remotecall runs itself once the handshake is done (see
+ * "The record layer" below): the AEAD context keyed with the direction's traffic key, the
+ * static IV, the traffic secret (for a KeyUpdate) and the record sequence number.
+ */
+typedef struct rc__tls_dir {
+	EVP_CIPHER_CTX *ctx;
+	unsigned char iv[12];
+	unsigned char secret[EVP_MAX_MD_SIZE];
+	uint64_t seq;
+	bool gcm; /* AES-GCM: the nonce goes in as the whole "fixed" IV (see rc__tls_set_nonce) */
+} rc__tls_dir;
 
 struct rc__tls_conn {
 	pthread_mutex_t mu; /* the SSL object's: held around every SSL_* call, never while waiting */
@@ -58,7 +75,24 @@ struct rc__tls_conn {
 	size_t woff, wlen;
 	atomic_size_t unsent; /* wlen - woff, for rc__tls_unsent without the mutex */
 	bool gather; /* SSL_write_ex of a big message under way: its records gather in wbuf */
+	size_t wcap; /* wbuf's size (the record layer's: it grows to RC__TLS_WBUF) */
+	/* The record layer after the handshake (fast): SSL is no longer used for data. raw holds
+	 * the records read; the plaintext of the last one opened in place waits at pt[0..ptlen). */
+	bool fast;
+	bool rbusy; /* under mu: the reader is reading the socket into raw's free end */
+	atomic_size_t held; /* what rc__tls_pending says (plaintext waiting, or 1 for part of a
+	                       record), kept by the reader for the others to read without mu */
+	rc__tls_dir rx, tx;
+	const EVP_CIPHER *cipher;
+	const EVP_MD *md;
+	unsigned char *pt;
+	size_t ptlen;
+	/* the traffic secrets the key log gave (client's, server's) and their length (0: none) */
+	unsigned char csec[EVP_MAX_MD_SIZE], ssec[EVP_MAX_MD_SIZE];
+	size_t csec_len, ssec_len;
 };
+
+static void rc__tls_take_over(rc__tls_conn *t);
 
 #define RC__TLS_RAW_CAP (64 * 1024) /* what one blocking read takes from the socket at most */
 #define RC__TLS_WBUF (256 * 1024)   /* records gathered for one send at most */
@@ -89,6 +123,33 @@ static void rc__tls_why(SSL *ssl, const char *what)
 	ERR_clear_error();
 }
 
+/* The value of a hex digit, or -1. */
+static int rc__hexval(char ch);
+
+/* OpenSSL's key log (NSS format) of a connection's handshake: keep its application traffic
+ * secrets (CLIENT_TRAFFIC_SECRET_0, SERVER_TRAFFIC_SECRET_0) for the record layer. */
+static void rc__tls_keylog(const SSL *ssl, const char *line)
+{
+	rc__tls_conn *t = SSL_get_app_data(ssl);
+	unsigned char *dst;
+	size_t *len, n = 0;
+	const char *p;
+
+	if (t == NULL)
+		return;
+	if (strncmp(line, "CLIENT_TRAFFIC_SECRET_0 ", 24) == 0)
+		dst = t->csec, len = &t->csec_len;
+	else if (strncmp(line, "SERVER_TRAFFIC_SECRET_0 ", 24) == 0)
+		dst = t->ssec, len = &t->ssec_len;
+	else
+		return;
+	if ((p = strchr(line + 24, ' ')) == NULL) /* past the client random */
+		return;
+	for (p++; n < EVP_MAX_MD_SIZE && rc__hexval(p[0]) >= 0 && rc__hexval(p[1]) >= 0; p += 2)
+		dst[n++] = (unsigned char)(rc__hexval(p[0]) * 16 + rc__hexval(p[1]));
+	*len = *p == '\0' ? n : 0;
+}
+
 /* A context of method m, TLS 1.3 only, with the modes the stream transport needs (writes
  * may be partial and retried from another address: the output queue moves). */
 static SSL_CTX *rc__tls_new_ctx(const SSL_METHOD *m)
@@ -109,8 +170,10 @@ static SSL_CTX *rc__tls_new_ctx(const SSL_METHOD *m)
 	/* a peer that closes without close_notify just closes: records are framed by record
 	 * marking, so a truncation cannot pass for a whole message */
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
-	SSL_CTX_set_read_ahead(ctx, 1);
-	SSL_CTX_set_default_read_buffer_len(ctx, 64 * 1024);
+	/* no read-ahead: the handshake reads no byte past its last record, so that the record
+	 * layer that takes over after it finds every later record on the socket */
+	SSL_CTX_set_read_ahead(ctx, 0);
+	SSL_CTX_set_keylog_callback(ctx, rc__tls_keylog);
 	return ctx;
 }
 
@@ -525,6 +588,7 @@ static rc__tls_conn *rc__tls_conn_new(rc__tls_ctx *ctx, int fd)
 		goto fail;
 	BIO_set_data(b, t);
 	SSL_set_bio(t->ssl, b, b); /* t->ssl owns b */
+	SSL_set_app_data(t->ssl, t); /* for the key log (rc__tls_keylog) */
 	pthread_mutex_init(&t->mu, NULL);
 	t->fd = fd;
 	t->ctx = ctx;
@@ -575,6 +639,7 @@ rc_status rc__tls_connect(rc__tls_ctx *ctx, int fd, const char *name, int64_t de
 			return RC_TIMEDOUT;
 		}
 	}
+	rc__tls_take_over(t); /* the record layer from now on, if it can */
 	*out = t;
 	return RC_OK;
 nomem:
@@ -679,6 +744,7 @@ int rc__tls_handshake(rc__tls_conn *t)
 		t->handshaking = false;
 		atomic_fetch_sub(&t->ctx->handshakes, 1);
 		rc__tls_keep_peer(t);
+		rc__tls_take_over(t);
 	} else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
 		rc__tls_why(t->ssl, "TLS handshake");
 		r = -1;
@@ -759,8 +825,10 @@ static int rc__tls_write_some(rc__tls_conn *t, const unsigned char *buf, size_t 
 
 	*done = 0;
 	if (n >= RC__TLS_GATHER_MIN &&
-	    (t->wbuf != NULL || (t->wbuf = malloc(RC__TLS_WBUF)) != NULL))
+	    (t->wbuf != NULL || (t->wbuf = malloc(RC__TLS_WBUF)) != NULL)) {
+		t->wcap = RC__TLS_WBUF;
 		t->gather = true;
+	}
 	do {
 		r = SSL_write_ex(t->ssl, buf + *done, n - *done, &d);
 		if (r != 1) {
@@ -814,6 +882,501 @@ static int rc__tls_drain(rc__tls_conn *t, int64_t deadline, int timeout_ms)
 	}
 }
 
+/* ---- The record layer ---------------------------------------------------------------------
+ *
+ * Once the handshake is done, remotecall protects and opens TLS 1.3 records itself (RFC 8446
+ * section 5) with the traffic secrets OpenSSL's key log gave, as the kernel's TLS offload
+ * does: OpenSSL 3.0's SSL_write / SSL_read spend about 6,000 instructions a small record
+ * around the cipher (parameter look-ups by name, per-record allocation, the state machine,
+ * BIO layers), this about 2,000. The three TLS 1.3 AEAD suites (AES-128-GCM, AES-256-GCM,
+ * ChaCha20-Poly1305) through one EVP context a direction, keyed once; per record only the
+ * nonce changes. After the handshake it handles application data, alerts (close_notify is
+ * the end of the stream, any other fails the connection with its name), NewSessionTicket
+ * (ignored) and KeyUpdate (both directions, RFC 8446 section 4.6.3); a handshake message split
+ * across records, or anything else, fails the connection. Without the secrets (or with any
+ * other suite, or bytes SSL read past its handshake) the connection stays on SSL_read /
+ * SSL_write. The same keys are what kernel TLS offload (setsockopt TLS_TX / TLS_RX) would take.
+ */
+
+#define RC__TLS_REC_PT 16384   /* plaintext of one record at most */
+#define RC__TLS_TAG 16
+#define RC__TLS_REC_OVER (5 + 1 + RC__TLS_TAG) /* header, content type, tag */
+
+/* HKDF-Expand-Label(secret, label, "", n) of RFC 8446 section 7.1, n <= the hash's size. */
+static bool rc__tls_expand(const EVP_MD *md, const unsigned char *secret, size_t slen,
+                           const char *label, unsigned char *out, size_t n)
+{
+	unsigned char info[64], h[EVP_MAX_MD_SIZE];
+	size_t ll = strlen(label), k = 0;
+	unsigned hl = 0;
+
+	info[k++] = (unsigned char)(n >> 8);
+	info[k++] = (unsigned char)n;
+	info[k++] = (unsigned char)(6 + ll);
+	memcpy(info + k, "tls13 ", 6);
+	memcpy(info + k + 6, label, ll);
+	k += 6 + ll;
+	info[k++] = 0; /* no context */
+	info[k++] = 1; /* T(1): n is at most one block */
+	if (HMAC(md, secret, (int)slen, info, k, h, &hl) == NULL || hl < n)
+		return false;
+	memcpy(out, h, n);
+	OPENSSL_cleanse(h, sizeof(h));
+	return true;
+}
+
+/* Key direction d from its traffic secret (d->secret, the hash's size): key and IV, the
+ * sequence back to 0; enc: protecting (else opening). False if OpenSSL fails. */
+static bool rc__tls_dir_key(rc__tls_conn *t, rc__tls_dir *d, int enc)
+{
+	unsigned char key[32];
+	size_t hl = (size_t)EVP_MD_get_size(t->md), kl = (size_t)EVP_CIPHER_get_key_length(t->cipher);
+	bool ok;
+
+	if (d->ctx == NULL && (d->ctx = EVP_CIPHER_CTX_new()) == NULL)
+		return false;
+	ok = kl <= sizeof(key) && rc__tls_expand(t->md, d->secret, hl, "key", key, kl) &&
+	     rc__tls_expand(t->md, d->secret, hl, "iv", d->iv, 12) &&
+	     EVP_CipherInit_ex(d->ctx, t->cipher, NULL, key, NULL, enc) == 1;
+	OPENSSL_cleanse(key, sizeof(key));
+	d->seq = 0;
+	d->gcm = EVP_CIPHER_get_mode(t->cipher) == EVP_CIPH_GCM_MODE;
+	return ok;
+}
+
+/* The next traffic secret of d (a KeyUpdate), keyed. */
+static bool rc__tls_dir_next(rc__tls_conn *t, rc__tls_dir *d, int enc)
+{
+	size_t hl = (size_t)EVP_MD_get_size(t->md);
+	unsigned char next[EVP_MAX_MD_SIZE];
+
+	if (!rc__tls_expand(t->md, d->secret, hl, "traffic upd", next, hl))
+		return false;
+	memcpy(d->secret, next, hl);
+	OPENSSL_cleanse(next, sizeof(next));
+	return rc__tls_dir_key(t, d, enc);
+}
+
+/* The nonce of d's next record: the IV xor the sequence number (RFC 8446 section 5.3). */
+static void rc__tls_nonce(rc__tls_dir *d, unsigned char nonce[12])
+{
+	memcpy(nonce, d->iv, 12);
+	for (int i = 0; i < 8; i++)
+		nonce[11 - i] ^= (unsigned char)(d->seq >> (8 * i));
+}
+
+/*
+ * Set the nonce of d's next record, and (opening) the tag to check. AES-GCM takes both in one
+ * parameter call, the nonce as the whole "fixed" IV (the length -1 of EVP_CTRL_GCM_SET_IV_FIXED:
+ * OpenSSL's own TLS code restores a whole IV so): OpenSSL 3.0's EVP_CipherInit_ex asks the
+ * cipher for its IV length through a parameter look-up on every call, which costs more than
+ * the cipher does on a small record. Other suites go through EVP_CipherInit_ex (and a second
+ * call for the tag). False if OpenSSL fails.
+ */
+static bool rc__tls_set_nonce(rc__tls_dir *d, const unsigned char *tag)
+{
+	unsigned char nonce[12];
+	OSSL_PARAM p[3], *q = p;
+
+	rc__tls_nonce(d, nonce);
+	if (d->gcm)
+		*q++ = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, nonce,
+		                                         (size_t)-1);
+	else if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, -1) != 1)
+		return false;
+	if (tag != NULL)
+		*q++ = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag,
+		                                         RC__TLS_TAG);
+	*q = OSSL_PARAM_construct_end();
+	return q == p || EVP_CIPHER_CTX_set_params(d->ctx, p) == 1;
+}
+
+/*
+ * The AEAD pass over a record whose nonce (and tag to check) is set: the 5 bytes of additional
+ * data at aad, n bytes from in to out, and the end (the tag made, or checked). AES-GCM through
+ * EVP_Cipher, the cipher's one-shot entry, without EVP_CipherUpdate's and _Final's checks
+ * around it (its end, in NULL, checks the tag); the others through EVP_CipherUpdate and
+ * EVP_CipherFinal_ex (ChaCha20-Poly1305's one-shot entry does nothing for an empty input: its
+ * tag would go unchecked). False if the cipher fails or the tag does not match.
+ */
+static bool rc__tls_aead(rc__tls_dir *d, const unsigned char *aad, const unsigned char *in,
+                         unsigned char *out, size_t n)
+{
+	int ol = 0, fl = 0;
+
+	if (d->gcm)
+		return EVP_Cipher(d->ctx, NULL, aad, 5) >= 0 &&
+		       EVP_Cipher(d->ctx, out, in, (unsigned)n) >= 0 &&
+		       EVP_Cipher(d->ctx, NULL, NULL, 0) >= 0;
+	return EVP_CipherUpdate(d->ctx, NULL, &ol, aad, 5) == 1 &&
+	       EVP_CipherUpdate(d->ctx, out, &ol, in, (int)n) == 1 && (size_t)ol == n &&
+	       EVP_CipherFinal_ex(d->ctx, out + ol, &fl) == 1 && fl == 0;
+}
+
+/* Protect p[0..n) (n <= RC__TLS_REC_PT) of content type `type` as one record at out (n +
+ * RC__TLS_REC_OVER bytes; p may not overlap it). False if the cipher fails. */
+static bool rc__tls_seal(rc__tls_dir *d, unsigned char type, const unsigned char *p, size_t n,
+                         unsigned char *out)
+{
+	size_t clen = n + 1 + RC__TLS_TAG;
+
+	out[0] = 23, out[1] = 3, out[2] = 3; /* application_data, TLS 1.2 (legacy) */
+	out[3] = (unsigned char)(clen >> 8), out[4] = (unsigned char)clen;
+	memcpy(out + 5, p, n);
+	out[5 + n] = type;
+	OSSL_PARAM tag[2] = {OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, out + 5 + n + 1,
+	                                             RC__TLS_TAG),
+	                     OSSL_PARAM_END};
+
+	if (!rc__tls_set_nonce(d, NULL) || !rc__tls_aead(d, out, out + 5, out + 5, n + 1) ||
+	    EVP_CIPHER_CTX_get_params(d->ctx, tag) != 1)
+		return false;
+	d->seq++;
+	return true;
+}
+
+/* Room for need more bytes at the end of t->wbuf (compacting, or growing it up to
+ * RC__TLS_WBUF). False if there is none (the socket has not taken enough) or memory is short. */
+static bool rc__tls_wroom(rc__tls_conn *t, size_t need)
+{
+	if (t->wcap - t->wlen >= need)
+		return true;
+	if (t->woff > 0) { /* what is left moves to the front */
+		memmove(t->wbuf, t->wbuf + t->woff, t->wlen - t->woff);
+		t->wlen -= t->woff;
+		t->woff = 0;
+		if (t->wcap - t->wlen >= need)
+			return true;
+	}
+	if (t->wcap < RC__TLS_WBUF && t->wlen + need <= RC__TLS_WBUF) {
+		size_t ncap = t->wlen + need <= 20 * 1024 ? 20 * 1024 : RC__TLS_WBUF;
+		unsigned char *nb = realloc(t->wbuf, ncap);
+		if (nb == NULL)
+			return false;
+		t->wbuf = nb;
+		t->wcap = ncap;
+		return true;
+	}
+	return false;
+}
+
+/* Protect one record of type `type` with p[0..n) behind what wbuf holds. False (errno
+ * EAGAIN) when wbuf has no room; false with t->failed set if the cipher fails. Under t->mu. */
+static bool rc__tls_put(rc__tls_conn *t, unsigned char type, const unsigned char *p, size_t n)
+{
+	if (!rc__tls_wroom(t, n + RC__TLS_REC_OVER)) {
+		errno = EAGAIN;
+		return false;
+	}
+	if (!rc__tls_seal(&t->tx, type, p, n, t->wbuf + t->wlen)) {
+		rc__tp_set_detail("TLS write: cipher failed");
+		ERR_clear_error();
+		t->failed = errno = EPROTO;
+		return false;
+	}
+	t->wlen += n + RC__TLS_REC_OVER;
+	atomic_store_explicit(&t->unsent, t->wlen - t->woff, memory_order_relaxed);
+	return true;
+}
+
+/* The name of TLS alert description d (RFC 8446 section 6), for a failure's detail. */
+static const char *rc__tls_alert_name(unsigned d)
+{
+	static const struct {
+		unsigned char d;
+		const char *name;
+	} names[] = {{10, "unexpected message"}, {20, "bad record mac"}, {22, "record overflow"},
+	             {40, "handshake failure"}, {42, "bad certificate"},
+	             {43, "unsupported certificate"}, {44, "certificate revoked"},
+	             {45, "certificate expired"}, {46, "certificate unknown"},
+	             {47, "illegal parameter"}, {48, "unknown ca"}, {49, "access denied"},
+	             {50, "decode error"}, {51, "decrypt error"}, {70, "protocol version"},
+	             {71, "insufficient security"}, {80, "internal error"}, {90, "user canceled"},
+	             {109, "missing extension"}, {110, "unsupported extension"},
+	             {112, "unrecognized name"}, {116, "certificate required"},
+	             {120, "no application protocol"}};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].d == d)
+			return names[i].name;
+	return "unknown";
+}
+
+/* The record layer failed reading: the detail, t->failed = EPROTO. -1. Under t->mu. */
+static int rc__tls_rfail(rc__tls_conn *t, const char *why, unsigned alert)
+{
+	if (why != NULL)
+		rc__tp_set_detail("TLS read: %s", why);
+	else
+		rc__tp_set_detail("TLS read: tls alert %s (%u)", rc__tls_alert_name(alert), alert);
+	t->failed = EPROTO;
+	errno = EPROTO;
+	return -1;
+}
+
+/* Post-handshake messages m[0..n) of one record: NewSessionTicket is ignored, KeyUpdate
+ * changes the reading key (and, if the peer asks, ours after telling it). 0, or -1 failed. */
+static int rc__tls_post_handshake(rc__tls_conn *t, const unsigned char *m, size_t n)
+{
+	while (n > 0) {
+		size_t len;
+
+		if (n < 4 || (len = ((size_t)m[1] << 16) | ((size_t)m[2] << 8) | m[3]) > n - 4)
+			return rc__tls_rfail(t, "handshake message split across records", 0);
+		if (m[0] == 24) { /* KeyUpdate */
+			static const unsigned char ku[5] = {24, 0, 0, 1, 0}; /* update_not_requested */
+			if (len != 1 || m[4] > 1)
+				return rc__tls_rfail(t, "bad KeyUpdate", 0);
+			if (!rc__tls_dir_next(t, &t->rx, 0))
+				return rc__tls_rfail(t, "KeyUpdate failed", 0);
+			if (m[4] == 1) { /* update_requested: ours goes out under the old key */
+				if (!rc__tls_put(t, 22, ku, sizeof(ku)) || !rc__tls_dir_next(t, &t->tx, 1))
+					return rc__tls_rfail(t, "KeyUpdate failed", 0);
+				(void)rc__tls_wflush(t);
+			}
+		} else if (m[0] != 4) { /* not NewSessionTicket */
+			return rc__tls_rfail(t, "unexpected handshake message", 0);
+		}
+		m += 4 + len;
+		n -= 4 + len;
+	}
+	return 0;
+}
+
+/*
+ * Open the next whole record in t->raw: its application data goes to buf[0..cap) when it fits
+ * (else it is opened in place and waits at t->pt). The bytes put in buf (0: none there -- at
+ * t->pt, or a record with no data for the caller, so look again); -2 when no whole record is
+ * held; -1 failed (t->failed, the detail); and for close_notify -3. Under t->mu.
+ */
+static ssize_t rc__tls_open(rc__tls_conn *t, unsigned char *buf, size_t cap)
+{
+	unsigned char *h = t->raw + t->rawoff, *dst;
+	size_t have = t->rawlen - t->rawoff, clen, n;
+
+	if (have < 5)
+		return -2;
+	clen = ((size_t)h[3] << 8) | h[4];
+	if (h[1] != 3 || clen > RC__TLS_REC_PT + 256 || (h[0] != 23 && h[0] != 21))
+		return rc__tls_rfail(t, h[1] != 3 || clen > RC__TLS_REC_PT + 256 ? "record overflow"
+		                                                            : "unexpected record",
+		                     0);
+	if (have < 5 + clen)
+		return -2;
+	t->rawoff += 5 + clen;
+	if (h[0] == 21) /* an alert in the clear: the peer failed before it could protect it */
+		return clen == 2 && h[5] == 1 && h[6] == 0 ? -3 : rc__tls_rfail(t, NULL, clen == 2 ? h[6] : 0);
+	if (clen < 1 + RC__TLS_TAG)
+		return rc__tls_rfail(t, "record too short", 0);
+	n = clen - RC__TLS_TAG;
+	dst = n <= cap ? buf : h + 5;
+	if (!rc__tls_set_nonce(&t->rx, h + 5 + n) || !rc__tls_aead(&t->rx, h, h + 5, dst, n)) {
+		ERR_clear_error();
+		return rc__tls_rfail(t, "bad record mac", 0);
+	}
+	t->rx.seq++;
+	while (n > 0 && dst[n - 1] == 0) /* padding */
+		n--;
+	if (n == 0 || n > RC__TLS_REC_PT + 1)
+		return rc__tls_rfail(t, n == 0 ? "record without a content type" : "record overflow", 0);
+	n--;
+	switch (dst[n]) {
+	case 23: /* application_data */
+		if (dst == buf)
+			return (ssize_t)n;
+		t->pt = dst;
+		t->ptlen = n;
+		return 0;
+	case 21: /* alert */
+		if (n != 2)
+			return rc__tls_rfail(t, "bad alert", 0);
+		return dst[1] == 0 ? -3 : rc__tls_rfail(t, NULL, dst[1]);
+	case 22:
+		return rc__tls_post_handshake(t, dst, n) < 0 ? -1 : 0;
+	default:
+		return rc__tls_rfail(t, "unexpected record", 0);
+	}
+}
+
+/*
+ * A send failed with errno e (the peer reset the connection): if the peer said why before it
+ * went (an alert -- "certificate required" after a TLS 1.3 handshake the client thought
+ * done), the failure is EPROTO with that reason, else e. Reads what the socket still holds
+ * unless the reader is reading it. Sets t->failed. Under t->mu.
+ */
+static void rc__tls_why_reset(rc__tls_conn *t, int e)
+{
+	ssize_t r;
+
+	if (!t->rbusy && t->ptlen == 0) {
+		if (t->rawoff == t->rawlen)
+			t->rawoff = t->rawlen = 0;
+		if (t->rawlen < RC__TLS_RAW_CAP) {
+			ssize_t got = rc__recvfrom(t->fd, t->raw + t->rawlen, RC__TLS_RAW_CAP - t->rawlen,
+			                           MSG_DONTWAIT, NULL, NULL);
+			if (got > 0)
+				t->rawlen += (size_t)got;
+		}
+	}
+	while (t->ptlen == 0 && (r = rc__tls_open(t, NULL, 0)) >= 0)
+		;
+	if (t->failed == 0)
+		t->failed = e;
+	atomic_store_explicit(&t->held, t->ptlen > 0 ? t->ptlen : t->rawlen > t->rawoff ? 1 : 0,
+	                      memory_order_relaxed);
+}
+
+/* The record layer's read (rc__tls_io's, see rc__tls_read): what is opened already, else the
+ * next records, reading the socket -- without the mutex, into raw's free end, which only this
+ * one reader touches -- as needed. */
+static ssize_t rc__tls_fast_read(rc__tls_conn *t, unsigned char *buf, size_t n, int timeout_ms)
+{
+	ssize_t r;
+
+	pthread_mutex_lock(&t->mu);
+	for (;;) {
+		ssize_t got;
+		size_t room;
+
+		if (t->failed != 0) {
+			errno = t->failed;
+			r = errno == EPIPE ? 0 : -1;
+			break;
+		}
+		if (t->ptlen > 0) {
+			size_t k = t->ptlen < n ? t->ptlen : n;
+			memcpy(buf, t->pt, k);
+			t->pt += k;
+			t->ptlen -= k;
+			r = (ssize_t)k;
+			break;
+		}
+		r = rc__tls_open(t, buf, n);
+		if (r != -2 && t->wlen > t->woff) /* a KeyUpdate of ours behind some */
+			(void)rc__tls_wflush(t);
+		if (r == -3) { /* close_notify */
+			t->failed = EPIPE;
+			r = 0;
+			break;
+		}
+		if (r != -2) {
+			if (r != 0)
+				break;
+			continue; /* data waits at pt, or the record had none for the caller */
+		}
+		/* no whole record: make room at raw's end for the rest of it */
+		if (t->rawoff == t->rawlen) {
+			t->rawoff = t->rawlen = 0;
+		} else if (RC__TLS_RAW_CAP - t->rawoff < 5 + RC__TLS_REC_PT + 256) {
+			memmove(t->raw, t->raw + t->rawoff, t->rawlen - t->rawoff);
+			t->rawlen -= t->rawoff;
+			t->rawoff = 0;
+		}
+		room = RC__TLS_RAW_CAP - t->rawlen;
+		t->rbusy = true;
+		atomic_store_explicit(&t->held, t->rawlen > t->rawoff ? 1 : 0, memory_order_relaxed);
+		pthread_mutex_unlock(&t->mu);
+		got = rc__recvfrom(t->fd, t->raw + t->rawlen, room, timeout_ms == 0 ? MSG_DONTWAIT : 0,
+		                   NULL, NULL);
+		pthread_mutex_lock(&t->mu);
+		t->rbusy = false;
+		if (got > 0) {
+			t->rawlen += (size_t)got;
+			continue;
+		}
+		if (got == 0) {
+			r = 0; /* the end of the stream (a truncation is caught by record marking) */
+		} else {
+			if (errno == EINTR || errno == EWOULDBLOCK)
+				errno = EAGAIN;
+			r = -1;
+		}
+		break;
+	}
+	atomic_store_explicit(&t->held, t->ptlen > 0 ? t->ptlen : t->rawlen > t->rawoff ? 1 : 0,
+	                      memory_order_relaxed);
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+/* The record layer's write (see rc__tls_write): records of buf[0..n) behind what waits in
+ * wbuf, as many as it has room for; each sent as it is made, unless the message is big
+ * (RC__TLS_GATHER_MIN: they leave together); waiting (timeout_ms != 0) until all are out. */
+static ssize_t rc__tls_fast_write(rc__tls_conn *t, const unsigned char *buf, size_t n,
+                                  int timeout_ms)
+{
+	int64_t deadline = timeout_ms > 0 ? (int64_t)rc__clock_ns() + timeout_ms * 1000000LL : 0;
+	bool gather = n >= RC__TLS_GATHER_MIN;
+	size_t done = 0;
+	int f = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&t->mu);
+		while (t->failed == 0 && f >= 0) {
+			while (done < n) {
+				size_t k = n - done < RC__TLS_REC_PT ? n - done : RC__TLS_REC_PT;
+				if (!rc__tls_put(t, 23, buf + done, k))
+					break;
+				done += k;
+				if (!gather && (f = rc__tls_wflush(t)) < 0)
+					break;
+			}
+			if (t->failed != 0 || f < 0 || (f = rc__tls_wflush(t)) != 0 || done == n)
+				break; /* failed, the socket is full, or all is out */
+		}
+		if (t->failed == 0 && f < 0)
+			rc__tls_why_reset(t, errno);
+		if (t->failed != 0) {
+			errno = t->failed;
+			pthread_mutex_unlock(&t->mu);
+			return -1;
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (timeout_ms != 0 && rc__tls_drain(t, deadline, timeout_ms) < 0)
+			return done > 0 && errno == EAGAIN ? (ssize_t)done : -1;
+		if (done > 0)
+			return (ssize_t)done;
+		if (timeout_ms == 0) {
+			errno = EAGAIN;
+			return -1;
+		}
+		f = 0; /* drained: room again */
+	}
+}
+
+/* Hand t over to the record layer once its handshake is done, if it can be (the secrets are
+ * known, the suite is one of the three, SSL holds nothing read past the handshake); SSL keeps
+ * no buffers then. Under t->mu or before t is shared. */
+static void rc__tls_take_over(rc__tls_conn *t)
+{
+	const SSL_CIPHER *c = SSL_get_current_cipher(t->ssl);
+	uint32_t id = c != NULL ? (uint32_t)SSL_CIPHER_get_id(c) : 0;
+	bool server = SSL_is_server(t->ssl) != 0;
+	size_t hl;
+
+	switch (id) {
+	case 0x03001301: t->cipher = EVP_aes_128_gcm(), t->md = EVP_sha256(); break;
+	case 0x03001302: t->cipher = EVP_aes_256_gcm(), t->md = EVP_sha384(); break;
+	case 0x03001303: t->cipher = EVP_chacha20_poly1305(), t->md = EVP_sha256(); break;
+	default: return;
+	}
+	hl = (size_t)EVP_MD_get_size(t->md);
+	if (t->csec_len != hl || t->ssec_len != hl || SSL_has_pending(t->ssl) ||
+	    t->rawlen > t->rawoff || t->wlen > t->woff)
+		return;
+	if (t->raw == NULL && (t->raw = malloc(RC__TLS_RAW_CAP)) == NULL)
+		return;
+	memcpy(t->rx.secret, server ? t->csec : t->ssec, hl);
+	memcpy(t->tx.secret, server ? t->ssec : t->csec, hl);
+	if (!rc__tls_dir_key(t, &t->rx, 0) || !rc__tls_dir_key(t, &t->tx, 1)) {
+		ERR_clear_error();
+		return;
+	}
+	t->rawoff = t->rawlen = 0;
+	t->fast = true;
+	(void)SSL_free_buffers(t->ssl);
+}
+
 /*
  * One SSL_read_ex (reading) or SSL_write_ex of buf[0..n) (rc__tls_write_some) under t's
  * mutex, then -- when it must wait -- waiting for the socket without it, up to timeout_ms
@@ -824,6 +1387,9 @@ static ssize_t rc__tls_io(rc__tls_conn *t, void *buf, size_t n, int timeout_ms, 
 	int64_t deadline = timeout_ms > 0 ? (int64_t)rc__clock_ns() + timeout_ms * 1000000LL : 0;
 	bool wait_first = false;
 
+	if (t->fast)
+		return reading ? rc__tls_fast_read(t, buf, n, timeout_ms)
+		               : rc__tls_fast_write(t, buf, n, timeout_ms);
 	if (reading && timeout_ms != 0) {
 		/* a blocking read (a client waiting for its reply): unless TLS holds bytes, wait
 		 * for the socket in a blocking read of its own, without the mutex, rather than poll
@@ -930,6 +1496,8 @@ size_t rc__tls_pending(rc__tls_conn *t)
 {
 	size_t n;
 
+	if (t->fast)
+		return atomic_load_explicit(&t->held, memory_order_relaxed);
 	pthread_mutex_lock(&t->mu);
 	n = (size_t)SSL_pending(t->ssl);
 	if (n == 0 && (SSL_has_pending(t->ssl) || t->rawlen > t->rawoff))
@@ -949,10 +1517,21 @@ void rc__tls_close(rc__tls_conn *t)
 {
 	if (t == NULL)
 		return;
-	if (t->handshaking)
+	if (t->handshaking) {
 		atomic_fetch_sub(&t->ctx->handshakes, 1);
-	else if (SSL_shutdown(t->ssl) >= 0) /* close_notify if the socket takes it; no waiting */
+	} else if (t->fast) { /* close_notify if the socket takes it; no waiting */
+		static const unsigned char cn[2] = {1, 0};
+		if (t->failed == 0 && rc__tls_put(t, 21, cn, sizeof(cn)))
+			(void)rc__tls_wflush(t);
+	} else if (SSL_shutdown(t->ssl) >= 0) { /* the same through SSL */
 		(void)rc__tls_wflush(t); /* (behind records still waiting, if any) */
+	}
+	EVP_CIPHER_CTX_free(t->rx.ctx);
+	EVP_CIPHER_CTX_free(t->tx.ctx);
+	OPENSSL_cleanse(&t->rx, sizeof(t->rx));
+	OPENSSL_cleanse(&t->tx, sizeof(t->tx));
+	OPENSSL_cleanse(t->csec, sizeof(t->csec));
+	OPENSSL_cleanse(t->ssec, sizeof(t->ssec));
 	ERR_clear_error();
 	SSL_free(t->ssl);
 	free(t->subject);

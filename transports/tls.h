@@ -1,8 +1,9 @@
 /*
  * RPC-over-TLS (RFC 9289) for the stream transport (internal): OpenSSL 3 contexts built from
  * <remotecall/tls.h>'s options, the client's probe, and one TLS connection over a socket --
- * the handshake and SSL_read / SSL_write as the stream transport's byte source and sink
- * (stream.c). Only transports/ and the client's set-up (options, the context's lifetime)
+ * OpenSSL's handshake, then TLS 1.3 records protected and opened by tls.c itself with the
+ * traffic secrets (SSL_read / SSL_write only if that cannot be: see tls.c, "The record
+ * layer") -- as the stream transport's byte source and sink (stream.c). Only transports/ and the client's set-up (options, the context's lifetime)
  * include this.
  *
  * Threads: a connection's SSL object is used under its own mutex, never while waiting: a

@@ -5,7 +5,7 @@
  * without TLS, TLS-required programs), each failure with its own reason (wrong CA, wrong
  * name, expired certificate, client certificate missing), reconnection, and hostile peers on
  * the raw socket (garbage instead of a ClientHello, a probe then silence, a flood of
- * handshakes beyond the cap). The certificates are made at start by tls_certs.sh (openssl).
+ * handshakes beyond the cap), and a slow handshake that idle_ms does not cut short. The certificates are made at start by tls_certs.sh (openssl).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "tests/runtime/rt_fixture.h"
 
@@ -517,9 +519,9 @@ static void tls_reconnect(void **state)
 	rc_client *c;
 	char *who;
 	(void)state;
-	/* 500 ms: a reconnection's handshake under valgrind can take over 100 ms, and the server
-	 * counts a connection still shaking hands as idle (its idle_ms runs from the accept) */
-	conf.idle_ms = 500;
+	/* a reconnection's handshake under valgrind can take over 100 ms (no longer cut short by
+	 * idle_ms: tls_slow_handshake) */
+	conf.idle_ms = 100;
 	tw_start(&s, &conf);
 	c = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
 	for (int i = 0; i < 3; i++) {
@@ -711,6 +713,209 @@ static void tls_hostile(void **state)
 	rt_stop(&s);
 }
 
+/* Send what ssl's write BIO holds on fd, in pieces of at most piece bytes gap_ms apart (0:
+ * all at once). */
+static void tw_mem_out(SSL *ssl, int fd, size_t piece, int gap_ms)
+{
+	char b[16384];
+	int n;
+	while ((n = BIO_read(SSL_get_wbio(ssl), b, sizeof(b))) > 0) {
+		for (int off = 0; off < n;) {
+			size_t k = piece && (size_t)(n - off) > piece ? piece : (size_t)(n - off);
+			if (off > 0 && gap_ms > 0)
+				usleep((useconds_t)gap_ms * 1000);
+			assert_int_equal(send(fd, b + off, k, MSG_NOSIGNAL), (ssize_t)k);
+			off += (int)k;
+		}
+	}
+}
+
+/* Feed ssl's read BIO from fd (waiting up to 5 s); false if the server closed fd. */
+static bool tw_mem_in(SSL *ssl, int fd)
+{
+	char b[16384];
+	struct pollfd pf = {fd, POLLIN, 0};
+	ssize_t n;
+	assert_int_equal(poll(&pf, 1, 5000), 1);
+	n = recv(fd, b, sizeof(b), 0);
+	if (n <= 0)
+		return false;
+	assert_int_equal(BIO_write(SSL_get_rbio(ssl), b, (int)n), (int)n);
+	return true;
+}
+
+/* A client context for the raw TLS clients below: TLS 1.3 with these suites, ALPN sunrpc, the
+ * test CA. */
+static SSL_CTX *tw_raw_ctx(const char *suites)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	assert_non_null(ctx);
+	assert_int_equal(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION), 1);
+	assert_int_equal(SSL_CTX_set_ciphersuites(ctx, suites), 1);
+	assert_int_equal(SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x06sunrpc", 7), 0);
+	assert_int_equal(SSL_CTX_load_verify_locations(ctx, P("ca.pem"), NULL), 1);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	return ctx;
+}
+
+/* Probe and handshake on a new raw connection to s (*fd) over memory BIOs; slow: wait 400 ms
+ * after the probe and send the ClientHello in two pieces 400 ms apart. */
+static SSL *tw_raw_tls(rt_server *s, SSL_CTX *ctx, bool slow, int *fd)
+{
+	unsigned char r[256];
+	SSL *ssl = SSL_new(ctx);
+	int ret;
+
+	*fd = tw_raw(s);
+	assert_int_equal(tw_probe(*fd, r, sizeof(r)), 4 + 32);
+	assert_non_null(ssl);
+	SSL_set_bio(ssl, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+	assert_int_equal(SSL_set1_host(ssl, "localhost"), 1);
+	SSL_set_connect_state(ssl);
+	if (slow)
+		usleep(400 * 1000); /* past idle_ms and a sweep (250 ms) before the ClientHello */
+	ret = SSL_do_handshake(ssl);
+	assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
+	tw_mem_out(ssl, *fd, slow ? 40 : 0, slow ? 400 : 0); /* the ClientHello */
+	while ((ret = SSL_do_handshake(ssl)) != 1) {
+		assert_int_equal(SSL_get_error(ssl, ret), SSL_ERROR_WANT_READ);
+		tw_mem_out(ssl, *fd, 0, 0);
+		if (!tw_mem_in(ssl, *fd))
+			fail_msg("the server closed the connection during the handshake");
+	}
+	tw_mem_out(ssl, *fd, 0, 0); /* the client's Finished */
+	return ssl;
+}
+
+/* A NULL call of TW_PROG 1 (xid) on ssl over fd; flip: the record's byte at that offset from
+ * its end is flipped on the way (0: none). Whether its reply came (checked) -- false when
+ * the server closed the connection instead. */
+static bool tw_raw_null(SSL *ssl, int fd, uint32_t xid, int flip)
+{
+	unsigned char call[44] = {
+		0x80, 0, 0, 40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x20, 0, 0, 0x98, 0, 0, 0, 1,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	unsigned char reply[64], want[16] = {0x80, 0, 0, 0x18, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+	size_t got = 0;
+	int ret;
+
+	call[7] = want[7] = (unsigned char)xid;
+	assert_int_equal(SSL_write(ssl, call, sizeof(call)), (int)sizeof(call));
+	if (flip > 0) {
+		char b[4096];
+		int n = BIO_read(SSL_get_wbio(ssl), b, sizeof(b));
+		assert_true(n > flip);
+		b[n - flip] ^= 0x10;
+		assert_int_equal(send(fd, b, (size_t)n, MSG_NOSIGNAL), n);
+	}
+	tw_mem_out(ssl, fd, 0, 0);
+	while (got < 28) { /* mark, xid, REPLY, ACCEPTED, AUTH_NONE 0, SUCCESS */
+		ret = SSL_read(ssl, reply + got, (int)(sizeof(reply) - got));
+		if (ret > 0) {
+			got += (size_t)ret;
+			continue;
+		}
+		if (SSL_get_error(ssl, ret) != SSL_ERROR_WANT_READ)
+			fail_msg("call %u: SSL_read: %s", (unsigned)xid,
+			         ERR_reason_error_string(ERR_peek_last_error()));
+		tw_mem_out(ssl, fd, 0, 0);
+		if (!tw_mem_in(ssl, fd))
+			return false;
+	}
+	assert_int_equal(got, 28);
+	assert_memory_equal(reply, want, 16);
+	assert_memory_equal(reply + 24, "\0\0\0\0", 4);
+	return true;
+}
+
+/*
+ * A slow handshake is not an idle connection (nginx: ssl_handshake_timeout apart from the
+ * keep-alive timeout): against a server whose idle_ms is 50, a raw client sends its probe,
+ * waits 400 ms, then sends its ClientHello in two pieces 400 ms apart, finishes the handshake
+ * and calls NULL over TLS. The server still closes a connection that sends nothing (idle_ms),
+ * one that stays idle after its handshake (idle_ms from the handshake's end), and a probe
+ * then silence (stall_ms from the handshake's start). One thread and worker threads.
+ */
+static void tls_slow_handshake(void **state)
+{
+	const tw_conf *confs[2] = {&C_TLS, &C_MT};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rt_server s;
+		tw_conf conf = *confs[k];
+		unsigned char r[256];
+		SSL_CTX *ctx = tw_raw_ctx("TLS_AES_128_GCM_SHA256");
+		SSL *ssl;
+		int fd;
+
+		conf.idle_ms = 50;
+		conf.stall_ms = 3000;
+		tw_start(&s, &conf);
+
+		/* connects and sends nothing: closed as idle */
+		fd = tw_raw(&s);
+		assert_true(tw_closed_within(fd, 3000));
+		close(fd);
+
+		/* the slow handshake, then a call */
+		ssl = tw_raw_tls(&s, ctx, true, &fd);
+		assert_true(tw_raw_null(ssl, fd, 9, 0));
+		/* then idle: closed after idle_ms */
+		assert_true(tw_closed_within(fd, 3000));
+		SSL_free(ssl);
+		close(fd);
+
+		/* a probe then silence: not cut short by idle_ms, reaped after stall_ms */
+		fd = tw_raw(&s);
+		tw_probe(fd, r, sizeof(r));
+		assert_false(tw_closed_within(fd, 1000));
+		assert_true(tw_closed_within(fd, 8000));
+		close(fd);
+
+		SSL_CTX_free(ctx);
+		rt_stop(&s);
+	}
+}
+
+/*
+ * The server's record layer (tls.c runs TLS 1.3 records itself after the handshake) against
+ * OpenSSL's client, for each suite: calls; a KeyUpdate that asks for the server's (the server
+ * answers under its new key), one that does not; then a record with one bit flipped (in the
+ * ciphertext, then in the tag): the server closes the connection without a reply. One thread
+ * and worker threads.
+ */
+static void tls_record_layer(void **state)
+{
+	static const char *suites[3] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+	                                "TLS_CHACHA20_POLY1305_SHA256"};
+	const tw_conf *confs[2] = {&C_TLS, &C_MT};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rt_server s;
+		tw_start(&s, confs[k]);
+		for (int i = 0; i < 3; i++) {
+			SSL_CTX *ctx = tw_raw_ctx(suites[i]);
+			int fd;
+			SSL *ssl = tw_raw_tls(&s, ctx, false, &fd);
+
+			assert_string_equal(SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)), suites[i]);
+			for (uint32_t x = 1; x <= 3; x++)
+				assert_true(tw_raw_null(ssl, fd, x, 0));
+			assert_int_equal(SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED), 1);
+			assert_true(tw_raw_null(ssl, fd, 4, 0));
+			assert_true(tw_raw_null(ssl, fd, 5, 0));
+			assert_int_equal(SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED), 1);
+			assert_true(tw_raw_null(ssl, fd, 6, 0));
+			/* a flipped bit: 20 bytes from the end is the ciphertext, 5 the tag */
+			assert_false(tw_raw_null(ssl, fd, 7, i == 1 ? 5 : 20));
+			SSL_free(ssl);
+			close(fd);
+			SSL_CTX_free(ctx);
+		}
+		rt_stop(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -719,6 +924,7 @@ int main(void)
 		cmocka_unit_test(tls_multi),    cmocka_unit_test(tls_mutual),
 		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
+		cmocka_unit_test(tls_slow_handshake), cmocka_unit_test(tls_record_layer),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

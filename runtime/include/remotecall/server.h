@@ -263,7 +263,8 @@ typedef struct rc_server_limits {
 	                           [RC_DEFAULT_MAX_MESSAGE: 64 MiB + 64 KiB] */
 	size_t max_alloc;       /* what decoding one request's arguments may allocate [16 MiB] */
 	uint32_t max_conns;     /* open stream connections (see below) [16384] */
-	uint32_t idle_ms;       /* a connection idle this long is closed [120000] */
+	uint32_t idle_ms;       /* a connection idle this long is closed [120000] (never during
+	                           a TLS handshake, which stall_ms bounds) */
 	uint32_t stall_ms;      /* a connection stuck in a partial record this long is closed [10000] */
 	uint32_t drc_entries;   /* calls the duplicate request cache (UDP) remembers at most [4194304] */
 	uint32_t drc_ttl_ms;    /* how long it remembers a call after its reply [120000] */

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench/pinned-ratio.sh tls|udp [BUILD] [RUNS] -- one-core ratios of issue 30, client and
+# server both pinned to core 0 (taskset -c 0), the two figures of a ratio measured back to back
+# in each run against the same server; prints every run and the medians.
+#   tls  20,000 blocking null calls over RPC-over-TLS / the same over plaintext TCP (us/call)
+#   udp  50,000 null calls, --mode async --depth 64, UDP / TCP (calls/s)
+# Certificates are made in a temporary directory with tests/runtime/tls_certs.sh.
+set -euo pipefail
+what=${1:?tls or udp}
+root=$(cd "$(dirname "$0")/.." && pwd)
+B=$(cd "${2:-$root/build}" && pwd)
+R=${3:-7}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rc-ratio.XXXXXX")
+sp=
+trap '[ -n "$sp" ] && kill "$sp" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+field() { python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['$1'])"; }
+
+if [ "$what" = tls ]; then
+	bash "$root/tests/runtime/tls_certs.sh" "$tmp/c" >/dev/null 2>&1
+	taskset -c 0 "$B/bench/rc-bench-server" --listen tcp://127.0.0.1:0 \
+		--tls-cert "$tmp/c/server.pem" --tls-key "$tmp/c/server.key" >"$tmp/srv" 2>&1 &
+else
+	taskset -c 0 "$B/bench/rc-bench-server" --listen udp://127.0.0.1:0 \
+		--listen tcp://127.0.0.1:0 >"$tmp/srv" 2>&1 &
+fi
+sp=$!
+for _ in $(seq 100); do
+	[ "$(grep -c '^listening' "$tmp/srv")" -ge 1 ] && break
+	sleep 0.05
+done
+sleep 0.2
+ut=$(awk '/^listening tcp/ { print $2 }' "$tmp/srv")
+uu=$(awk '/^listening udp/ { print $2 }' "$tmp/srv")
+for _ in $(seq "$R"); do
+	if [ "$what" = tls ]; then
+		a=$(taskset -c 0 "$B/bench/rc-bench-client" --uri "$ut" --proc null --calls 20000 --json \
+			--tls required --tls-ca "$tmp/c/ca.pem" 2>/dev/null | field us_per_call)
+		b=$(taskset -c 0 "$B/bench/rc-bench-client" --uri "$ut" --proc null --calls 20000 --json |
+			field us_per_call)
+	else
+		a=$(taskset -c 0 "$B/bench/rc-bench-client" --uri "$uu" --proc null --calls 50000 \
+			--mode async --depth 64 --json | field calls_per_s)
+		b=$(taskset -c 0 "$B/bench/rc-bench-client" --uri "$ut" --proc null --calls 50000 \
+			--mode async --depth 64 --json | field calls_per_s)
+	fi
+	echo "$a $b"
+done | python3 -c '
+import statistics, sys
+what = sys.argv[1]
+names = ("tls us/call", "plain us/call") if what == "tls" else ("udp calls/s", "tcp calls/s")
+rows = [tuple(map(float, l.split())) for l in sys.stdin]
+for a, b in rows:
+    print("%s %.2f  %s %.2f  ratio %.3f" % (names[0], a, names[1], b, a / b))
+ma, mb = statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
+print("median %s %.2f  %s %.2f  ratio of medians %.3f  median of ratios %.3f" %
+      (names[0], ma, names[1], mb, ma / mb, statistics.median(r[0] / r[1] for r in rows)))' "$what"
