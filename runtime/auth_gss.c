@@ -241,6 +241,7 @@ uint32_t rc_svc_req_gss_service(const rc_svc_req *req)
  * with the "init" flavor below, whose cl_validate keeps it here). */
 typedef struct rc__gss_cl {
 	rc__gss_cli *cli;
+	rc_client *clnt;           /* whose calls (cl_refresh establishes a context again on it) */
 	uint32_t init_vflavor;
 	size_t init_vlen;
 	unsigned char init_verf[RC__MAX_AUTH_BYTES];
@@ -338,6 +339,23 @@ static void rc__gss_cl_destroy(rc__cl_auth *a)
 	free(g);
 }
 
+static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err);
+
+/* A call was denied with RPCSEC_GSS_CREDPROBLEM or CTXPROBLEM (the server lost or expired
+ * the context, or the seqs ran out): make a context again on the same client, once, and go on
+ * under it (the same flavor object, installed again). */
+static bool rc__gss_cl_refresh(rc__cl_auth *a, uint32_t why)
+{
+	rc__gss_cl *g = a->priv;
+	rc_status st;
+
+	if (why != RC__AUTH_CREDPROBLEM && why != RC__AUTH_CTXPROBLEM)
+		return false;
+	st = rc__gss_establish(g, NULL);
+	rc__cl_auth_ref(a); /* (rc__client_set_auth takes it) */
+	return rc__client_set_auth(g->clnt, a) == RC_OK && st == RC_OK;
+}
+
 const rc__flavor rc__flavor_gss = {
 	.number = RC__GSS_FLAVOR,
 	.name = "RPCSEC_GSS",
@@ -351,6 +369,7 @@ const rc__flavor rc__flavor_gss = {
 	.cl_wrap = rc__gss_cl_wrap,
 	.cl_validate = rc__gss_cl_validate,
 	.cl_unwrap = rc__gss_cl_unwrap,
+	.cl_refresh = rc__gss_cl_refresh,
 	.cl_destroy = rc__gss_cl_destroy,
 };
 
@@ -440,6 +459,46 @@ static void rc__gss_fail(rc_error *err, rc_status st, const char *text)
 	snprintf(err->detail, sizeof(err->detail), "%.*s", (int)sizeof(err->detail) - 1, text);
 }
 
+/* Make g's context with NULL calls on g->clnt, under the establishing flavor (installed for
+ * the time it takes: the client's calls meanwhile would go with it). RC_OK (the client is left
+ * with the establishing flavor: the caller installs the data flavor), or the failure (err,
+ * if not NULL, says why). */
+static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err)
+{
+	rc__gss_buf args = {0};
+	rc__gss_err ge = {0};
+	rc__cl_auth *init = rc__gss_auth_new(&rc__flavor_gss_init, g);
+	rc_status st;
+	int r;
+
+	if (init == NULL)
+		return RC_NOMEM;
+	if ((st = rc__client_set_auth(g->clnt, init)) != RC_OK) /* (takes init) */
+		return st;
+	/* the legs: NULL calls until the core says established (or failed) */
+	r = rc__gss_cli_init_start(g->cli, &args, &ge) == 0 ? 1 : -1;
+	while (r == 1) {
+		rc__gss_buf res = {0};
+		st = rc_call(g->clnt, 0, (rc_xdrproc)rc__gss_xdr_raw_out, &args,
+		             (rc_xdrproc)rc__gss_xdr_raw_in, &res);
+		rc__gss_buf_free(&args);
+		if (st != RC_OK) {
+			if (err != NULL)
+				rc_client_geterr(g->clnt, err);
+			return st;
+		}
+		r = rc__gss_cli_init_next(g->cli, res.data, res.len, g->init_vflavor, g->init_verf,
+		                          g->init_vlen, &args, &ge);
+		rc__gss_buf_free(&res);
+	}
+	rc__gss_buf_free(&args);
+	if (r != 0) {
+		rc__gss_fail(err, RC_AUTHERROR, ge.text);
+		return RC_AUTHERROR;
+	}
+	return RC_OK;
+}
+
 /* client.h: establish a context with target and send every call under it. */
 rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_service service,
                                  rc_error *err)
@@ -447,10 +506,8 @@ rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_ser
 	rc__gss_cli_opts o = {.target = target, .service = (uint32_t)service};
 	rc__gss_err ge = {0};
 	rc__gss_cl *g;
-	rc__gss_buf args = {0};
-	rc__cl_auth *init, *data;
-	rc_status st = RC_OK;
-	int r;
+	rc__cl_auth *data;
+	rc_status st;
 
 	if (err != NULL)
 		memset(err, 0, sizeof(*err));
@@ -458,59 +515,26 @@ rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_ser
 		return RC_INVAL;
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return RC_NOMEM;
+	g->clnt = clnt;
 	if (rc__gss_cli_create(&g->cli, &o, &ge) != 0) {
 		free(g);
 		rc__gss_fail(err, RC_AUTHERROR, ge.text);
 		return RC_AUTHERROR;
 	}
-	if ((init = rc__gss_auth_new(&rc__flavor_gss_init, g)) == NULL) {
-		rc__gss_cli_destroy(g->cli);
-		free(g);
-		return RC_NOMEM;
-	}
-	rc__cl_auth_ref(init); /* (ours: the client's goes when the data flavor replaces it) */
-	if ((st = rc__client_set_auth(clnt, init)) != RC_OK)
-		goto out;
-	/* the legs: NULL calls until the core says established (or failed) */
-	r = rc__gss_cli_init_start(g->cli, &args, &ge) == 0 ? 1 : -1;
-	while (r == 1) {
-		rc__gss_buf res = {0};
-		st = rc_call(clnt, 0, (rc_xdrproc)rc__gss_xdr_raw_out, &args,
-		             (rc_xdrproc)rc__gss_xdr_raw_in, &res);
-		rc__gss_buf_free(&args);
-		if (st != RC_OK) {
-			if (err != NULL)
-				rc_client_geterr(clnt, err);
-			break;
-		}
-		r = rc__gss_cli_init_next(g->cli, res.data, res.len, g->init_vflavor, g->init_verf,
-		                          g->init_vlen, &args, &ge);
-		rc__gss_buf_free(&res);
-	}
-	rc__gss_buf_free(&args);
-	if (st == RC_OK && r != 0) {
-		st = RC_AUTHERROR;
-		rc__gss_fail(err, st, ge.text);
-	}
+	st = rc__gss_establish(g, err);
 	if (st == RC_OK) {
 		/* established: every call from now on is sealed by the data flavor, which owns g */
-		init->priv = NULL;
 		if ((data = rc__gss_auth_new(&rc__flavor_gss, g)) == NULL)
 			st = RC_NOMEM;
-		else
-			st = rc__client_set_auth(clnt, data);
-		if (st == RC_OK)
-			g = NULL;
-		else
-			init->priv = g;
+		else if ((st = rc__client_set_auth(clnt, data)) == RC_OK)
+			return RC_OK;
+		else { /* set_auth let go of data, and g with it (cl_destroy) */
+			(void)rc_client_set_auth_none(clnt);
+			return st;
+		}
 	}
-	if (st != RC_OK)
-		(void)rc_client_set_auth_none(clnt); /* (lets go of the init flavor's template) */
-out:
-	rc__cl_auth_unref(init); /* the init flavor has no cl_destroy: g is freed below */
-	if (g != NULL) {
-		rc__gss_cli_destroy(g->cli);
-		free(g);
-	}
+	(void)rc_client_set_auth_none(clnt); /* (lets go of the establishing flavor) */
+	rc__gss_cli_destroy(g->cli);
+	free(g);
 	return st;
 }

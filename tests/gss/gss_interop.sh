@@ -67,6 +67,23 @@ for svc in none integrity privacy; do
 	run "remotecall -> remotecall, udp, $svc" "${VG[@]}" "$BIN/gss_rc_peer" client --uri "$RUDP" \
 		--service $svc --echo 8000 --calls 100 --expect-principal $WHO
 done
+# the server restarted under a client (its contexts gone): the next call is refused with
+# RPCSEC_GSS_CREDPROBLEM, and the client makes a context again by itself and goes on
+"${VG[@]}" "$BIN/gss_rc_peer" client --uri "$RTCP" --service integrity --echo 1000 --calls 10 \
+	--expect-principal $WHO --pause "$TMPD/p" >"$TMPD/re.out" 2>&1 &
+RC_CL=$!
+for _ in $(seq 600); do [ -e "$TMPD/p.paused" ] && break; sleep 0.05; done
+kill "$RS"; wait "$RS" 2>/dev/null
+"${VG[@]}" "$BIN/gss_rc_peer" server --name nfs@localhost --listen "$RTCP" >"$TMPD/rs2.out" 2>"$TMPD/rs2.err" &
+RS=$!
+PIDS+=($RS)
+wait_for "$TMPD/rs2.out" '^listening' $RS || { echo "FAIL: the restarted server did not start"; cat "$TMPD/rs2.err"; FAILS=$((FAILS + 1)); }
+touch "$TMPD/p.resumed"
+if wait "$RC_CL" && grep -q '^echo 1000 ok again' "$TMPD/re.out"; then
+	echo "ok: a context the restarted server lost is made again by the client"
+else
+	echo "FAIL: context after a server restart:"; cat "$TMPD/re.out"; FAILS=$((FAILS + 1))
+fi
 # a client without a ticket for the name gets GSS's own words
 if "$BIN/gss_rc_peer" client --uri "$RTCP" --name nosuch@localhost --calls 0 >"$TMPD/bad.out" 2>&1; then
 	echo "FAIL: a context with an unknown service principal was made"; FAILS=$((FAILS + 1))

@@ -9,9 +9,12 @@
  *       and the caller's principal; a call that is not RPCSEC_GSS gets AUTH_TOOWEAK
  *       (the NULL procedure aside)
  *   gss_rc_peer client --uri URI [--name nfs@localhost] [--service none|integrity|privacy]
- *                      [--echo BYTES] [--calls N] [--expect-principal P]
+ *                      [--echo BYTES] [--calls N] [--expect-principal P] [--pause FILE]
  *       establishes a context, echoes BYTES (checked, and the principal), then times N NULL
- *       calls: prints "echo BYTES ok" and "null N calls X us/call"; exit 0 when all went well
+ *       calls: prints "echo BYTES ok" and "null N calls X us/call"; exit 0 when all went well.
+ *       --pause FILE: then creates FILE.paused, waits (30 s at most) for FILE.resumed, and
+ *       echoes again on the same client ("echo BYTES ok again") -- the server may have been
+ *       restarted meanwhile, so the client must make its context again by itself
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,9 +131,43 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* ECHO of bytes bytes on c, the data and (if expect) the principal checked: 0, or 1 printed. */
+static int echo(rc_client *c, long bytes, const char *expect, const char *round)
+{
+	blob in = {(uint32_t)bytes, malloc((size_t)bytes + 1)};
+	echo_res out = {{0, NULL}, NULL};
+	char text[512];
+	rc_error e;
+	rc_status st;
+	int fails = 0;
+
+	for (long i = 0; i < bytes; i++)
+		in.val[i] = (char)(i * 31 + 7);
+	st = rc_call(c, 1, (rc_xdrproc)xdr_blob, &in, (rc_xdrproc)xdr_echo_res, &out);
+	if (st != RC_OK) {
+		rc_client_geterr(c, &e);
+		fprintf(stderr, "gss_rc_peer: ECHO%s: %s\n", round,
+		        rc_error_format(&e, text, sizeof(text)));
+		fails++;
+	} else if (out.data.len != in.len || memcmp(out.data.val, in.val, in.len) != 0) {
+		fprintf(stderr, "gss_rc_peer: ECHO%s: the data came back changed\n", round);
+		fails++;
+	} else if (expect != NULL && (out.principal == NULL || strcmp(out.principal, expect))) {
+		fprintf(stderr, "gss_rc_peer: ECHO%s: principal %s, want %s\n", round,
+		        out.principal ? out.principal : "(none)", expect);
+		fails++;
+	} else {
+		printf("echo %ld ok%s (principal %s)\n", bytes, round, out.principal);
+	}
+	rc_xdr_free((rc_xdrproc)xdr_echo_res, &out);
+	free(in.val);
+	return fails;
+}
+
 static int client(int argc, char **argv)
 {
 	const char *uri = NULL, *name = "nfs@localhost", *expect = NULL, *svc = "integrity";
+	const char *pause = NULL;
 	long bytes = 1000, calls = 100;
 	rc_gss_service service = RC_GSS_INTEGRITY;
 	rc_client *c;
@@ -152,6 +189,8 @@ static int client(int argc, char **argv)
 			calls = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--expect-principal") == 0)
 			expect = argv[i + 1];
+		else if (strcmp(argv[i], "--pause") == 0)
+			pause = argv[i + 1];
 	}
 	service = strcmp(svc, "none") == 0 ? RC_GSS_NONE
 	          : strcmp(svc, "privacy") == 0 ? RC_GSS_PRIVACY : RC_GSS_INTEGRITY;
@@ -169,29 +208,7 @@ static int client(int argc, char **argv)
 		        rc_error_format(&e, text, sizeof(text)));
 		return 1;
 	}
-	{
-		blob in = {(uint32_t)bytes, malloc((size_t)bytes + 1)};
-		echo_res out = {{0, NULL}, NULL};
-		for (long i = 0; i < bytes; i++)
-			in.val[i] = (char)(i * 31 + 7);
-		st = rc_call(c, 1, (rc_xdrproc)xdr_blob, &in, (rc_xdrproc)xdr_echo_res, &out);
-		if (st != RC_OK) {
-			rc_client_geterr(c, &e);
-			fprintf(stderr, "gss_rc_peer: ECHO: %s\n", rc_error_format(&e, text, sizeof(text)));
-			fails++;
-		} else if (out.data.len != in.len || memcmp(out.data.val, in.val, in.len) != 0) {
-			fprintf(stderr, "gss_rc_peer: ECHO: the data came back changed\n");
-			fails++;
-		} else if (expect != NULL && (out.principal == NULL || strcmp(out.principal, expect))) {
-			fprintf(stderr, "gss_rc_peer: ECHO: principal %s, want %s\n",
-			        out.principal ? out.principal : "(none)", expect);
-			fails++;
-		} else {
-			printf("echo %ld ok (principal %s)\n", bytes, out.principal);
-		}
-		rc_xdr_free((rc_xdrproc)xdr_echo_res, &out);
-		free(in.val);
-	}
+	fails += echo(c, bytes, expect, "");
 	{
 		double t0 = now_us();
 		for (long i = 0; i < calls; i++) {
@@ -205,6 +222,21 @@ static int client(int argc, char **argv)
 		}
 		if (calls > 0)
 			printf("null %ld calls %.1f us/call\n", calls, (now_us() - t0) / (double)calls);
+	}
+	if (pause != NULL && fails == 0) {
+		char f[512];
+		FILE *fp;
+		snprintf(f, sizeof(f), "%s.paused", pause);
+		if ((fp = fopen(f, "w")) != NULL)
+			fclose(fp);
+		snprintf(f, sizeof(f), "%s.resumed", pause);
+		for (int i = 0; i < 300 && (fp = fopen(f, "r")) == NULL; i++) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+		if (fp != NULL)
+			fclose(fp);
+		fails += echo(c, bytes, expect, " again");
 	}
 	rc_client_destroy(c);
 	fflush(stdout);

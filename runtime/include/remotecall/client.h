@@ -157,8 +157,10 @@ typedef enum rc_gss_service { RC_GSS_NONE = 1, RC_GSS_INTEGRITY = 2, RC_GSS_PRIV
  * (NULL, a service out of range); RC_NOMEM; RC_AUTHERROR when GSS or the server refused the
  * context (err, if not NULL, says why in GSS's words: no ticket, unknown server principal,
  * ...); the status of a NULL call that failed (RC_TIMEDOUT, RC_CANTRECV, ...). On failure the
- * client is left with AUTH_NONE. Not yet: renewal after the server drops the context
- * (expiry): the call fails with RC_AUTHERROR (auth_stat 13 or 14); set it again.
+ * client is left with AUTH_NONE. A blocking call the server refuses because it lost or
+ * expired the context (RPCSEC_GSS_CREDPROBLEM / CTXPROBLEM, auth_stat 13 / 14) makes the
+ * context again, on the calling thread, and goes once more; a started call fails with
+ * RC_AUTHERROR instead (the next blocking call renews).
  */
 rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_service service,
                                  rc_error *err);
