@@ -206,8 +206,27 @@ rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t ver
 	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
 	pthread_mutex_lock(&srv->mu);
-	if ((r = rc__find(srv, prog, vers)) != NULL)
+	if ((r = rc__find(srv, prog, vers)) != NULL) {
 		r->tls_required = required;
+		r->rules = r->tls_required || r->gss_min != 0;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return r != NULL ? RC_OK : RC_PROGUNAVAIL;
+}
+
+/* server.h: the least RPCSEC_GSS service (prog, vers) takes. */
+rc_status rc_server_set_gss_required(rc_server *srv, uint32_t prog, uint32_t vers,
+                                     uint32_t min_service)
+{
+	rc__reg *r;
+
+	if (srv == NULL || min_service > 3 || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	if ((r = rc__find(srv, prog, vers)) != NULL) {
+		r->gss_min = min_service;
+		r->rules = r->tls_required || r->gss_min != 0;
+	}
 	pthread_mutex_unlock(&srv->mu);
 	return r != NULL ? RC_OK : RC_PROGUNAVAIL;
 }

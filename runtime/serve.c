@@ -462,9 +462,14 @@ authenticated:
 			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
 		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);
 	}
-	if (req->reg->tls_required && !rc__conn_secure(conn, NULL)) {
-		uint32_t st = RC__AUTH_TOOWEAK; /* RFC 9289 section 4.2: TLS required here */
-		return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
+	if (__builtin_expect(req->reg->rules, 0)) { /* what this program asks of its callers */
+		uint32_t st = RC__AUTH_TOOWEAK;
+		if (req->reg->tls_required && !rc__conn_secure(conn, NULL))
+			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1); /* RFC 9289 */
+		if (req->reg->gss_min != 0 && req->rq_proc != 0 &&
+		    (w->auth == NULL || w->auth->fl != &rc__flavor_gss ||
+		     w->auth->service < req->reg->gss_min))
+			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1); /* RFC 2203 */
 	}
 	req->proc = NULL;
 	if (req->reg->raw == NULL) {

@@ -42,6 +42,9 @@ typedef struct rc__reg {
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
 	size_t nsparse;
 	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
+	uint32_t gss_min;  /* calls but NULL need RPCSEC_GSS with at least this service, else
+	                      AUTH_TOOWEAK (rc_server_set_gss_required); 0: no such rule */
+	bool rules;        /* tls_required or gss_min: one test on the serve step's usual path */
 	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
 } rc__reg;
 

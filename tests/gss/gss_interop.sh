@@ -84,6 +84,25 @@ if wait "$RC_CL" && grep -q '^echo 1000 ok again' "$TMPD/re.out"; then
 else
 	echo "FAIL: context after a server restart:"; cat "$TMPD/re.out"; FAILS=$((FAILS + 1))
 fi
+# a program that requires privacy refuses integrity (AUTH_TOOWEAK) and takes privacy
+"${VG[@]}" "$BIN/gss_rc_peer" server --name nfs@localhost --require privacy \
+	--listen tcp://127.0.0.1:0 >"$TMPD/rp.out" 2>"$TMPD/rp.err" &
+RP=$!
+PIDS+=($RP)
+if wait_for "$TMPD/rp.out" '^listening' $RP; then
+	RPU=$(awk '/^listening tcp/ { print $2 }' "$TMPD/rp.out")
+	if "$BIN/gss_rc_peer" client --uri "$RPU" --service integrity --calls 0 >"$TMPD/weak.out" 2>&1; then
+		echo "FAIL: integrity accepted where privacy is required"; FAILS=$((FAILS + 1))
+	elif grep -q 'auth_stat 5' "$TMPD/weak.out"; then
+		echo "ok: integrity refused where privacy is required (AUTH_TOOWEAK)"
+	else
+		echo "FAIL: integrity where privacy is required: $(cat "$TMPD/weak.out")"; FAILS=$((FAILS + 1))
+	fi
+	run "privacy where privacy is required" "$BIN/gss_rc_peer" client --uri "$RPU" \
+		--service privacy --echo 100 --calls 0 --expect-principal $WHO
+else
+	echo "FAIL: gss_rc_peer --require privacy did not start"; FAILS=$((FAILS + 1))
+fi
 # a client without a ticket for the name gets GSS's own words
 if "$BIN/gss_rc_peer" client --uri "$RTCP" --name nosuch@localhost --calls 0 >"$TMPD/bad.out" 2>&1; then
 	echo "FAIL: a context with an unknown service principal was made"; FAILS=$((FAILS + 1))

@@ -4,10 +4,11 @@
  * served and called through the public API -- rc_server_set_gss and rc_svc_req_gss_principal,
  * rc_client_set_auth_gss.
  *
- *   gss_rc_peer server [--name nfs@localhost] [--listen URI]...
+ *   gss_rc_peer server [--name nfs@localhost] [--require none|integrity|privacy] [--listen URI]...
  *       prints "listening URI" per listener, serves until killed; ECHO answers with the data
- *       and the caller's principal; a call that is not RPCSEC_GSS gets AUTH_TOOWEAK
- *       (the NULL procedure aside)
+ *       and the caller's principal; a call that is not RPCSEC_GSS, or under a service less
+ *       than --require's (default none), gets AUTH_TOOWEAK (the NULL procedure aside:
+ *       rc_server_set_gss_required)
  *   gss_rc_peer client --uri URI [--name nfs@localhost] [--service none|integrity|privacy]
  *                      [--echo BYTES] [--calls N] [--expect-principal P] [--pause FILE]
  *       establishes a context, echoes BYTES (checked, and the principal), then times N NULL
@@ -84,25 +85,25 @@ static const rc_procinfo p_echo = {GSS_ECHO_PROG, 1, 1, "ECHO", (rc_xdrproc)xdr_
 static const rc_svc_proc procs[] = {{&p_null, srv_null}, {&p_echo, srv_echo}};
 static const rc_svc_prog prog = {GSS_ECHO_PROG, 1, 2, procs};
 
-/* Calls other than RPCSEC_GSS are refused, the NULL procedure aside (as tirpc_gss_server). */
-static uint32_t gss_only(const rc_svc_req *req, void *ctx)
-{
-	(void)ctx;
-	return rc_svc_req_flavor(req) == RC_AUTH_GSS || rc_svc_req_procnum(req) == 0 ? 0 : 5;
-}
-
 static int server(int argc, char **argv)
 {
 	const char *name = "nfs@localhost";
 	rc_server *srv;
 	char why[400], uri[256];
 
-	if (rc_server_create(&srv) != RC_OK || rc_server_register(srv, &prog, NULL) != RC_OK ||
-	    rc_server_set_auth(srv, gss_only, NULL) != RC_OK)
+	uint32_t min = 1;
+
+	if (rc_server_create(&srv) != RC_OK || rc_server_register(srv, &prog, NULL) != RC_OK)
 		return 1;
-	for (int i = 2; i + 1 < argc; i += 2)
+	for (int i = 2; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--name") == 0)
 			name = argv[i + 1];
+		else if (strcmp(argv[i], "--require") == 0)
+			min = strcmp(argv[i + 1], "privacy") == 0     ? 3
+			      : strcmp(argv[i + 1], "integrity") == 0 ? 2 : 1;
+	}
+	if (rc_server_set_gss_required(srv, GSS_ECHO_PROG, 1, min) != RC_OK)
+		return 1;
 	if (rc_server_set_gss(srv, name, NULL, why, sizeof(why)) != RC_OK) {
 		fprintf(stderr, "gss_rc_peer: rc_server_set_gss: %s\n", why);
 		return 1;

@@ -529,6 +529,17 @@ const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req);
 rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *keytab,
                             char *why, size_t whylen);
 
+/*
+ * rc_server_set_gss_required -- the least protection (prog, vers), registered before, takes:
+ * min_service 1 (RPCSEC_GSS, any service), 2 (integrity or privacy), 3 (privacy); 0 removes the
+ * rule. Calls with less -- another flavor, or a weaker service -- are refused with AUTH_ERROR /
+ * AUTH_TOOWEAK (the client sees RC_AUTHERROR, auth_stat 5); the NULL procedure is exempt (pings
+ * and the context's own control calls). Returns RC_OK; RC_INVAL for a NULL or running server
+ * or min_service over 3; RC_PROGUNAVAIL when (prog, vers) is not registered.
+ */
+rc_status rc_server_set_gss_required(rc_server *srv, uint32_t prog, uint32_t vers,
+                                     uint32_t min_service);
+
 /* rc_svc_req_gss_principal -- the caller's principal ("user@REALM") of an RPCSEC_GSS call,
  * valid until its reply; NULL for any other flavor. rc_svc_req_gss_service -- its service
  * (1 none, 2 integrity, 3 privacy; 0 for another flavor). */
