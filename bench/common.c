@@ -136,6 +136,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "          [--keep-going] [--timeout MS] [--spin US] [--max-seconds S]\n"
 	        "          [--tls opportunistic|required [--tls-ca FILE]\n"
 	        "          [--tls-cert FILE --tls-key FILE] [--tls-name NAME]]\n"
+	        "          [--gss none|integrity|privacy [--gss-service NAME]]\n"
 	        "  --uri URI      udp://HOST:PORT, tcp://HOST:PORT (no port: ask HOST's rpcbind);\n"
 	        "                 with several, one call is one round over all of them\n"
 	        "  --proc P       the bench.x procedure to call\n"
@@ -160,6 +161,9 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "  --tls-ca FILE  CAs the server's certificate must chain to [the system's]\n"
 	        "  --tls-cert FILE --tls-key FILE  client certificate and key (mutual TLS)\n"
 	        "  --tls-name NAME  name the server's certificate must carry [the URI's host]\n"
+	        "  --gss S        (remotecall) RPCSEC_GSS with Kerberos, service none, integrity or\n"
+	        "                 privacy (a ticket in KRB5CCNAME: kinit first)\n"
+	        "  --gss-service NAME  the server's host-based name [rcbench@localhost]\n"
 	        "  --prog N, --vers N, --procnum N   call other numbers (error-path tests;\n"
 	        "                 --procnum calls procedure N with void argument and result)\n"
 	        "  --mode MODE    how calls are made [%s]:\n",
@@ -172,7 +176,7 @@ enum {
 	OPT_URI = 1000, OPT_PROC, OPT_SIZE, OPT_ARG, OPT_CALLS, OPT_WARMUP, OPT_MODE, OPT_THREADS,
 	OPT_JSON, OPT_DEPTH, OPT_KEEP, OPT_TIMEOUT, OPT_PROG, OPT_VERS, OPT_PROCNUM, OPT_QUIET,
 	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC, OPT_TRACE, OPT_SPIN, OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT,
-	OPT_TLS_KEY, OPT_TLS_NAME
+	OPT_TLS_KEY, OPT_TLS_NAME, OPT_GSS, OPT_GSS_SERVICE
 };
 
 static const struct option client_longopts[] = {
@@ -202,6 +206,8 @@ static const struct option client_longopts[] = {
 	{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
 	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
 	{"tls-name", required_argument, NULL, OPT_TLS_NAME},
+	{"gss", required_argument, NULL, OPT_GSS},
+	{"gss-service", required_argument, NULL, OPT_GSS_SERVICE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -353,6 +359,15 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 			break;
 		case OPT_TLS_NAME:
 			o->tls_name = optarg;
+			break;
+		case OPT_GSS:
+			if (strcmp(optarg, "none") != 0 && strcmp(optarg, "integrity") != 0 &&
+			    strcmp(optarg, "privacy") != 0)
+				BAD("bad --gss '%s' (none, integrity or privacy)", optarg);
+			o->gss = optarg;
+			break;
+		case OPT_GSS_SERVICE:
+			o->gss_service = optarg;
 			break;
 		case OPT_HELP:
 			client_usage(stdout, prog, modes, nmodes);

@@ -83,6 +83,9 @@ typedef struct bench_opts {
 	/* RPC-over-TLS (rc-bench-client only): --tls opportunistic|required (NULL: off), the CA,
 	 * client certificate and key, and the name to verify */
 	const char *tls, *tls_ca, *tls_cert, *tls_key, *tls_name;
+	/* RPCSEC_GSS (rc-bench-client only): --gss none|integrity|privacy (NULL: off) and
+	 * --gss-service NAME, the server's host-based name [rcbench@localhost] */
+	const char *gss, *gss_service;
 } bench_opts;
 
 /*

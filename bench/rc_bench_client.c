@@ -32,6 +32,8 @@
  * --tls opportunistic|required [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
  * [--tls-name NAME]: RPC-over-TLS (rc_client_create_tls) on every tcp URI; after the results
  * the client says on stderr whether its connections ran under TLS ("tls: on" / "tls: off").
+ * --gss none|integrity|privacy [--gss-service NAME]: RPCSEC_GSS (rc_client_set_auth_gss) on
+ * every client, the server's name rcbench@localhost unless given.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -812,6 +814,23 @@ int main(int argc, char **argv)
 		}
 		if (o.timeout_ms)
 			rc_client_set_timeout(clients[i], o.timeout_ms);
+		if (o.gss != NULL) {
+			rc_gss_service svc = strcmp(o.gss, "none") == 0        ? RC_GSS_NONE
+			                     : strcmp(o.gss, "privacy") == 0 ? RC_GSS_PRIVACY
+			                                                      : RC_GSS_INTEGRITY;
+			st = rc_client_set_auth_gss(clients[i],
+			                            o.gss_service ? o.gss_service : "rcbench@localhost",
+			                            svc, &err);
+			if (st != RC_OK) {
+				char buf[512];
+				fprintf(stderr, "%s: --gss %s on %s: %s [%s]\n", progname, o.gss, o.uris[i],
+				        rc_error_format(&err, buf, sizeof(buf)), rc_status_name(st));
+				for (int k = 0; k <= i; k++)
+					rc_client_destroy(clients[k]);
+				trace_rec_free(g_trace);
+				return 1;
+			}
+		}
 		if (o.spin_us && (st = rc_client_set_spin(clients[i], o.spin_us)) != RC_OK) {
 			fprintf(stderr, "%s: --spin %u on %s: %s\n", progname, (unsigned)o.spin_us,
 			        o.uris[i], rc_strerror(st));

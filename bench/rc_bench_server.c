@@ -259,6 +259,7 @@ static void usage(FILE *f)
 	        "       [--max-record BYTES] [--rpcbind]\n"
 	        "       [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]\n"
 	        "       [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]\n"
+	        "       [--gss-principal NAME [--gss-require none|integrity|privacy]]\n"
 	        "  --listen URI   udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH (port 0: any);\n"
 	        "                 prints 'listening URI' with the real port for each\n"
 	        "  --threads N    worker threads [1]\n"
@@ -280,7 +281,11 @@ static void usage(FILE *f)
 	        "                 [the library's default, 16384]\n"
 	        "  --tls-cert FILE --tls-key FILE  offer RPC-over-TLS with this certificate, key\n"
 	        "  --tls-ca FILE  require client certificates that chain to FILE (mutual TLS)\n"
-	        "  --tls-require  serve bench.x only under TLS (plaintext: AUTH_TOOWEAK)\n",
+	        "  --tls-require  serve bench.x only under TLS (plaintext: AUTH_TOOWEAK)\n"
+	        "  --gss-principal NAME  accept RPCSEC_GSS as NAME (host-based, e.g.\n"
+	        "                 rcbench@localhost; keys from KRB5_KTNAME)\n"
+	        "  --gss-require S  serve bench.x only under RPCSEC_GSS with service S or more\n"
+	        "                 (none, integrity, privacy; others: AUTH_TOOWEAK; NULL exempt)\n",
 	        progname);
 }
 
@@ -357,6 +362,8 @@ int main(int argc, char **argv)
 		{"tls-ca", required_argument, NULL, 'A'},
 		{"tls-require", no_argument, NULL, 'Q'},
 		{"max-conns", required_argument, NULL, 'N'},
+		{"gss-principal", required_argument, NULL, 'G'},
+		{"gss-require", required_argument, NULL, 'g'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -373,6 +380,8 @@ int main(int argc, char **argv)
 	trace_rec *trace = NULL;
 	rc_tls_server_opts tls = {0};
 	bool tls_require = false;
+	const char *gss_principal = NULL; /* --gss-principal */
+	uint32_t gss_require = 0;          /* --gss-require: 1..3 */
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -477,6 +486,18 @@ int main(int argc, char **argv)
 		case 'Q':
 			tls_require = true;
 			break;
+		case 'G':
+			gss_principal = optarg;
+			break;
+		case 'g':
+			gss_require = strcmp(optarg, "none") == 0        ? 1
+			              : strcmp(optarg, "integrity") == 0 ? 2
+			              : strcmp(optarg, "privacy") == 0   ? 3 : 0;
+			if (gss_require == 0) {
+				fprintf(stderr, "%s: --gss-require: none, integrity or privacy\n", progname);
+				return 2;
+			}
+			break;
 		case 'F':
 			if (!bench_parse_u64(optarg, &defer_threads) || defer_threads < 1 ||
 			    defer_threads > 256) {
@@ -529,6 +550,23 @@ int main(int argc, char **argv)
 		if (tls_require &&
 		    (st = rc_server_set_tls_required(g_srv, BENCH_PROG, BENCH_VERS, true)) != RC_OK) {
 			fprintf(stderr, "%s: --tls-require: %s\n", progname, rc_strerror(st));
+			return 1;
+		}
+	}
+	if (gss_require != 0 && gss_principal == NULL) {
+		fprintf(stderr, "%s: --gss-require needs --gss-principal\n", progname);
+		return 2;
+	}
+	if (gss_principal != NULL) {
+		char why[400];
+		if ((st = rc_server_set_gss(g_srv, gss_principal, NULL, why, sizeof(why))) != RC_OK) {
+			fprintf(stderr, "%s: --gss-principal %s: %s [%s]: %s\n", progname, gss_principal,
+			        rc_strerror(st), rc_status_name(st), why);
+			return 1;
+		}
+		if (gss_require != 0 && (st = rc_server_set_gss_required(g_srv, BENCH_PROG, BENCH_VERS,
+		                                                          gss_require)) != RC_OK) {
+			fprintf(stderr, "%s: --gss-require: %s\n", progname, rc_strerror(st));
 			return 1;
 		}
 	}

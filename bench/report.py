@@ -1539,6 +1539,41 @@ def sec_defer(run, targets):
     return "\n".join(L)
 
 
+def sec_gss(run, targets):
+    L = ["## 16. RPCSEC_GSS with Kerberos v5\n"]
+    if not run.ran("gss"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = run.sel(exp="gss")
+    if not rs:
+        return "\n".join(L) + "No result: the throw-away KDC did not start (see Failed steps).\n"
+    L.append("Blocking calls over TCP, client and server on one core, in a throw-away MIT realm "
+             "(`tests/gss/krb5_fixture.sh`): `rc-bench-server --gss-principal rcbench@localhost`, "
+             "`rc-bench-client --gss none|integrity|privacy` (plain: AUTH_NONE), and libtirpc's own "
+             "RPCSEC_GSS client and server (`tests/gss/tirpc_gss_{client,server}`). µs per call, median over trials.\n")
+    def med(impl, svc, proc):
+        a = agg([r["us_per_call"] for r in rs if r.get("side") == impl and r.get("service") == svc
+                 and r.get("proc") == proc and "us_per_call" in r])
+        return a
+    rows, csvrows = [], []
+    base = med("rc", "plain", "null")
+    for svc, label in (("plain", "plain (AUTH_NONE)"), ("none", "krb5"), ("integrity", "krb5i"), ("privacy", "krb5p")):
+        a, t = med("rc", svc, "null"), med("tirpc", svc, "null")
+        rr = ratio(a and a["median"], base and base["median"])
+        rt = ratio(a and a["median"], t and t["median"])
+        rows.append([label, fci(a, 1), fratio(rr), fci(t, 1), fratio(rt)])
+        csvrows.append([svc, a and a["median"], t and t["median"], rr, rt])
+    L.append(md_table(["null call", "remotecall µs", "÷ plain", "libtirpc µs", "remotecall ÷ libtirpc"], rows))
+    e_rows = []
+    ep = med("rc", "plain", "echo")
+    for svc in ("plain", "integrity", "privacy"):
+        a = med("rc", svc, "echo")
+        e_rows.append([svc, fci(a, 0), fratio(ratio(a and a["median"], ep and ep["median"]))])
+    L.append("\n1 MiB echo (remotecall both sides; libtirpc cannot wrap bodies over about 64 KiB):\n")
+    L.append(md_table(["service", "µs per call", "÷ plaintext"], e_rows))
+    run.write_csv("gss.csv", ["service", "rc_null_us", "tirpc_null_us", "rc_vs_plain", "rc_vs_tirpc"], csvrows)
+    return "\n".join(L)
+
+
 def sec_failures(run):
     L = ["## Failed steps\n"]
     if not run.fails:
@@ -1572,7 +1607,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer gss)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1641,7 +1676,7 @@ def main(argv):
     body = [sec_en(run, targets), sec_steps(run), sec_courier(run), sec_dce(run, targets), sec_parpc(run),
             sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
             sec_bulk(run, targets), sec_load(run, targets), sec_spin(run, targets),
-            sec_udpio(run, targets), sec_conns(run, targets), sec_defer(run, targets)]
+            sec_udpio(run, targets), sec_conns(run, targets), sec_defer(run, targets), sec_gss(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

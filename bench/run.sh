@@ -53,7 +53,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer gss"
 CMDLINE="$0 $*"
 
 usage() {
@@ -160,9 +160,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20 [udpio]=45 [conns]=90 [defer]=25)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60 [udpio]=120 [conns]=300 [defer]=60)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3 [udpio]=6 [conns]=10 [defer]=3)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=40 [load]=40 [spin]=20 [udpio]=45 [conns]=90 [defer]=25 [gss]=30)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=120 [load]=120 [spin]=60 [udpio]=120 [conns]=300 [defer]=60 [gss]=90)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=4 [load]=4 [spin]=3 [udpio]=6 [conns]=10 [defer]=3 [gss]=8)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -1042,6 +1042,74 @@ exp_defer() {
 			stop "$RCS_PID"
 		done
 	done
+}
+
+# ---- gss: RPCSEC_GSS with Kerberos (issue 28) -------------------------------------------------------
+# In a throw-away MIT realm (tests/gss/krb5_fixture.sh, in a subshell: its traps are its own):
+# blocking null calls over TCP, server and client on one core, plain (AUTH_NONE) and under
+# RPCSEC_GSS none / integrity / privacy (rc-bench-server --gss-principal, rc-bench-client
+# --gss), and libtirpc's own client and server (tests/gss/tirpc_gss_{server,client}) the same
+# way; then 1 MiB echoes under integrity and privacy beside plaintext.
+exp_gss() {
+	local fx="$ROOT/tests/gss/krb5_fixture.sh" tb="$B/../tests/gss"
+	if [ ! -f "$fx" ]; then
+		note_fail '{"exp":"gss","what":"fixture"}' 1 "$fx" /dev/null
+		return
+	fi
+	(
+		# shellcheck source=/dev/null
+		. "$fx"
+		if ! krb5_fixture_start 2>"$TMP/kdc.err"; then
+			note_fail '{"exp":"gss","what":"KDC"}' 77 "krb5_fixture_start" "$TMP/kdc.err"
+			exit 0
+		fi
+		local sc cc t s u tag n=$((CALLS * 2)) tport
+		sc=$(srv_core same)
+		cc=$(cli_core same)
+		srv RCS local "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" \
+			--gss-principal rcbench@localhost || exit 0
+		u=$(uri_of "$RCS" tcp)
+		for t in $(seq 1 $TRIALS); do
+			for s in plain none integrity privacy; do
+				progress "rc null, $s, trial $t/$TRIALS"
+				tag="\"exp\":\"gss\",\"side\":\"rc\",\"service\":\"$s\",\"proc\":\"null\",\"trial\":$t"
+				if [ $s = plain ]; then
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --json
+				else
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --gss $s --json
+				fi
+			done
+			for s in plain integrity privacy; do
+				progress "rc 1 MiB echo, $s, trial $t/$TRIALS"
+				tag="\"exp\":\"gss\",\"side\":\"rc\",\"service\":\"$s\",\"proc\":\"echo\",\"trial\":$t"
+				if [ $s = plain ]; then
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc echo --size 1048576 --calls 50 --max-seconds $MAXS --json
+				else
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc echo --size 1048576 --calls 50 --max-seconds $MAXS --gss $s --json
+				fi
+			done
+		done
+		stop "$RCS_PID"
+		if [ -x "$tb/tirpc_gss_server" ] && [ -x "$tb/tirpc_gss_client" ]; then
+			taskset -c "$sc" "$tb/tirpc_gss_server" --name rcbench@localhost >"$TMP/tgs.out" 2>"$TMP/tgs.err" &
+			local tpid=$!
+			for _ in $(seq 100); do grep -q '^port ' "$TMP/tgs.out" && break; sleep 0.05; done
+			tport=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$TMP/tgs.out")
+			# its "... us_per_call X" line as the JSON rec takes
+			printf '%s\n' '#!/bin/sh' \
+				'"$@" | awk '"'"'/us_per_call/ { printf "{\"us_per_call\":%s}\n", $NF }'"'" >"$TMP/tgc.sh"
+			for t in $(seq 1 $TRIALS); do
+				for s in authnone none integrity privacy; do
+					progress "libtirpc null, $s, trial $t/$TRIALS"
+					tag="\"exp\":\"gss\",\"side\":\"tirpc\",\"service\":\"${s/authnone/plain}\",\"proc\":\"null\",\"trial\":$t"
+					rec "$tag" 120 sh "$TMP/tgc.sh" taskset -c "$cc" "$tb/tirpc_gss_client" --port "$tport" --name rcbench@localhost --service $s --calls $n
+				done
+			done
+			kill $tpid 2>/dev/null
+			wait $tpid 2>/dev/null
+		fi
+		krb5_fixture_stop
+	)
 }
 
 # ---- udpio: the kernel interface under a UDP server (issue 15) --------------------------------------------------

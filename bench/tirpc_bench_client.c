@@ -256,6 +256,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: libtirpc has no RPC-over-TLS (--tls* options)\n", progname);
 		return 2;
 	}
+	if (o.gss || o.gss_service) {
+		fprintf(stderr, "%s: --gss is rc-bench-client's (libtirpc's own RPCSEC_GSS client "
+		        "is tests/gss/tirpc_gss_client)\n", progname);
+		return 2;
+	}
 	if (o.trace) {
 		fprintf(stderr, "%s: --trace needs remotecall's trace points (rc-bench-client)\n",
 		        progname);
