@@ -207,6 +207,7 @@ static int client(int argc, char **argv)
 	if ((st = rc_client_set_auth_gss(c, name, service, &e)) != RC_OK) {
 		fprintf(stderr, "gss_rc_peer: rc_client_set_auth_gss: %s\n",
 		        rc_error_format(&e, text, sizeof(text)));
+		rc_client_destroy(c);
 		return 1;
 	}
 	fails += echo(c, bytes, expect, "");
