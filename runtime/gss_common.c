@@ -158,6 +158,19 @@ static unsigned char *put_opaque(unsigned char *p, const void *data, size_t n)
 	return p + 4 + pad4(n);
 }
 
+/* Service none: the bytes as they are, in a block of out's own. 0, or -1 (no memory). */
+static int rc__gss_copy(rc__gss_buf *out, const void *p, size_t len, rc__gss_err *err)
+{
+	if (!(out->data = malloc(len ? len : 1))) {
+		rc__gss_err_msg(err, "out of memory");
+		return -1;
+	}
+	if (len)
+		memcpy(out->data, p, len);
+	out->len = len;
+	return 0;
+}
+
 int rc__gss_sec_wrap(rc__gss_sec *s, uint32_t seq, uint32_t service, const void *body, size_t len,
 		     rc__gss_buf *out, rc__gss_err *err)
 {
@@ -171,14 +184,7 @@ int rc__gss_sec_wrap(rc__gss_sec *s, uint32_t seq, uint32_t service, const void 
 	}
 	switch (service) {
 	case RC__GSS_SVC_NONE:
-		if (!(out->data = malloc(len ? len : 1))) {
-			rc__gss_err_msg(err, "out of memory");
-			return -1;
-		}
-		if (len)
-			memcpy(out->data, body, len);
-		out->len = len;
-		return 0;
+		return rc__gss_copy(out, body, len, err);
 	case RC__GSS_SVC_INTEGRITY: {
 		/* databody_integ in place, then its MIC appended */
 		size_t dlen = 4 + len, room = 4 + pad4(dlen) + 4 + 64;
@@ -300,14 +306,7 @@ int rc__gss_sec_unwrap(rc__gss_sec *s, const uint32_t *seqs, unsigned nseq, uint
 	out->len = 0;
 	switch (service) {
 	case RC__GSS_SVC_NONE:
-		if (!(out->data = malloc(len ? len : 1))) {
-			rc__gss_err_msg(err, "out of memory");
-			return -1;
-		}
-		if (len)
-			memcpy(out->data, in, len);
-		out->len = len;
-		return 0;
+		return rc__gss_copy(out, in, len, err);
 	case RC__GSS_SVC_INTEGRITY:
 		if (rc__gss_integ_decode(in, len, &a, &al, &b, &bl)) {
 			rc__gss_err_msg(err, "malformed rpc_gss_integ_data");
