@@ -246,7 +246,15 @@ static inline int rt_start_lim(rt_server *s, const char *const *uris, unsigned t
 	    rc_server_register(s->srv, &rt_prog2, NULL) != RC_OK)
 		return -1;
 	for (int i = 0; uris[i]; i++) {
-		if (rc_server_listen(s->srv, uris[i], s->uri[i], sizeof(s->uri[i])) != RC_OK)
+		char own[512];
+		const char *u = uris[i];
+		/* A Unix socket path gets this process's number: suites of two build trees run at
+		 * once on one machine must not take each other's sockets. */
+		if (strncmp(u, "unix:", 5) == 0) {
+			snprintf(own, sizeof(own), "%s-%d", u, (int)getpid());
+			u = own;
+		}
+		if (rc_server_listen(s->srv, u, s->uri[i], sizeof(s->uri[i])) != RC_OK)
 			return -1;
 		s->n++;
 	}
