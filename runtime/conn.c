@@ -75,32 +75,42 @@ bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more)
 	                       RC_TPF_DONTWAIT | (more ? RC_TPF_MORE : 0)) == RC_OK;
 }
 
-/* server_priv.h: a gathered reply goes behind what is queued on c, as far as the socket
- * takes it now; the rest is queued. */
-bool rc__conn_send_gathered(void *ctx, unsigned char *msg, size_t len, const rc__gseg *seg,
-                            unsigned n)
+/*
+ * The one-thread loop's way out for c's replies (ctx: the rc__conn, ours while busy): a reply
+ * with more requests already here joins the output queue (rc__conn_reply); the last of a batch
+ * goes with everything queued, as far as the socket takes it now (the rest stays queued, for
+ * EPOLLOUT); a gathered one goes behind what is queued. False: c is broken.
+ */
+static inline bool rc__conn_sink_send(void *ctx, const rc__out *o)
 {
 	rc__conn *c = ctx;
+	bool broken = false;
 
-	return c->tp->vt->sendv(c->tp, msg, len, seg, n, RC_TPF_DONTWAIT) == RC_OK;
+	if (o->seg != NULL)
+		return c->tp->vt->sendv(c->tp, o->msg, o->len, o->seg, o->nseg, RC_TPF_DONTWAIT) ==
+		       RC_OK;
+	if (!rc__conn_reply(c, o->msg, o->len, o->more))
+		return false;
+	return o->more || rc__conn_outq(c) == 0 || rc__conn_flush(c, &broken) || !broken;
 }
+
+const rc__sink_ops rc__conn_sink = {rc__conn_sink_send, NULL};
 
 /* server_priv.h: rc__serve for a request of connection c, replies gathered through gs where
  * the transport can. */
 size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len,
-                      uint64_t t_rcv, const rc__gsend *gs, bool *broken)
+                      uint64_t t_rcv, const rc__sink *gs, bool *broken)
 {
 	size_t rlen;
 
-	w->gsend = c->tp->vt->sendv != NULL ? gs : NULL;
+	w->gsink = c->tp->vt->sendv != NULL ? gs : NULL;
 	w->gsent = 0;
 	w->conn = c;
+	w->later = &rc__conn_later;
 	rlen = rc__serve(srv, w, msg, len, NULL, false, t_rcv, c->tp);
 	w->conn = NULL;
-	w->gsend = NULL;
+	w->gsink = NULL;
 	*broken = w->gsent < 0;
-	if (w->gsent > 0)
-		RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent (or queued) */
 	return rlen;
 }
 
@@ -125,10 +135,10 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 	rlen = rc__serve(srv, w, msg, len, NULL, false, rc__trace_t0(srv), c->tp);
 
 	pthread_mutex_lock(&c->wmu);
-	if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, false))
-		ok = false;
+	if (rlen > 0)
+		ok = rc__reply_leave(srv, w, rc__conn_sink_send, c, rlen, NULL, false);
 	else if (rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken)
-		ok = false;
+		ok = false; /* (what was queued before it goes first) */
 	if (ok && w->starttls)
 		ok = c->tp->vt->starttls != NULL && c->tp->vt->starttls(c->tp, srv->tls) == RC_OK;
 	pthread_mutex_unlock(&c->wmu);
@@ -170,6 +180,7 @@ rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
  */
 static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 {
+	const rc__sink sink = {&rc__conn_sink, c};
 	bool broken = false;
 	int reads = 0, served = 0;
 
@@ -206,8 +217,7 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		c->last_active = rc__now();
 		c->completed = true; /* one thread: nothing reads it concurrently */
 		c->partial_since = 0; /* a record completed: the stall clock starts again */
-		rlen = rc__serve_conn(srv, w, c, msg, len, t_rcv,
-		                      &(const rc__gsend){rc__conn_send_gathered, c}, &broken);
+		rlen = rc__serve_conn(srv, w, c, msg, len, t_rcv, &sink, &broken);
 		if (broken)
 			goto dead;
 		if (c->jobmode) { /* a request was deferred: its reply may come from any thread */
@@ -215,12 +225,11 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			return;
 		}
 		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
-		if (rlen > 0 && !rc__conn_reply(c, rc__encbuf_msg(&w->rb), rlen, more))
+		if (rlen > 0 && !rc__reply_leave(srv, w, rc__conn_sink_send, c, rlen, NULL, more))
 			goto dead;
-		if (!more && rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken)
+		if (rlen == 0 && !more && rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) &&
+		    broken)
 			goto dead;
-		if (rlen > 0 && rc__conn_outq(c) == 0)
-			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent, not queued */
 		/* one request an event: stop here (records already read are served first) */
 		if (!more && rc__conn_outq(c) == 0 && rc__lone_skip(&c->lone))
 			break;

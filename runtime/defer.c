@@ -50,8 +50,10 @@ void rc__wctx_init(rc__wctx *w, rc_server *srv)
 	w->conn = NULL;
 	w->lsn = NULL;
 	w->rbuf = NULL;
-	w->gsend = NULL;
+	w->gsink = NULL;
 	w->gsent = 0;
+	w->drc = NULL;
+	w->later = NULL;
 	w->batch = NULL;
 	w->lone = 0;
 	w->want = 0;
@@ -110,7 +112,7 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 	srv = req->srv;
 	w = r->wc;
 	rd = r->rd;
-	if (w->conn == NULL && !(req->dgram && w->lsn != NULL))
+	if ((w->conn == NULL && !(req->dgram && w->lsn != NULL)) || w->later == NULL)
 		return RC_NOTSUPP; /* in-process: the caller waits inside its send */
 	if (req->dgram) { /* a datagram listener cannot be held back as a stream is */
 		bool full;
@@ -164,6 +166,8 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 		r->peer = *req->peer;
 		req->peer = &r->peer;
 	}
+	r->sink.ops = w->later; /* its answer's way out, with the request as context */
+	r->sink.ctx = r;
 	req->tls_kept = rc__conn_secure(req->conn, NULL); /* (rc_svc_req_tls from now on) */
 	req->conn = NULL;
 	atomic_store(&r->holds, 2); /* the serving thread's, and the deferral's */
@@ -234,34 +238,22 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	pthread_mutex_unlock(&srv->mu);
 	pthread_mutex_unlock(&rc__defer_mu);
 
-	rc__encbuf_init(&tw.rb, tw.stack, sizeof(tw.stack), srv->lim.max_record);
-	tw.keep = 0;
+	rc__wctx_init(&tw, srv);
+	tw.keep = 0; /* (nothing is kept: this context ends with the answer) */
 	tw.auth = r->gen ? &r->auth : NULL;
-	tw.starttls = false;
 	if (kind == RC__ANSWER_RESULT)
 		rlen = rc__reply_result(srv, &tw, srv->lim.max_record, r->pub.dgram, r->pub.xid,
 		                        xres, res, &st);
 	else if (kind == RC__ANSWER_ERROR)
 		rlen = rc__reply_error(&tw, srv->lim.max_record, r->pub.xid, err, lo, hi);
-	if (r->cached) { /* a retransmission from now on: the reply, or a fresh run if none */
-		if (rlen > 0)
-			rc__drc_store(srv->drc, &r->key, rc__encbuf_msg(&tw.rb), rlen);
-		else
-			rc__drc_cancel(srv->drc, &r->key);
-	}
-	if (rlen > 0 && r->c != NULL)
-		broken = !rc__conn_send_later(srv, r->c, rc__encbuf_msg(&tw.rb), rlen);
-	else if (rlen > 0 && r->l != NULL)
-		broken = r->l->tp->vt->send(r->l->tp, rc__encbuf_msg(&tw.rb), rlen, &r->peer, 0) ==
-		         RC_CANTSEND;
-	if (rlen > 0 && !broken)
-		RC__TRACE(srv, RC_TP_SRV_SENT, r->pub.xid);
-	rc__encbuf_free(&tw.rb);
+	/* cached: a retransmission from now on gets the reply, or runs afresh if none */
+	broken = !rc__reply_send(srv, &r->sink,
+	                         &(const rc__out){.msg = rc__encbuf_msg(&tw.rb), .len = rlen,
+	                                          .peer = &r->peer, .xid = r->pub.xid,
+	                                          .forget = true},
+	                         r->cached ? &r->key : NULL, true);
+	rc__wctx_fini(&tw);
 	pthread_mutex_lock(&srv->mu);
-	if (r->c != NULL) {
-		rc__conn_answered(srv, r->c, broken); /* releases srv->mu */
-		pthread_mutex_lock(&srv->mu);
-	}
 	if (--srv->answering == 0)
 		pthread_cond_broadcast(&srv->answered);
 	pthread_mutex_unlock(&srv->mu);

@@ -159,39 +159,57 @@ void rc__conn_out(rc_server *srv, rc__conn *c)
 	rc__conn_done(srv, c, broken);
 }
 
-/* A job's connection for rc__job_send_gathered. */
+/* A job's connection: its sink's context. */
 typedef struct rc__jobconn {
 	rc_server *srv;
 	rc__conn *c;
 } rc__jobconn;
 
-/* rc__gsend's fn on a worker thread: a gathered reply (a big one) goes behind what is queued
+/*
+ * A worker's way out for a job's reply. A gathered one (a big one) goes behind what is queued
  * at once, under the connection's write lock, the rest queued and the output descriptor armed
- * for it. */
-static bool rc__job_send_gathered(void *ctx, unsigned char *msg, size_t len,
-                                  const rc__gseg *seg, unsigned n)
+ * for it. Otherwise, while more jobs of the same connection wait in the queue, a reply of up
+ * to RC__BATCH_MAX bytes joins the output queue unsent: the job that takes the last of them
+ * from the queue sends the batch (rc__job_run's flush_first) before it runs, so pipelined
+ * calls get their replies in few sends and none waits behind a long call.
+ */
+static bool rc__job_send(void *ctx, const rc__out *o)
 {
 	rc__jobconn *jc = ctx;
-	bool ok;
+	rc__conn *c = jc->c;
+	bool ok, more;
 
-	pthread_mutex_lock(&jc->c->wmu);
-	ok = rc__conn_send_gathered(jc->c, msg, len, seg, n) && rc__conn_push_out(jc->srv, jc->c);
-	pthread_mutex_unlock(&jc->c->wmu);
+	if (o->seg != NULL) {
+		pthread_mutex_lock(&c->wmu);
+		ok = c->tp->vt->sendv(c->tp, o->msg, o->len, o->seg, o->nseg, RC_TPF_DONTWAIT) ==
+		             RC_OK &&
+		     rc__conn_push_out(jc->srv, c);
+		pthread_mutex_unlock(&c->wmu);
+		return ok;
+	}
+	/* read `queued` and take the write lock before letting go of srv->mu: a job that takes
+	 * the last queued one after this sees our reply in the queue when it flushes */
+	pthread_mutex_lock(&jc->srv->mu);
+	more = c->queued > 0 && o->len <= RC__BATCH_MAX;
+	pthread_mutex_lock(&c->wmu);
+	pthread_mutex_unlock(&jc->srv->mu);
+	/* queued while more come (or behind queued output), else sent; then what is queued goes
+	 * out unless more come */
+	ok = rc__conn_reply(c, o->msg, o->len, more) && (more || rc__conn_push_out(jc->srv, c));
+	pthread_mutex_unlock(&c->wmu);
 	return ok;
 }
 
-/*
- * Serve one job and send its reply; drops the job's reference. While more jobs of the same
- * connection wait in the queue, a reply of up to RC__BATCH_MAX bytes joins the output queue
- * unsent: the job that takes the last of them from the queue sends the batch (flush_first)
- * before it runs, so pipelined calls get their replies in few sends and none waits behind a
- * long call.
- */
+static const rc__sink_ops rc__job_sink = {rc__job_send, NULL};
+
+/* Serve one job and send its reply (rc__job_send); drops the job's reference. */
 static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_first)
 {
 	rc__conn *c = j->c;
 	size_t rlen, len = j->len;
-	bool broken = false, more;
+	bool broken = false;
+	rc__jobconn jc = {srv, c};
+	const rc__sink sink = {&rc__job_sink, &jc};
 
 	if (flush_first) {
 		pthread_mutex_lock(&c->wmu);
@@ -201,30 +219,15 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_firs
 	/* run even when the reader has since found the peer gone: a peer that shut down only
 	 * its sending side still reads the replies to what it sent */
 	{
-		rc__jobconn jc = {srv, c};
-		rc__gsend gs = {rc__job_send_gathered, &jc};
 		bool gbroken;
 
-		rlen = rc__serve_conn(srv, w, c, j->msg, j->len, j->t_rcv, broken ? NULL : &gs,
+		rlen = rc__serve_conn(srv, w, c, j->msg, j->len, j->t_rcv, broken ? NULL : &sink,
 		                      &gbroken);
 		broken = broken || gbroken;
 	}
 	free(j);
-	if (rlen > 0 && !broken) {
-		unsigned char *msg = rc__encbuf_msg(&w->rb);
-		/* read `queued` and take the write lock before letting go of srv->mu: a job that
-		 * takes the last queued one after this sees our reply in the queue when it flushes */
-		pthread_mutex_lock(&srv->mu);
-		more = c->queued > 0 && rlen <= RC__BATCH_MAX;
-		pthread_mutex_lock(&c->wmu);
-		pthread_mutex_unlock(&srv->mu);
-		/* queued while more come (or behind queued output), else sent; then what is queued
-		 * goes out unless more come */
-		broken = !rc__conn_reply(c, msg, rlen, more) || (!more && !rc__conn_push_out(srv, c));
-		pthread_mutex_unlock(&c->wmu);
-		if (!broken)
-			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid); /* sent or queued */
-	}
+	if (rlen > 0 && !broken)
+		broken = !rc__reply_leave(srv, w, rc__job_send, &jc, rlen, NULL, false);
 	pthread_mutex_lock(&srv->mu);
 	c->jobs--;
 	c->jobbytes -= len;
@@ -407,30 +410,39 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 }
 
 /*
- * server_priv.h: a deferred reply on c, from any thread: queued behind what is queued, and the
- * output descriptor armed if it is not yet -- the loop sends the queue when it fires. Replies
- * answered in a burst (a pool answering pipelined calls) so leave in one write, as inline
- * ones of a batch do, for one wake-up of the loop; a queue grown past the transport's
- * gathering size goes at once.
+ * A deferred request's way out on its connection, from any thread (ctx: the request): queued
+ * behind what is queued, and the output descriptor armed if it is not yet -- the loop sends
+ * the queue when it fires. Replies answered in a burst (a pool answering pipelined calls) so
+ * leave in one write, as inline ones of a batch do, for one wake-up of the loop; a queue grown
+ * past the transport's gathering size goes at once.
  */
-bool rc__conn_send_later(rc_server *srv, rc__conn *c, unsigned char *msg, size_t len)
+static bool rc__later_send(void *ctx, const rc__out *o)
 {
+	rc__req *r = ctx;
+	rc__conn *c = r->c;
 	bool ok;
 
 	pthread_mutex_lock(&c->wmu);
-	ok = rc__conn_reply(c, msg, len, true) &&
-	     (c->out_armed || rc__conn_outq(c) == 0 || rc__conn_arm_out(srv, c));
+	ok = rc__conn_reply(c, o->msg, o->len, true) &&
+	     (c->out_armed || rc__conn_outq(c) == 0 || rc__conn_arm_out(r->pub.srv, c));
 	pthread_mutex_unlock(&c->wmu);
 	return ok;
 }
 
-/* server_priv.h: one deferred request of c fewer (under srv->mu, released). */
-void rc__conn_answered(rc_server *srv, rc__conn *c, bool broken)
+/* The deferred request's answer has left: one deferred request of its connection fewer
+ * (counts, re-arming a held connection, the reference). */
+static void rc__later_release(void *ctx, bool broken)
 {
-	c->deferred--;
-	c->last_active = rc__now();
-	rc__conn_done(srv, c, broken);
+	rc__req *r = ctx;
+	rc_server *srv = r->pub.srv;
+
+	pthread_mutex_lock(&srv->mu);
+	r->c->deferred--;
+	r->c->last_active = rc__now();
+	rc__conn_done(srv, r->c, broken); /* releases srv->mu */
 }
+
+const rc__sink_ops rc__conn_later = {rc__later_send, rc__later_release};
 
 /* server_priv.h: one deferred request of c orphaned (under srv->mu, kept). */
 void rc__conn_orphaned(rc_server *srv, rc__conn *c)

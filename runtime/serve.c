@@ -21,109 +21,6 @@
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
 
-/* Start a reply to xid in w's buffer: returns the stream positioned after the reply header's
- * common part (xid, REPLY). */
-static void rc__reply_begin(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid)
-{
-	unsigned char *h;
-
-	rc__reply_reset(w, max);
-	rc__encbuf_xdr(&w->rb, x);
-	h = rc_xdr_inline(x, 8); /* the stack buffer always has room */
-	rc__st32(h, xid);
-	rc__st32(h + 4, RC__REPLY);
-}
-
-/* The verifier of an accepted reply under w->auth (NULL: AUTH_NONE, empty) into x. False when
- * the flavor cannot make one (the reply is then not sent). */
-static bool rc__reply_verf(const rc__wctx *w, rc_xdr *x)
-{
-	const rc__svc_auth *a = w->auth;
-	uint32_t vflavor = RC_AUTH_NONE, vlen = 0;
-	unsigned char body[RC__MAX_AUTH_BYTES];
-	const unsigned char *v = body;
-
-	if (a != NULL) {
-		if (a->fl->svc_verf != NULL) {
-			if (!a->fl->svc_verf(a, &vflavor, body, &vlen) || vlen > RC__MAX_AUTH_BYTES)
-				return false;
-		} else {
-			vflavor = a->verf_flavor; /* the auth hook's (rc_svc_req_set_verf), or none */
-			vlen = a->verf_len;
-			v = a->verf;
-		}
-	}
-	return rc_xdr_u_int(x, &vflavor) && rc_xdr_u_int(x, &vlen) &&
-	       (vlen == 0 || rc_xdr_opaque(x, (void *)v, vlen));
-}
-
-/* Start a successful reply to xid in w's buffer; x is positioned after its header for the
- * results. The usual one (plain flavors: w->auth NULL) is the whole 24-byte header (REPLY,
- * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) written at once: the hot path of every call.
- * False when w->auth's flavor cannot make a verifier (nothing is to be sent). */
-static inline __attribute__((always_inline)) bool rc__reply_success(rc__wctx *w, rc_xdr *x,
-                                                                   size_t max, uint32_t xid)
-{
-	unsigned char *h;
-
-	if (__builtin_expect(w->auth != NULL, 0))
-		return rc__reply_accepted_head(w, x, max, xid, RC__SUCCESS);
-	rc__reply_reset(w, max);
-	h = rc__encbuf_msg(&w->rb); /* the stack buffer always has room */
-	rc__st32(h, xid);
-	rc__st32(h + 4, RC__REPLY);
-	memset(h + 8, 0, 16); /* MSG_ACCEPTED, AUTH_NONE, empty body, SUCCESS: all zero */
-	rc__encbuf_xdr_at(&w->rb, x, 24);
-	return true;
-}
-
-/* server_priv.h: an accepted reply's header through accept_stat, its verifier from w->auth. */
-bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat)
-{
-	uint32_t acc = RC__MSG_ACCEPTED;
-
-	rc__reply_begin(w, x, max, xid);
-	return rc_xdr_u_int(x, &acc) && rc__reply_verf(w, x) && rc_xdr_u_int(x, &stat);
-}
-
-/* server_priv.h: a complete reply with no body beyond the status (and optional low/high
- * range); 0 when an accepted one's verifier cannot be made. */
-size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint32_t stat,
-                        const uint32_t *extra, int nextra)
-{
-	rc_xdr x;
-
-	if (denied) {
-		uint32_t v = RC__MSG_DENIED;
-		rc__reply_begin(w, &x, max, xid);
-		rc_xdr_u_int(&x, &v);
-		rc_xdr_u_int(&x, &stat);
-	} else if (!rc__reply_accepted_head(w, &x, max, xid, stat)) {
-		return 0;
-	}
-	for (int i = 0; i < nextra; i++)
-		rc_xdr_u_int(&x, (uint32_t *)&extra[i]);
-	return rc_xdr_getpos(&x);
-}
-
-/* server_priv.h: SUCCESS to an AUTH_TLS probe, verifier AUTH_NONE "STARTTLS"; the serving
- * thread starts TLS once it is out (w->starttls). */
-size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid)
-{
-	rc_xdr x;
-	unsigned char *h;
-
-	rc__reply_begin(w, &x, max, xid);
-	h = rc_xdr_inline(&x, 24); /* the stack buffer always has room */
-	rc__st32(h, RC__MSG_ACCEPTED);
-	rc__st32(h + 4, RC_AUTH_NONE);
-	rc__st32(h + 8, 8);
-	memcpy(h + 12, "STARTTLS", 8);
-	rc__st32(h + 20, RC__SUCCESS);
-	w->starttls = true;
-	return rc_xdr_getpos(&x);
-}
-
 /*
  * At most once (datagrams, procedures other than NULL): look req's call up in the duplicate
  * request cache before it runs. True: run it, and *cached says whether its outcome must be
@@ -156,13 +53,13 @@ static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *
 	return true;
 }
 
-/* The end of a call rc__drc_begin let run with *cached set: keep its reply (rlen bytes in
- * w->rb) when keep, else forget it (nothing ran, or nothing to protect: no room held). */
-static void rc__drc_done(rc_server *srv, rc__wctx *w, const rc__drc_key *key, bool keep,
-                         size_t rlen)
+/* The end of a call rc__drc_begin let run with *cached set: when it ran, its reply goes into
+ * the entry as it leaves (w->drc, rc__reply_leave); when nothing ran (its arguments were bad,
+ * memory short) the entry is forgotten now, and a retransmission runs it. */
+static inline void rc__drc_done(rc_server *srv, rc__wctx *w, const rc__drc_key *key, bool ran)
 {
-	if (keep)
-		rc__drc_store(srv->drc, key, rc__encbuf_msg(&w->rb), rlen);
+	if (ran)
+		w->drc = key;
 	else
 		rc__drc_cancel(srv->drc, key);
 }
@@ -177,17 +74,16 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__r
                             size_t max)
 {
 	rc_svc_req *req = &r->pub;
-	rc__drc_key key;
 	size_t rlen;
 	bool cached;
 
-	if (!rc__drc_begin(srv, w, req, rd, max, &key, &cached, &rlen))
+	if (!rc__drc_begin(srv, w, req, rd, max, &r->key, &cached, &rlen))
 		return rlen;
 	req->w = w;
 	req->args = rd->p;
 	req->argslen = (size_t)(rd->end - rd->p);
 	req->rlen = 0;
-	r->keyp = cached ? &key : NULL;
+	r->keyp = cached ? &r->key : NULL;
 	r->rd = rd;
 	RC__TRACE(srv, RC_TP_SRV_DISPATCH, req->xid);
 	req->reg->raw(req, req->reg->ctx);
@@ -202,7 +98,7 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__r
 	rlen = req->rlen;
 	req->w = NULL;
 	if (cached) /* an unanswered call is forgotten */
-		rc__drc_done(srv, w, &key, rlen > 0, rlen);
+		rc__drc_done(srv, w, &r->key, rlen > 0);
 	return rlen;
 }
 
@@ -225,70 +121,6 @@ rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
 	if (!xargs(&x, args) || x.x_pos != x.x_end)
 		return RC_CANTDECODEARGS;
 	return RC_OK;
-}
-
-/* The results *res, coded by xres into x as w->auth's flavor wraps them (plain: as they are). */
-static inline bool rc__encode_res(const rc__wctx *w, rc_xdr *x, rc_xdrproc xres, const void *res)
-{
-	if (__builtin_expect(w->auth != NULL, 0) && w->auth->fl->svc_wrap != NULL)
-		return w->auth->fl->svc_wrap(w->auth, x, xres, res);
-	return xres(x, (void *)res);
-}
-
-/* A datagram reply to xid did not fit: count it and trace it (SYSTEM_ERR goes instead). */
-static void rc__reply_too_big(rc_server *srv, uint32_t xid)
-{
-	__atomic_add_fetch(&srv->n_toobig, 1, __ATOMIC_RELAXED);
-	RC__TRACE(srv, RC_TP_SRV_TOOBIG, xid);
-}
-
-/* server_priv.h: a SUCCESS reply to xid with *res coded by xres into w's buffer (at most max
- * bytes; a datagram's when dgram); SYSTEM_ERR when xres fails. */
-size_t rc__reply_result(rc_server *srv, rc__wctx *w, size_t max, bool dgram, uint32_t xid,
-                        rc_xdrproc xres, const void *res, rc_status *st)
-{
-	rc_xdr rx;
-
-	if (dgram && max > RC__UDP_MAX)
-		max = RC__UDP_MAX;
-	if (!rc__reply_success(w, &rx, max, xid)) {
-		*st = RC_AUTHERROR; /* the flavor made no verifier: no reply */
-		return 0;
-	}
-	if (!rc__encode_res(w, &rx, xres, res)) {
-		bool big = w->rb.toolarge;
-		if (big && dgram)
-			rc__reply_too_big(srv, xid);
-		*st = big ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
-		return rc__reply_simple(w, max, xid, false, RC__SYSTEM_ERR, NULL, 0);
-	}
-	*st = RC_OK;
-	return rc_xdr_getpos(&rx);
-}
-
-/* server_priv.h: an error reply to xid: rc_svc_err -> (denied?, status, extra words). 0 for an
- * err out of range. */
-size_t rc__reply_error(rc__wctx *w, size_t max, uint32_t xid, rc_svc_err err, uint32_t lo,
-                       uint32_t hi)
-{
-	static const struct {
-		bool denied;
-		uint32_t stat;
-		int nextra;
-	} map[] = {
-		[RC_SVC_PROG_UNAVAIL] = {false, RC__PROG_UNAVAIL, 0},
-		[RC_SVC_PROG_MISMATCH] = {false, RC__PROG_MISMATCH, 2},
-		[RC_SVC_PROC_UNAVAIL] = {false, RC__PROC_UNAVAIL, 0},
-		[RC_SVC_GARBAGE_ARGS] = {false, RC__GARBAGE_ARGS, 0},
-		[RC_SVC_SYSTEM_ERR] = {false, RC__SYSTEM_ERR, 0},
-		[RC_SVC_AUTH_ERROR] = {true, RC__AUTH_ERROR, 1},
-	};
-	uint32_t extra[2] = {lo, hi};
-
-	if (err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
-		return 0;
-	return rc__reply_simple(w, max, xid, map[err].denied, map[err].stat, extra,
-	                        map[err].nextra);
 }
 
 /* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails; a deferred
@@ -366,7 +198,6 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	void *args = NULL, *res = NULL;
 	const rc_procinfo *info;
 	size_t max = dgram ? srv->dgram_max : srv->lim.max_record, rlen; /* a datagram's fits */
-	rc__drc_key key;
 	bool cached = false, ran = false;
 	bool ok;
 
@@ -500,7 +331,7 @@ authenticated:
 	info = req->proc->info;
 
 	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */
-	if (!rc__drc_begin(srv, w, req, &rd, max, &key, &cached, &rlen))
+	if (!rc__drc_begin(srv, w, req, &rd, max, &r->key, &cached, &rlen))
 		return rlen;
 
 	RC__STEP(traced, srv, RC_TP_SRV_DISPATCH, xid);
@@ -528,7 +359,7 @@ authenticated:
 	RC__STEP(traced, srv, RC_TP_SRV_ARGS, xid);
 	ran = true;
 	if (cached) /* what rc_svc_req_defer needs while the routine runs: this, and rd */
-		r->keyp = &key;
+		r->keyp = &r->key;
 	r->rd = &rd;
 	ok = req->proc->fn(args, res, req);
 	r->rd = NULL;
@@ -548,7 +379,7 @@ authenticated:
 	if (info->xres == (rc_xdrproc)rc_xdr_void && w->auth == NULL) {
 		rlen = 24; /* the reply header alone */
 	} else {
-		if (w->gsend != NULL && w->auth == NULL) /* a stream: big data may go from the
+		if (w->gsink != NULL && w->auth == NULL) /* a stream: big data may go from the
 		                                           result's memory (unless wrapped) */
 			rc__encbuf_gather_on(&w->rb, &rx);
 		if (!rc__encode_res(w, &rx, info->xres, res)) {
@@ -562,8 +393,11 @@ authenticated:
 			/* gathered: it leaves now, while the result it points into lives */
 			w->rb.gather = false;
 			RC__STEP(traced, srv, RC_TP_SRV_ENCODED, xid);
-			w->gsent = w->gsend->fn(w->gsend->ctx, rc__encbuf_msg(&w->rb), rlen, w->rb.seg,
-			                        w->rb.nseg) ? 1 : -1;
+			w->gsent = rc__reply_send(srv, w->gsink,
+			                          &(const rc__out){.msg = rc__encbuf_msg(&w->rb),
+			                                           .len = rlen, .seg = w->rb.seg,
+			                                           .nseg = w->rb.nseg, .xid = xid},
+			                          NULL, false) ? 1 : -1;
 			rlen = 0;
 			goto out;
 		}
@@ -584,7 +418,7 @@ out:
 	}
 	if (cached) {
 		r->keyp = NULL;
-		rc__drc_done(srv, w, &key, ran, rlen);
+		rc__drc_done(srv, w, &r->key, ran);
 	}
 	return rlen;
 garbage:
@@ -620,19 +454,32 @@ size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t l
 	return rlen;
 }
 
+/* A synchronous transport's way out: its reply function, called at once. */
+typedef struct rc__direct {
+	rc_reply_fn fn;
+	void *ctx;
+} rc__direct;
+
+static bool rc__direct_send(void *ctx, const rc__out *o)
+{
+	rc__direct *d = ctx;
+
+	d->fn(d->ctx, o->msg, o->len);
+	return true;
+}
+
+
 /* server_internal.h: serve one message with a reply buffer on this stack. */
 void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
                               void *ctx)
 {
 	rc__wctx w;
+	rc__direct d = {reply, ctx};
 	size_t rlen;
 
 	rc__wctx_init(&w, srv);
 	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv), NULL);
-	if (rlen > 0) {
-		reply(ctx, rc__encbuf_msg(&w.rb), rlen);
-		RC__TRACE(srv, RC_TP_SRV_SENT, w.xid);
-	}
+	rc__reply_leave(srv, &w, rc__direct_send, &d, rlen, NULL, false);
 	rc__wctx_fini(&w);
 }
 

@@ -590,13 +590,12 @@ static inline bool rc__lone_skip32(unsigned *lone)
 /*
  * A thread's datagram batch: RC_TP_BATCH receive slots of cap bytes each (one allocation,
  * made on first use and kept by the thread; the kernel touches only the pages datagrams land
- * in), and each slot's reply xid for the trace. A served request's slot takes its reply, so
+ * in). A served request's slot takes its reply, so
  * the replies of a batch leave with one send_batch.
  */
 typedef struct rc__dbatch {
 	size_t cap;
 	rc_tp_dgram v[RC_TP_BATCH];
-	uint32_t xid[RC_TP_BATCH];
 	_Alignas(16) unsigned char bytes[]; /* the slots (XDR_INLINE reads int32_t in them) */
 } rc__dbatch;
 
@@ -637,6 +636,59 @@ static void rc__lsn_offload(rc_server *srv, rc__lsn *l)
 	}
 }
 
+/* A datagram's way out (ctx: its listener): sent at once to its caller. A reply the socket
+ * refuses (a full send buffer) is as if lost: the client retransmits. */
+static inline bool rc__dgram_send(void *ctx, const rc__out *o)
+{
+	rc__lsn *l = ctx;
+
+	(void)l->tp->vt->send(l->tp, o->msg, o->len, o->peer, 0);
+	return true;
+}
+
+
+/* A deferred datagram request's way out (ctx: the request): to the caller's saved address on
+ * its listener. False when the listener has failed. */
+static bool rc__dgram_later_send(void *ctx, const rc__out *o)
+{
+	rc__req *r = ctx;
+
+	return r->l->tp->vt->send(r->l->tp, o->msg, o->len, &r->peer, 0) != RC_CANTSEND;
+}
+
+const rc__sink_ops rc__dgram_later = {rc__dgram_later_send, NULL};
+
+/* Where the replies of a datagram batch go (rc__dbatch_send's context): slot k's request is
+ * being served; nout replies are gathered at the front so far. */
+typedef struct rc__dbcursor {
+	rc__lsn *l;
+	rc__dbatch *b;
+	unsigned k, nout;
+} rc__dbcursor;
+
+/* A reply of a datagram batch takes its request's slot (done with by now), moved to the front
+ * with the others, to leave together with send_batch; one over the slot (a small max_record)
+ * goes on its own. */
+static inline bool rc__dbatch_send(void *ctx, const rc__out *o)
+{
+	rc__dbcursor *bc = ctx;
+	rc__dbatch *b = bc->b;
+	rc_tp_dgram *d = &b->v[bc->k];
+
+	if (o->len > d->cap)
+		return rc__dgram_send(bc->l, o);
+	memcpy(d->buf, o->msg, o->len);
+	d->len = o->len;
+	if (bc->nout != bc->k) { /* gather the replies at the front: swap slots */
+		rc_tp_dgram t = b->v[bc->nout];
+		b->v[bc->nout] = *d;
+		*d = t;
+	}
+	bc->nout++;
+	return true;
+}
+
+
 /*
  * Receive up to `want` datagrams waiting on l with one system call, serve them one after
  * another, and send their replies together (send_batch): the replies of a batch leave after
@@ -648,7 +700,8 @@ static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned wan
                            bool rearm)
 {
 	rc__dbatch *b = rc__dbatch_get(w, cap);
-	unsigned got, nout = 0, sent;
+	unsigned got, sent;
+	rc__dbcursor bc = {l, b, 0, 0};
 	rc_status st;
 
 	if (b == NULL)
@@ -662,32 +715,15 @@ static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned wan
 		(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN); /* let another worker in */
 	if (got >= 2 && !l->offload_asked && srv->threads <= 1)
 		rc__lsn_offload(srv, l); /* a burst, one thread: the next one joined */
-	for (unsigned k = 0; k < got; k++) {
-		rc_tp_dgram *d = &b->v[k];
+	for (bc.k = 0; bc.k < got; bc.k++) {
+		rc_tp_dgram *d = &b->v[bc.k];
 		size_t rlen = rc__serve(srv, w, d->buf, d->len, &d->peer, true, rc__trace_t0(srv), NULL);
 
-		if (rlen == 0)
-			continue;
-		if (rlen > d->cap) { /* a reply over the slot (a small max_record): on its own */
-			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &d->peer, 0);
-			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid);
-			continue;
-		}
-		memcpy(d->buf, rc__encbuf_msg(&w->rb), rlen); /* its request is done with */
-		d->len = rlen;
-		b->xid[nout] = w->xid;
-		if (nout != k) { /* gather the replies at the front: swap slots */
-			rc_tp_dgram t = b->v[nout];
-			b->v[nout] = *d;
-			*d = t;
-		}
-		nout++;
+		rc__reply_leave(srv, w, rc__dbatch_send, &bc, rlen, &d->peer, true);
 	}
 	/* replies the socket refuses (a full send buffer) are as if lost: clients retransmit */
-	if (nout > 0 && l->tp->vt->send_batch(l->tp, b->v, nout, &sent) != RC_CANTSEND &&
-	    srv->trace != NULL)
-		for (unsigned k = 0; k < sent; k++)
-			RC__TRACE(srv, RC_TP_SRV_SENT, b->xid[k]);
+	if (bc.nout > 0)
+		(void)l->tp->vt->send_batch(l->tp, b->v, bc.nout, &sent);
 	return (int)got;
 }
 
@@ -713,6 +749,7 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsig
 	if (w->rbuf == NULL && (w->rbuf = malloc(RC__DGRAM_MAX)) == NULL)
 		return 0; /* the datagram stays queued; we come back */
 	w->lsn = l; /* a request deferred here is answered on l */
+	w->later = &rc__dgram_later;
 	while (i < n) {
 		size_t len, rlen;
 		rc_peer from;
@@ -763,11 +800,7 @@ static int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsig
 			armed = true;
 		}
 		rlen = rc__serve(srv, w, w->rbuf, len, &from, true, t_rcv, NULL);
-		if (rlen > 0) {
-			/* a reply the socket refuses is as if lost: the client retransmits */
-			(void)l->tp->vt->send(l->tp, rc__encbuf_msg(&w->rb), rlen, &from, 0);
-			RC__TRACE(srv, RC_TP_SRV_SENT, w->xid);
-		}
+		rc__reply_leave(srv, w, rc__dgram_send, l, rlen, &from, false);
 		i++;
 		if (atomic_load(&srv->stop))
 			break;

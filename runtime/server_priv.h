@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "runtime/auth.h"
 #include "runtime/rpc.h"
@@ -198,18 +199,97 @@ static inline void rc__conn_stall_clock(rc__conn *c, size_t in, size_t out)
 
 struct rc__dbatch;
 
-/* A per-thread reply buffer. */
 /*
- * How rc__serve may send a reply itself: a stream connection's reply whose big opaque<> /
- * string<> data is gathered (read from the result's memory, not copied into the reply
- * buffer) must leave before the result is freed. fn sends msg[0..len) with the pieces
- * seg[0..n) (what the socket does not take is queued, copied) and says whether the
- * connection still works.
+ * ---- The one way out (reply.c) ------------------------------------------------------------
+ *
+ * Every reply -- a routine's result, an error, an auth error, a duplicate-cache replay, a
+ * probe's STARTTLS, a deferred answer from another thread -- leaves through rc__reply_send,
+ * which does, in order: record it in the duplicate request cache (when the call holds an
+ * entry), hand it to its sink (send, or queue on the connection), let go of what the request
+ * held for it (a deferred one's accounting), and trace it. Its bytes were made before by the
+ * encoders below, which all take the verifier and the results' wrapping from the call's
+ * flavor (w->auth).
+ *
+ * A sink is where a listener kind's replies go: the one-thread stream loop's (conn.c), a
+ * worker job's (jobs.c, under the connection's write lock), a deferred stream answer's
+ * (jobs.c), a datagram's and a datagram batch's (dgram.c), a synchronous transport's
+ * (serve.c). It is a pair of functions and their context, so the layers below the listener
+ * kinds (serve, dispatch, deferral) send without calling up into them.
  */
-typedef struct rc__gsend {
-	bool (*fn)(void *ctx, unsigned char *msg, size_t len, const rc__gseg *seg, unsigned n);
+typedef struct rc__out {
+	unsigned char *msg;  /* the encoded reply */
+	size_t len;          /* its length; 0: no reply (the request is only let go of) */
+	const rc__gseg *seg; /* big data gathered from the result's memory (streams), or NULL */
+	unsigned nseg;
+	const rc_peer *peer; /* a datagram's caller */
+	uint32_t xid;
+	bool more;           /* more replies follow at once: the sink may hold this one back */
+	bool forget;         /* with a cache entry and no reply: the call may run again (a
+	                        deferred request dropped), so the entry is forgotten rather
+	                        than kept as answered-without-reply */
+} rc__out;
+
+typedef struct rc__sink_ops {
+	/* Send or queue o (o->len > 0). False: the way out is broken (a stream); a datagram the
+	 * socket refuses counts as lost, not broken. */
+	bool (*send)(void *ctx, const rc__out *o);
+	/* A deferred request's reply has left (or failed: broken): its accounting on the
+	 * connection (NULL: nothing to do). Called without locks. */
+	void (*release)(void *ctx, bool broken);
+} rc__sink_ops;
+
+typedef struct rc__sink {
+	const rc__sink_ops *ops;
 	void *ctx;
-} rc__gsend;
+} rc__sink;
+
+struct rc__req;
+
+/*
+ * Send reply o of srv through sink s: record it under key in the duplicate request cache
+ * (key not NULL: stored, even with no reply, unless o->forget), send or queue it, let
+ * go of the request's hold on its connection (release), trace RC_TP_SRV_SENT. Any thread.
+ * Returns false when the sink is broken (the reply is lost; the caller ends the connection).
+ * The work is rc__reply_out's, inline with the send function as a parameter: on the hot paths
+ * (rc__reply_leave) the compiler sees the sink's send, inlines it and folds what the call site
+ * does not use (no cache entry, no release), so the one path costs no more than the sends it
+ * replaced.
+ */
+typedef bool (*rc__send_fn)(void *ctx, const rc__out *o);
+typedef void (*rc__release_fn)(void *ctx, bool broken);
+
+static inline __attribute__((always_inline)) bool
+rc__reply_out(rc_server *srv, rc__send_fn send, rc__release_fn release, void *ctx,
+              const rc__out *o, const rc__drc_key *key)
+{
+	bool ok = true;
+
+	if (key != NULL) { /* before it leaves: a retransmission may follow it at once */
+		if (o->len == 0 && o->forget)
+			rc__drc_cancel(srv->drc, key);
+		else
+			rc__drc_store(srv->drc, key, o->msg, o->len);
+	}
+	if (o->len > 0)
+		ok = send(ctx, o);
+	if (release != NULL)
+		release(ctx, !ok);
+	if (o->len > 0 && ok && __builtin_expect(srv->trace != NULL, 0))
+		srv->trace(srv->trace_arg, RC_TP_SRV_SENT, o->xid, rc__trace_clock()); /* sent, or
+		                                                                      queued to be */
+	return ok;
+}
+
+static inline __attribute__((always_inline)) bool
+rc__reply_send(rc_server *srv, const rc__sink *s, const rc__out *o, const rc__drc_key *key,
+               bool release)
+{
+	return rc__reply_out(srv, s->ops->send, release ? s->ops->release : NULL, s->ctx, o, key);
+}
+
+/* rc__reply_send of the reply the serving thread w just made (rlen bytes in w->rb) to its
+ * call: its duplicate-cache entry from w->drc. The usual path of an inline reply. */
+struct rc__wctx;
 
 struct rc__req;
 
@@ -218,8 +298,13 @@ typedef struct rc__wctx {
 	struct rc__req *req; /* the request object the next call is served in (rc__serve) */
 	rc__conn *conn;      /* set around rc__serve by the stream loops: the connection */
 	struct rc__lsn *lsn; /* ... and by the datagram loops: the listener */
-	const rc__gsend *gsend; /* set around rc__serve by a stream's loops: replies may gather */
+	const rc__sink *gsink; /* set around rc__serve by a stream's loops: a reply whose big
+	                          data is gathered from the result leaves through it at once */
 	int gsent;           /* rc__serve sent a gathered reply itself: 1, or -1 (broken) */
+	const rc__drc_key *drc; /* after rc__serve: the duplicate-cache entry its reply goes
+	                           into (rc__reply_leave), or NULL */
+	const rc__sink_ops *later; /* set with conn / lsn by the loops: the way out of a request
+	                              deferred here (its context is the request) */
 	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
 	struct rc__dbatch *batch; /* its datagram batch (server.c; NULL until needed) */
 	unsigned lone;       /* blocking datagram loop: non-zero while calls come one at a time */
@@ -234,6 +319,23 @@ typedef struct rc__wctx {
 	/* aligned: a Sun routine's XDR_INLINE stores int32_t through the reply's bytes */
 	_Alignas(16) unsigned char stack[RC__STACK_REPLY];
 } rc__wctx;
+
+/* rc__reply_out of the reply serving thread w just made (rlen bytes in w->rb) to its call,
+ * through send(ctx, ...): its duplicate-cache entry from w->drc. The inline replies' path. */
+static inline __attribute__((always_inline)) bool
+rc__reply_leave(rc_server *srv, rc__wctx *w, rc__send_fn send, void *ctx, size_t rlen,
+                const rc_peer *peer, bool more)
+{
+	const rc__drc_key *key = w->drc;
+
+	if (rlen == 0 && key == NULL)
+		return true; /* nothing to send, nothing to record */
+	w->drc = NULL;
+	return rc__reply_out(srv, send, NULL, ctx,
+	                     &(const rc__out){.msg = rc__encbuf_msg(&w->rb), .len = rlen,
+	                                      .peer = peer, .xid = w->xid, .more = more},
+	                     key);
+}
 
 /*
  * The request object's public part (<remotecall/server.h>'s opaque rc_svc_req): the call's
@@ -298,6 +400,8 @@ typedef struct rc__req {
 	rc__drc_key key;
 	bool cached;                /* key's entry waits for the answer */
 	struct rc__req *dnext, *dprev; /* srv->deferred, under srv->mu */
+	rc__sink sink;              /* deferred: where its answer goes (the connection's or the
+	                               datagram listener's) */
 	rc__conn *c;                /* a stream's connection (referenced), or NULL */
 	struct rc__lsn *l;          /* a datagram listener, or NULL */
 	rc_peer peer;               /* the datagram caller's address */
@@ -325,14 +429,10 @@ void rc__conn_deferred(rc_server *srv, rc__conn *c);
  * (c is busy; takes c->wmu and srv->mu). */
 void rc__conn_to_jobs(rc_server *srv, rc__conn *c);
 
-/* A deferred request of c is answered (under srv->mu, which it releases): counts, re-arming
- * a held connection, the reference. broken: sending failed. */
-void rc__conn_answered(rc_server *srv, rc__conn *c, bool broken);
-
 /* A deferred request of c is orphaned (under srv->mu, kept): counts and reference. */
 void rc__conn_orphaned(rc_server *srv, rc__conn *c);
 
-/* Reply encoders (serve.c), usable from any thread with a context of its own:
+/* Reply encoders (reply.c), usable from any thread with a context of its own:
  * rc__reply_result -- SUCCESS with *res coded by xres (SYSTEM_ERR when that fails: *st says
  * why, RC_CANTENCODEARGS or RC_MSGTOOLARGE, counted for a datagram); rc__reply_error -- an
  * rc_svc_err reply. Each returns the reply's length in w->rb. */
@@ -383,9 +483,6 @@ rc__req *rc__req_new(rc__wctx *w);
 /* Let go of one hold on deferred request r -- the serving thread's once its routine has
  * returned, or the deferral's at the answer; the last one frees r and what it holds. */
 void rc__req_unhold(rc__req *r);
-
-/* Send a deferred request's reply on c from any thread (takes c->wmu). False: broken. */
-bool rc__conn_send_later(rc_server *srv, rc__conn *c, unsigned char *msg, size_t len);
 
 /* srv->ndeferred fell below its cap (under srv->mu): re-arm connections held for it. */
 void rc__defer_room(rc_server *srv);
@@ -442,6 +539,39 @@ static inline void rc__reply_release(rc__wctx *w)
 		rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), max);
 	}
 }
+
+/* Start a successful reply to xid in w's buffer; x is positioned after its header for the
+ * results. The usual one (plain flavors: w->auth NULL) is the whole 24-byte header (REPLY,
+ * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) written at once: the hot path of every call.
+ * False when w->auth's flavor cannot make a verifier (nothing is to be sent). */
+static inline __attribute__((always_inline)) bool rc__reply_success(rc__wctx *w, rc_xdr *x,
+                                                                   size_t max, uint32_t xid)
+{
+	unsigned char *h;
+
+	if (__builtin_expect(w->auth != NULL, 0))
+		return rc__reply_accepted_head(w, x, max, xid, RC__SUCCESS);
+	rc__reply_reset(w, max);
+	h = rc__encbuf_msg(&w->rb); /* the stack buffer always has room */
+	rc__st32(h, xid);
+	rc__st32(h + 4, RC__REPLY);
+	memset(h + 8, 0, 16); /* MSG_ACCEPTED, AUTH_NONE, empty body, SUCCESS: all zero */
+	rc__encbuf_xdr_at(&w->rb, x, 24);
+	return true;
+}
+
+
+/* The results *res, coded by xres into x as w->auth's flavor wraps them (plain: as they are). */
+static inline bool rc__encode_res(const rc__wctx *w, rc_xdr *x, rc_xdrproc xres, const void *res)
+{
+	if (__builtin_expect(w->auth != NULL, 0) && w->auth->fl->svc_wrap != NULL)
+		return w->auth->fl->svc_wrap(w->auth, x, xres, res);
+	return xres(x, (void *)res);
+}
+
+
+/* A datagram reply to xid did not fit: count it and trace it (SYSTEM_ERR goes instead). */
+void rc__reply_too_big(rc_server *srv, uint32_t xid);
 
 /* Report step pt of call xid now, if the server traces. */
 #define RC__TRACE(srv, pt, xid)                                                              \
@@ -575,11 +705,13 @@ void rc__conn_doom(rc_server *srv, rc__conn *c);
  * is gathered itself through gs (NULL: never; then 0 is returned, and *broken says whether
  * that send failed); else the reply's length in w->rb, as rc__serve. */
 size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len,
-                      uint64_t t_rcv, const rc__gsend *gs, bool *broken);
-/* rc__gsend's fn for the one-thread loop (ctx: the rc__conn): the gathered reply goes behind
- * what is queued, as far as the socket takes it now; the rest is queued. */
-bool rc__conn_send_gathered(void *ctx, unsigned char *msg, size_t len, const rc__gseg *seg,
-                            unsigned n);
+                      uint64_t t_rcv, const rc__sink *gs, bool *broken);
+/* The one-thread loop's way out for a connection's replies (ctx: the rc__conn). */
+extern const rc__sink_ops rc__conn_sink;
+/* A deferred stream request's way out (ctx: the request; jobs.c). */
+extern const rc__sink_ops rc__conn_later;
+/* A deferred datagram request's way out (ctx: the request; server.c). */
+extern const rc__sink_ops rc__dgram_later;
 /* Send (more: gather) a reply on c; false if c is broken. */
 bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more);
 /* Flush c's output without blocking; true when all went out, else *broken says why not. */
