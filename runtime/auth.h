@@ -10,7 +10,7 @@
  * Flavors here: AUTH_NONE and AUTH_SYS (auth.c), the RFC 9289 AUTH_TLS probe (auth.c; a
  * server side only: a client probes in the transport, transports/tls.c). A new flavor (for
  * example RPCSEC_GSS, flavor 6) is one file with its rc__flavor and one line in the registry
- * (rc__flavors in auth.c); docs/design.md, "Adding an auth flavor".
+ * (rc__flavors in auth_reg.c); docs/design.md, "Adding an auth flavor".
  *
  * Speed: AUTH_NONE and AUTH_SYS are "plain" flavors (RC__FL_PLAIN): a constant credential, an
  * AUTH_NONE verifier both ways, nothing wrapped. The fast paths test for that property of the

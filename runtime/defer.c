@@ -172,10 +172,10 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 	req->conn = NULL;
 	atomic_store(&r->holds, 2); /* the serving thread's, and the deferral's */
 	pthread_mutex_lock(&srv->mu);
-	if (w->conn != NULL) {
+	if (w->conn != NULL)
 		r->c = w->conn;
-		rc__conn_deferred(srv, r->c);
-	}
+	if (r->sink.ops->deferred != NULL)
+		r->sink.ops->deferred(r); /* its connection counts and holds it */
 	r->dprev = NULL;
 	r->dnext = srv->deferred;
 	if (srv->deferred)
@@ -206,7 +206,7 @@ static void rc__defer_unlink(rc_server *srv, rc__req *r)
 		r->dnext->dprev = r->dprev;
 	r->dnext = r->dprev = NULL;
 	if (srv->ndeferred-- == srv->lim.max_deferred)
-		rc__defer_room(srv);
+		srv->defer_room(srv);
 }
 
 /* server_priv.h: encode, cache, send, release. */
@@ -274,8 +274,8 @@ void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 		rc__defer_unlink(srv, r);
 		if (r->cached)
 			rc__drc_cancel(srv->drc, &r->key);
-		if (r->c != NULL)
-			rc__conn_orphaned(srv, r->c);
+		if (r->sink.ops->orphaned != NULL)
+			r->sink.ops->orphaned(r);
 		r->c = NULL;
 		r->l = NULL;
 		atomic_store(&r->state, RC__REQ_ORPHANED);
@@ -283,6 +283,6 @@ void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 	pthread_mutex_unlock(&rc__defer_mu);
 	while (srv->answering > 0) /* answers already under way finish first */
 		pthread_cond_wait(&srv->answered, &srv->mu);
-	rc__defer_room(srv);
+	srv->defer_room(srv);
 	pthread_mutex_unlock(&srv->mu);
 }

@@ -1,8 +1,9 @@
 /*
  * The server's dispatch table: registering (program, version) dispatchers, finding one for a
  * request (a hash table of registrations, each with a direct-index table of its procedures
- * below RC__DENSE_MAX and a sorted array of the rest), and what a procedure may ask of the
- * request it serves (rc_svc_req_*).
+ * below RC__DENSE_MAX and a sorted array of the rest), telling the layer above's hook of
+ * changes (rc__server_notify), and what a procedure may ask of the request it serves
+ * (rc_svc_req_*: its facts, a raw call's arguments and answers; deferral is defer.c's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -322,4 +323,72 @@ bool rc__svc_req_dgram(const rc_svc_req *req)
 const rc_svc_unixcred *rc__svc_req_unixcred(const rc_svc_req *req)
 {
 	return req->rq_clntcred;
+}
+
+/* Tell the layer above's hook, if one is installed, of ev; called without srv->mu held (the
+ * hook talks to rpcbind). */
+void rc__server_notify(rc_server *srv, rc__srv_event ev)
+{
+	rc__srv_hook fn;
+	void *ctx;
+
+	pthread_mutex_lock(&srv->mu);
+	fn = srv->hook;
+	ctx = srv->hook_ctx;
+	pthread_mutex_unlock(&srv->mu);
+	if (fn != NULL)
+		fn(srv, ev, ctx);
+}
+
+/* ---- a raw call's arguments and answers ---------------------------------------------------- */
+
+/* server.h: decode a raw call's arguments under the server's allocation cap. */
+rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
+{
+	rc__req *r = (rc__req *)req;
+	rc_xdr x;
+
+	if (req == NULL || xargs == NULL)
+		return RC_INVAL;
+	if (req->w == NULL) {
+		int st = atomic_load(&r->state);
+		if (st == RC__REQ_ORPHANED)
+			return RC_CANCELLED;
+		if (st != RC__REQ_DEFERRED || r->pub.reg == NULL || r->pub.reg->raw == NULL)
+			return RC_INVAL;
+	}
+	rc__xdr_decoder(&x, req->args, req->argslen, req->srv->lim.max_alloc);
+	if (!xargs(&x, args) || x.x_pos != x.x_end)
+		return RC_CANTDECODEARGS;
+	return RC_OK;
+}
+
+/* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails; a deferred
+ * request's is sent now (defer.c). */
+rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
+{
+	rc_status st;
+
+	if (req == NULL || xres == NULL)
+		return RC_INVAL;
+	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
+		return rc__answer((rc__req *)req, RC__ANSWER_RESULT, xres, res, 0, 0, 0);
+	if (req->w == NULL)
+		return RC_INVAL;
+	req->rlen = rc__reply_result(req->srv, req->w, req->srv->lim.max_record, req->dgram,
+	                             req->xid, xres, res, &st);
+	return st;
+}
+
+/* server.h: a raw call's error reply; a deferred request's is sent now (defer.c). */
+rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi)
+{
+	if (req == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
+		return RC_INVAL;
+	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
+		return rc__answer((rc__req *)req, RC__ANSWER_ERROR, NULL, NULL, err, lo, hi);
+	if (req->w == NULL)
+		return RC_INVAL;
+	req->rlen = rc__reply_error(req->w, req->srv->lim.max_record, req->xid, err, lo, hi);
+	return RC_OK;
 }

@@ -3,9 +3,12 @@
  * credentials with bounds), run the authentication hook, find the program and version and the
  * procedure (dispatch.c), consult the duplicate request cache (datagrams), decode the
  * arguments under an allocation cap, run the routine, encode the reply into the thread's
- * buffer with headroom for a record mark, and free what decoding and the routine allocated.
- * The loops (server.c), stream connections (conn.c), worker jobs (jobs.c), synchronous
- * transports (rc__deliver) and the fuzzers all come through rc__serve.
+ * buffer with headroom for a record mark (reply.c's encoders), and free what decoding and the
+ * routine allocated. It never sends: the listener kind that called it sends what it hands
+ * back, through the one way out (server_priv.h) -- but for a big gathered reply, which leaves
+ * through the sink it was given while the result it points into lives. Stream connections
+ * (conn.c), datagram listeners (dgram.c), synchronous transports (rc__deliver) and the fuzzers
+ * all come through rc__serve.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,57 +103,6 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__r
 	if (cached) /* an unanswered call is forgotten */
 		rc__drc_done(srv, w, &r->key, rlen > 0);
 	return rlen;
-}
-
-/* server.h: decode a raw call's arguments under the server's allocation cap. */
-rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
-{
-	rc__req *r = (rc__req *)req;
-	rc_xdr x;
-
-	if (req == NULL || xargs == NULL)
-		return RC_INVAL;
-	if (req->w == NULL) {
-		int st = atomic_load(&r->state);
-		if (st == RC__REQ_ORPHANED)
-			return RC_CANCELLED;
-		if (st != RC__REQ_DEFERRED || r->pub.reg == NULL || r->pub.reg->raw == NULL)
-			return RC_INVAL;
-	}
-	rc__xdr_decoder(&x, req->args, req->argslen, req->srv->lim.max_alloc);
-	if (!xargs(&x, args) || x.x_pos != x.x_end)
-		return RC_CANTDECODEARGS;
-	return RC_OK;
-}
-
-/* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails; a deferred
- * request's is sent now (defer.c). */
-rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
-{
-	rc_status st;
-
-	if (req == NULL || xres == NULL)
-		return RC_INVAL;
-	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
-		return rc__answer((rc__req *)req, RC__ANSWER_RESULT, xres, res, 0, 0, 0);
-	if (req->w == NULL)
-		return RC_INVAL;
-	req->rlen = rc__reply_result(req->srv, req->w, req->srv->lim.max_record, req->dgram,
-	                             req->xid, xres, res, &st);
-	return st;
-}
-
-/* server.h: a raw call's error reply; a deferred request's is sent now (defer.c). */
-rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi)
-{
-	if (req == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
-		return RC_INVAL;
-	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
-		return rc__answer((rc__req *)req, RC__ANSWER_ERROR, NULL, NULL, err, lo, hi);
-	if (req->w == NULL)
-		return RC_INVAL;
-	req->rlen = rc__reply_error(req->w, req->srv->lim.max_record, req->xid, err, lo, hi);
-	return RC_OK;
 }
 
 /* The request's fields for the call xid that came from peer (a datagram's) or on conn. */

@@ -1,12 +1,22 @@
 /*
- * Internal to the server's files (server.c, dispatch.c, serve.c, conn.c, jobs.c): the objects
- * they share and the functions one calls in another. Who may call whom:
+ * Internal to the server's files: the objects they share and the functions one calls in
+ * another. The layers, top to bottom -- each uses only what the ones below it define
+ * (tests/runtime/layers.sh checks it with nm):
  *
- *   server.c (life cycle, listeners, loops) -> conn.c (stream connections) -> jobs.c (worker
- *   jobs) -> serve.c (one request, bytes in / bytes out) -> dispatch.c (the table)
+ *   server.c    life cycle, listeners, the loops (epoll, workers, sweeper, listener pauses)
+ *   conn.c      stream connections (one event entry, one-thread and worker mode) |
+ *   dgram.c     datagram listeners                                                | listener kinds
+ *   serve.c     one request: decode, authenticate, dispatch; hands back the reply's bytes
+ *   dispatch.c  the table, and every rc_svc_req_* a routine calls
+ *   defer.c     request objects, deferral and the deferred answer
+ *   auth_reg.c  the flavor registry -> auth_gss.c, auth.c (the flavors)
+ *   reply.c     the reply encoders (the one way out itself is rc__reply_out, inline below)
+ *   drc.c       the duplicate request cache
  *
- * and each of them -> transports/ through rc_tp's vt only. The layer above (rpcbind.c) sees
- * none of this: it has server_internal.h.
+ * A lower layer reaches a higher one only through a function pointer it was handed: a sink
+ * (where a reply goes, "The one way out"), srv->defer_room. The epoll primitives (rc__arm,
+ * rc__disarm) are inline here. The layer above (rpcbind.c) sees none of this: it has
+ * server_internal.h.
  */
 #ifndef RC_SERVER_PRIV_H
 #define RC_SERVER_PRIV_H
@@ -17,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "runtime/auth.h"
 #include "runtime/rpc.h"
@@ -163,6 +174,10 @@ struct rc_server {
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 	struct rc__dbatch *step_batch; /* and its datagram batch */
 	struct rc__tls_ctx *tls;  /* rc_server_set_tls's context, or NULL: probes get no TLS */
+	/* srv->ndeferred fell below its cap (under mu): re-arm the connections held for it. Set
+	 * by the life cycle (the stream connections' rc__defer_room), so the request layer
+	 * below them reaches them without calling up. */
+	void (*defer_room)(struct rc_server *srv);
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
@@ -211,8 +226,8 @@ struct rc__dbatch;
  * flavor (w->auth).
  *
  * A sink is where a listener kind's replies go: the one-thread stream loop's (conn.c), a
- * worker job's (jobs.c, under the connection's write lock), a deferred stream answer's
- * (jobs.c), a datagram's and a datagram batch's (dgram.c), a synchronous transport's
+ * worker job's (conn.c, under the connection's write lock), a deferred stream answer's
+ * (conn.c), a datagram's and a datagram batch's (dgram.c), a synchronous transport's
  * (serve.c). It is a pair of functions and their context, so the layers below the listener
  * kinds (serve, dispatch, deferral) send without calling up into them.
  */
@@ -236,6 +251,11 @@ typedef struct rc__sink_ops {
 	/* A deferred request's reply has left (or failed: broken): its accounting on the
 	 * connection (NULL: nothing to do). Called without locks. */
 	void (*release)(void *ctx, bool broken);
+	/* Under srv->mu: the request (ctx) was deferred -- its connection counts it and is
+	 * referenced -- or orphaned (its server stops) -- it lets go of both now. NULL: nothing
+	 * held (a datagram's listener outlives its deferred requests' hold: rc__defer_orphan). */
+	void (*deferred)(void *ctx);
+	void (*orphaned)(void *ctx);
 } rc__sink_ops;
 
 typedef struct rc__sink {
@@ -421,16 +441,14 @@ typedef struct rc__req {
 void rc__wctx_init(rc__wctx *w, rc_server *srv);
 void rc__wctx_fini(rc__wctx *w);
 
-/* A request of c is deferred (under srv->mu): counted, with a reference; a connection of the
- * one-thread loop is served as jobs from now on (replies may come from other threads). */
-void rc__conn_deferred(rc_server *srv, rc__conn *c);
+
+/* srv->defer_room of a server with stream connections (conn.c): re-arm those held. */
+void rc__defer_room(rc_server *srv);
 
 /* The one-thread loop hands c, a request of which it just saw deferred, to the job path
  * (c is busy; takes c->wmu and srv->mu). */
 void rc__conn_to_jobs(rc_server *srv, rc__conn *c);
 
-/* A deferred request of c is orphaned (under srv->mu, kept): counts and reference. */
-void rc__conn_orphaned(rc_server *srv, rc__conn *c);
 
 /* Reply encoders (reply.c), usable from any thread with a context of its own:
  * rc__reply_result -- SUCCESS with *res coded by xres (SYSTEM_ERR when that fails: *st says
@@ -484,8 +502,6 @@ rc__req *rc__req_new(rc__wctx *w);
  * returned, or the deferral's at the answer; the last one frees r and what it holds. */
 void rc__req_unhold(rc__req *r);
 
-/* srv->ndeferred fell below its cap (under srv->mu): re-arm connections held for it. */
-void rc__defer_room(rc_server *srv);
 
 /* Whether c must not read more requests, as far as deferral goes (under srv->mu): its
  * deferred ones and those read and running (each may defer) are at max_deferred_conn, or the
@@ -598,6 +614,26 @@ static inline bool rc__lone_skip(unsigned *lone)
 	return *lone > 0 && ((*lone)++ & 7) != 0;
 }
 
+/* The epoll primitives every layer of the server's loop shares (inline: no file owns them, so
+ * none calls up for them). Add tp to the epoll set, or change its interest (op EPOLL_CTL_ADD / _MOD), one-shot with
+ * worker threads. False if epoll refused (errno kept): an ADD leaves tp unserved, a MOD of a
+ * connection means it can no longer be served (the caller ends it). */
+static inline bool rc__arm(rc_server *srv, int op, const rc_tp *tp, void *tag, uint32_t events)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events | (srv->threads > 1 ? EPOLLONESHOT : 0);
+	ev.data.ptr = tag;
+	return epoll_ctl(srv->epfd, op, rc__tp_pollfd(tp), &ev) == 0;
+}
+
+/* Take tp out of the epoll set (it may not be in it: nothing to report). */
+static inline void rc__disarm(rc_server *srv, const rc_tp *tp)
+{
+	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, rc__tp_pollfd(tp), NULL);
+}
+
 /* Reply bytes a connection's transport still holds. */
 static inline size_t rc__conn_outq(rc__conn *c)
 {
@@ -642,6 +678,8 @@ static inline const rc_svc_proc *rc__find_proc(const rc__reg *r, uint32_t proc)
 	}
 	return NULL;
 }
+/* Tell the layer above's hook about ev (without srv->mu). */
+void rc__server_notify(rc_server *srv, rc__srv_event ev);
 /* Free a registration (its tables; not the caller's definition). */
 void rc__reg_free(rc__reg *r);
 /* The lowest and highest version of prog registered; false if none is. */
@@ -708,9 +746,9 @@ size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg,
                       uint64_t t_rcv, const rc__sink *gs, bool *broken);
 /* The one-thread loop's way out for a connection's replies (ctx: the rc__conn). */
 extern const rc__sink_ops rc__conn_sink;
-/* A deferred stream request's way out (ctx: the request; jobs.c). */
+/* A deferred stream request's way out (ctx: the request; conn.c). */
 extern const rc__sink_ops rc__conn_later;
-/* A deferred datagram request's way out (ctx: the request; server.c). */
+/* A deferred datagram request's way out (ctx: the request; dgram.c). */
 extern const rc__sink_ops rc__dgram_later;
 /* Send (more: gather) a reply on c; false if c is broken. */
 bool rc__conn_reply(rc__conn *c, unsigned char *msg, size_t len, bool more);
@@ -723,7 +761,20 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 /* The next complete request on c (RC_OK), RC_AGAIN, or the transport's error. */
 rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len);
 
-/* ---- jobs.c ------------------------------------------------------------------------------- */
+/* ---- dgram.c ------------------------------------------------------------------------------ */
+
+/* A datagram listener's epoll event (one thread: a batch while they come in batches, else the
+ * one announced; worker threads: a batch, then the one-shot socket re-armed). */
+void rc__dgram_event(rc_server *srv, rc__wctx *w, rc__lsn *l);
+/* Serve up to n datagrams waiting on l (flags RC_TPF_DONTWAIT: what is waiting; 0: the
+ * blocking loop of a lone datagram listener); rearm: a one-shot listener is re-armed once a
+ * datagram is taken. Returns how many were served. */
+int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned flags, bool rearm);
+/* Ask for receive offload on l, once (before worker threads start, or at a one-thread
+ * server's first burst). */
+void rc__lsn_offload(rc_server *srv, rc__lsn *l);
+
+/* ---- conn.c: worker threads ---------------------------------------------------------------- */
 
 /* A connection's event with worker threads (the caller has marked it busy). */
 void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c);
@@ -733,14 +784,5 @@ size_t rc__conn_pending(rc__conn *c);
 void rc__job_next(rc_server *srv, rc__wctx *w);
 /* A connection's output descriptor is writable: drain its queue. */
 void rc__conn_out(rc_server *srv, rc__conn *c);
-
-/* ---- server.c ----------------------------------------------------------------------------- */
-
-/* Add tp to the epoll set or change its interest; false if epoll refused (errno kept). */
-bool rc__arm(rc_server *srv, int op, const rc_tp *tp, void *tag, uint32_t events);
-/* Take tp out of the epoll set. */
-void rc__disarm(rc_server *srv, const rc_tp *tp);
-/* Tell the layer above's hook about ev (without srv->mu). */
-void rc__server_notify(rc_server *srv, rc__srv_event ev);
 
 #endif

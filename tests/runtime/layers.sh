@@ -26,3 +26,30 @@ if [ -n "$bad" ]; then
 	exit 1
 fi
 echo "ok   nothing below the rpcbind layer calls it ($(echo "$defs" | wc -l) symbols checked)"
+
+# The server's own layers, top to bottom (docs/design.md, "The server's layers"): each file
+# may use what files below it define, never what a file above it defines. Files on one line
+# are one layer (they do not use each other at all).
+server_layers="server.c.o
+conn.c.o dgram.c.o
+serve.c.o
+dispatch.c.o
+defer.c.o
+auth_reg.c.o
+auth_gss.c.o
+auth.c.o
+reply.c.o
+drc.c.o"
+bad=$( { echo "$server_layers" | awk '{ for (i = 1; i <= NF; i++) print "L", $i, NR }'
+	 members DEFINED | awk '{ print "D", $1, $2 }'
+	 members UNDEFINED | awk '{ print "U", $1, $2 }'; } | awk '
+	$1 == "L" { level[$2] = $3; next }
+	$1 == "D" { if ($2 in level) owner[$3] = $2; next }
+	$1 == "U" && ($2 in level) && ($3 in owner) && owner[$3] != $2 &&
+	    level[owner[$3]] <= level[$2] { print "     " $2 " uses " $3 " of " owner[$3] }')
+if [ -n "$bad" ]; then
+	echo "FAIL: the server's layers are called sideways or up:"
+	echo "$bad"
+	exit 1
+fi
+echo "ok   the server's layers call downward only ($(echo "$server_layers" | wc -w) files)"
