@@ -282,21 +282,25 @@ static inline __attribute__((always_inline)) bool
 rc__reply_out(rc_server *srv, rc__send_fn send, rc__release_fn release, void *ctx,
               const rc__out *o, const rc__drc_key *key)
 {
-	bool ok = true;
+	bool ok;
 
-	if (key != NULL) { /* before it leaves: a retransmission may follow it at once */
+	if (__builtin_expect(key != NULL, 0)) { /* before it leaves: a retransmission may follow
+	                                           it at once */
 		if (o->len == 0 && o->forget)
 			rc__drc_cancel(srv->drc, key);
 		else
 			rc__drc_store(srv->drc, key, o->msg, o->len);
 	}
-	if (o->len > 0)
-		ok = send(ctx, o);
+	if (o->len == 0) {
+		if (release != NULL)
+			release(ctx, false);
+		return true;
+	}
+	ok = send(ctx, o);
 	if (release != NULL)
 		release(ctx, !ok);
-	if (o->len > 0 && ok && __builtin_expect(srv->trace != NULL, 0))
-		srv->trace(srv->trace_arg, RC_TP_SRV_SENT, o->xid, rc__trace_clock()); /* sent, or
-		                                                                      queued to be */
+	if (__builtin_expect(srv->trace != NULL, 0) && ok) /* sent, or queued to be */
+		srv->trace(srv->trace_arg, RC_TP_SRV_SENT, o->xid, rc__trace_clock());
 	return ok;
 }
 
@@ -348,9 +352,10 @@ rc__reply_leave(rc_server *srv, rc__wctx *w, rc__send_fn send, void *ctx, size_t
 {
 	const rc__drc_key *key = w->drc;
 
-	if (rlen == 0 && key == NULL)
+	if (__builtin_expect(key != NULL, 0))
+		w->drc = NULL;
+	else if (rlen == 0)
 		return true; /* nothing to send, nothing to record */
-	w->drc = NULL;
 	return rc__reply_out(srv, send, NULL, ctx,
 	                     &(const rc__out){.msg = rc__encbuf_msg(&w->rb), .len = rlen,
 	                                      .peer = peer, .xid = w->xid, .more = more},
@@ -534,7 +539,7 @@ static inline size_t rc__reply_keep(size_t max_record)
 /* Make w's reply buffer empty for a reply of at most max bytes. A heap buffer that an earlier
  * big reply grew is kept (up to w->keep), so a server answering big replies does not allocate
  * and page-fault a fresh one each time; otherwise the stack buffer. */
-static inline void rc__reply_reset(rc__wctx *w, size_t max)
+static inline __attribute__((always_inline)) void rc__reply_reset(rc__wctx *w, size_t max)
 {
 	if (w->rb.heap && w->rb.cap <= w->keep) {
 		w->rb.max = max;
