@@ -34,9 +34,9 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	srv->nconns--;
-	if (c->doomed)
+	if (c->end != RC__CONN_LIVE)
 		srv->ndoomed--;
-	if (c->evicted)
+	if (c->end == RC__CONN_EVICTED)
 		srv->nevicting--;
 	rc__disarm(srv, c->tp);
 	if (c->outfd >= 0) {
@@ -57,9 +57,10 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
  */
 void rc__conn_doom(rc_server *srv, rc__conn *c)
 {
-	if (!c->doomed)
+	if (c->end == RC__CONN_LIVE) {
 		srv->ndoomed++;
-	c->doomed = true;
+		c->end = RC__CONN_DOOMED;
+	}
 	c->tp->vt->shutdown(c->tp, true);
 }
 
@@ -242,7 +243,7 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 	if (c->tp->vt->park != NULL) /* its turn is over: the thread's input buffer goes back */
 		c->tp->vt->park(c->tp);
 	pthread_mutex_lock(&srv->mu);
-	c->busy = false;
+	c->state = RC__CONN_ARMED;
 	{
 		size_t pending = rc__conn_outq(c);
 		uint32_t want = pending >= RC__OUT_HIGH ? EPOLLOUT
@@ -296,7 +297,7 @@ static bool rc__conn_unsent(rc__conn *c)
  */
 static int rc__victim_class(rc__conn *c, int64_t now)
 {
-	if (c->doomed || c->dead || c->busy || c->held || c->jobs > 0 || c->deferred > 0 ||
+	if (c->end != RC__CONN_LIVE || c->state != RC__CONN_ARMED || c->jobs > 0 || c->deferred > 0 ||
 	    rc__conn_pending(c) > 0 || rc__conn_unsent(c))
 		return -1;
 	if (c->completed)
@@ -350,9 +351,9 @@ static size_t rc__evict(rc_server *srv, size_t want, int64_t *retry_at)
 	if (n > 0 && cls[0] == 1 && young > 0)
 		n = 0; /* idle clients stay while newcomers may still turn out idle */
 	for (size_t i = 0; i < n && (cls[i] == 0 || i == 0); i++, done++) {
-		best[i]->evicted = true;
+		rc__conn_doom(srv, best[i]); /* (live before: rc__victim_class) */
+		best[i]->end = RC__CONN_EVICTED;
 		srv->nevicting++;
-		rc__conn_doom(srv, best[i]);
 	}
 	srv->n_evicted += done;
 	if (done > 0)
@@ -561,10 +562,13 @@ void rc__accept(rc_server *srv, rc__lsn *l)
 /* server_priv.h: mark c busy, then serve it here or, with worker threads, as jobs. */
 void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 {
+	bool doomed;
+
 	pthread_mutex_lock(&srv->mu);
-	c->busy = true;
+	c->state = RC__CONN_BUSY;
+	doomed = c->end != RC__CONN_LIVE;
 	pthread_mutex_unlock(&srv->mu);
-	if (c->doomed)
+	if (doomed)
 		events |= EPOLLHUP;
 	if (srv->threads > 1 || c->jobmode)
 		rc__conn_serve_mt(srv, w, c);
@@ -631,10 +635,10 @@ size_t rc__conn_pending(rc__conn *c)
 /* Re-arm a held connection that is back under its limits (under srv->mu). */
 static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 {
-	if (!c->held || c->dead || rc__jobs_full(c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
-	    rc__conn_pending(c) >= RC__OUT_HIGH)
+	if (c->state != RC__CONN_HELD || rc__jobs_full(c->jobs, c->jobbytes) ||
+	    rc__defer_full(srv, c) || rc__conn_pending(c) >= RC__OUT_HIGH)
 		return;
-	c->held = false;
+	c->state = RC__CONN_ARMED;
 	/* complete records may wait in the reader's buffer with nothing left on the socket to
 	 * raise EPOLLIN: ask for EPOLLOUT too, which an open socket raises at once */
 	if (!rc__conn_arm(srv, c,
@@ -647,8 +651,8 @@ static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 static void rc__conn_broken(rc_server *srv, rc__conn *c)
 {
 	c->tp->vt->shutdown(c->tp, true);
-	if (c->held && !c->dead) {
-		c->held = false;
+	if (c->state == RC__CONN_HELD) {
+		c->state = RC__CONN_ARMED;
 		(void)rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP); /* shut down: the event, or
 			the sweeper, ends it */
 	}
@@ -827,11 +831,12 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	rc__job *head = NULL, **tail = &head, *j;
 	unsigned n = 0, inflight, room;
 	size_t bytes = 0, inbytes;
-	bool dead = c->doomed, full, capped = false;
+	bool dead, full, capped = false;
 	int reads = 0;
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&srv->mu);
+	dead = c->end != RC__CONN_LIVE;
 	inflight = c->jobs;
 	inbytes = c->jobbytes;
 	/* each request read may be deferred: read no more than the cap leaves room for */
@@ -878,7 +883,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	if (n > 0)
 		atomic_fetch_add(&c->refs, n);
 	pthread_mutex_lock(&srv->mu); /* the sweeper reads last_active, partial_since under it */
-	c->busy = false;
+	c->state = RC__CONN_ARMED; /* (or, below, HELD or DEAD) */
 	c->jobs += n;
 	c->jobbytes += bytes;
 	if (n > 0) {
@@ -887,7 +892,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		c->partial_since = 0; /* records completed: the stall clock starts again */
 	}
 	if (dead) {
-		c->dead = true;
+		c->state = RC__CONN_DEAD;
 		rc__disarm(srv, c->tp);
 		/* no more reading; replies still due go out, and the sweeper shuts the rest down
 		 * after stall_ms without progress (an armed output descriptor then lets go) */
@@ -898,7 +903,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), pending);
 		if (rc__jobs_full(c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
 		    pending >= RC__OUT_HIGH) {
-			c->held = true;
+			c->state = RC__CONN_HELD;
 		}
 		else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0)))
 			c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
@@ -938,9 +943,9 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 	broken = !rc__conn_push_out(srv, c);
 	pthread_mutex_unlock(&c->wmu);
 	pthread_mutex_lock(&srv->mu);
-	c->busy = false;
+	c->state = RC__CONN_ARMED; /* (or, below, HELD or DEAD) */
 	if (broken) { /* as a worker's reader ends it: the last reference frees it */
-		c->dead = true;
+		c->state = RC__CONN_DEAD;
 		rc__disarm(srv, c->tp);
 		c->tp->vt->shutdown(c->tp, false);
 		pthread_mutex_unlock(&srv->mu);
@@ -948,7 +953,7 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 		return;
 	}
 	if (rc__defer_full(srv, c) || rc__conn_pending(c) >= RC__OUT_HIGH)
-		c->held = true;
+		c->state = RC__CONN_HELD;
 	else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP |
 	                                   (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
 		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its answers end it */

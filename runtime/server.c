@@ -560,7 +560,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 	due = now + (idle < stall ? idle : stall);
 	for (rc__conn *c = srv->conns; c; c = c->next) {
 		int64_t at;
-		if (c->doomed)
+		if (c->end != RC__CONN_LIVE)
 			continue;
 		if (c->handshake_until != 0) {
 			/* a TLS handshake: stall_ms from its start, never idle_ms; once it has
@@ -579,7 +579,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 			if (end > c->last_active)
 				c->last_active = end;
 		}
-		if (c->dead) {
+		if (c->state == RC__CONN_DEAD) {
 			/* reading is over; its last replies got stall_ms to go out */
 			at = c->last_active + stall;
 		} else {

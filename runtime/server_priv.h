@@ -74,6 +74,47 @@ typedef struct rc__lsn {
 
 typedef struct rc__conn rc__conn;
 
+/*
+ * A stream connection's state (c->state, under srv->mu). Lock order: srv->mu, then c->wmu
+ * (a connection's output), never the reverse; rc__defer_mu (defer.c) before both.
+ *
+ *   ARMED  in the epoll set, waiting for an event. Only here may the sweeper or the admission
+ *          code pick it to close (rc__victim_class), and then only through its end (below).
+ *   BUSY   a thread handles its event (rc__conn_event); one at a time (one-shot arming).
+ *   HELD   worker threads: left disarmed at the end of a turn because its jobs, deferred
+ *          requests or queued output are at their caps; whoever brings it back under them
+ *          (a job's end, a deferred answer, room under max_deferred, drained output) re-arms
+ *          it (rc__conn_unhold), as does a broken send (rc__conn_broken) so its reader ends it.
+ *   DEAD   worker threads: reading is over (closed, reset, doomed, a bad record); replies still
+ *          due go out, and the last reference (reader, job, output handler, deferred request)
+ *          frees it.
+ *
+ *   ARMED -> BUSY          its event
+ *   BUSY  -> ARMED         the turn ends, re-armed (one thread: always, unless closed)
+ *   BUSY  -> HELD          the turn ends at a cap (worker threads, or after a deferral)
+ *   HELD  -> ARMED         back under the caps, or a broken send
+ *   BUSY  -> DEAD          the reader ends it (worker threads)
+ *   BUSY  -> (freed)       the one-thread loop ends it (rc__conn_close)
+ *
+ * Independently of its state, a connection may be asked to end (c->end): the sweeper (idle,
+ * stalled, a handshake too slow) or the admission code making room shuts its socket down,
+ * so its next event -- at once, or when its worker re-arms it -- finds it closed and its own
+ * handler ends it. Only a connection's own event handler frees it, so no thread is left
+ * holding a freed one.
+ */
+typedef enum rc__conn_state {
+	RC__CONN_ARMED = 0,
+	RC__CONN_BUSY,
+	RC__CONN_HELD,
+	RC__CONN_DEAD,
+} rc__conn_state;
+
+typedef enum rc__conn_end {
+	RC__CONN_LIVE = 0, /* not asked to end */
+	RC__CONN_DOOMED,   /* shut down by the sweeper (counted in srv->ndoomed until closed) */
+	RC__CONN_EVICTED,  /* shut down to make room (rc__evict; also in srv->nevicting) */
+} rc__conn_end;
+
 /* The epoll tag of a connection's output descriptor (worker threads). */
 typedef struct rc__outev {
 	int kind; /* RC__EV_OUT */
@@ -89,9 +130,8 @@ struct rc__conn {
 	size_t stall_in, stall_out; /* input buffered (lowest) and output queued (highest) since
 	                               then */
 	uint32_t armed;        /* epoll interest currently set */
-	bool busy;             /* a worker is serving it */
-	bool doomed;           /* shut down by the sweeper or to make room: its worker closes it */
-	bool evicted;          /* under srv->mu: doomed to make room (rc__evict) */
+	rc__conn_state state;  /* under srv->mu: see rc__conn_state */
+	rc__conn_end end;      /* under srv->mu: see rc__conn_end */
 	bool completed;        /* under srv->mu: at least one request of it was read whole */
 	unsigned lone;         /* one thread: non-zero while requests come one an event (rc__lone_skip) */
 	/* With worker threads (rc__conn_serve_mt): requests on one connection run in parallel. */
@@ -103,8 +143,6 @@ struct rc__conn {
 	unsigned jobs;         /* under srv->mu: requests read and not yet answered */
 	unsigned queued;       /* under srv->mu: those of them still in the job queue */
 	size_t jobbytes;       /* under srv->mu: their size */
-	bool held;             /* under srv->mu: left disarmed (jobs at the cap, or output backed up) */
-	bool dead;             /* under srv->mu: reading is over; freed when refs reach 0 */
 	unsigned deferred;     /* under srv->mu: requests deferred and not answered (a reference
 	                          each); at lim.max_deferred_conn the connection is held */
 	bool jobmode;          /* served as worker jobs even on a one-thread server: a request of
