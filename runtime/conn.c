@@ -961,11 +961,14 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 }
 
 /*
- * A deferred request's way out on its connection, from any thread (ctx: the request): queued
- * behind what is queued, and the output descriptor armed if it is not yet -- the loop sends
- * the queue when it fires. Replies answered in a burst (a pool answering pipelined calls) so
- * leave in one write, as inline ones of a batch do, for one wake-up of the loop; a queue grown
- * past the transport's gathering size goes at once.
+ * A deferred request's way out on its connection, from any thread (ctx: the request). The
+ * answer to the connection's only call under way (o->more clear) is sent at once, as an
+ * inline reply is: a lone deferred call costs one wake-up more than an inline one (the
+ * answering thread's), not two. Otherwise it is queued behind what is queued and the output
+ * descriptor armed if it is not yet -- the loop sends the queue when it fires: replies
+ * answered in a burst (a pool answering pipelined calls) so leave in one write, as inline
+ * ones of a batch do, for one wake-up of the loop (sending each at once costs several times
+ * more: measured); a queue grown past the transport's gathering size goes at once.
  */
 static bool rc__later_send(void *ctx, const rc__out *o)
 {
@@ -974,8 +977,11 @@ static bool rc__later_send(void *ctx, const rc__out *o)
 	bool ok;
 
 	pthread_mutex_lock(&c->wmu);
-	ok = rc__conn_reply(c, o->msg, o->len, true) &&
-	     (c->out_armed || rc__conn_outq(c) == 0 || rc__conn_arm_out(r->pub.srv, c));
+	if (o->more || c->out_armed) /* part of a burst, or behind queued output */
+		ok = rc__conn_reply(c, o->msg, o->len, true) &&
+		     (c->out_armed || rc__conn_outq(c) == 0 || rc__conn_arm_out(r->pub.srv, c));
+	else /* the connection's only call under way: sent now, no wake-up of the loop */
+		ok = rc__conn_reply(c, o->msg, o->len, false) && rc__conn_push_out(r->pub.srv, c);
 	pthread_mutex_unlock(&c->wmu);
 	return ok;
 }

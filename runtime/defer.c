@@ -22,6 +22,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,14 +32,40 @@
 
 static pthread_mutex_t rc__defer_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* server_priv.h: a zeroed request object. */
-rc__req *rc__req_new(rc__wctx *w)
+/* server_priv.h: a request object from srv's pool, or a new one. */
+rc__req *rc__req_new(rc_server *srv, rc__wctx *w)
 {
-	rc__req *r = calloc(1, sizeof(rc__req));
+	rc__req *r;
 
-	if (r != NULL)
-		r->wc = w;
+	pthread_mutex_lock(&srv->poolmu);
+	if ((r = srv->pool) != NULL) {
+		srv->pool = r->dnext;
+		srv->npool--;
+	}
+	pthread_mutex_unlock(&srv->poolmu);
+	if (r != NULL) {
+		unsigned char *own = r->own;
+		size_t cap = r->owncap;
+		memset(r, 0, offsetof(rc__req, argbuf)); /* (the buffers are set when used) */
+		r->own = own;
+		r->owncap = cap;
+	} else if ((r = calloc(1, sizeof(rc__req))) == NULL) {
+		return NULL;
+	}
+	r->wc = w;
 	return r;
+}
+
+/* server_priv.h: the pool's objects go (the server is destroyed). */
+void rc__req_pool_free(rc_server *srv)
+{
+	for (rc__req *r = srv->pool, *next; r != NULL; r = next) {
+		next = r->dnext;
+		free(r->own);
+		free(r);
+	}
+	srv->pool = NULL;
+	srv->npool = 0;
 }
 
 /* server_priv.h: a serving thread's context; its request object is made on first use. */
@@ -66,6 +93,8 @@ void rc__wctx_init(rc__wctx *w, rc_server *srv)
 void rc__wctx_fini(rc__wctx *w)
 {
 	rc__encbuf_free(&w->rb);
+	if (w->req != NULL)
+		free(w->req->own); /* (one from the pool may keep an argument copy) */
 	free(w->req);
 	free(w->rbuf);
 	free(w->batch);
@@ -74,8 +103,9 @@ void rc__wctx_fini(rc__wctx *w)
 	w->batch = NULL;
 }
 
-/* server_priv.h: one hold on r fewer; the last frees what it holds, and the object. */
-void rc__req_unhold(rc__req *r)
+/* server_priv.h: one hold on r fewer; the last frees what it holds, and pools or frees the
+ * object. */
+void rc__req_unhold(rc__req *r, rc_server *pool)
 {
 	if (atomic_fetch_sub(&r->holds, 1) != 1)
 		return;
@@ -94,6 +124,24 @@ void rc__req_unhold(rc__req *r)
 	}
 	rc__svc_auth_done(&r->auth);
 	free(r->unwrapped);
+	r->unwrapped = NULL;
+	if (r->owncap > RC__REQ_OWN_KEEP) { /* a big argument's copy is not kept */
+		free(r->own);
+		r->own = NULL;
+		r->owncap = 0;
+	}
+	if (pool != NULL) {
+		pthread_mutex_lock(&pool->poolmu);
+		if (pool->npool < RC__REQ_POOL) {
+			r->dnext = pool->pool;
+			pool->pool = r;
+			pool->npool++;
+			r = NULL;
+		}
+		pthread_mutex_unlock(&pool->poolmu);
+		if (r == NULL)
+			return;
+	}
 	free(r->own);
 	free(r);
 }
@@ -124,8 +172,14 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 	}
 	/* the arguments' bytes, the request's own from now on */
 	n = (size_t)(rd->end - rd->p);
-	if ((r->own = malloc(n ? n : 1)) == NULL)
-		return RC_NOMEM;
+	if (n > r->owncap || r->own == NULL) { /* (a pooled object's copy is reused) */
+		unsigned char *own = malloc(n ? n : 1);
+		if (own == NULL)
+			return RC_NOMEM;
+		free(r->own);
+		r->own = own;
+		r->owncap = n ? n : 1;
+	}
 	memcpy(r->own, rd->p, n);
 	r->ownlen = n;
 	r->gen = w->auth != NULL; /* its replies: verifier and wrapping through its flavor */
@@ -149,9 +203,7 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 		if (!info->xargs(&x, r->args)) { /* it decoded once: only memory can fail */
 			rc__xdr_free_lent(info->xargs, r->args, r->own, r->own + n);
 			memset(r->args, 0, info->args_size);
-			free(r->own);
-			r->own = NULL;
-			return RC_NOMEM;
+			return RC_NOMEM; /* (the copy stays with the object, for its next use) */
 		}
 	} else { /* raw: rc_svc_req_getargs decodes the copy */
 		req->args = r->own;
@@ -217,7 +269,7 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	rc__wctx tw; /* a reply buffer on this thread's stack */
 	rc_status st = RC_OK;
 	size_t rlen = 0;
-	bool broken = false;
+	bool broken = false, more;
 	int state;
 
 	pthread_mutex_lock(&rc__defer_mu);
@@ -227,13 +279,15 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 		if (state != RC__REQ_ORPHANED)
 			return RC_INVAL;
 		atomic_store(&r->state, RC__REQ_ANSWERED); /* (never answered twice) */
-		rc__req_unhold(r);
+		rc__req_unhold(r, NULL); /* (its server may be gone) */
 		return RC_CANCELLED;
 	}
 	srv = r->pub.srv;
 	pthread_mutex_lock(&srv->mu);
+	/* other calls of its connection under way: this answer is part of a burst */
+	more = r->c != NULL && (r->c->deferred > 1 || r->c->jobs > 0);
 	rc__defer_unlink(srv, r);
-	srv->answering++;
+	atomic_fetch_add(&srv->answering, 1);
 	atomic_store(&r->state, RC__REQ_ANSWERED);
 	pthread_mutex_unlock(&srv->mu);
 	pthread_mutex_unlock(&rc__defer_mu);
@@ -250,14 +304,17 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	broken = !rc__reply_send(srv, &r->sink,
 	                         &(const rc__out){.msg = rc__encbuf_msg(&tw.rb), .len = rlen,
 	                                          .peer = &r->peer, .xid = r->pub.xid,
-	                                          .forget = true},
+	                                          .more = more, .forget = true},
 	                         r->cached ? &r->key : NULL, true);
 	rc__wctx_fini(&tw);
-	pthread_mutex_lock(&srv->mu);
-	if (--srv->answering == 0)
+	rc__req_unhold(r, srv); /* (srv lives while answering counts this answer) */
+	/* the last answer under way wakes rc__defer_orphan if it waits; without taking srv->mu
+	 * otherwise (seq_cst: it sees orphaning, or the orphaner sees answering at 0) */
+	if (atomic_fetch_sub(&srv->answering, 1) == 1 && atomic_load(&srv->orphaning) > 0) {
+		pthread_mutex_lock(&srv->mu);
 		pthread_cond_broadcast(&srv->answered);
-	pthread_mutex_unlock(&srv->mu);
-	rc__req_unhold(r);
+		pthread_mutex_unlock(&srv->mu);
+	}
 	return broken ? RC_CANTSEND : st;
 }
 
@@ -281,8 +338,10 @@ void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 		atomic_store(&r->state, RC__REQ_ORPHANED);
 	}
 	pthread_mutex_unlock(&rc__defer_mu);
-	while (srv->answering > 0) /* answers already under way finish first */
+	atomic_fetch_add(&srv->orphaning, 1);
+	while (atomic_load(&srv->answering) > 0) /* answers already under way finish first */
 		pthread_cond_wait(&srv->answered, &srv->mu);
+	atomic_fetch_sub(&srv->orphaning, 1);
 	srv->defer_room(srv);
 	pthread_mutex_unlock(&srv->mu);
 }

@@ -94,7 +94,7 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__r
 	r->keyp = NULL;
 	if (atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE) {
 		w->req = NULL; /* deferred: answered later */
-		rc__req_unhold(r);
+		rc__req_unhold(r, srv);
 		return 0;
 	}
 	RC__TRACE(srv, RC_TP_SRV_ENCODED, req->xid);
@@ -157,7 +157,7 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	const rc__flavor *fl;
 	rc__svc_call in;
 
-	if (__builtin_expect(r == NULL, 0) && (r = w->req = rc__req_new(w)) == NULL)
+	if (__builtin_expect(r == NULL, 0) && (r = w->req = rc__req_new(srv, w)) == NULL)
 		return 0; /* no memory for the request: dropped, as a lost datagram */
 	req = &r->pub;
 	/* (w->auth is NULL between calls: AUTH_NONE verifiers until a flavor says otherwise) */
@@ -319,7 +319,7 @@ authenticated:
 	if (__builtin_expect(atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE,
 	                     0)) {
 		w->req = NULL; /* deferred: the request, its objects and its cache entry live on */
-		rc__req_unhold(r);
+		rc__req_unhold(r, srv);
 		return 0;
 	}
 	if (!ok)

@@ -140,6 +140,7 @@ rc_status rc_server_create(rc_server **out)
 	epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->stopfd, &ev);
 	srv->job_ev = RC__EV_JOB;
 	pthread_mutex_init(&srv->mu, NULL);
+	pthread_mutex_init(&srv->poolmu, NULL);
 	pthread_cond_init(&srv->answered, NULL);
 	srv->defer_room = rc__defer_room; /* (the request layer re-arms held connections through it) */
 	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes, srv->lim.drc_ttl_ms);
@@ -505,6 +506,8 @@ void rc_server_destroy(rc_server *srv)
 	close(srv->stopfd);
 	if (srv->jobfd >= 0)
 		close(srv->jobfd);
+	rc__req_pool_free(srv);
+	pthread_mutex_destroy(&srv->poolmu);
 	pthread_mutex_destroy(&srv->mu);
 	pthread_cond_destroy(&srv->answered);
 	free(srv);

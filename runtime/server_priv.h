@@ -41,6 +41,8 @@
 #define RC__BATCH_MAX (16u << 10)          /* larger replies are sent at once, not batched */
 #define RC__CONN_JOBS 64                   /* worker threads: requests of one connection read */
 #define RC__CONN_JOB_BYTES ((size_t)1 << 20) /* and unanswered, at most (and this many bytes) */
+#define RC__REQ_POOL 64       /* request objects a server keeps for reuse once answered */
+#define RC__REQ_OWN_KEEP 4096 /* and the argument copy each keeps, at most (bytes) */
 
 enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5 };
 
@@ -181,10 +183,15 @@ struct rc_server {
 	uint64_t n_toobig;   /* atomic (relaxed): replies_too_big */
 	uint64_t n_gss_dropped; /* atomic (relaxed): gss_dropped */
 	struct rc__gss_table *gss; /* rc_server_set_gss's contexts, or NULL (auth_gss.c) */
+	pthread_mutex_t poolmu; /* the request pool (rc__req_new, rc__req_unhold) */
+	struct rc__req *pool;   /* under poolmu: request objects let go of, kept for reuse */
+	unsigned npool;         /* under poolmu: how many (at most RC__REQ_POOL) */
 	struct rc__req *deferred; /* under mu: requests deferred and not answered (rc__req) */
 	uint32_t ndeferred;  /* under mu: how many */
-	unsigned answering;  /* under mu: answers being sent on other threads right now */
-	pthread_cond_t answered; /* signalled when answering drops to 0 (rc__defer_orphan) */
+	atomic_uint answering; /* answers being sent on other threads right now (raised under
+	                          mu with the request's unlinking; lowered without it) */
+	atomic_uint orphaning; /* rc__defer_orphan calls waiting for answering to drop to 0 */
+	pthread_cond_t answered; /* signalled (under mu) when it does, if orphaning */
 	rc_error err;        /* the last set-up call's detail (rc_server_geterr); set-up thread */
 	int epfd;
 	int stopfd;
@@ -458,8 +465,9 @@ typedef struct rc__req {
 	void *args;                 /* typed: the decoded argument (argbuf or heap), or NULL */
 	void *res;                  /* typed: the result object, or NULL */
 	/* deferred */
-	unsigned char *own;         /* the copy of the encoded arguments the request owns */
-	size_t ownlen;
+	unsigned char *own;         /* the copy of the encoded arguments the request owns (kept
+	                               with the object in its server's pool, for the next) */
+	size_t ownlen, owncap;
 	rc__drc_key key;
 	bool cached;                /* key's entry waits for the answer */
 	struct rc__req *dnext, *dprev; /* srv->deferred, under srv->mu */
@@ -538,12 +546,19 @@ enum { RC__ANSWER_RESULT, RC__ANSWER_ERROR, RC__ANSWER_DROP };
 rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_svc_err err,
                      uint32_t lo, uint32_t hi);
 
-/* A fresh request object of serving thread w (zeroed; NULL if memory is short). */
-rc__req *rc__req_new(rc__wctx *w);
+/* A fresh request object of serving thread w of srv: from srv's pool when it has one (so
+ * deferring calls allocates nothing once the pool has filled), else allocated; zeroed but
+ * for its argument buffers. NULL if memory is short. */
+rc__req *rc__req_new(rc_server *srv, rc__wctx *w);
 
 /* Let go of one hold on deferred request r -- the serving thread's once its routine has
- * returned, or the deferral's at the answer; the last one frees r and what it holds. */
-void rc__req_unhold(rc__req *r);
+ * returned, or the deferral's at the answer; the last one lets go of what r holds and puts r
+ * in pool's pool (srv: alive while the caller runs), or frees it (pool NULL: an orphaned
+ * request, whose server may be gone; or the pool is full). */
+void rc__req_unhold(rc__req *r, rc_server *pool);
+
+/* Free the objects in srv's request pool (rc_server_destroy). */
+void rc__req_pool_free(rc_server *srv);
 
 
 /* Whether c must not read more requests, as far as deferral goes (under srv->mu): its
