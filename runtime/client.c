@@ -1099,9 +1099,13 @@ static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags)
 				goto got;
 		}
 		if (c->kind->props & RC_TPP_SYNC) {
-			st = tp->vt->recv(tp, &msg, &len, NULL, RC_TPF_DONTWAIT);
+			/* in-process: the reply is queued by now, or -- if the server deferred the
+			 * call -- owed, and this waits for it up to ms; none now and none owed means
+			 * none ever */
+			rc__tp_set_rcvtimeo(tp, ms);
+			st = tp->vt->recv(tp, &msg, &len, NULL, 0);
 			if (st == RC_AGAIN)
-				st = RC_TIMEDOUT; /* in-process: no reply now means no reply ever */
+				st = RC_TIMEDOUT;
 			goto got;
 		}
 		rc__tp_set_rcvtimeo(tp, ms);

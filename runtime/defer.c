@@ -81,6 +81,7 @@ void rc__wctx_init(rc__wctx *w, rc_server *srv)
 	w->gsent = 0;
 	w->drc = NULL;
 	w->later = NULL;
+	w->to = NULL;
 	w->batch = NULL;
 	w->lone = 0;
 	w->want = 0;
@@ -160,9 +161,11 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 	srv = req->srv;
 	w = r->wc;
 	rd = r->rd;
-	if ((w->conn == NULL && !(req->dgram && w->lsn != NULL)) || w->later == NULL)
-		return RC_NOTSUPP; /* in-process: the caller waits inside its send */
-	if (req->dgram) { /* a datagram listener cannot be held back as a stream is */
+	if (w->later == NULL)
+		return RC_NOTSUPP; /* a way back that cannot be kept (a synchronous transport's
+		                      caller that waits inside its send) */
+	if (w->conn == NULL) { /* a datagram listener or an in-process caller cannot be held
+	                          back as a stream is */
 		bool full;
 		pthread_mutex_lock(&srv->mu);
 		full = srv->ndeferred >= srv->lim.max_deferred;
@@ -218,6 +221,8 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 		r->peer = *req->peer;
 		req->peer = &r->peer;
 	}
+	if (w->to != NULL)
+		r->to = *w->to; /* in-process: the caller's way back (held below) */
 	r->sink.ops = w->later; /* its answer's way out, with the request as context */
 	r->sink.ctx = r;
 	req->tls_kept = rc__conn_secure(req->conn, NULL); /* (rc_svc_req_tls from now on) */

@@ -405,38 +405,3 @@ size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t l
 	}
 	return rlen;
 }
-
-/* A synchronous transport's way out: its reply function, called at once. */
-typedef struct rc__direct {
-	rc_reply_fn fn;
-	void *ctx;
-} rc__direct;
-
-static bool rc__direct_send(void *ctx, const rc__out *o)
-{
-	rc__direct *d = ctx;
-
-	d->fn(d->ctx, o->msg, o->len);
-	return true;
-}
-
-
-/* server_internal.h: serve one message with a reply buffer on this stack. */
-void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_reply_fn reply,
-                              void *ctx)
-{
-	rc__wctx w;
-	rc__direct d = {reply, ctx};
-	size_t rlen;
-
-	rc__wctx_init(&w, srv);
-	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv), NULL);
-	rc__reply_leave(srv, &w, rc__direct_send, &d, rlen, NULL, false);
-	rc__wctx_fini(&w);
-}
-
-/* A synchronous listener's delivery callback (rc_tp_deliver): serve the message now. */
-void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx)
-{
-	rc__server_handle_direct(ctx, msg, len, reply, rctx);
-}

@@ -357,7 +357,7 @@ static rc_status rc__listen(rc_server *srv, const char *uri, char *bound, size_t
 	rc_tp *tp;
 	char at[RC_URI_MAX];
 	const rc_tp_kind *k;
-	const rc_tp_deliver deliver = {rc__deliver, srv};
+	const rc_tp_deliver deliver = {rc__deliver, srv, rc__deliver_to};
 
 	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
 		return st;
@@ -473,6 +473,13 @@ void rc_server_destroy(rc_server *srv)
 	if (srv == NULL)
 		return;
 	rc__server_notify(srv, RC__SRV_DESTROY); /* the hook's last call: it lets go of srv */
+	/* the listeners first, without srv->mu: an in-process one's close waits for calls being
+	 * delivered through it, which may take srv->mu (to defer) */
+	for (size_t i = 0; i < srv->nlsn; i++) {
+		srv->lsn[i]->tp->vt->close(srv->lsn[i]->tp);
+		free(srv->lsn[i]);
+	}
+	srv->nlsn = 0;
 	rc__defer_orphan(srv, NULL); /* (the application's own loop may have deferred some) */
 	pthread_mutex_lock(&srv->mu);
 	while (srv->jobq) { /* queued when the server stopped: never run */
@@ -485,10 +492,6 @@ void rc_server_destroy(rc_server *srv)
 		rc__conn_close(srv, srv->conns);
 	if (srv->reserve_fd >= 0)
 		close(srv->reserve_fd);
-	for (size_t i = 0; i < srv->nlsn; i++) {
-		srv->lsn[i]->tp->vt->close(srv->lsn[i]->tp);
-		free(srv->lsn[i]);
-	}
 	for (int b = 0; b < RC__NBUCKETS; b++) {
 		while (srv->buckets[b]) {
 			rc__reg *r = srv->buckets[b];

@@ -5,7 +5,8 @@
  *
  *   server.c    life cycle, listeners, the loops (epoll, workers, sweeper, listener pauses)
  *   conn.c      stream connections (one event entry, one-thread and worker mode) |
- *   dgram.c     datagram listeners                                                | listener kinds
+ *   dgram.c     datagram listeners                                                | listener
+ *   direct.c    in-process (synchronous transports)                               | kinds
  *   serve.c     one request: decode, authenticate, dispatch; hands back the reply's bytes
  *   dispatch.c  the table, and every rc_svc_req_* a routine calls
  *   defer.c     request objects, deferral and the deferred answer
@@ -373,7 +374,9 @@ typedef struct rc__wctx {
 	const rc__drc_key *drc; /* after rc__serve: the duplicate-cache entry its reply goes
 	                           into (rc__reply_leave), or NULL */
 	const rc__sink_ops *later; /* set with conn / lsn by the loops: the way out of a request
-	                              deferred here (its context is the request) */
+	                              deferred here (its context is the request), or NULL: no
+	                              deferral (RC_NOTSUPP) */
+	const rc_tp_reply_to *to;  /* in-process (direct.c): the caller's way back */
 	unsigned char *rbuf; /* this thread's datagram receive buffer (NULL until needed) */
 	struct rc__dbatch *batch; /* its datagram batch (server.c; NULL until needed) */
 	unsigned lone;       /* blocking datagram loop: non-zero while calls come one at a time */
@@ -474,6 +477,7 @@ typedef struct rc__req {
 	rc__sink sink;              /* deferred: where its answer goes (the connection's or the
 	                               datagram listener's) */
 	rc__conn *c;                /* a stream's connection (referenced), or NULL */
+	rc_tp_reply_to to;          /* in-process: the caller's way back (held), or zero */
 	struct rc__lsn *l;          /* a datagram listener, or NULL */
 	rc_peer peer;               /* the datagram caller's address */
 	/* its authentication (auth.h): valid past accept on the general path (the fast path of a
@@ -773,8 +777,13 @@ static inline bool rc__is_tls_probe(const unsigned char *msg, size_t len)
 {
 	return len >= 40 && rc__ld32(msg + 4) == RC__CALL && rc__ld32(msg + 24) == RC_AUTH_TLS;
 }
-/* A synchronous listener's delivery callback (rc_tp_deliver; ctx is the server). */
+/* ---- direct.c: the in-process listener kind ------------------------------------------------ */
+
+/* A synchronous listener's delivery callbacks (rc_tp_deliver; ctx is the server): serve the
+ * message on the caller's thread; rc__deliver_to's way back may be kept by a deferred
+ * request (the answer then goes back later, from any thread). */
 void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx);
+void rc__deliver_to(void *ctx, const void *msg, size_t len, const rc_tp_reply_to *to);
 
 /* ---- conn.c ------------------------------------------------------------------------------- */
 

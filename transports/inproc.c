@@ -5,12 +5,20 @@
  * (the server serves it there) and queues the reply, which the next recv returns. A listener
  * that closes leaves the table first, under the table's write lock, so no call can reach a
  * server that is gone.
+ *
+ * A server may keep the way back and answer later from another thread (a deferred request):
+ * it holds a reference to the client's end, which lives until the last of its own and those
+ * references goes; a reply to an end its client has closed is dropped. While replies are
+ * owed, a blocking recv waits for one (up to the receive timeout) instead of saying there is
+ * none.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "transports/transport.h"
 
@@ -32,29 +40,80 @@ typedef struct rc__reply {
 typedef struct rc__inproc {
 	rc_tp tp;
 	char name[256];
-	rc__reply *head, *tail; /* replies not yet received */
+	rc__reply *head, *tail; /* under mu: replies not yet received */
 	rc__reply *cur;         /* the reply last returned by recv */
 	pthread_mutex_t mu;
+	pthread_cond_t cv;      /* a reply was queued (a blocking recv waits while owed) */
+	unsigned refs;          /* under mu: the client's (until close), one per kept way back */
+	unsigned owed;          /* under mu: ways back kept and not yet released */
+	bool closed;            /* under mu: the client closed its end (replies are dropped) */
 } rc__inproc;
 
-/* The reply function a client's send passes along: queue a copy of the reply for its recv. */
-static void rc__inproc_queue(void *ctx, unsigned char *msg, size_t len)
+static void rc__inproc_free(rc__inproc *c);
+
+/* Queue a copy of a reply for c's recv (any thread). False: c's client has closed its end
+ * (the reply is dropped). Out of memory, the reply is lost: the call times out, as a lost
+ * datagram's would. */
+static bool rc__inproc_queue_kept(void *ctx, unsigned char *msg, size_t len)
 {
 	rc__inproc *c = ctx;
 	rc__reply *r = malloc(sizeof(*r) + len);
 
-	if (r == NULL)
-		return; /* the call times out, as a lost datagram would */
-	r->next = NULL;
-	r->len = len;
-	memcpy(r->data, msg, len);
+	if (r != NULL) {
+		r->next = NULL;
+		r->len = len;
+		memcpy(r->data, msg, len);
+	}
 	pthread_mutex_lock(&c->mu);
+	if (c->closed) {
+		pthread_mutex_unlock(&c->mu);
+		free(r);
+		return false;
+	}
+	if (r == NULL) {
+		pthread_mutex_unlock(&c->mu);
+		return true;
+	}
 	if (c->tail)
 		c->tail->next = r;
 	else
 		c->head = r;
 	c->tail = r;
+	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
+	return true;
+}
+
+/* The reply function a client's send passes along: the reply queued for its recv. */
+static void rc__inproc_queue(void *ctx, unsigned char *msg, size_t len)
+{
+	(void)rc__inproc_queue_kept(ctx, msg, len);
+}
+
+/* The server keeps the way back to c (a deferred request): a reference, and a reply owed. */
+static void rc__inproc_hold(void *ctx)
+{
+	rc__inproc *c = ctx;
+
+	pthread_mutex_lock(&c->mu);
+	c->refs++;
+	c->owed++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* ... and lets go of it, replied or not: the last reference frees c. */
+static void rc__inproc_release(void *ctx)
+{
+	rc__inproc *c = ctx;
+	bool last;
+
+	pthread_mutex_lock(&c->mu);
+	c->owed--;
+	last = --c->refs == 0;
+	pthread_cond_broadcast(&c->cv); /* (a waiting recv sees nothing more is owed) */
+	pthread_mutex_unlock(&c->mu);
+	if (last)
+		rc__inproc_free(c);
 }
 
 /* A client's send: the listener of its name serves msg now, under the table's read lock (so
@@ -74,7 +133,13 @@ static rc_status rc__inproc_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 	for (int i = 0; i < RC__INPROC_MAX && !found; i++) {
 		const rc_tp_deliver *d = &rc__inproc_tab[i].deliver;
 		if (d->message && strcmp(rc__inproc_tab[i].name, c->name) == 0) {
-			d->message(d->ctx, msg, len, rc__inproc_queue, c);
+			if (d->message_to != NULL) {
+				const rc_tp_reply_to to = {rc__inproc_queue, c, rc__inproc_hold,
+				                           rc__inproc_queue_kept, rc__inproc_release};
+				d->message_to(d->ctx, msg, len, &to);
+			} else {
+				d->message(d->ctx, msg, len, rc__inproc_queue, c);
+			}
 			found = true;
 		}
 	}
@@ -87,7 +152,9 @@ static rc_status rc__inproc_send(rc_tp *tp, unsigned char *msg, size_t len, cons
 }
 
 /* The oldest queued reply (valid until the next recv), or RC_AGAIN: the server queued none,
- * and none will come (a synchronous transport never answers later). */
+ * and -- unless it kept the way back to answer later (owed) -- none will come. A blocking
+ * recv (flags without RC_TPF_DONTWAIT) waits while replies are owed, up to the receive
+ * timeout (tp->rcvtimeo_ms; negative: no limit). */
 static rc_status rc__inproc_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
                                  unsigned flags)
 {
@@ -95,10 +162,24 @@ static rc_status rc__inproc_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 	rc__reply *r;
 
 	(void)from;
-	(void)flags;
 	pthread_mutex_lock(&c->mu);
 	free(c->cur);
 	c->cur = NULL;
+	if (c->head == NULL && c->owed > 0 && !(flags & RC_TPF_DONTWAIT)) {
+		struct timespec until;
+		int ms = tp->rcvtimeo_ms;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += ms / 1000;
+		until.tv_nsec += (long)(ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (c->head == NULL && c->owed > 0)
+			if ((ms < 0 ? pthread_cond_wait(&c->cv, &c->mu)
+			            : pthread_cond_timedwait(&c->cv, &c->mu, &until)) == ETIMEDOUT)
+				break;
+	}
 	r = c->head;
 	if (r != NULL) {
 		c->head = r->next;
@@ -121,11 +202,27 @@ static void rc__inproc_shutdown(rc_tp *tp, bool both)
 	(void)both;
 }
 
-/* Close and free; a listener first leaves the name table. */
+/* Free c and what it queued (its last reference went). */
+static void rc__inproc_free(rc__inproc *c)
+{
+	rc__reply *r, *n;
+
+	for (r = c->head; r; r = n) {
+		n = r->next;
+		free(r);
+	}
+	free(c->cur);
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+/* Close: a listener first leaves the name table; the end is freed now, or -- when a server
+ * still keeps the way back to it -- by the last release (replies to it are dropped). */
 static void rc__inproc_close(rc_tp *tp)
 {
 	rc__inproc *c = (rc__inproc *)tp;
-	rc__reply *r, *n;
+	bool last;
 
 	if (tp->listener) {
 		pthread_rwlock_wrlock(&rc__inproc_lock);
@@ -134,13 +231,12 @@ static void rc__inproc_close(rc_tp *tp)
 				memset(&rc__inproc_tab[i], 0, sizeof(rc__inproc_tab[i]));
 		pthread_rwlock_unlock(&rc__inproc_lock);
 	}
-	for (r = c->head; r; r = n) {
-		n = r->next;
-		free(r);
-	}
-	free(c->cur);
-	pthread_mutex_destroy(&c->mu);
-	free(c);
+	pthread_mutex_lock(&c->mu);
+	c->closed = true;
+	last = --c->refs == 0;
+	pthread_mutex_unlock(&c->mu);
+	if (last)
+		rc__inproc_free(c);
 }
 
 /* The vt's set_max_record: messages of at most n bytes from now on. */
@@ -176,6 +272,8 @@ static rc__inproc *rc__inproc_new(const char *name, size_t max_record)
 	c->tp.rcvtimeo_ms = -1;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	c->refs = 1; /* its owner's */
 	return c;
 }
 

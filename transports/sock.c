@@ -231,7 +231,11 @@ void rc__tp_set_rcvtimeo(rc_tp *tp, int ms)
 {
 	struct timeval tv;
 
-	if (tp->rcvtimeo_ms == ms || tp->fd < 0)
+	if (tp->fd < 0) { /* no socket (in-process): the transport's recv reads it */
+		tp->rcvtimeo_ms = ms;
+		return;
+	}
+	if (tp->rcvtimeo_ms == ms)
 		return;
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;

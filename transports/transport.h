@@ -83,9 +83,24 @@ enum {
  * this: serve msg[0..len) and pass the reply (with RC_TP_HEADROOM bytes before it) to
  * reply(rctx, reply, len), at most once, before returning. */
 typedef void (*rc_reply_fn)(void *rctx, unsigned char *msg, size_t len);
+
+/* The way back to a synchronous transport's caller that the server may keep past the
+ * delivery (a deferred reply): hold(rctx) keeps it, and the server then calls reply_kept at
+ * most once, from any thread -- false: the caller has closed its end, the reply is dropped --
+ * and release(rctx) after it (or instead of it: no reply). */
+typedef struct rc_tp_reply_to {
+	rc_reply_fn reply;
+	void *rctx;
+	void (*hold)(void *rctx);
+	bool (*reply_kept)(void *rctx, unsigned char *msg, size_t len);
+	void (*release)(void *rctx);
+} rc_tp_reply_to;
+
 typedef struct rc_tp_deliver {
 	void (*message)(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx);
 	void *ctx;
+	/* Optional: as message, with a way back the server may keep (answers may come later). */
+	void (*message_to)(void *ctx, const void *msg, size_t len, const rc_tp_reply_to *to);
 } rc_tp_deliver;
 
 /* One datagram of a batch (recv_batch, send_batch): its buffer and length, and its peer. */

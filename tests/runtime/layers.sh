@@ -31,7 +31,7 @@ echo "ok   nothing below the rpcbind layer calls it ($(echo "$defs" | wc -l) sym
 # may use what files below it define, never what a file above it defines. Files on one line
 # are one layer (they do not use each other at all).
 server_layers="server.c.o
-conn.c.o dgram.c.o
+conn.c.o dgram.c.o direct.c.o
 serve.c.o
 dispatch.c.o
 defer.c.o

@@ -448,24 +448,84 @@ static void unlisten_with_a_datagram_deferred(void **state)
 	rc_server_destroy(srv);
 }
 
-/* rc_svc_req_defer outside a routine, or twice, is refused; in-process calls cannot defer. */
+/* rc_svc_req_defer outside a routine is refused, and a drop of nothing. */
 static void defer_misuse_refused(void **state)
 {
 	(void)state;
 	assert_int_equal(rc_svc_req_defer(NULL), RC_INVAL);
 	assert_int_equal(rc_svc_req_drop(NULL), RC_INVAL);
-	{
-		df_server s;
-		rc_client *c;
-		uint32_t in = 3, out = 0;
-		df_reset();
-		df_start(&s, "inproc:rc-test-defer", 1, 64);
-		assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
-		assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_u_int, &in,
-		                         (rc_xdrproc)rc_xdr_u_int, &out), RC_SYSTEMERROR);
-		rc_client_destroy(c);
-		df_stop(&s);
+}
+
+/* The answering thread of in_process_deferred's blocking calls: each as it comes. */
+static void *df_answer_each(void *arg)
+{
+	int n = *(int *)arg;
+	for (int i = 0; i < n; i++) {
+		if (!df_wait_for(1))
+			break;
+		(void)df_answer_reverse(0);
 	}
+	return NULL;
+}
+
+/* In-process calls defer too: the caller's thread serves the call and returns from its send;
+ * the blocking call then waits for the answer another thread makes; 1,000 pipelined calls
+ * answered in reverse; a client that goes with calls deferred makes their answers say
+ * RC_CANTSEND, and a server stopped with one deferred makes its answer say RC_CANCELLED
+ * (valgrind: nothing left behind either way). */
+static void in_process_deferred(void **state)
+{
+	df_server s;
+	rc_client *c;
+	pthread_t ans;
+	int n;
+	(void)state;
+	df_reset();
+	df_start(&s, "inproc:rc-test-defer", 1, 64);
+	assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+	rc_client_set_timeout(c, 20000);
+	n = 50; /* blocking, one at a time */
+	assert_int_equal(pthread_create(&ans, NULL, df_answer_each, &n), 0);
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		uint32_t out = 0;
+		assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_u_int, &i, (rc_xdrproc)rc_xdr_u_int,
+		                         &out), RC_OK);
+		assert_int_equal(out, 2 * i);
+	}
+	pthread_join(ans, NULL);
+	n = 1000; /* pipelined, answered in reverse */
+	assert_int_equal(pthread_create(&ans, NULL, df_answerer, &n), 0);
+	assert_int_equal(df_pipeline(c, n), n);
+	pthread_join(ans, NULL);
+	assert_int_equal(atomic_load(&df.runs), 1050);
+	{
+		uint32_t in = 1, out = 0;
+		rc_async *h[3];
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in,
+			                               (rc_xdrproc)rc_xdr_u_int, &out, NULL, NULL, &h[i]),
+			                 RC_OK);
+		assert_true(df_wait_for(3));
+		rc_client_destroy(c); /* the caller goes with three deferred */
+		for (int i = 0; i < 3; i++)
+			rc_async_release(h[i]);
+	}
+	pthread_mutex_lock(&df.mu);
+	{
+		uint32_t res = 2;
+		assert_int_equal(rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res),
+		                 RC_CANTSEND);
+		assert_int_equal(rc_svc_req_error(df.req[1], RC_SVC_SYSTEM_ERR, 0, 0), RC_CANTSEND);
+	}
+	df.n = 2; /* the third stays deferred through the stop */
+	pthread_mutex_unlock(&df.mu);
+	rc_server_stop(s.srv);
+	pthread_join(s.tid, NULL);
+	pthread_mutex_lock(&df.mu);
+	assert_int_equal(rc_svc_req_drop(df.req[2]), RC_CANCELLED);
+	df.n = 0;
+	pthread_mutex_unlock(&df.mu);
+	rc_server_destroy(s.srv);
 }
 
 int main(void)
@@ -481,6 +541,7 @@ int main(void)
 		cmocka_unit_test(close_and_stop_with_requests_deferred),
 		cmocka_unit_test(unlisten_with_a_datagram_deferred),
 		cmocka_unit_test(defer_misuse_refused),
+		cmocka_unit_test(in_process_deferred),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

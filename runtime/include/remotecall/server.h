@@ -153,13 +153,16 @@ rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res);
  * datagram of a deferred call is absorbed until the answer, then gets the cached reply.
  * At lim.max_deferred_conn deferred requests of one stream connection, or max_deferred in
  * the server, the server stops reading the connection until one is answered. Returns RC_OK;
- * RC_INVAL (NULL, not inside the routine, deferred already); RC_NOTSUPP (an in-process call:
- * its caller waits inside its send); RC_TOOMANY (a datagram call with max_deferred reached:
- * answer it now); RC_NOMEM. On any failure the call is still the routine's to answer.
+ * RC_INVAL (NULL, not inside the routine, deferred already); RC_NOTSUPP (a call through a
+ * synchronous transport that cannot keep its way back -- the in-process one can; its caller
+ * waits for the answer); RC_TOOMANY (a datagram or in-process call with max_deferred
+ * reached: answer it now); RC_NOMEM. On any failure the call is still the routine's to
+ * answer.
  *
- * If the connection closes before the answer, the answer returns RC_CANTSEND; if the server
- * stops (rc_server_run returns) or is destroyed first, RC_CANCELLED -- either way req is
- * freed, and nothing of the server's is touched after it is gone. rc_server_destroy waits
+ * If the connection closes (an in-process caller's client is destroyed) before the answer,
+ * the answer returns RC_CANTSEND; if the server stops (rc_server_run returns) or is
+ * destroyed first, RC_CANCELLED -- either way req is freed, and nothing of the server's is
+ * touched after it is gone. rc_server_destroy waits
  * for answers already under way on other threads, never for requests not yet answered.
  */
 rc_status rc_svc_req_defer(rc_svc_req *req);
