@@ -166,15 +166,9 @@ static rc_status rc__inproc_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *fr
 	free(c->cur);
 	c->cur = NULL;
 	if (c->head == NULL && c->owed > 0 && !(flags & RC_TPF_DONTWAIT)) {
-		struct timespec until;
 		int ms = tp->rcvtimeo_ms;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += ms / 1000;
-		until.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		uint64_t at = rc__clock_ns() + (uint64_t)(ms > 0 ? ms : 0) * 1000000u;
+		struct timespec until = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
 		while (c->head == NULL && c->owed > 0)
 			if ((ms < 0 ? pthread_cond_wait(&c->cv, &c->mu)
 			            : pthread_cond_timedwait(&c->cv, &c->mu, &until)) == ETIMEDOUT)
@@ -272,7 +266,13 @@ static rc__inproc *rc__inproc_new(const char *name, size_t max_record)
 	c->tp.rcvtimeo_ms = -1;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cv, NULL);
+	{
+		pthread_condattr_t ca; /* waits measured on the monotonic clock */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	c->refs = 1; /* its owner's */
 	return c;
 }

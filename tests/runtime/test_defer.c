@@ -350,6 +350,43 @@ static void per_connection_cap_pauses_reading(void **state)
 	}
 }
 
+/* Three calls of c deferred; c goes. The first two are answered after (a reply, an error:
+ * each returns RC_CANTSEND, or RC_OK when `either` -- a TCP close may not have been seen
+ * yet); the third stays deferred through the server's stop, and its drop is RC_CANCELLED.
+ * The server is destroyed. */
+static void df_close_then_stop(df_server *s, rc_client *c, bool either)
+{
+	rc_async *h[3];
+	uint32_t in = 1, out[3];
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in,
+		                               (rc_xdrproc)rc_xdr_u_int, &out[i], NULL, NULL, &h[i]),
+		                 RC_OK);
+	assert_true(df_wait_for(3));
+	rc_client_destroy(c); /* the caller goes with three deferred */
+	for (int i = 0; i < 3; i++)
+		rc_async_release(h[i]);
+	if (either)
+		usleep(100000);
+	pthread_mutex_lock(&df.mu);
+	{
+		uint32_t res = 2;
+		rc_status st = rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res);
+		assert_true(st == RC_CANTSEND || (either && st == RC_OK));
+		st = rc_svc_req_error(df.req[1], RC_SVC_SYSTEM_ERR, 0, 0);
+		assert_true(st == RC_CANTSEND || (either && st == RC_OK));
+	}
+	df.n = 2; /* the third stays deferred through the stop */
+	pthread_mutex_unlock(&df.mu);
+	rc_server_stop(s->srv);
+	pthread_join(s->tid, NULL);
+	pthread_mutex_lock(&df.mu);
+	assert_int_equal(rc_svc_req_drop(df.req[2]), RC_CANCELLED);
+	df.n = 0;
+	pthread_mutex_unlock(&df.mu);
+	rc_server_destroy(s->srv);
+}
+
 /* Requests deferred when their connection closes, and when their server stops: the answers
  * say so (RC_CANTSEND or RC_OK for a reply the kernel took; RC_CANCELLED once the server has
  * stopped) and free everything (ASan, valgrind). A server destroyed with requests deferred
@@ -364,31 +401,7 @@ static void close_and_stop_with_requests_deferred(void **state)
 	df_reset();
 	df_start(&s, "tcp://127.0.0.1:0", 1, 64);
 	assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in,
-		                               (rc_xdrproc)rc_xdr_u_int, &out[i], NULL, NULL, &h[i]),
-		                 RC_OK);
-	assert_true(df_wait_for(3));
-	rc_client_destroy(c); /* the connection closes with three deferred */
-	for (int i = 0; i < 3; i++)
-		rc_async_release(h[i]);
-	usleep(100000);
-	pthread_mutex_lock(&df.mu);
-	{
-		uint32_t res = 2;
-		rc_status st = rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res);
-		assert_true(st == RC_CANTSEND || st == RC_OK);
-		st = rc_svc_req_error(df.req[1], RC_SVC_SYSTEM_ERR, 0, 0);
-		assert_true(st == RC_CANTSEND || st == RC_OK);
-	}
-	df.n = 2; /* the third stays deferred through the stop */
-	pthread_mutex_unlock(&df.mu);
-	rc_server_stop(s.srv);
-	pthread_join(s.tid, NULL);
-	pthread_mutex_lock(&df.mu);
-	assert_int_equal(rc_svc_req_drop(df.req[2]), RC_CANCELLED);
-	pthread_mutex_unlock(&df.mu);
-	rc_server_destroy(s.srv);
+	df_close_then_stop(&s, c, true);
 
 	/* destroyed (not only stopped) with one deferred: its answer after is cancelled */
 	df_reset();
@@ -498,34 +511,7 @@ static void in_process_deferred(void **state)
 	assert_int_equal(df_pipeline(c, n), n);
 	pthread_join(ans, NULL);
 	assert_int_equal(atomic_load(&df.runs), 1050);
-	{
-		uint32_t in = 1, out = 0;
-		rc_async *h[3];
-		for (int i = 0; i < 3; i++)
-			assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in,
-			                               (rc_xdrproc)rc_xdr_u_int, &out, NULL, NULL, &h[i]),
-			                 RC_OK);
-		assert_true(df_wait_for(3));
-		rc_client_destroy(c); /* the caller goes with three deferred */
-		for (int i = 0; i < 3; i++)
-			rc_async_release(h[i]);
-	}
-	pthread_mutex_lock(&df.mu);
-	{
-		uint32_t res = 2;
-		assert_int_equal(rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res),
-		                 RC_CANTSEND);
-		assert_int_equal(rc_svc_req_error(df.req[1], RC_SVC_SYSTEM_ERR, 0, 0), RC_CANTSEND);
-	}
-	df.n = 2; /* the third stays deferred through the stop */
-	pthread_mutex_unlock(&df.mu);
-	rc_server_stop(s.srv);
-	pthread_join(s.tid, NULL);
-	pthread_mutex_lock(&df.mu);
-	assert_int_equal(rc_svc_req_drop(df.req[2]), RC_CANCELLED);
-	df.n = 0;
-	pthread_mutex_unlock(&df.mu);
-	rc_server_destroy(s.srv);
+	df_close_then_stop(&s, c, false);
 }
 
 int main(void)
