@@ -14,7 +14,11 @@
  * driven from its own loop through rc_client_advance; every reply is decoded by one function
  * (rc__decode) and every call completes once (rc__complete). A blocking call on an idle client
  * first tries one step that needs no lock (rc__fast: send, one receive); anything unusual hands
- * it to the engine, registered as in flight.
+ * it to the engine, registered as in flight. The fast step is no second engine: it writes the
+ * header with the engine's rc__hdr_put, checks the reply (verifier included, through the
+ * credentials' flavor) and decodes it with the engine's rc__decode, and only skips the lock
+ * and the registration; calls whose credentials seal each transmission (rc__seal) never take
+ * it.
  *
  * UDP calls are retransmitted with the same xid, with doubling intervals, inside the call's
  * total deadline. A stream connection that broke is reopened by the next call, within that
@@ -56,6 +60,30 @@ _Static_assert(RC__REPLY == 1 && RC__MSG_ACCEPTED == 0 && RC__SUCCESS == 0, "RFC
 _Static_assert(offsetof(rc_error, detail) + sizeof(((rc_error *)0)->detail) == sizeof(rc_error),
                "rc_error.detail last");
 
+/*
+ * A call's state (rc_async.state, under the client's mu):
+ *
+ *   IDLE      not in flight: not started yet (a blocking call before rc__register; the
+ *             fast step never leaves IDLE), or its start failed (rc__start unlinked it)
+ *   INFLIGHT  on the pending list under its xid, waiting for its reply (rc__register)
+ *   DONE      completed, once (rc__complete: st and err set; its waiter woken, its callback
+ *             queued); never anything else after
+ *
+ *   IDLE -> INFLIGHT -> DONE       the usual way
+ *   INFLIGHT -> IDLE               its send failed under rc__start (its status says why)
+ *   IDLE -> DONE                   rc_client_destroy or a broken connection completes it
+ *
+ * Apart from the state, who may free a started call: `starting` (rc__start has not returned:
+ * a completion meanwhile stands, but the starter frees nothing) and `released` (the
+ * application released a no-callback handle while in flight: rc__complete frees it). Lock
+ * order on the client: mu before smu, never the reverse.
+ */
+typedef enum rc__call_state {
+	RC__CALL_IDLE = 0,
+	RC__CALL_INFLIGHT,
+	RC__CALL_DONE,
+} rc__call_state;
+
 struct rc_async {
 	rc_async *next, *prev; /* pending list, or the done queue (next only) */
 	rc_client *clnt;
@@ -64,8 +92,7 @@ struct rc_async {
 	void *res;
 	rc_status st;
 	rc_error err;
-	bool done;
-	bool pending;  /* linked in the pending list */
+	rc__call_state state; /* under mu: see rc__call_state */
 	bool has_cb;
 	bool released; /* no-callback handle released while in flight: free at completion */
 	bool starting; /* rc__start has not returned: another thread must not free it yet */
@@ -566,7 +593,7 @@ static __attribute__((noinline)) void rc__trace(const rc_client *c, rc_trace_poi
 /* Take p off the list of calls in flight, if it is on it (under c->mu). */
 static void rc__unlink(rc_client *c, rc_async *p)
 {
-	if (!p->pending)
+	if (p->state != RC__CALL_INFLIGHT)
 		return;
 	if (p->prev)
 		p->prev->next = p->next;
@@ -575,7 +602,7 @@ static void rc__unlink(rc_client *c, rc_async *p)
 	if (p->next)
 		p->next->prev = p->prev;
 	p->next = p->prev = NULL;
-	p->pending = false;
+	p->state = RC__CALL_IDLE;
 	__atomic_store_n(&c->npending, c->npending - 1, __ATOMIC_RELAXED);
 }
 
@@ -592,7 +619,7 @@ static void rc__register(rc_client *c, rc_async *p, int64_t now, uint32_t retry_
 	if (c->pending)
 		c->pending->prev = p;
 	c->pending = p;
-	p->pending = true;
+	p->state = RC__CALL_INFLIGHT;
 	__atomic_store_n(&c->npending, c->npending + 1, __ATOMIC_RELAXED);
 }
 
@@ -691,12 +718,12 @@ static void rc__wake(rc_client *c)
  * waiter; queues its callback; frees a handle released while in flight. */
 static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 {
-	if (p->done)
+	if (p->state == RC__CALL_DONE)
 		return;
 	rc__unlink(c, p);
 	p->st = st;
 	p->err.status = st;
-	p->done = true;
+	p->state = RC__CALL_DONE;
 	if (p->has_cb) {
 		p->next = NULL;
 		if (c->doneq_tail)
@@ -1104,9 +1131,9 @@ static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags)
 			 * none ever */
 			rc__tp_set_rcvtimeo(tp, ms);
 			st = tp->vt->recv(tp, &msg, &len, NULL, 0);
-			if (st == RC_AGAIN)
-				st = RC_TIMEDOUT;
-			goto got;
+			if (st == RC_AGAIN && rc__now() < wake)
+				st = RC_TIMEDOUT; /* back before wake: nothing owed, no reply ever */
+			goto got; /* (RC_AGAIN at wake: the caller looks at its deadlines again) */
 		}
 		rc__tp_set_rcvtimeo(tp, ms);
 	}
@@ -1221,6 +1248,19 @@ static rc_status rc__ensure(rc_client *c, int64_t deadline, int *err)
 	return RC_OK;
 }
 
+/* The call header of template hdr for procedure proc at h (the xid is written when the call
+ * gets one): the one writer of a call's header, for the engine (rc__encode) and the fast step
+ * alike. Inline; an AUTH_NONE template is a fixed-size copy the compiler inlines. */
+static inline __attribute__((always_inline)) void rc__hdr_put(unsigned char *h,
+                                                              const rc__hdr *hdr, uint32_t proc)
+{
+	if (hdr->len == 40)
+		memcpy(h, hdr->b, 40);
+	else
+		memcpy(h, hdr->b, hdr->len);
+	rc__put32(h + 20, proc);
+}
+
 /* Encode a call for proc into b: the header template (copied under the lock) then the
  * arguments. RC_OK with *len; RC_MSGTOOLARGE, RC_CANTENCODEARGS, RC_NOMEM. */
 static rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc,
@@ -1233,14 +1273,13 @@ static rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t p
 	pthread_mutex_lock(&c->mu);
 	h = rc_xdr_inline(&x, c->hdr->len);
 	if (h != NULL) {
-		memcpy(h, c->hdr->b, c->hdr->len);
+		rc__hdr_put(h, c->hdr, proc);
 		if ((p->auth = c->hdr->auth) != NULL) /* sealed at each transmission (rc__seal) */
 			rc__cl_auth_ref(p->auth);
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (h == NULL)
 		return b->toolarge ? RC_MSGTOOLARGE : RC_NOMEM;
-	rc__put32(h + 20, proc);
 	if (!xargs(&x, (void *)args))
 		return b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
 	*len = rc_xdr_getpos(&x);
@@ -1356,7 +1395,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 			rc__trace(c, RC_TP_SENT, p->xid);
 		pthread_mutex_lock(&c->mu);
 		p->starting = false;
-		if (st != RC_OK && p->done) {
+		if (st != RC_OK && p->state == RC__CALL_DONE) {
 			/* another thread completed it meanwhile (e.g. the connection broke): that
 			 * completion stands, and its callback will run */
 			st = RC_OK;
@@ -1394,10 +1433,10 @@ static void rc__drain_output(rc_client *c, int64_t wake)
 /* Wait for p as the reader or beside it (under c->mu), until it completes or `until`. */
 static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 {
-	while (!p->done) {
+	while (p->state != RC__CALL_DONE) {
 		int64_t now = rc__now();
 		int64_t wake = rc__timers(c, now);
-		if (p->done || now >= until)
+		if (p->state == RC__CALL_DONE || now >= until)
 			break;
 		if (until < wake)
 			wake = until;
@@ -1408,7 +1447,7 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 			continue;
 		}
 		if (!c->reading && c->tp != NULL) {
-			if (rc__read(c, wake, 0) == RC_TIMEDOUT && !p->done)
+			if (rc__read(c, wake, 0) == RC_TIMEDOUT && p->state != RC__CALL_DONE)
 				rc__complete(c, p, RC_TIMEDOUT); /* in-process: no reply was queued */
 		} else if (c->tp == NULL) {
 			rc__complete(c, p, RC_CANTRECV);
@@ -1478,7 +1517,8 @@ static bool rc__pull(rc_xdr *x, void *dst, size_t n)
 /* The engine's fields of a blocking call (the fast step needs none of them). */
 static inline void rc__call_init(rc_async *p)
 {
-	p->pending = p->done = p->has_cb = p->released = p->handle = false;
+	p->state = RC__CALL_IDLE;
+	p->has_cb = p->released = p->handle = false;
 	p->next = p->prev = NULL;
 	p->msgblock = NULL;
 	p->tr_begin = p->tr_encoded = 0;
@@ -1623,12 +1663,8 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	/* the header template; every buffer has room for it (stack: RC__STACK_MSG bytes). A
 	 * template is never rewritten, and one replaced is freed only by a holder of the role. */
 	h = b->data + RC_TP_HEADROOM;
-	if (hdr->len == 40)
-		memcpy(h, hdr->b, 40); /* AUTH_NONE: a fixed-size copy the compiler inlines */
-	else
-		memcpy(h, hdr->b, hdr->len);
+	rc__hdr_put(h, hdr, proc); /* the engine's header writer */
 	rc__put32(h, p->xid);
-	rc__put32(h + 20, proc);
 	if (traced)
 		c->trace(c->trace_arg, RC_TP_CALL_BEGIN, p->xid, t0);
 	if (xargs == rc_xdr_void) {
@@ -1953,7 +1989,7 @@ rc_status rc_async_status(const rc_async *call)
 	if ((c = call->clnt) == NULL)
 		return call->st; /* orphaned by rc_client_destroy: complete */
 	pthread_mutex_lock(&c->mu);
-	st = call->done ? call->st : RC_INPROGRESS;
+	st = call->state == RC__CALL_DONE ? call->st : RC_INPROGRESS;
 	pthread_mutex_unlock(&c->mu);
 	return st;
 }
@@ -1973,7 +2009,7 @@ rc_status rc_async_wait(rc_async *call, int timeout_ms)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		rc__drive(c, call, until);
-		done = call->done;
+		done = call->state == RC__CALL_DONE;
 		st = done ? call->st : RC_INPROGRESS;
 		if (done || rc__now() >= until || c->doneq == NULL)
 			break;
@@ -2010,7 +2046,7 @@ void rc_async_release(rc_async *call)
 	}
 	pthread_mutex_lock(&c->mu);
 	rc__handle_unlink(c, call);
-	if (call->done) {
+	if (call->state == RC__CALL_DONE) {
 		rc__free_call(call);
 	} else {
 		call->released = true;
