@@ -326,4 +326,4 @@ static rc_status rc__inproc_listen(const rc_uri *u, size_t max_record,
 }
 
 const rc_tp_kind rc__inproc_kind = {"inproc", RC_TPP_SYNC, rc__inproc_connect,
-                                     rc__inproc_listen};
+                                     rc__inproc_listen, NULL};

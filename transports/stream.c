@@ -981,9 +981,9 @@ static rc_status rc__stream_listen(const rc_uri *u, size_t max_record,
 	return RC_OK;
 }
 
-/* transport.h: a stream socket of the caller's, listening or connected (server side: it may
- * start TLS after an AUTH_TLS probe, as an accepted one). */
-rc_status rc__stream_adopt(int fd, size_t max_record, bool listener, rc_tp **out)
+/* The kinds' adopt (rc_tp_adopt_fn): a stream socket of the caller's, listening or connected
+ * (server side: it may start TLS after an AUTH_TLS probe, as an accepted one). */
+static rc_status rc__stream_adopt(int fd, size_t max_record, bool listener, rc_tp **out)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -1000,5 +1000,7 @@ rc_status rc__stream_adopt(int fd, size_t max_record, bool listener, rc_tp **out
 	return RC_OK;
 }
 
-const rc_tp_kind rc__tcp_kind = {"tcp", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen};
-const rc_tp_kind rc__unix_kind = {"unix", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen};
+const rc_tp_kind rc__tcp_kind = {"tcp", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen,
+                                 rc__stream_adopt};
+const rc_tp_kind rc__unix_kind = {"unix", RC_TPP_STREAM, rc__stream_connect, rc__stream_listen,
+                                  rc__stream_adopt};

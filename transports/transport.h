@@ -298,11 +298,17 @@ typedef rc_status (*rc_tp_listen_fn)(const rc_uri *u, size_t max_record,
                                      const rc_tp_deliver *deliver, rc_tp **out, char *bound,
                                      size_t len);
 
+/* Wrap fd, a socket of the application's this kind carries (rc__tp_adopt has checked it, and
+ * bound and listened where needed), as a transport: a listener (a datagram socket, or a
+ * listening stream) or a connected stream. RC_OK (tp owns fd now) or RC_NOMEM. */
+typedef rc_status (*rc_tp_adopt_fn)(int fd, size_t max_record, bool listener, rc_tp **out);
+
 typedef struct rc_tp_kind {
 	const char *scheme;
 	unsigned props; /* RC_TPP_* of its transports */
 	rc_tp_connect_fn connect;
 	rc_tp_listen_fn listen;
+	rc_tp_adopt_fn adopt; /* NULL: no socket to adopt (in-process) */
 } rc_tp_kind;
 
 /* The transport for a scheme, or NULL. */
@@ -360,9 +366,6 @@ void rc__tp_clear_detail(void);
  */
 rc_status rc__tp_adopt(int fd, size_t max_record, rc_tp **out, bool *listener, char *bound,
                        size_t len);
-/* The per-kind halves of rc__tp_adopt (udp.c, stream.c): wrap fd, nothing checked. */
-rc_status rc__udp_adopt(int fd, size_t max_record, rc_tp **out);
-rc_status rc__stream_adopt(int fd, size_t max_record, bool listener, rc_tp **out);
 /* Close tp but not its descriptor, which goes back to whoever gave it (rc__tp_adopt). */
 void rc__tp_close_keep_fd(rc_tp *tp);
 /* The peer address of a connected socket transport (getpeername): RC_OK with *len set (at
@@ -370,6 +373,9 @@ void rc__tp_close_keep_fd(rc_tp *tp);
 rc_status rc__tp_peer(rc_tp *tp, void *sa, unsigned *len);
 
 /* Socket helpers shared by the socket transports (sock.c). */
+/* Bind an IP socket not bound yet to its family's wildcard address, any port (an AF_UNIX one
+ * is left alone). RC_OK or RC_LOCALERROR (errno kept). */
+rc_status rc__sock_bind_if_unbound(int fd, int family);
 rc_status rc__resolve(const rc_uri *u, int socktype, rc_peer *out);
 rc_status rc__sock_bound_uri(int fd, const char *scheme, char *bound, size_t len);
 int rc__sock_cloexec_nonblock(int fd, bool nonblock);

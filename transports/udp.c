@@ -675,15 +675,17 @@ static rc_status rc__udp_listen(const rc_uri *uri, size_t max_record,
 	return RC_OK;
 }
 
-/* transport.h: a datagram socket of the caller's as a listener. */
-rc_status rc__udp_adopt(int fd, size_t max_record, rc_tp **out)
+/* The kind's adopt (rc_tp_adopt_fn): a datagram socket of the caller's, as a listener. */
+static rc_status rc__udp_adopt(int fd, size_t max_record, bool listener, rc_tp **out)
 {
 	rc__udp *u = rc__udp_new(fd, max_record, true, false); /* its options stay the caller's */
 
+	(void)listener; /* (always one) */
 	if (u == NULL)
 		return RC_NOMEM;
 	*out = &u->tp;
 	return RC_OK;
 }
 
-const rc_tp_kind rc__udp_kind = {"udp", RC_TPP_DGRAM, rc__udp_connect, rc__udp_listen};
+const rc_tp_kind rc__udp_kind = {"udp", RC_TPP_DGRAM, rc__udp_connect, rc__udp_listen,
+                                 rc__udp_adopt};

@@ -4,7 +4,8 @@
 # the server, so no member of LIB (libremotecall.a) may use a symbol rpcbind.c.o defines but
 # rpcbind.c.o itself and the Sun RPC compatibility layer above it (sunrpc.c.o, whose
 # clnt_create calls rc_client_create, and sunrpc_svc.c.o, whose pmap_set calls
-# rc__rpcb_local_set). Fails naming each member and symbol that breaks this.
+# rc__rpcb_local_set). Fails naming each member and symbol that breaks this. Then the same
+# for the server's layers and the transports' (the layers function below).
 set -u
 LIB=$1
 members() { # members DEFINED|UNDEFINED -> "member symbol" lines
@@ -27,10 +28,28 @@ if [ -n "$bad" ]; then
 fi
 echo "ok   nothing below the rpcbind layer calls it ($(echo "$defs" | wc -l) symbols checked)"
 
-# The server's own layers, top to bottom (docs/design.md, "The server's layers"): each file
-# may use what files below it define, never what a file above it defines. Files on one line
-# are one layer (they do not use each other at all).
-server_layers="server.c.o
+# layers NAME LIST: LIST names members top to bottom, one layer a line (the members on one line
+# do not use each other at all); each may use what members below it define, never what a
+# member above it or beside it defines. Fails naming each use that breaks this.
+layers() {
+	local name=$1 list=$2 bad
+	bad=$( { echo "$list" | awk '{ for (i = 1; i <= NF; i++) print "L", $i, NR }'
+		 members DEFINED | awk '{ print "D", $1, $2 }'
+		 members UNDEFINED | awk '{ print "U", $1, $2 }'; } | awk '
+		$1 == "L" { level[$2] = $3; next }
+		$1 == "D" { if ($2 in level) owner[$3] = $2; next }
+		$1 == "U" && ($2 in level) && ($3 in owner) && owner[$3] != $2 &&
+		    level[owner[$3]] <= level[$2] { print "     " $2 " uses " $3 " of " owner[$3] }')
+	if [ -n "$bad" ]; then
+		echo "FAIL: $name are called sideways or up:"
+		echo "$bad"
+		exit 1
+	fi
+	echo "ok   $name call downward only ($(echo "$list" | wc -w) files)"
+}
+
+# The server's own layers (docs/design.md, "Layers"; runtime/server_priv.h).
+layers "the server's layers" "server.c.o
 conn.c.o dgram.c.o direct.c.o
 serve.c.o
 dispatch.c.o
@@ -40,16 +59,10 @@ auth_gss.c.o
 auth.c.o
 reply.c.o
 drc.c.o"
-bad=$( { echo "$server_layers" | awk '{ for (i = 1; i <= NF; i++) print "L", $i, NR }'
-	 members DEFINED | awk '{ print "D", $1, $2 }'
-	 members UNDEFINED | awk '{ print "U", $1, $2 }'; } | awk '
-	$1 == "L" { level[$2] = $3; next }
-	$1 == "D" { if ($2 in level) owner[$3] = $2; next }
-	$1 == "U" && ($2 in level) && ($3 in owner) && owner[$3] != $2 &&
-	    level[owner[$3]] <= level[$2] { print "     " $2 " uses " $3 " of " owner[$3] }')
-if [ -n "$bad" ]; then
-	echo "FAIL: the server's layers are called sideways or up:"
-	echo "$bad"
-	exit 1
-fi
-echo "ok   the server's layers call downward only ($(echo "$server_layers" | wc -w) files)"
+
+# The transports (transports/transport.h): the table, URI parsing and socket adoption on top;
+# then each transport; TLS, a byte layer under the stream transport; the socket helpers.
+layers "the transports' layers" "transports.c.o
+stream.c.o udp.c.o inproc.c.o bcast.c.o
+tls.c.o
+sock.c.o"

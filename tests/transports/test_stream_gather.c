@@ -98,7 +98,7 @@ static void gathered_record_is_the_plain_encoding(void **state)
 	assert_int_equal((size_t)(x.x_pos - x.x_base) + b.gbytes, total);
 	/* through the stream transport */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	assert_int_equal(rc__stream_adopt(sv[0], 1u << 24, false, &tp), RC_OK);
+	assert_int_equal(rc__tp_find("unix")->adopt(sv[0], 1u << 24, false, &tp), RC_OK);
 	assert_non_null(tp->vt->sendv);
 	r = (reader){sv[1], malloc(total + 4), total + 4, 0};
 	assert_int_equal(pthread_create(&t, NULL, read_all, &r), 0);
