@@ -1536,6 +1536,22 @@ def sec_defer(run, targets):
             csvrows.append([pin, proc, inl and inl["median"], dfr and dfr["median"], rr])
     L.append(md_table(["cores", "procedure", "inline calls/s", "deferred calls/s", "deferred ÷ inline"], rows))
     run.write_csv("defer.csv", ["pin", "proc", "inline_cps", "deferred_cps", "ratio"], csvrows)
+    brows = []
+    for pin in sorted({r.get("pin") for r in rs}, key=lambda p: p != "same"):
+        inl = agg([r["median_us"] for r in rs if r.get("pin") == pin
+                   and r.get("series") == "inline-block" and "median_us" in r])
+        dfr = agg([r["median_us"] for r in rs if r.get("pin") == pin
+                   and r.get("series") == "defer-block" and "median_us" in r])
+        if inl or dfr:
+            extra = dfr["median"] - inl["median"] if inl and dfr else None
+            brows.append(["one core" if pin == "same" else "two cores", fci(inl, 1), fci(dfr, 1),
+                          "—" if extra is None else "%+.1f" % extra])
+    if brows:
+        L.append("\nBlocking null calls, one at a time (`rc-bench-client --proc null`): µs per call (median "
+                 "over trials). The answer to a connection's only call under way leaves from the answering "
+                 "thread at once, so a deferred call costs one wake-up (the pool thread's) more than an "
+                 "inline one.\n")
+        L.append(md_table(["cores", "inline µs", "deferred µs", "deferred − inline µs"], brows))
     return "\n".join(L)
 
 

@@ -1019,7 +1019,8 @@ exp_spin() {
 # ---- defer: deferred replies (issue 27) ---------------------------------------------------------------
 # rc-bench-server answering every call inline, and with --defer-threads 1: every call deferred
 # (rc_svc_req_defer) to a pool thread that answers it (proc_V_reply). Pipelined null and ADD
-# calls, depth 64, one TCP connection, server and client on one core and on two; calls/s.
+# calls, depth 64, one TCP connection, server and client on one core and on two; calls/s. And
+# blocking null calls (one at a time: what a deferral adds to one call's latency, µs).
 exp_defer() {
 	local where=local pin sc cc t series u tag proc n
 	cc=$(cli_core)
@@ -1038,6 +1039,9 @@ exp_defer() {
 					tag="\"exp\":\"defer\",\"where\":\"$where\",\"pin\":\"$pin\",\"series\":\"$series\",\"proc\":\"$proc\",\"trial\":$t"
 					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --mode async --depth 64 --uri "$u" --proc $proc --calls $n --max-seconds $MAXS --warmup 256 --json
 				done
+				progress "$pin cores, $series, blocking null, trial $t/$TRIALS"
+				tag="\"exp\":\"defer\",\"where\":\"$where\",\"pin\":\"$pin\",\"series\":\"$series-block\",\"trial\":$t"
+				rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $CALLS --max-seconds $MAXS --json
 			done
 			stop "$RCS_PID"
 		done
