@@ -51,7 +51,8 @@ typedef struct {
 	char name[1];
 } *rpc_gss_principal_t;
 
-/* rpc_gss_seccreate's options: time_req the context lifetime asked for (0: the default);
+/* rpc_gss_seccreate's options: time_req the context lifetime asked for (0: the default; MIT
+ * krb5 gives the ticket's lifetime whatever is asked);
  * my_cred the initiator credential (GSS_C_NO_CREDENTIAL: the default ccache's), borrowed --
  * keep it while the AUTH lives; req_flags and input_channel_bindings are not used (mutual
  * authentication, integrity and confidentiality are always asked for). */
