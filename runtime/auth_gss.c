@@ -29,6 +29,11 @@ rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *k
 {
 	rc__gss_table_opts o = {.principal = principal, .keytab = keytab};
 	rc__gss_table *t;
+
+	if (srv != NULL) { /* the bounds of rc_server_limits (rc__gss_apply_limits later) */
+		o.max_contexts = srv->lim.gss_contexts;
+		o.idle_ms = srv->lim.gss_idle_ms;
+	}
 	rc__gss_err err = {0};
 
 	if (why != NULL && whylen > 0)
@@ -51,12 +56,19 @@ rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *k
 	return RC_OK;
 }
 
-/* server_priv.h: the table goes with the server; the contexts it holds now. */
+/* server_priv.h: the table goes with the server; rc_server_set_limits's bounds; the contexts
+ * it holds now. */
 void rc__gss_free(rc_server *srv)
 {
 	if (srv->gss != NULL)
 		rc__gss_table_destroy(srv->gss);
 	srv->gss = NULL;
+}
+
+void rc__gss_apply_limits(rc_server *srv)
+{
+	if (srv->gss != NULL)
+		rc__gss_table_set_bounds(srv->gss, srv->lim.gss_contexts, srv->lim.gss_idle_ms);
 }
 
 uint64_t rc__gss_contexts(rc_server *srv)

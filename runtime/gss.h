@@ -304,6 +304,10 @@ int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__g
  * by callers live until their last rc__gss_svc_ctx_unref. */
 void rc__gss_table_destroy(rc__gss_table *t);
 
+/* Change the table's bound and idle time (0 keeps one): contexts over a lower bound go now,
+ * least recently used first (counted in evicted_lru), and the idle ones. Any thread. */
+void rc__gss_table_set_bounds(rc__gss_table *t, unsigned max_contexts, uint32_t idle_ms);
+
 typedef struct rc__gss_stats {
 	uint64_t contexts;      /* in the table now */
 	uint64_t live;          /* allocated now (in the table or held by a caller) */

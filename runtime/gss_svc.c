@@ -275,6 +275,24 @@ static void sweep(rc__gss_table *t, uint64_t now, rc__gss_svc_ctx **dead)
 	}
 }
 
+void rc__gss_table_set_bounds(rc__gss_table *t, unsigned max_contexts, uint32_t idle_ms)
+{
+	rc__gss_svc_ctx *dead = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	if (max_contexts)
+		t->max = max_contexts;
+	if (idle_ms)
+		t->idle_ns = (uint64_t)idle_ms * 1000000u;
+	sweep(t, now_ns(t), &dead);
+	while (t->count > t->max && t->lru_tail) { /* a lower bound applies now */
+		atomic_fetch_add(&t->evicted_lru, 1);
+		unlink_ctx(t, t->lru_tail, &dead);
+	}
+	pthread_mutex_unlock(&t->lock);
+	unref_all(dead);
+}
+
 /* Put x (one reference given to the table) in under a fresh random handle, evicting to stay
  * within the bound. Returns 0, or -1 (no randomness). */
 static int insert(rc__gss_table *t, rc__gss_svc_ctx *x, rc__gss_svc_ctx **dead)
