@@ -103,6 +103,35 @@ if wait_for "$TMPD/rp.out" '^listening' $RP; then
 else
 	echo "FAIL: gss_rc_peer --require privacy did not start"; FAILS=$((FAILS + 1))
 fi
+# RPCSEC_GSS inside RPC-over-TLS (RFC 9289 allows both at once): a server that requires TLS
+# for the program, remotecall's client with ?tls=required, each service; a plaintext client
+# is refused (AUTH_TOOWEAK)
+if bash "$(dirname "$0")/../runtime/tls_certs.sh" "$TMPD/certs" >/dev/null 2>&1; then
+	"${VG[@]}" "$BIN/gss_rc_peer" server --name nfs@localhost --listen tcp://127.0.0.1:0 \
+		--tls-cert "$TMPD/certs/server.pem" --tls-key "$TMPD/certs/server.key" \
+		--tls-required yes >"$TMPD/rt.out" 2>"$TMPD/rt.err" &
+	RT=$!
+	PIDS+=($RT)
+	if wait_for "$TMPD/rt.out" '^listening' $RT; then
+		RTU=$(awk '/^listening tcp/ { print $2 }' "$TMPD/rt.out")
+		for svc in none integrity privacy; do
+			run "remotecall -> remotecall, GSS over TLS, $svc" "${VG[@]}" "$BIN/gss_rc_peer" \
+				client --uri "$RTU?tls=required&ca=$TMPD/certs/ca.pem" --service $svc \
+				--echo 100000 --calls 100 --expect-principal $WHO
+		done
+		if "$BIN/gss_rc_peer" client --uri "$RTU" --service privacy --calls 0 >"$TMPD/plain.out" 2>&1; then
+			echo "FAIL: GSS without TLS accepted where TLS is required"; FAILS=$((FAILS + 1))
+		elif grep -q 'auth_stat 5' "$TMPD/plain.out"; then
+			echo "ok: GSS without TLS refused where TLS is required (AUTH_TOOWEAK)"
+		else
+			echo "FAIL: GSS without TLS: $(cat "$TMPD/plain.out")"; FAILS=$((FAILS + 1))
+		fi
+	else
+		echo "FAIL: gss_rc_peer with TLS did not start: $(cat "$TMPD/rt.err")"; FAILS=$((FAILS + 1))
+	fi
+else
+	echo "FAIL: tls_certs.sh could not make certificates (openssl)"; FAILS=$((FAILS + 1))
+fi
 # a client without a ticket for the name gets GSS's own words
 if "$BIN/gss_rc_peer" client --uri "$RTCP" --name nosuch@localhost --calls 0 >"$TMPD/bad.out" 2>&1; then
 	echo "FAIL: a context with an unknown service principal was made"; FAILS=$((FAILS + 1))

@@ -6,10 +6,13 @@
  *
  *   gss_rc_peer server [--name nfs@localhost] [--require none|integrity|privacy] [--listen URI]...
  *                      [--gss-contexts N] [--gss-idle-ms MS]
+ *                      [--tls-cert PEM --tls-key KEY [--tls-required yes]]
  *       prints "listening URI" per listener, serves until killed; ECHO answers with the data
  *       and the caller's principal, STATS (procedure 2) with "dropped=N contexts=N rss_kb=N"
  *       (rc_server_stats.gss_dropped, gss_contexts; VmRSS); --gss-contexts and --gss-idle-ms
- *       are rc_server_limits' bounds of the context table, set after rc_server_set_gss; a call that is not RPCSEC_GSS, or under a service less
+ *       are rc_server_limits' bounds of the context table, set after rc_server_set_gss;
+ *       --tls-cert/--tls-key offer RPC-over-TLS (rc_server_set_tls), --tls-required yes
+ *       refuses the program's plaintext calls (rc_server_set_tls_required); a call that is not RPCSEC_GSS, or under a service less
  *       than --require's (default none), gets AUTH_TOOWEAK (the NULL procedure aside:
  *       rc_server_set_gss_required)
  *   gss_rc_peer client --uri URI [--name nfs@localhost] [--service none|integrity|privacy]
@@ -26,6 +29,7 @@
 #include <time.h>
 
 #include <remotecall/remotecall.h>
+#include <remotecall/tls.h>
 
 #define GSS_ECHO_PROG 0x20000528u
 #define GSS_ECHO_MAX (8u << 20)
@@ -135,6 +139,8 @@ static int server(int argc, char **argv)
 
 	uint32_t min = 1;
 	rc_server_limits lim = {0};
+	rc_tls_server_opts tls = {0};
+	bool tls_required = false;
 
 	if (rc_server_create(&srv) != RC_OK || rc_server_register(srv, &prog, NULL) != RC_OK)
 		return 1;
@@ -146,6 +152,12 @@ static int server(int argc, char **argv)
 			lim.gss_contexts = (uint32_t)atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--gss-idle-ms") == 0)
 			lim.gss_idle_ms = (uint32_t)atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--tls-cert") == 0)
+			tls.cert_file = argv[i + 1];
+		else if (strcmp(argv[i], "--tls-key") == 0)
+			tls.key_file = argv[i + 1];
+		else if (strcmp(argv[i], "--tls-required") == 0)
+			tls_required = strcmp(argv[i + 1], "yes") == 0;
 		else if (strcmp(argv[i], "--require") == 0)
 			min = strcmp(argv[i + 1], "privacy") == 0     ? 3
 			      : strcmp(argv[i + 1], "integrity") == 0 ? 2 : 1;
@@ -157,6 +169,12 @@ static int server(int argc, char **argv)
 		return 1;
 	}
 	if (rc_server_set_limits(srv, &lim) != RC_OK) /* (after: the table takes them then) */
+		return 1;
+	if (tls.cert_file != NULL && rc_server_set_tls(srv, &tls, why, sizeof(why)) != RC_OK) {
+		fprintf(stderr, "gss_rc_peer: rc_server_set_tls: %s\n", why);
+		return 1;
+	}
+	if (tls_required && rc_server_set_tls_required(srv, GSS_ECHO_PROG, 1, true) != RC_OK)
 		return 1;
 	for (int i = 2; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--listen") != 0)
