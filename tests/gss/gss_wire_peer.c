@@ -674,6 +674,9 @@ static int hostile(int port, const char *name, unsigned bound, int idle_ms)
 		expect_outcome("a context idle for 1.5x gss_idle_ms: CREDPROBLEM (evicted)", &rec,
 			       O_DENIED + RC__GSS_AUTH_CREDPROBLEM);
 		free(rec.p);
+		rc__gss_cli_destroy(c);
+		rc__gss_cli_destroy(p);
+		close(fd_c);
 		return hostile_fails ? 1 : 0;
 	}
 	if (stats(p, &d0, &n0, &rss0)) { /* (p: c's seqs are chosen by hand below) */
