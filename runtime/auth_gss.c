@@ -19,6 +19,7 @@
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
+#include "runtime/sunrpc_gss_int.h"
 
 /* ---- server ----------------------------------------------------------------------------- */
 
@@ -28,6 +29,11 @@ rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *k
 {
 	rc__gss_table_opts o = {.principal = principal, .keytab = keytab};
 	rc__gss_table *t;
+
+	if (srv != NULL) { /* the bounds of rc_server_limits (rc__gss_apply_limits later) */
+		o.max_contexts = srv->lim.gss_contexts;
+		o.idle_ms = srv->lim.gss_idle_ms;
+	}
 	rc__gss_err err = {0};
 
 	if (why != NULL && whylen > 0)
@@ -50,12 +56,19 @@ rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *k
 	return RC_OK;
 }
 
-/* server_priv.h: the table goes with the server; the contexts it holds now. */
+/* server_priv.h: the table goes with the server; rc_server_set_limits's bounds; the contexts
+ * it holds now. */
 void rc__gss_free(rc_server *srv)
 {
 	if (srv->gss != NULL)
 		rc__gss_table_destroy(srv->gss);
 	srv->gss = NULL;
+}
+
+void rc__gss_apply_limits(rc_server *srv)
+{
+	if (srv->gss != NULL)
+		rc__gss_table_set_bounds(srv->gss, srv->lim.gss_contexts, srv->lim.gss_idle_ms);
 }
 
 uint64_t rc__gss_contexts(rc_server *srv)
@@ -499,24 +512,22 @@ static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err)
 	return RC_OK;
 }
 
-/* client.h: establish a context with target and send every call under it. */
-rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_service service,
-                                 rc_error *err)
+/* sunrpc_gss_int.h: establish a context on clnt with o and send every call under it; *ref (if
+ * not NULL) gets a reference of the caller's to the data flavor object. */
+rc_status rc__gss_client_start(rc_client *clnt, const rc__gss_cli_opts *o, rc__cl_auth **ref,
+                               rc_error *err)
 {
-	rc__gss_cli_opts o = {.target = target, .service = (uint32_t)service};
 	rc__gss_err ge = {0};
 	rc__gss_cl *g;
 	rc__cl_auth *data;
 	rc_status st;
 
-	if (err != NULL)
-		memset(err, 0, sizeof(*err));
-	if (clnt == NULL || target == NULL || service < RC_GSS_NONE || service > RC_GSS_PRIVACY)
-		return RC_INVAL;
+	if (ref != NULL)
+		*ref = NULL;
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return RC_NOMEM;
 	g->clnt = clnt;
-	if (rc__gss_cli_create(&g->cli, &o, &ge) != 0) {
+	if (rc__gss_cli_create(&g->cli, o, &ge) != 0) {
 		free(g);
 		rc__gss_fail(err, RC_AUTHERROR, ge.text);
 		return RC_AUTHERROR;
@@ -526,9 +537,17 @@ rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_ser
 		/* established: every call from now on is sealed by the data flavor, which owns g */
 		if ((data = rc__gss_auth_new(&rc__flavor_gss, g)) == NULL)
 			st = RC_NOMEM;
-		else if ((st = rc__client_set_auth(clnt, data)) == RC_OK)
-			return RC_OK;
-		else { /* set_auth let go of data, and g with it (cl_destroy) */
+		else {
+			if (ref != NULL)
+				rc__cl_auth_ref(data);
+			if ((st = rc__client_set_auth(clnt, data)) == RC_OK) {
+				if (ref != NULL)
+					*ref = data;
+				return RC_OK;
+			}
+			/* set_auth let go of data (and g with it, at the last reference) */
+			if (ref != NULL)
+				rc__cl_auth_unref(data);
 			(void)rc_client_set_auth_none(clnt);
 			return st;
 		}
@@ -537,4 +556,40 @@ rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_ser
 	rc__gss_cli_destroy(g->cli);
 	free(g);
 	return st;
+}
+
+/* sunrpc_gss_int.h: the core object of a data flavor object, and the client it serves. */
+rc__gss_cli *rc__gss_cl_core(const rc__cl_auth *a, rc_client **clnt)
+{
+	const rc__gss_cl *g;
+
+	if (a == NULL || a->fl != &rc__flavor_gss)
+		return NULL;
+	g = a->priv;
+	if (clnt != NULL)
+		*clnt = g->clnt;
+	return g->cli;
+}
+
+/* sunrpc_gss_int.h: the server-side context of an RPCSEC_GSS call being served. */
+rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *req)
+{
+	const rc__req *r = (const rc__req *)req;
+
+	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.fl != &rc__flavor_gss)
+		return NULL;
+	return r->auth.ctx;
+}
+
+/* client.h: establish a context with target and send every call under it. */
+rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_service service,
+                                 rc_error *err)
+{
+	rc__gss_cli_opts o = {.target = target, .service = (uint32_t)service};
+
+	if (err != NULL)
+		memset(err, 0, sizeof(*err));
+	if (clnt == NULL || target == NULL || service < RC_GSS_NONE || service > RC_GSS_PRIVACY)
+		return RC_INVAL;
+	return rc__gss_client_start(clnt, &o, NULL, err);
 }

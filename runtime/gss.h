@@ -153,6 +153,10 @@ int rc__gss_fuzz_one(const uint8_t *data, size_t size);
  * rc__gss_svc_ctx; exposed for their files only. */
 typedef struct rc__gss_sec rc__gss_sec;
 
+/* The longest plain body of service (RC__GSS_SVC_*) whose protected form (rpc_gss_integ_data
+ * or rpc_gss_priv_data with its seq) fits in max_tp bytes, rounded down to a multiple of 4:
+ * max_tp for none; 0 when nothing fits or GSS cannot say. */
+int rc__gss_sec_max_data(rc__gss_sec *s, uint32_t service, int max_tp);
 /* The MIC (gss_get_mic, default QOP) over n bytes. Returns 0, or -1 with err set. */
 int rc__gss_sec_mic(rc__gss_sec *s, const void *p, size_t n, rc__gss_buf *out, rc__gss_err *err);
 /* Check mic against n bytes (gss_verify_mic; supplementary status bits -- duplicate, old,
@@ -204,6 +208,10 @@ typedef struct rc__gss_cli_opts {
 	const char *initiator;    /* our principal ("user@REALM"), NULL: the default ccache's */
 	const char *ccache;       /* a credential cache to take it from, NULL: the default */
 	uint32_t lifetime_s;      /* the context lifetime to ask for, 0: the default */
+	gss_name_t target_name;   /* the server as a GSS name (copied), instead of target */
+	gss_cred_id_t cred;       /* the initiator credential to use, borrowed (the caller keeps
+				     it valid while the object lives), instead of initiator/ccache;
+				     GSS_C_NO_CREDENTIAL (0): acquire one */
 } rc__gss_cli_opts;
 
 /* Make a client context object (no network, no token yet): names are imported and the
@@ -236,6 +244,20 @@ size_t rc__gss_cli_cred_init(const rc__gss_cli *c, void *buf, size_t cap);
 bool rc__gss_cli_established(const rc__gss_cli *c);
 uint32_t rc__gss_cli_window(const rc__gss_cli *c);
 uint32_t rc__gss_cli_service(const rc__gss_cli *c);
+
+/* Change the service of later calls (the Sun API's rpc_gss_set_defaults): 0, or -1 for a
+ * service out of range or privacy on a context made without confidentiality. Between calls:
+ * a call in flight is unwrapped with the service it went out with only if it did not change. */
+int rc__gss_cli_set_service(rc__gss_cli *c, uint32_t service);
+/* The longest arguments a call under the current service can carry when the whole protected
+ * body may take max_tp bytes (gss_wrap_size_limit for the token, less the XDR around it), a
+ * multiple of 4; 0 when nothing fits or before establishment. */
+int rc__gss_cli_max_data(rc__gss_cli *c, int max_tp);
+/* The established context as GSS sees it: its flags, the seconds it has left, the GSS
+ * context itself (borrowed: valid while the object lives and is not re-established). 0, or -1
+ * before establishment or when gss_inquire_context fails. */
+int rc__gss_cli_inquire(rc__gss_cli *c, uint32_t *flags, uint32_t *lifetime_s,
+			gss_ctx_id_t *ctx);
 
 /* A fresh sequence number for one transmission, taken atomically (any thread). Returns 0, or
  * -1 when the numbers are used up (>= MAXSEQ: the context must be made again). */
@@ -281,6 +303,10 @@ int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__g
 /* Drop the table's reference to every context and free the table; contexts still referenced
  * by callers live until their last rc__gss_svc_ctx_unref. */
 void rc__gss_table_destroy(rc__gss_table *t);
+
+/* Change the table's bound and idle time (0 keeps one): contexts over a lower bound go now,
+ * least recently used first (counted in evicted_lru), and the idle ones. Any thread. */
+void rc__gss_table_set_bounds(rc__gss_table *t, unsigned max_contexts, uint32_t idle_ms);
 
 typedef struct rc__gss_stats {
 	uint64_t contexts;      /* in the table now */
@@ -377,6 +403,16 @@ const char *rc__gss_svc_ctx_principal(const rc__gss_svc_ctx *x);
 int rc__gss_svc_ctx_localname(rc__gss_svc_ctx *x, char *buf, size_t cap, rc__gss_err *err);
 const char *rc__gss_svc_ctx_mech(const rc__gss_svc_ctx *x);
 const unsigned char *rc__gss_svc_ctx_handle(const rc__gss_svc_ctx *x);
+/* The GSS context (borrowed, valid while referenced; GSS calls on it must not race the
+ * runtime's, which hold the context's lock: read-only inquiries only). */
+gss_ctx_id_t rc__gss_svc_ctx_gss(rc__gss_svc_ctx *x);
+/* rc__gss_sec_max_data for the context (rc__gss_cli_max_data's rule, the server's side). */
+int rc__gss_svc_ctx_max_data(rc__gss_svc_ctx *x, uint32_t service, int max_tp);
+/* Data of an application layer kept with the context (the Sun API's per-context state): the
+ * data set, or NULL; rc__gss_svc_ctx_set_app sets it once (false, nothing taken, when it is
+ * set already) and the context frees it with free_fn when it goes. Any thread. */
+void *rc__gss_svc_ctx_app(const rc__gss_svc_ctx *x);
+bool rc__gss_svc_ctx_set_app(rc__gss_svc_ctx *x, void *data, void (*free_fn)(void *));
 /* When the context expires, on the table's clock (ns; UINT64_MAX: never). */
 uint64_t rc__gss_svc_ctx_expiry(const rc__gss_svc_ctx *x);
 

@@ -19,7 +19,9 @@ struct rc__gss_cli {
 	rc__gss_sec sec;
 	gss_name_t target;
 	gss_cred_id_t cred;        /* the initiator's, GSS_C_NO_CREDENTIAL: the default */
-	uint32_t service;
+	bool cred_borrowed;        /* cred is the caller's (opts.cred): not released here */
+	_Atomic uint32_t service;  /* rc__gss_cli_set_service may change it between calls */
+	OM_uint32 ret_flags;       /* what gss_init_sec_context gave */
 	uint32_t lifetime_s;
 	enum cli_state state;
 	bool gss_done;             /* gss_init_sec_context said COMPLETE */
@@ -48,7 +50,7 @@ int rc__gss_cli_create(rc__gss_cli **out, const rc__gss_cli_opts *o, rc__gss_err
 	rc__gss_cli *c;
 
 	*out = NULL;
-	if (!o || !o->target) {
+	if (!o || (!o->target && o->target_name == GSS_C_NO_NAME)) {
 		rc__gss_err_msg(err, "no target service name");
 		return -1;
 	}
@@ -62,16 +64,30 @@ int rc__gss_cli_create(rc__gss_cli **out, const rc__gss_cli_opts *o, rc__gss_err
 		return -1;
 	}
 	rc__gss_sec_init(&c->sec);
-	c->service = svc;
+	atomic_init(&c->service, svc);
 	c->lifetime_s = o->lifetime_s;
 	c->cred = GSS_C_NO_CREDENTIAL;
 	c->target = GSS_C_NO_NAME;
 	atomic_init(&c->seq, 1);
-	gss_buffer_desc tn = { strlen(o->target), (void *)o->target };
-	maj = gss_import_name(&min, &tn, GSS_C_NT_HOSTBASED_SERVICE, &c->target);
-	if (GSS_ERROR(maj)) {
-		rc__gss_err_status(err, "gss_import_name (target)", maj, min);
-		goto fail;
+	if (o->target_name != GSS_C_NO_NAME) {
+		maj = gss_duplicate_name(&min, o->target_name, &c->target);
+		if (GSS_ERROR(maj)) {
+			rc__gss_err_status(err, "gss_duplicate_name (target)", maj, min);
+			goto fail;
+		}
+	} else {
+		gss_buffer_desc tn = { strlen(o->target), (void *)o->target };
+		maj = gss_import_name(&min, &tn, GSS_C_NT_HOSTBASED_SERVICE, &c->target);
+		if (GSS_ERROR(maj)) {
+			rc__gss_err_status(err, "gss_import_name (target)", maj, min);
+			goto fail;
+		}
+	}
+	if (o->cred != GSS_C_NO_CREDENTIAL) {
+		c->cred = o->cred;
+		c->cred_borrowed = true;
+		*out = c;
+		return 0;
 	}
 	gss_name_t me = GSS_C_NO_NAME;
 	if (o->initiator) {
@@ -110,7 +126,7 @@ void rc__gss_cli_destroy(rc__gss_cli *c)
 		return;
 	if (c->target != GSS_C_NO_NAME)
 		gss_release_name(&min, &c->target);
-	if (c->cred != GSS_C_NO_CREDENTIAL)
+	if (c->cred != GSS_C_NO_CREDENTIAL && !c->cred_borrowed)
 		gss_release_cred(&min, &c->cred);
 	rc__gss_sec_fini(&c->sec);
 	free(c);
@@ -125,7 +141,7 @@ static int init_step(rc__gss_cli *c, const void *in, size_t in_len, rc__gss_buf 
 	OM_uint32 maj, min, flags = 0;
 	gss_buffer_desc itok = { in_len, (void *)in }, otok = GSS_C_EMPTY_BUFFER;
 	OM_uint32 req = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG |
-			(c->service == RC__GSS_SVC_PRIVACY ? GSS_C_CONF_FLAG : 0);
+			GSS_C_CONF_FLAG; /* asked always: rc__gss_cli_set_service may turn to privacy */
 
 	pthread_mutex_lock(&c->sec.lock);
 	maj = gss_init_sec_context(&min, c->cred, &c->sec.ctx, c->target, (gss_OID)gss_mech_krb5,
@@ -141,8 +157,9 @@ static int init_step(rc__gss_cli *c, const void *in, size_t in_len, rc__gss_buf 
 	}
 	if (maj == GSS_S_COMPLETE) {
 		c->gss_done = true;
+		c->ret_flags = flags;
 		if (!(flags & GSS_C_MUTUAL_FLAG) || !(flags & GSS_C_INTEG_FLAG) ||
-		    (c->service == RC__GSS_SVC_PRIVACY && !(flags & GSS_C_CONF_FLAG))) {
+		    (rc__gss_cli_service(c) == RC__GSS_SVC_PRIVACY && !(flags & GSS_C_CONF_FLAG))) {
 			gss_release_buffer(&min, &otok);
 			rc__gss_err_msg(err, "gss_init_sec_context: the context lacks mutual "
 					"authentication, integrity or confidentiality");
@@ -261,7 +278,7 @@ int rc__gss_cli_init_next(rc__gss_cli *c, const void *res, size_t res_len, uint3
 size_t rc__gss_cli_cred_init(const rc__gss_cli *c, void *buf, size_t cap)
 {
 	rc__gss_cred cr = { RC__GSS_VERSION, c->handle_len ? RC__GSS_CONTINUE_INIT : RC__GSS_INIT,
-			    0, c->service, c->handle_len, c->handle };
+			    0, rc__gss_cli_service(c), c->handle_len, c->handle };
 
 	return rc__gss_cred_encode(&cr, buf, cap);
 }
@@ -278,7 +295,43 @@ uint32_t rc__gss_cli_window(const rc__gss_cli *c)
 
 uint32_t rc__gss_cli_service(const rc__gss_cli *c)
 {
-	return c->service;
+	return atomic_load_explicit(&((rc__gss_cli *)c)->service, memory_order_relaxed);
+}
+
+int rc__gss_cli_set_service(rc__gss_cli *c, uint32_t service)
+{
+	if (service < RC__GSS_SVC_NONE || service > RC__GSS_SVC_PRIVACY)
+		return -1;
+	if (service == RC__GSS_SVC_PRIVACY && c->state == CLI_ESTABLISHED &&
+	    !(c->ret_flags & GSS_C_CONF_FLAG))
+		return -1;
+	atomic_store_explicit(&c->service, service, memory_order_relaxed);
+	return 0;
+}
+
+int rc__gss_cli_max_data(rc__gss_cli *c, int max_tp)
+{
+	if (c->state != CLI_ESTABLISHED)
+		return 0;
+	return rc__gss_sec_max_data(&c->sec, rc__gss_cli_service(c), max_tp);
+}
+
+int rc__gss_cli_inquire(rc__gss_cli *c, uint32_t *flags, uint32_t *lifetime_s,
+			gss_ctx_id_t *ctx)
+{
+	OM_uint32 maj, min, life = 0, fl = 0;
+
+	if (c->state != CLI_ESTABLISHED)
+		return -1;
+	pthread_mutex_lock(&c->sec.lock);
+	maj = gss_inquire_context(&min, c->sec.ctx, NULL, NULL, &life, NULL, &fl, NULL, NULL);
+	pthread_mutex_unlock(&c->sec.lock);
+	if (GSS_ERROR(maj))
+		return -1;
+	*flags = fl;
+	*lifetime_s = life;
+	*ctx = c->sec.ctx;
+	return 0;
 }
 
 int rc__gss_cli_next_seq(rc__gss_cli *c, uint32_t *seq)
@@ -297,7 +350,7 @@ size_t rc__gss_cli_cred(const rc__gss_cli *c, uint32_t proc, uint32_t seq, void 
 {
 	if (c->state != CLI_ESTABLISHED)
 		return 0;
-	rc__gss_cred cr = { RC__GSS_VERSION, proc, seq, c->service, c->handle_len, c->handle };
+	rc__gss_cred cr = { RC__GSS_VERSION, proc, seq, rc__gss_cli_service(c), c->handle_len, c->handle };
 	return rc__gss_cred_encode(&cr, buf, cap);
 }
 
@@ -332,11 +385,11 @@ int rc__gss_cli_validate(rc__gss_cli *c, const rc__gss_seqs *sent, uint32_t verf
 int rc__gss_cli_wrap(rc__gss_cli *c, uint32_t seq, const void *args, size_t len, rc__gss_buf *out,
 		     rc__gss_err *err)
 {
-	return rc__gss_sec_wrap(&c->sec, seq, c->service, args, len, out, err);
+	return rc__gss_sec_wrap(&c->sec, seq, rc__gss_cli_service(c), args, len, out, err);
 }
 
 int rc__gss_cli_unwrap(rc__gss_cli *c, const rc__gss_seqs *sent, const void *res, size_t len,
 		       rc__gss_buf *out, rc__gss_err *err)
 {
-	return rc__gss_sec_unwrap(&c->sec, sent->seq, sent->n, c->service, res, len, out, NULL, err);
+	return rc__gss_sec_unwrap(&c->sec, sent->seq, sent->n, rc__gss_cli_service(c), res, len, out, NULL, err);
 }

@@ -102,6 +102,31 @@ static int take(gss_buffer_desc *g, rc__gss_buf *out, rc__gss_err *err)
 	return 0;
 }
 
+int rc__gss_sec_max_data(rc__gss_sec *s, uint32_t service, int max_tp)
+{
+	OM_uint32 maj, min, lim = 0;
+	long room;
+
+	if (max_tp <= 0)
+		return 0;
+	if (service == RC__GSS_SVC_NONE)
+		return max_tp;
+	/* integrity: len, seq, body, len, MIC -- the MIC costs what a wrap without
+	 * confidentiality adds; privacy: len, wrap(seq, body) */
+	room = service == RC__GSS_SVC_INTEGRITY ? (long)max_tp - 12 : (long)max_tp - 4;
+	if (room <= 0 || (service != RC__GSS_SVC_INTEGRITY && service != RC__GSS_SVC_PRIVACY))
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	maj = s->ctx == GSS_C_NO_CONTEXT ? GSS_S_NO_CONTEXT
+		: gss_wrap_size_limit(&min, s->ctx, service == RC__GSS_SVC_PRIVACY,
+				      GSS_C_QOP_DEFAULT, (OM_uint32)room, &lim);
+	pthread_mutex_unlock(&s->lock);
+	if (GSS_ERROR(maj))
+		return 0;
+	room = (long)lim - (service == RC__GSS_SVC_PRIVACY ? 4 : 0); /* the seq inside */
+	return room > 0 ? (int)(room & ~3L) : 0;
+}
+
 int rc__gss_sec_mic(rc__gss_sec *s, const void *p, size_t n, rc__gss_buf *out, rc__gss_err *err)
 {
 	gss_buffer_desc in = { n, (void *)p }, mic = GSS_C_EMPTY_BUFFER;

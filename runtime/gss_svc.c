@@ -40,6 +40,8 @@ struct rc__gss_svc_ctx {
 	char *principal;
 	gss_name_t src;                /* the initiator (complete contexts) */
 	const char *mech;
+	_Atomic(void *) app;           /* rc__gss_svc_ctx_set_app's data, freed with app_free */
+	void (*app_free)(void *);
 };
 
 struct rc__gss_table {
@@ -157,6 +159,8 @@ static void ctx_free(rc__gss_svc_ctx *x)
 	if (x->src != GSS_C_NO_NAME)
 		gss_release_name(&min, &x->src);
 	free(x->principal);
+	if (atomic_load(&x->app) != NULL)
+		x->app_free(atomic_load(&x->app));
 	free(x);
 	atomic_fetch_sub(&t->live, 1);
 	table_unref(t);
@@ -269,6 +273,24 @@ static void sweep(rc__gss_table *t, uint64_t now, rc__gss_svc_ctx **dead)
 		}
 		unlink_ctx(t, x, dead);
 	}
+}
+
+void rc__gss_table_set_bounds(rc__gss_table *t, unsigned max_contexts, uint32_t idle_ms)
+{
+	rc__gss_svc_ctx *dead = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	if (max_contexts)
+		t->max = max_contexts;
+	if (idle_ms)
+		t->idle_ns = (uint64_t)idle_ms * 1000000u;
+	sweep(t, now_ns(t), &dead);
+	while (t->count > t->max && t->lru_tail) { /* a lower bound applies now */
+		atomic_fetch_add(&t->evicted_lru, 1);
+		unlink_ctx(t, t->lru_tail, &dead);
+	}
+	pthread_mutex_unlock(&t->lock);
+	unref_all(dead);
 }
 
 /* Put x (one reference given to the table) in under a fresh random handle, evicting to stay
@@ -701,4 +723,37 @@ const unsigned char *rc__gss_svc_ctx_handle(const rc__gss_svc_ctx *x)
 uint64_t rc__gss_svc_ctx_expiry(const rc__gss_svc_ctx *x)
 {
 	return x->expire_ns;
+}
+
+gss_ctx_id_t rc__gss_svc_ctx_gss(rc__gss_svc_ctx *x)
+{
+	return x->sec.ctx;
+}
+
+int rc__gss_svc_ctx_max_data(rc__gss_svc_ctx *x, uint32_t service, int max_tp)
+{
+	return rc__gss_sec_max_data(&x->sec, service, max_tp);
+}
+
+void *rc__gss_svc_ctx_app(const rc__gss_svc_ctx *x)
+{
+	return atomic_load(&((rc__gss_svc_ctx *)x)->app);
+}
+
+bool rc__gss_svc_ctx_set_app(rc__gss_svc_ctx *x, void *data, void (*free_fn)(void *))
+{
+	void *none = NULL;
+
+	/* app_free is written before data is published: whoever frees sees it */
+	if (atomic_load(&x->app) != NULL)
+		return false;
+	pthread_mutex_lock(&x->wlock);
+	if (atomic_load(&x->app) == NULL) {
+		x->app_free = free_fn;
+		atomic_compare_exchange_strong(&x->app, &none, data);
+		pthread_mutex_unlock(&x->wlock);
+		return true;
+	}
+	pthread_mutex_unlock(&x->wlock);
+	return false;
 }

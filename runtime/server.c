@@ -121,6 +121,8 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.drc_bytes = (size_t)64 << 20;
 	srv->lim.max_deferred_conn = 64;
 	srv->lim.max_deferred = 65536;
+	srv->lim.gss_contexts = 1024;
+	srv->lim.gss_idle_ms = 15 * 60 * 1000;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	srv->jobfd = -1; /* made by rc_server_set_threads */
@@ -169,6 +171,13 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 		srv->lim.max_deferred_conn = lim->max_deferred_conn;
 	if (lim->max_deferred)
 		srv->lim.max_deferred = lim->max_deferred;
+	if (lim->gss_contexts || lim->gss_idle_ms) {
+		if (lim->gss_contexts)
+			srv->lim.gss_contexts = lim->gss_contexts;
+		if (lim->gss_idle_ms)
+			srv->lim.gss_idle_ms = lim->gss_idle_ms;
+		rc__gss_apply_limits(srv);
+	}
 	if (lim->drc_entries || lim->drc_ttl_ms || lim->drc_bytes) {
 		if (lim->drc_entries)
 			srv->lim.drc_entries = lim->drc_entries;

@@ -524,9 +524,11 @@ size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint
 bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat);
 size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid);
 
-/* RPCSEC_GSS (auth_gss.c): free srv's context table (rc_server_destroy); the contexts in it
- * now (rc_server_get_stats). */
+/* RPCSEC_GSS (auth_gss.c): free srv's context table (rc_server_destroy); apply srv->lim's
+ * gss_contexts and gss_idle_ms to it (rc_server_set_limits); the contexts in it now
+ * (rc_server_get_stats). */
 void rc__gss_free(rc_server *srv);
+void rc__gss_apply_limits(rc_server *srv);
 uint64_t rc__gss_contexts(rc_server *srv);
 
 /* Let go of what a call's authentication holds (its flavor's reference). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <stdatomic.h>
 
+#include "runtime/sunrpc_gss_int.h" /* (before the Sun names) */
 #include <remotecall/sunrpc.h>
 
 #include "runtime/rpc.h"
@@ -171,7 +172,9 @@ AUTH *rc_sunrpc_authunix_create_default(void)
 
 void rc_sunrpc_auth_destroy(AUTH *auth)
 {
-	if (auth != NULL && auth != &rc__authnone)
+	if (auth != NULL && auth->ah_cred.oa_flavor == RC_AUTH_GSS)
+		rc__sunrpc_gss_free(auth); /* (sunrpc_gss.c's, with its context) */
+	else if (auth != NULL && auth != &rc__authnone)
 		free(auth);
 }
 
@@ -184,9 +187,14 @@ static rc_status rc__auth_apply(CLIENT *clnt)
 
 	if (a == NULL || a->rc_id == clnt->rc_auth_id)
 		return RC_OK;
-	/* the credential as the AUTH encoded it, through its flavor (auth.h) */
-	st = rc__client_set_cred(clnt, a->ah_cred.oa_flavor,
-	                         (const unsigned char *)a->ah_cred.oa_base, a->ah_cred.oa_length);
+	/* the credential as the AUTH encoded it, through its flavor (auth.h); RPCSEC_GSS's
+	 * context object (sunrpc_gss.c) */
+	if (a->ah_cred.oa_flavor == RC_AUTH_GSS)
+		st = rc__sunrpc_gss_apply(clnt, a);
+	else
+		st = rc__client_set_cred(clnt, a->ah_cred.oa_flavor,
+		                         (const unsigned char *)a->ah_cred.oa_base,
+		                         a->ah_cred.oa_length);
 	if (st == RC_OK)
 		clnt->rc_auth_id = a->rc_id;
 	return st;

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "runtime/sunrpc_gss_int.h" /* (before the Sun names) */
+
 #include <remotecall/sunrpc.h>
 
 #include "runtime/rpcbind.h"
@@ -179,6 +181,22 @@ void rc_sunrpc_svc_destroy(SVCXPRT *xprt)
 	free(xprt);
 }
 
+/* sunrpc_gss_int.h: the process's server; the call dispatched on this thread. */
+rc_server *rc__sunrpc_server(void)
+{
+	rc_server *srv;
+
+	pthread_mutex_lock(&rc__sun_mu);
+	srv = rc__sun_server();
+	pthread_mutex_unlock(&rc__sun_mu);
+	return srv;
+}
+
+rc_svc_req *rc__sunrpc_current(void)
+{
+	return rc__sun_cur;
+}
+
 /* The raw dispatcher of a Sun (program, version): the call becomes this thread's current one
  * while the dispatch function runs with the SVCXPRT of its kind. */
 static void rc__sun_raw(rc_svc_req *req, void *ctx)
@@ -197,7 +215,8 @@ static void rc__sun_raw(rc_svc_req *req, void *ctx)
 	sun.rq_clntcred = (void *)rc__svc_req_unixcred(req);
 	sun.rq_xprt = x;
 	rc__sun_cur = req;
-	p->dispatch(&sun, x);
+	if (sun.rq_cred.oa_flavor != RC_AUTH_GSS || rc__sunrpc_gss_admit(&sun, req))
+		p->dispatch(&sun, x);
 	rc__sun_cur = prev;
 }
 

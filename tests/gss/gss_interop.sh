@@ -53,6 +53,17 @@ run() { # run LABEL CMD...
 		FAILS=$((FAILS + 1))
 	fi
 }
+# tooweak LABEL CMD...: the client must fail with AUTH_TOOWEAK (auth_stat 5)
+tooweak() {
+	local label=$1; shift
+	if "$@" >"$TMPD/weak.out" 2>&1; then
+		echo "FAIL: $label accepted"; FAILS=$((FAILS + 1))
+	elif grep -q 'auth_stat 5' "$TMPD/weak.out"; then
+		echo "ok: $label refused (AUTH_TOOWEAK)"
+	else
+		echo "FAIL: $label: $(cat "$TMPD/weak.out")"; FAILS=$((FAILS + 1))
+	fi
+}
 
 # With libtirpc the echo stays under 64 KiB: libtirpc 1.3.3 cannot wrap more for integrity or
 # privacy (its own client against its own server gets "can't decode arguments" at 70,000
@@ -91,17 +102,36 @@ RP=$!
 PIDS+=($RP)
 if wait_for "$TMPD/rp.out" '^listening' $RP; then
 	RPU=$(awk '/^listening tcp/ { print $2 }' "$TMPD/rp.out")
-	if "$BIN/gss_rc_peer" client --uri "$RPU" --service integrity --calls 0 >"$TMPD/weak.out" 2>&1; then
-		echo "FAIL: integrity accepted where privacy is required"; FAILS=$((FAILS + 1))
-	elif grep -q 'auth_stat 5' "$TMPD/weak.out"; then
-		echo "ok: integrity refused where privacy is required (AUTH_TOOWEAK)"
-	else
-		echo "FAIL: integrity where privacy is required: $(cat "$TMPD/weak.out")"; FAILS=$((FAILS + 1))
-	fi
+	tooweak "integrity where privacy is required" \
+		"$BIN/gss_rc_peer" client --uri "$RPU" --service integrity --calls 0
 	run "privacy where privacy is required" "$BIN/gss_rc_peer" client --uri "$RPU" \
 		--service privacy --echo 100 --calls 0 --expect-principal $WHO
 else
 	echo "FAIL: gss_rc_peer --require privacy did not start"; FAILS=$((FAILS + 1))
+fi
+# RPCSEC_GSS inside RPC-over-TLS (RFC 9289 allows both at once): a server that requires TLS
+# for the program, remotecall's client with ?tls=required, each service; a plaintext client
+# is refused (AUTH_TOOWEAK)
+if bash "$(dirname "$0")/../runtime/tls_certs.sh" "$TMPD/certs" >/dev/null 2>&1; then
+	"${VG[@]}" "$BIN/gss_rc_peer" server --name nfs@localhost --listen tcp://127.0.0.1:0 \
+		--tls-cert "$TMPD/certs/server.pem" --tls-key "$TMPD/certs/server.key" \
+		--tls-required yes >"$TMPD/rt.out" 2>"$TMPD/rt.err" &
+	RT=$!
+	PIDS+=($RT)
+	if wait_for "$TMPD/rt.out" '^listening' $RT; then
+		RTU=$(awk '/^listening tcp/ { print $2 }' "$TMPD/rt.out")
+		for svc in none integrity privacy; do
+			run "remotecall -> remotecall, GSS over TLS, $svc" "${VG[@]}" "$BIN/gss_rc_peer" \
+				client --uri "$RTU?tls=required&ca=$TMPD/certs/ca.pem" --service $svc \
+				--echo 100000 --calls 100 --expect-principal $WHO
+		done
+		tooweak "GSS without TLS where TLS is required" \
+			"$BIN/gss_rc_peer" client --uri "$RTU" --service privacy --calls 0
+	else
+		echo "FAIL: gss_rc_peer with TLS did not start: $(cat "$TMPD/rt.err")"; FAILS=$((FAILS + 1))
+	fi
+else
+	echo "FAIL: tls_certs.sh could not make certificates (openssl)"; FAILS=$((FAILS + 1))
 fi
 # a client without a ticket for the name gets GSS's own words
 if "$BIN/gss_rc_peer" client --uri "$RTCP" --name nosuch@localhost --calls 0 >"$TMPD/bad.out" 2>&1; then

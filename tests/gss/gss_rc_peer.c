@@ -5,8 +5,14 @@
  * rc_client_set_auth_gss.
  *
  *   gss_rc_peer server [--name nfs@localhost] [--require none|integrity|privacy] [--listen URI]...
+ *                      [--gss-contexts N] [--gss-idle-ms MS]
+ *                      [--tls-cert PEM --tls-key KEY [--tls-required yes]]
  *       prints "listening URI" per listener, serves until killed; ECHO answers with the data
- *       and the caller's principal; a call that is not RPCSEC_GSS, or under a service less
+ *       and the caller's principal, STATS (procedure 2) with "dropped=N contexts=N rss_kb=N"
+ *       (rc_server_stats.gss_dropped, gss_contexts; VmRSS); --gss-contexts and --gss-idle-ms
+ *       are rc_server_limits' bounds of the context table, set after rc_server_set_gss;
+ *       --tls-cert/--tls-key offer RPC-over-TLS (rc_server_set_tls), --tls-required yes
+ *       refuses the program's plaintext calls (rc_server_set_tls_required); a call that is not RPCSEC_GSS, or under a service less
  *       than --require's (default none), gets AUTH_TOOWEAK (the NULL procedure aside:
  *       rc_server_set_gss_required)
  *   gss_rc_peer client --uri URI [--name nfs@localhost] [--service none|integrity|privacy]
@@ -23,6 +29,7 @@
 #include <time.h>
 
 #include <remotecall/remotecall.h>
+#include <remotecall/tls.h>
 
 #define GSS_ECHO_PROG 0x20000528u
 #define GSS_ECHO_MAX (8u << 20)
@@ -78,12 +85,51 @@ static bool srv_echo(void *a, void *r, rc_svc_req *q)
 	return true;
 }
 
+/* STATS (procedure 2, this peer's own): "dropped=N contexts=N rss_kb=N" -- the server's
+ * rc_server_stats.gss_dropped and gss_contexts, and its resident memory. */
+static rc_server *the_srv;
+
+static long rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kb = atol(line + 6);
+	if (f != NULL)
+		fclose(f);
+	return kb;
+}
+
+static bool srv_stats(void *a, void *r, rc_svc_req *q)
+{
+	char **out = r, buf[128];
+	rc_server_stats st;
+
+	(void)a, (void)q;
+	if (rc_server_get_stats(the_srv, &st) != RC_OK)
+		return false;
+	snprintf(buf, sizeof(buf), "dropped=%llu contexts=%llu rss_kb=%ld",
+	         (unsigned long long)st.gss_dropped, (unsigned long long)st.gss_contexts, rss_kb());
+	return (*out = strdup(buf)) != NULL;
+}
+
+static bool xdr_text(rc_xdr *x, char **s)
+{
+	return rc_xdr_string(x, s, 1024);
+}
+
 static const rc_procinfo p_null = {GSS_ECHO_PROG, 1, 0, "NULL", (rc_xdrproc)xdr_nothing, 0,
                                    (rc_xdrproc)xdr_nothing, 0};
 static const rc_procinfo p_echo = {GSS_ECHO_PROG, 1, 1, "ECHO", (rc_xdrproc)xdr_blob,
                                    sizeof(blob), (rc_xdrproc)xdr_echo_res, sizeof(echo_res)};
-static const rc_svc_proc procs[] = {{&p_null, srv_null}, {&p_echo, srv_echo}};
-static const rc_svc_prog prog = {GSS_ECHO_PROG, 1, 2, procs};
+static const rc_procinfo p_stats = {GSS_ECHO_PROG, 1, 2, "STATS", (rc_xdrproc)xdr_nothing, 0,
+                                    (rc_xdrproc)xdr_text, sizeof(char *)};
+static const rc_svc_proc procs[] = {{&p_null, srv_null}, {&p_echo, srv_echo},
+                                    {&p_stats, srv_stats}};
+static const rc_svc_prog prog = {GSS_ECHO_PROG, 1, 3, procs};
 
 static int server(int argc, char **argv)
 {
@@ -92,12 +138,26 @@ static int server(int argc, char **argv)
 	char why[400], uri[256];
 
 	uint32_t min = 1;
+	rc_server_limits lim = {0};
+	rc_tls_server_opts tls = {0};
+	bool tls_required = false;
 
 	if (rc_server_create(&srv) != RC_OK || rc_server_register(srv, &prog, NULL) != RC_OK)
 		return 1;
+	the_srv = srv;
 	for (int i = 2; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--name") == 0)
 			name = argv[i + 1];
+		else if (strcmp(argv[i], "--gss-contexts") == 0)
+			lim.gss_contexts = (uint32_t)atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--gss-idle-ms") == 0)
+			lim.gss_idle_ms = (uint32_t)atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--tls-cert") == 0)
+			tls.cert_file = argv[i + 1];
+		else if (strcmp(argv[i], "--tls-key") == 0)
+			tls.key_file = argv[i + 1];
+		else if (strcmp(argv[i], "--tls-required") == 0)
+			tls_required = strcmp(argv[i + 1], "yes") == 0;
 		else if (strcmp(argv[i], "--require") == 0)
 			min = strcmp(argv[i + 1], "privacy") == 0     ? 3
 			      : strcmp(argv[i + 1], "integrity") == 0 ? 2 : 1;
@@ -108,6 +168,14 @@ static int server(int argc, char **argv)
 		fprintf(stderr, "gss_rc_peer: rc_server_set_gss: %s\n", why);
 		return 1;
 	}
+	if (rc_server_set_limits(srv, &lim) != RC_OK) /* (after: the table takes them then) */
+		return 1;
+	if (tls.cert_file != NULL && rc_server_set_tls(srv, &tls, why, sizeof(why)) != RC_OK) {
+		fprintf(stderr, "gss_rc_peer: rc_server_set_tls: %s\n", why);
+		return 1;
+	}
+	if (tls_required && rc_server_set_tls_required(srv, GSS_ECHO_PROG, 1, true) != RC_OK)
+		return 1;
 	for (int i = 2; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--listen") != 0)
 			continue;

@@ -13,14 +13,22 @@
  *       establishes a context, checks an ECHO (bytes and principal), times N NULL calls
  *       ("null SVC N calls us_per_call X"), optionally sends DESTROY and checks the context
  *       is gone (the next call gets AUTH_ERROR CREDPROBLEM).
+ *   gss_wire_peer hostile --port N [--name nfs@localhost] [--bound B] [--idle-ms MS]
+ *       against remotecall's runtime (gss_rc_peer server, its STATS procedure): replays,
+ *       window edges, forged header MICs, corrupted and truncated bodies, MAXSEQ, an unknown
+ *       handle, DESTROY with a bad MIC, a flood of INITs and of random handles (the table at
+ *       most B, memory flat); with --idle-ms, only that a context idle for 1.5x MS is gone.
+ *       Prints a line per check; exit 0 when all held (gss_hostile.sh).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -498,6 +506,320 @@ static double now_us(void)
 	return (double)rc__clock_ns() / 1e3;
 }
 
+/* fd_c: a TCP connection to 127.0.0.1:port. 0, or -1 (printed). */
+static int connect_c(int port)
+{
+	int one = 1;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd_c = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd_c < 0 || connect(fd_c, (struct sockaddr *)&sin, sizeof sin)) {
+		perror("gss_wire_peer: connect");
+		return -1;
+	}
+	setsockopt(fd_c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return 0;
+}
+
+/* ---- hostile calls against a server ------------------------------------------------------- */
+
+/* A whole call (header, verifier, arguments wrapped for seq) in rec; *hlen the header's
+ * length (the verifier's flavor follows it). 0, or -1. */
+static int build(rc__gss_cli *c, uint32_t gproc, uint32_t proc, uint32_t seq, const void *a,
+		 size_t al, out *rec, size_t *hlen)
+{
+	unsigned char cred[RC__GSS_CRED_MAX];
+	rc__gss_err e = { 0 };
+	rc__gss_buf v = { 0 }, w = { 0 };
+	size_t cl = rc__gss_cli_cred(c, gproc, seq, cred, sizeof cred);
+
+	header(rec, proc, cred, cl);
+	*hlen = rec->n;
+	if (rc__gss_cli_header_verf(c, rec->p, rec->n, &v, &e) ||
+	    (gproc == RC__GSS_DATA && rc__gss_cli_wrap(c, seq, a, al, &w, &e))) {
+		fprintf(stderr, "gss_wire_peer: build: %s\n", e.text);
+		rc__gss_buf_free(&v);
+		return -1;
+	}
+	put32(rec, RC__GSS_FLAVOR);
+	put_opaque(rec, v.data, v.len);
+	put(rec, w.data, w.len);
+	rc__gss_buf_free(&v);
+	rc__gss_buf_free(&w);
+	return 0;
+}
+
+/* Outcomes of one call (sent as rec is) */
+#define O_DROPPED (-2)   /* no reply within 500 ms */
+#define O_ACCEPT 100     /* + accept_stat */
+#define O_DENIED 200     /* + auth_stat */
+
+static int outcome(const out *rec)
+{
+	unsigned char *msg = NULL;
+	struct pollfd pf = { fd_c, POLLIN, 0 };
+	int r = -1;
+
+	if (write_rec(fd_c, rec->p, rec->n))
+		return -1;
+	if (poll(&pf, 1, 500) == 0)
+		return O_DROPPED;
+	ssize_t n = read_rec(fd_c, &msg);
+	if (n < 0)
+		return -1;
+	in i = { msg, msg + n, 0 };
+	uint32_t xid = get32(&i), mt = get32(&i), rs = get32(&i);
+	if (!i.bad && xid == rc__ld32(rec->p) && mt == 1) {
+		if (rs == 1) {
+			uint32_t why = get32(&i);
+			r = why == 1 ? O_DENIED + (int)get32(&i) : -1;
+		} else {
+			uint32_t vl;
+			(void)get32(&i);
+			(void)get_opaque(&i, &vl, RC__MAX_AUTH_BYTES);
+			r = O_ACCEPT + (int)get32(&i);
+		}
+		if (i.bad)
+			r = -1;
+	}
+	free(msg);
+	return r;
+}
+
+static int hostile_fails;
+
+static void expect_outcome(const char *what, const out *rec, int want)
+{
+	int got = outcome(rec);
+
+	if (got == want) {
+		printf("ok: %s\n", what);
+	} else {
+		printf("FAIL: %s: outcome %d, want %d\n", what, got, want);
+		hostile_fails++;
+	}
+}
+
+/* One call of c as built (gproc, proc, seq, no arguments), its outcome. */
+static int plain(rc__gss_cli *c, uint32_t gproc, uint32_t seq)
+{
+	out rec = { 0 };
+	size_t hl;
+	int r = build(c, gproc, 0, seq, NULL, 0, &rec, &hl) ? -1 : outcome(&rec);
+	free(rec.p);
+	return r;
+}
+
+/* STATS (procedure 2 of gss_rc_peer) under c: dropped, contexts, rss_kb. 0, or -1. */
+static int stats(rc__gss_cli *c, unsigned long long *dropped, unsigned long long *contexts,
+		 long *rss)
+{
+	rc__gss_buf r;
+	uint32_t len = 0;
+	char text[128];
+
+	if (gss_call(c, RC__GSS_DATA, 2, NULL, 0, &r))
+		return -1;
+	in ri = { r.data, r.data + r.len, 0 };
+	const unsigned char *t = get_opaque(&ri, &len, sizeof text - 1);
+	int ok = !ri.bad && t != NULL;
+	if (ok) {
+		memcpy(text, t, len);
+		text[len] = 0;
+		ok = sscanf(text, "dropped=%llu contexts=%llu rss_kb=%ld", dropped, contexts, rss) == 3;
+	}
+	rc__gss_buf_free(&r);
+	return ok ? 0 : -1;
+}
+
+static rc__gss_cli *new_context(const char *name, uint32_t svc)
+{
+	rc__gss_cli_opts o = { .target = name, .service = svc };
+	rc__gss_cli *c;
+	rc__gss_err e = { 0 };
+
+	if (rc__gss_cli_create(&c, &o, &e)) {
+		fprintf(stderr, "gss_wire_peer: %s\n", e.text);
+		return NULL;
+	}
+	if (establish(c)) {
+		rc__gss_cli_destroy(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The hostile calls of gss_hostile.sh against gss_rc_peer's server (remotecall's runtime),
+ * whose table holds `bound` contexts at most. */
+static int hostile(int port, const char *name, unsigned bound, int idle_ms)
+{
+	rc__gss_cli *c, *p;
+	out rec = { 0 }, a = { 0 };
+	size_t hl;
+	uint32_t seq;
+	unsigned long long d0, d1, n0, n1;
+	long rss0, rss1;
+
+	if (connect_c(port) || !(c = new_context(name, RC__GSS_SVC_INTEGRITY)) ||
+	    !(p = new_context(name, RC__GSS_SVC_PRIVACY)))
+		return 1;
+	if (idle_ms > 0) { /* the idle bound: a context unused for idle_ms is gone */
+		if (plain(c, RC__GSS_DATA, 1000) != O_ACCEPT) {
+			printf("FAIL: a first call\n");
+			return 1;
+		}
+		usleep((useconds_t)idle_ms * 1500);
+		build(c, RC__GSS_DATA, 0, 1001, NULL, 0, &rec, &hl);
+		expect_outcome("a context idle for 1.5x gss_idle_ms: CREDPROBLEM (evicted)", &rec,
+			       O_DENIED + RC__GSS_AUTH_CREDPROBLEM);
+		free(rec.p);
+		rc__gss_cli_destroy(c);
+		rc__gss_cli_destroy(p);
+		close(fd_c);
+		return hostile_fails ? 1 : 0;
+	}
+	if (stats(p, &d0, &n0, &rss0)) { /* (p: c's seqs are chosen by hand below) */
+		printf("FAIL: STATS\n");
+		return 1;
+	}
+	put_opaque(&a, "hostile", 7);
+
+	/* the same call twice: the second is dropped unanswered (and counted) */
+	rc__gss_cli_next_seq(c, &seq);
+	build(c, RC__GSS_DATA, 1, seq, a.p, a.n, &rec, &hl);
+	expect_outcome("a call", &rec, O_ACCEPT);
+	expect_outcome("the same call replayed: dropped", &rec, O_DROPPED);
+
+	/* above the window (accepted, the window moves), then below it: dropped */
+	seq += 1000;
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq, a.p, a.n, &rec, &hl);
+	expect_outcome("a seq 1000 above: served (the window slides)", &rec, O_ACCEPT);
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq - 500, a.p, a.n, &rec, &hl);
+	expect_outcome("a seq 500 below the newest (under the 128 window): dropped", &rec, O_DROPPED);
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq - 5, a.p, a.n, &rec, &hl);
+	expect_outcome("a seq 5 below, not seen yet (in the window): served", &rec, O_ACCEPT);
+
+	/* a forged header MIC: CREDPROBLEM, and the window does not move for it */
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq + 2000, a.p, a.n, &rec, &hl);
+	rec.p[hl + 8 + 10] ^= 0x40;
+	expect_outcome("a forged header MIC: CREDPROBLEM", &rec, O_DENIED + RC__GSS_AUTH_CREDPROBLEM);
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq + 10, a.p, a.n, &rec, &hl);
+	expect_outcome("then seq+10: served (the forged seq+2000 did not slide the window)", &rec,
+		       O_ACCEPT);
+	seq += 2001;
+
+	/* the integrity body's MIC corrupted, or the body cut short: GARBAGE_ARGS */
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq++, a.p, a.n, &rec, &hl);
+	size_t body = hl + 8 + ((rc__ld32(rec.p + hl + 4) + 3u) & ~3u);
+	size_t mic = body + 4 + ((rc__ld32(rec.p + body) + 3u) & ~3u) + 4;
+	rec.p[mic + 8] ^= 0x01;
+	expect_outcome("integrity: the body's MIC corrupted: GARBAGE_ARGS", &rec, O_ACCEPT + 4);
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq++, a.p, a.n, &rec, &hl);
+	rec.n -= 12;
+	expect_outcome("integrity: the body truncated: GARBAGE_ARGS", &rec, O_ACCEPT + 4);
+
+	/* privacy: the wrap token corrupted, or truncated: GARBAGE_ARGS */
+	uint32_t ps;
+	rc__gss_cli_next_seq(p, &ps);
+	rec.n = 0;
+	build(p, RC__GSS_DATA, 1, ps, a.p, a.n, &rec, &hl);
+	body = hl + 8 + ((rc__ld32(rec.p + hl + 4) + 3u) & ~3u);
+	rec.p[body + 4 + rc__ld32(rec.p + body) / 2] ^= 0x10;
+	expect_outcome("privacy: the wrap token corrupted: GARBAGE_ARGS", &rec, O_ACCEPT + 4);
+	rc__gss_cli_next_seq(p, &ps);
+	rec.n = 0;
+	build(p, RC__GSS_DATA, 1, ps, a.p, a.n, &rec, &hl);
+	rec.n -= 8;
+	expect_outcome("privacy: the wrap token truncated: GARBAGE_ARGS", &rec, O_ACCEPT + 4);
+
+	/* seq at MAXSEQ: CTXPROBLEM */
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 0, RC__GSS_MAXSEQ, NULL, 0, &rec, &hl);
+	expect_outcome("seq MAXSEQ: CTXPROBLEM", &rec, O_DENIED + RC__GSS_AUTH_CTXPROBLEM);
+
+	/* an unknown handle (the credential's handle changed): CREDPROBLEM */
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 0, seq++, NULL, 0, &rec, &hl);
+	rec.p[24 + 8 + 16 + 4 + 3] ^= 0x5a;
+	expect_outcome("an unknown handle: CREDPROBLEM", &rec, O_DENIED + RC__GSS_AUTH_CREDPROBLEM);
+
+	/* DESTROY with a bad MIC: refused, the context lives on */
+	rec.n = 0;
+	build(c, RC__GSS_DESTROY, 0, seq++, NULL, 0, &rec, &hl);
+	rec.p[hl + 8 + 10] ^= 0x40;
+	expect_outcome("DESTROY with a forged MIC: CREDPROBLEM", &rec,
+		       O_DENIED + RC__GSS_AUTH_CREDPROBLEM);
+	rec.n = 0;
+	build(c, RC__GSS_DATA, 1, seq++, a.p, a.n, &rec, &hl);
+	expect_outcome("the context after it: still served", &rec, O_ACCEPT);
+
+	if (stats(p, &d1, &n1, &rss1) || d1 - d0 != 2) {
+		printf("FAIL: gss_dropped grew by %llu, want 2 (the replay, the old seq)\n", d1 - d0);
+		hostile_fails++;
+	} else {
+		printf("ok: gss_dropped counted both drops (%llu -> %llu)\n", d0, d1);
+	}
+
+	/* a flood of INITs: the table stays at its bound; then of random handles */
+	unsigned long long dq, nq;
+	long rss_warm = 0;
+	for (int i = 0; i < 600; i++) {
+		rc__gss_cli *x = new_context(name, RC__GSS_SVC_INTEGRITY);
+		if (!x) {
+			printf("FAIL: INIT %d\n", i);
+			hostile_fails++;
+			break;
+		}
+		if (i == 99 && stats(x, &dq, &nq, &rss_warm))
+			hostile_fails++;
+		rc__gss_cli_destroy(x); /* (no DESTROY sent: the server keeps it until evicted) */
+	}
+	int st = plain(c, RC__GSS_DATA, seq++);
+	if (st == O_DENIED + (int)RC__GSS_AUTH_CREDPROBLEM)
+		printf("ok: the first context was pushed out by the flood (least recently used)\n");
+	else {
+		printf("FAIL: the first context after the flood: outcome %d\n", st);
+		hostile_fails++;
+	}
+	rc__gss_cli_destroy(c);
+	c = new_context(name, RC__GSS_SVC_INTEGRITY);
+	for (int i = 0; c && i < 5000; i++) {
+		rec.n = 0;
+		build(c, RC__GSS_DATA, 0, (uint32_t)i + 1, NULL, 0, &rec, &hl);
+		if (getrandom(rec.p + 24 + 8 + 20, RC__GSS_HANDLE_LEN, 0) != RC__GSS_HANDLE_LEN ||
+		    outcome(&rec) != O_DENIED + (int)RC__GSS_AUTH_CREDPROBLEM) {
+			printf("FAIL: random handle %d not refused with CREDPROBLEM\n", i);
+			hostile_fails++;
+			break;
+		}
+	}
+	if (!c || stats(c, &d1, &n1, &rss1)) {
+		printf("FAIL: STATS after the floods\n");
+		hostile_fails++;
+	} else {
+		printf("%s: 600 INITs and 5000 random handles: contexts %llu (bound %u), RSS %ld kB "
+		       "after 100 INITs, %ld kB at the end\n",
+		       n1 <= bound && rss1 - rss_warm < 2048 ? "ok" : "FAIL", n1, bound, rss_warm, rss1);
+		if (n1 > bound || rss1 - rss_warm >= 2048)
+			hostile_fails++;
+	}
+	free(rec.p);
+	free(a.p);
+	if (c)
+		rc__gss_cli_destroy(c);
+	rc__gss_cli_destroy(p);
+	close(fd_c);
+	return hostile_fails ? 1 : 0;
+}
+
 static int client(int port, const char *name, const char *svcname, int echo, int calls,
 		  const char *expect, int destroy)
 {
@@ -512,15 +834,8 @@ static int client(int port, const char *name, const char *svcname, int echo, int
 		fprintf(stderr, "gss_wire_peer: %s\n", e.text);
 		return 1;
 	}
-	fd_c = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd_c, (struct sockaddr *)&sin, sizeof sin)) {
-		perror("gss_wire_peer: connect");
-		return 1;
-	}
-	setsockopt(fd_c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (establish(c)) {
+	(void)one;
+	if (connect_c(port) || establish(c)) {
 		rc__gss_cli_destroy(c);
 		return 1;
 	}
@@ -582,7 +897,7 @@ static int client(int port, const char *name, const char *svcname, int echo, int
 int main(int argc, char **argv)
 {
 	const char *name = "nfs@localhost", *svc = "integrity", *expect = NULL;
-	int port = 0, echo = 1000, calls = 100, destroy = 0;
+	int port = 0, echo = 1000, calls = 100, destroy = 0, bound = 1024, idle_ms = 0;
 	if (argc < 2)
 		goto usage;
 	for (int i = 2; i < argc; i++) {
@@ -600,6 +915,10 @@ int main(int argc, char **argv)
 			expect = argv[++i];
 		else if (!strcmp(argv[i], "--destroy"))
 			destroy = 1;
+		else if (!strcmp(argv[i], "--bound") && i + 1 < argc)
+			bound = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--idle-ms") && i + 1 < argc)
+			idle_ms = atoi(argv[++i]);
 		else
 			goto usage;
 	}
@@ -607,6 +926,8 @@ int main(int argc, char **argv)
 		return server(name);
 	if (!strcmp(argv[1], "client") && port > 0)
 		return client(port, name, svc, echo, calls, expect, destroy);
+	if (!strcmp(argv[1], "hostile") && port > 0)
+		return hostile(port, name, (unsigned)bound, idle_ms);
 usage:
 	fprintf(stderr, "usage: see the comment at the top of gss_wire_peer.c\n");
 	return 2;

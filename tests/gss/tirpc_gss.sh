@@ -11,30 +11,10 @@
 set -u
 BIN=${1:?usage: tirpc_gss.sh BIN}
 : "${RC_KRB5_DIR:?run inside tests/gss/krb5_fixture.sh}"
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/rc-gss-tirpc.XXXXXX")
-SRV=
-cleanup() {
-	[ -n "$SRV" ] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/serve_lib.sh"
 FAILS=0
 
-start_server() {
-	"$BIN/tirpc_gss_server" --name nfs@localhost "$@" >"$TMPD/srv.out" 2>"$TMPD/srv.err" &
-	SRV=$!
-	PORT=
-	for _ in $(seq 100); do
-		PORT=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$TMPD/srv.out")
-		[ -n "$PORT" ] && return 0
-		kill -0 "$SRV" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "FAIL: tirpc_gss_server did not start"; cat "$TMPD/srv.err"
-	exit 1
-}
-
-start_server
+start_server "$BIN/tirpc_gss_server" --name nfs@localhost
 for svc in none integrity privacy; do
 	if timeout 60 "$BIN/tirpc_gss_client" --port "$PORT" --name nfs@localhost --service "$svc" \
 		--echo 5000 --calls 200 --expect-principal rcuser@RC.TEST >"$TMPD/cl.$svc" 2>&1 &&
@@ -53,7 +33,7 @@ fi
 
 if [ -n "${RC_GSS_TIRPC_DESTROY:-}" ]; then
 	kill "$SRV"; wait "$SRV" 2>/dev/null
-	start_server --null-getcred
+	start_server "$BIN/tirpc_gss_server" --name nfs@localhost --null-getcred
 	timeout 60 "$BIN/tirpc_gss_client" --port "$PORT" --service integrity --calls 0 --destroy \
 		>"$TMPD/cl.destroy" 2>&1
 	echo "DESTROY (informational): client exit $?: $(tr '\n' ' ' <"$TMPD/cl.destroy")"

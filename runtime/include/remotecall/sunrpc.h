@@ -474,6 +474,15 @@ const char *rc_sunrpc_clnt_sperrno(enum clnt_stat st);
 	                    (void *)(out), (tmo))
 #define clnt_control rc_sunrpc_clnt_control
 #define clnt_destroy rc_client_destroy
+/* rc_sunrpc_clnt_freeres -- clnt_freeres: release what decoding a call's results allocated
+ * (xdr_free(xres, res)); TRUE. */
+static inline bool rc_sunrpc_clnt_freeres(CLIENT *clnt, xdrproc_t xres, void *res)
+{
+	(void)clnt;
+	rc_xdr_free(xres, res);
+	return true;
+}
+#define clnt_freeres(c, xres, res) rc_sunrpc_clnt_freeres((c), (xdrproc_t)(xres), (void *)(res))
 #define clnt_perror rc_sunrpc_clnt_perror
 #define clnt_sperror rc_sunrpc_clnt_sperror
 #define clnt_pcreateerror rc_sunrpc_clnt_pcreateerror

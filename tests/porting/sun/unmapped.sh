@@ -13,7 +13,7 @@ trap 'rm -rf "$TMPD"' EXIT
 FAILS=0
 CHECKS=0
 compile() { # compile NAME BODY -> status; stderr in $TMPD/NAME.err
-	printf '#include <rpc/rpc.h>\n#include <rpc/pmap_clnt.h>\nint main(void)\n{\n%s\nreturn 0;\n}\n' \
+	printf '#include <rpc/rpc.h>\n#include <rpc/pmap_clnt.h>\n#include <rpc/auth_gss.h>\nint main(void)\n{\n%s\nreturn 0;\n}\n' \
 		"$2" >"$TMPD/$1.c"
 	"$CC" -c -o "$TMPD/$1.o" "${INC[@]}" "$TMPD/$1.c" 2>"$TMPD/$1.err"
 }
@@ -40,5 +40,7 @@ else
 	echo "FAIL control: $(head -3 "$TMPD/control.err")"
 fi
 refused authdes 'AUTH *a = authdes_seccreate("n", 60, "h", 0); (void)a;' "AUTH_DES"
+refused authgss_private 'struct authgss_private_data *pd = 0; (void)authgss_get_private_data(0, pd);' \
+	"kernel-export of a context"
 echo "$CHECKS checks, $FAILS failed"
 [ $FAILS -eq 0 ]
