@@ -4,9 +4,10 @@
  * judges each call's credential (INIT/CONTINUE_INIT answered here, DESTROY too), the reply
  * verifier is a MIC over the call's seq, arguments and results are unwrapped and wrapped for
  * the call's service, and the context reference goes with the reply (inline or deferred).
- * Client: rc_client_set_auth_gss establishes a context with NULL calls on the client itself,
- * then seals every call (credential with a fresh seq, a MIC over the header, wrapped
- * arguments) and checks every reply against the seqs its call went out with.
+ * Client: the data flavor seals every call (credential with a fresh seq, a MIC over the
+ * header, wrapped arguments) and checks every reply against the seqs its call went out with;
+ * making a context (calls on the client itself) is auth_gss_cl.c's, above the client, which
+ * this file never calls: a renewal goes through the state's renew.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -249,17 +250,6 @@ uint32_t rc_svc_req_gss_service(const rc_svc_req *req)
 
 /* ---- client ----------------------------------------------------------------------------- */
 
-/* A client's RPCSEC_GSS state (rc__cl_auth.priv): the GSS core's context object and, while
- * the context is being made, the last reply verifier (the INIT calls go through the engine
- * with the "init" flavor below, whose cl_validate keeps it here). */
-typedef struct rc__gss_cl {
-	rc__gss_cli *cli;
-	rc_client *clnt;           /* whose calls (cl_refresh establishes a context again on it) */
-	uint32_t init_vflavor;
-	size_t init_vlen;
-	unsigned char init_verf[RC__MAX_AUTH_BYTES];
-} rc__gss_cl;
-
 /* The credential and verifier of a DATA call: cred with a fresh seq, then the MIC over the
  * header through the credential. */
 static bool rc__gss_cl_marshal(rc__cl_auth *a, const unsigned char *head, rc_xdr *x,
@@ -352,21 +342,16 @@ static void rc__gss_cl_destroy(rc__cl_auth *a)
 	free(g);
 }
 
-static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err);
-
 /* A call was denied with RPCSEC_GSS_CREDPROBLEM or CTXPROBLEM (the server lost or expired
  * the context, or the seqs ran out): make a context again on the same client, once, and go on
- * under it (the same flavor object, installed again). */
+ * under it -- through g->renew (auth_gss_cl.c, above the client: it makes calls). */
 static bool rc__gss_cl_refresh(rc__cl_auth *a, uint32_t why)
 {
 	rc__gss_cl *g = a->priv;
-	rc_status st;
 
 	if (why != RC__AUTH_CREDPROBLEM && why != RC__AUTH_CTXPROBLEM)
 		return false;
-	st = rc__gss_establish(g, NULL);
-	rc__cl_auth_ref(a); /* (rc__client_set_auth takes it) */
-	return rc__client_set_auth(g->clnt, a) == RC_OK && st == RC_OK;
+	return g->renew != NULL && g->renew(a);
 }
 
 const rc__flavor rc__flavor_gss = {
@@ -385,178 +370,6 @@ const rc__flavor rc__flavor_gss = {
 	.cl_refresh = rc__gss_cl_refresh,
 	.cl_destroy = rc__gss_cl_destroy,
 };
-
-/* The flavor of the establishing NULL calls: the INIT/CONTINUE_INIT credential and an
- * AUTH_NONE verifier; the reply's verifier is kept (not checked: the core does that). Not in
- * the registry: a client's only, for the time rc_client_set_auth_gss runs. */
-static bool rc__gss_init_marshal(rc__cl_auth *a, const unsigned char *head, rc_xdr *x,
-                                 uint32_t *seq, rc_error *err)
-{
-	rc__gss_cl *g = a->priv;
-	unsigned char cred[RC__MAX_AUTH_BYTES];
-	size_t clen = rc__gss_cli_cred_init(g->cli, cred, sizeof(cred));
-	uint32_t w[2] = {RC__GSS_FLAVOR, (uint32_t)clen}, none[2] = {RC_AUTH_NONE, 0};
-
-	(void)head, (void)err;
-	*seq = 0;
-	return clen > 0 && clen <= sizeof(cred) && rc_xdr_u_int(x, &w[0]) &&
-	       rc_xdr_u_int(x, &w[1]) && rc_xdr_opaque(x, cred, (uint32_t)clen) &&
-	       rc_xdr_u_int(x, &none[0]) && rc_xdr_u_int(x, &none[1]);
-}
-
-static bool rc__gss_init_validate(rc__cl_auth *a, const rc__cl_seqs *seqs, uint32_t vflavor,
-                                  const unsigned char *body, uint32_t vlen)
-{
-	rc__gss_cl *g = a->priv;
-
-	(void)seqs;
-	g->init_vflavor = vflavor;
-	g->init_vlen = vlen;
-	if (vlen > 0)
-		memcpy(g->init_verf, body, vlen);
-	return true;
-}
-
-static const rc__flavor rc__flavor_gss_init = {
-	.number = RC__GSS_FLAVOR,
-	.name = "RPCSEC_GSS (establishing)",
-	.props = 0,
-	.cl_marshal = rc__gss_init_marshal,
-	.cl_validate = rc__gss_init_validate,
-};
-
-/* Encode an INIT call's arguments (rc__gss_buf: bytes already XDR) / take a reply's results
- * whole (the rest of the reply, into an rc__gss_buf). */
-static bool rc__gss_xdr_raw_out(rc_xdr *x, rc__gss_buf *b)
-{
-	return b->len == 0 || rc_xdr_opaque(x, b->data, (uint32_t)b->len);
-}
-
-static bool rc__gss_xdr_raw_in(rc_xdr *x, rc__gss_buf *b)
-{
-	size_t n = rc_xdr_remaining(x);
-	void *p;
-
-	if (x->x_op == RC_XDR_FREE) {
-		rc__gss_buf_free(b);
-		return true;
-	}
-	if (n > RC__GSS_TOKEN_MAX + 64 || (p = rc_xdr_inline(x, n)) == NULL)
-		return false;
-	if ((b->data = malloc(n ? n : 1)) == NULL)
-		return false;
-	memcpy(b->data, p, n);
-	b->len = n;
-	return true;
-}
-
-/* An rc__cl_auth of flavor fl over state g (one reference). */
-static rc__cl_auth *rc__gss_auth_new(const rc__flavor *fl, rc__gss_cl *g)
-{
-	rc__cl_auth *a = calloc(1, sizeof(*a));
-
-	if (a == NULL)
-		return NULL;
-	a->fl = fl;
-	atomic_init(&a->refs, 1);
-	a->priv = g;
-	return a;
-}
-
-static void rc__gss_fail(rc_error *err, rc_status st, const char *text)
-{
-	if (err == NULL)
-		return;
-	memset(err, 0, sizeof(*err));
-	err->status = st;
-	snprintf(err->detail, sizeof(err->detail), "%.*s", (int)sizeof(err->detail) - 1, text);
-}
-
-/* Make g's context with NULL calls on g->clnt, under the establishing flavor (installed for
- * the time it takes: the client's calls meanwhile would go with it). RC_OK (the client is left
- * with the establishing flavor: the caller installs the data flavor), or the failure (err,
- * if not NULL, says why). */
-static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err)
-{
-	rc__gss_buf args = {0};
-	rc__gss_err ge = {0};
-	rc__cl_auth *init = rc__gss_auth_new(&rc__flavor_gss_init, g);
-	rc_status st;
-	int r;
-
-	if (init == NULL)
-		return RC_NOMEM;
-	if ((st = rc__client_set_auth(g->clnt, init)) != RC_OK) /* (takes init) */
-		return st;
-	/* the legs: NULL calls until the core says established (or failed) */
-	r = rc__gss_cli_init_start(g->cli, &args, &ge) == 0 ? 1 : -1;
-	while (r == 1) {
-		rc__gss_buf res = {0};
-		st = rc_call(g->clnt, 0, (rc_xdrproc)rc__gss_xdr_raw_out, &args,
-		             (rc_xdrproc)rc__gss_xdr_raw_in, &res);
-		rc__gss_buf_free(&args);
-		if (st != RC_OK) {
-			if (err != NULL)
-				rc_client_geterr(g->clnt, err);
-			return st;
-		}
-		r = rc__gss_cli_init_next(g->cli, res.data, res.len, g->init_vflavor, g->init_verf,
-		                          g->init_vlen, &args, &ge);
-		rc__gss_buf_free(&res);
-	}
-	rc__gss_buf_free(&args);
-	if (r != 0) {
-		rc__gss_fail(err, RC_AUTHERROR, ge.text);
-		return RC_AUTHERROR;
-	}
-	return RC_OK;
-}
-
-/* sunrpc_gss_int.h: establish a context on clnt with o and send every call under it; *ref (if
- * not NULL) gets a reference of the caller's to the data flavor object. */
-rc_status rc__gss_client_start(rc_client *clnt, const rc__gss_cli_opts *o, rc__cl_auth **ref,
-                               rc_error *err)
-{
-	rc__gss_err ge = {0};
-	rc__gss_cl *g;
-	rc__cl_auth *data;
-	rc_status st;
-
-	if (ref != NULL)
-		*ref = NULL;
-	if ((g = calloc(1, sizeof(*g))) == NULL)
-		return RC_NOMEM;
-	g->clnt = clnt;
-	if (rc__gss_cli_create(&g->cli, o, &ge) != 0) {
-		free(g);
-		rc__gss_fail(err, RC_AUTHERROR, ge.text);
-		return RC_AUTHERROR;
-	}
-	st = rc__gss_establish(g, err);
-	if (st == RC_OK) {
-		/* established: every call from now on is sealed by the data flavor, which owns g */
-		if ((data = rc__gss_auth_new(&rc__flavor_gss, g)) == NULL)
-			st = RC_NOMEM;
-		else {
-			if (ref != NULL)
-				rc__cl_auth_ref(data);
-			if ((st = rc__client_set_auth(clnt, data)) == RC_OK) {
-				if (ref != NULL)
-					*ref = data;
-				return RC_OK;
-			}
-			/* set_auth let go of data (and g with it, at the last reference) */
-			if (ref != NULL)
-				rc__cl_auth_unref(data);
-			(void)rc_client_set_auth_none(clnt);
-			return st;
-		}
-	}
-	(void)rc_client_set_auth_none(clnt); /* (lets go of the establishing flavor) */
-	rc__gss_cli_destroy(g->cli);
-	free(g);
-	return st;
-}
 
 /* sunrpc_gss_int.h: the core object of a data flavor object, and the client it serves. */
 rc__gss_cli *rc__gss_cl_core(const rc__cl_auth *a, rc_client **clnt)
@@ -579,17 +392,4 @@ rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *req)
 	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.fl != &rc__flavor_gss)
 		return NULL;
 	return r->auth.ctx;
-}
-
-/* client.h: establish a context with target and send every call under it. */
-rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_service service,
-                                 rc_error *err)
-{
-	rc__gss_cli_opts o = {.target = target, .service = (uint32_t)service};
-
-	if (err != NULL)
-		memset(err, 0, sizeof(*err));
-	if (clnt == NULL || target == NULL || service < RC_GSS_NONE || service > RC_GSS_PRIVACY)
-		return RC_INVAL;
-	return rc__gss_client_start(clnt, &o, NULL, err);
 }

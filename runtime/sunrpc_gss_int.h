@@ -1,6 +1,7 @@
 /*
  * The Sun RPCSEC_GSS layer (sunrpc_gss.c) and what it needs of the others: the flavor
- * (auth_gss.c), the Sun server (sunrpc_svc.c) and the Sun client (sunrpc.c). Internal.
+ * (auth_gss.c, auth_gss_cl.c), the Sun server (sunrpc_svc.c) and the Sun client (sunrpc.c).
+ * Internal.
  */
 #ifndef RC_SUNRPC_GSS_INT_H
 #define RC_SUNRPC_GSS_INT_H
@@ -16,7 +17,20 @@
 struct rc_sunrpc_auth;    /* AUTH (<remotecall/sunrpc.h>) */
 struct rc_sunrpc_svc_req; /* struct svc_req */
 
-/* auth_gss.c: establish a context on clnt with o (NULL calls now) and send every later call
+/* A client's RPCSEC_GSS state (rc__cl_auth.priv): the GSS core's context object, the client
+ * whose calls it seals, how to make a context again on it (auth_gss_cl.c; the data flavor's
+ * refresh calls it), and, while the context is being made, the last reply verifier (the INIT
+ * calls go through the engine with the establishing flavor, whose cl_validate keeps it). */
+typedef struct rc__gss_cl {
+	rc__gss_cli *cli;
+	rc_client *clnt;
+	bool (*renew)(rc__cl_auth *a); /* a context again, a installed again: true if both */
+	uint32_t init_vflavor;
+	size_t init_vlen;
+	unsigned char init_verf[RC__MAX_AUTH_BYTES];
+} rc__gss_cl;
+
+/* auth_gss_cl.c: establish a context on clnt with o (NULL calls now) and send every later call
  * under it, as rc_client_set_auth_gss; *ref (if not NULL) gets a reference of the caller's to
  * the flavor object (rc__cl_auth_unref), NULL on failure. rc_client_set_auth_gss's statuses;
  * on failure the client is left with AUTH_NONE. */

@@ -60,6 +60,14 @@ auth.c.o
 reply.c.o
 drc.c.o"
 
+# The client's: making an RPCSEC_GSS context takes calls, so it sits above the client; the
+# flavors, below it, never call it.
+layers "the client's layers" "auth_gss_cl.c.o
+client.c.o
+auth_reg.c.o
+auth_gss.c.o
+auth.c.o"
+
 # The transports (transports/transport.h): the table, URI parsing and socket adoption on top;
 # then each transport; TLS, a byte layer under the stream transport; the socket helpers.
 layers "the transports' layers" "transports.c.o
