@@ -100,6 +100,12 @@ typedef struct rc__cl_auth {
 	const rc__flavor *fl;
 	_Atomic unsigned refs;
 	void *priv;                               /* the flavor's state */
+	/* The most calls in flight under these credentials at once (a server's RPCSEC_GSS
+	 * sequence window: a call numbered that far past the oldest unanswered one could be
+	 * dropped as too old); 0: no bound. The client's engine makes a call wait before it is
+	 * sealed while inflight is at window (rc__start). */
+	_Atomic uint32_t window;
+	_Atomic uint32_t inflight;                /* calls in flight under them now */
 } rc__cl_auth;
 
 /* The sequence numbers a call went out with (a retransmission of a call of a flavor that

@@ -110,6 +110,8 @@ static bool rc__gss_renew(rc__cl_auth *a)
 	rc__gss_cl *g = a->priv;
 	rc_status st = rc__gss_establish(g, NULL);
 
+	if (st == RC_OK) /* the new context's server window bounds the calls in flight */
+		atomic_store(&a->window, rc__gss_cli_window(g->cli));
 	rc__cl_auth_ref(a); /* (rc__client_set_auth takes it) */
 	return rc__client_set_auth(g->clnt, a) == RC_OK && st == RC_OK;
 }
@@ -181,6 +183,8 @@ rc_status rc__gss_client_start(rc_client *clnt, const rc__gss_cli_opts *o, rc__c
 		if ((data = rc__gss_auth_new(&rc__flavor_gss, g)) == NULL)
 			st = RC_NOMEM;
 		else {
+			/* no more calls in flight than the server's window takes (rc__start) */
+			atomic_store(&data->window, rc__gss_cli_window(g->cli));
 			if (ref != NULL)
 				rc__cl_auth_ref(data);
 			if ((st = rc__client_set_auth(clnt, data)) == RC_OK) {

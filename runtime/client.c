@@ -97,6 +97,7 @@ struct rc_async {
 	bool released; /* no-callback handle released while in flight: free at completion */
 	bool starting; /* rc__start has not returned: another thread must not free it yet */
 	bool handle;   /* a started call without callback: in the client's handle list */
+	bool windowed; /* counted in auth->inflight while in flight (auth->window) */
 	rc_async *hnext, *hprev; /* that list (the handles rc_client_destroy orphans) */
 	rc_async_cb cb;
 	void *udata;
@@ -603,6 +604,10 @@ static void rc__unlink(rc_client *c, rc_async *p)
 		p->next->prev = p->prev;
 	p->next = p->prev = NULL;
 	p->state = RC__CALL_IDLE;
+	if (p->windowed) { /* its place in the credentials' window frees */
+		p->windowed = false;
+		atomic_fetch_sub(&p->auth->inflight, 1);
+	}
 	__atomic_store_n(&c->npending, c->npending - 1, __ATOMIC_RELAXED);
 }
 
@@ -1311,6 +1316,40 @@ static void rc__send_failed(rc_client *c, const rc_tp *tp, int e)
 }
 
 /*
+ * Wait (under c->mu) until p's credentials have room in their window for one more call in
+ * flight (rc__cl_auth.window), reading replies meanwhile as a blocking call does -- the
+ * thread that starts calls may be the only one that reads -- or until p's deadline:
+ * RC_TIMEDOUT. A started call beyond the window so waits in rc_call_start; a call is never
+ * sent numbered past what the server's window takes.
+ */
+static rc_status rc__window_wait(rc_client *c, rc_async *p)
+{
+	rc__cl_auth *a = p->auth;
+
+	while (atomic_load(&a->inflight) >= atomic_load(&a->window)) {
+		int64_t now = rc__now();
+		if (now >= p->deadline) {
+			snprintf(p->err.detail, sizeof(p->err.detail),
+			         "%s: the server's window of %u calls stayed full", a->fl->name,
+			         (unsigned)atomic_load(&a->window));
+			return RC_TIMEDOUT;
+		}
+		if (!atomic_load(&c->reading) && c->tp != NULL) {
+			(void)rc__read(c, p->deadline, 0); /* (lets go of mu while it reads) */
+		} else {
+			struct timespec ts = {(time_t)(p->deadline / 1000000000),
+			                      (long)(p->deadline % 1000000000)};
+			atomic_fetch_add(&c->nwaiters, 1);
+			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+			atomic_fetch_sub(&c->nwaiters, 1);
+		}
+		if (c->tp == NULL)
+			return RC_CANTRECV; /* the connection broke meanwhile */
+	}
+	return RC_OK;
+}
+
+/*
  * Start p: connect if needed (by p->deadline), give it an xid, register it as in flight and
  * send msg[0..len) (headroom before msg). flags RC_TPF_DONTWAIT: a started call, which does not
  * wait for the socket (a datagram that does not fit is as if lost; stream output is queued,
@@ -1334,6 +1373,11 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	if (len > c->max_msg) {
 		pthread_mutex_unlock(&c->mu);
 		return RC_MSGTOOLARGE;
+	}
+	if (p->auth != NULL && atomic_load(&p->auth->window) != 0 &&
+	    (st = rc__window_wait(c, p)) != RC_OK) {
+		pthread_mutex_unlock(&c->mu);
+		return st;
 	}
 	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
 	rc__put32(msg, p->xid);
@@ -1361,6 +1405,10 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 		int64_t left = (p->deadline - now) / 1000000;
 		rc__register(c, p, now, (int64_t)c->retry_ms < left ? c->retry_ms
 		                                                     : (uint32_t)(left > 0 ? left : 0));
+	}
+	if (p->auth != NULL && atomic_load(&p->auth->window) != 0) {
+		p->windowed = true; /* (rc__window_wait found room; mu held since) */
+		atomic_fetch_add(&p->auth->inflight, 1);
 	}
 	p->starting = true;
 	tp = c->tp;
@@ -1518,7 +1566,7 @@ static bool rc__pull(rc_xdr *x, void *dst, size_t n)
 static inline void rc__call_init(rc_async *p)
 {
 	p->state = RC__CALL_IDLE;
-	p->has_cb = p->released = p->handle = false;
+	p->has_cb = p->released = p->handle = p->windowed = false;
 	p->next = p->prev = NULL;
 	p->msgblock = NULL;
 	p->tr_begin = p->tr_encoded = 0;

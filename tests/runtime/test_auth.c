@@ -678,6 +678,84 @@ static void a_flavor_object_on_the_client(void **state)
 	assert_int_equal(atomic_load(&xs_held), 0);
 }
 
+/* A program whose one procedure takes 20 ms and counts the calls running at once. */
+#define WIN_PROG 0x20000179u
+static atomic_int win_now, win_max;
+
+static bool win_slow(void *a, void *r, rc_svc_req *q)
+{
+	int n = atomic_fetch_add(&win_now, 1) + 1, m = atomic_load(&win_max);
+	(void)q;
+	while (n > m && !atomic_compare_exchange_weak(&win_max, &m, n))
+		;
+	usleep(20000);
+	atomic_fetch_sub(&win_now, 1);
+	*(uint32_t *)r = *(uint32_t *)a;
+	return true;
+}
+
+static const rc_procinfo win_slow_1 = {WIN_PROG, 1, 1, "SLOW", (rc_xdrproc)rc_xdr_u_int, 4,
+                                       (rc_xdrproc)rc_xdr_u_int, 4};
+static const rc_svc_proc win_procs[] = {{&win_slow_1, win_slow}};
+static const rc_svc_prog win_prog = {WIN_PROG, 1, 1, win_procs};
+
+/* 12 calls started at once with XSUM credentials of the given window on a 4-worker server
+ * (one TCP connection: its calls run in parallel); the most that ran at once. */
+static int win_run(const char *uri, uint32_t window)
+{
+	rc_client *c;
+	rc__cl_auth *a = xs_credentials();
+	rc_async *h[12];
+	uint32_t in[12], out[12];
+	atomic_store(&win_now, 0);
+	atomic_store(&win_max, 0);
+	atomic_store(&a->window, window);
+	assert_int_equal(rc_client_create(&c, uri, WIN_PROG, 1), RC_OK);
+	rc_client_set_timeout(c, 10000);
+	assert_int_equal(rc__client_set_auth(c, a), RC_OK); /* (takes a) */
+	for (int i = 0; i < 12; i++) {
+		in[i] = 100u + (uint32_t)i;
+		assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in[i],
+		                               (rc_xdrproc)rc_xdr_u_int, &out[i], NULL, NULL, &h[i]),
+		                 RC_OK);
+	}
+	for (int i = 0; i < 12; i++) {
+		assert_int_equal(rc_async_wait(h[i], 10000), RC_OK);
+		assert_int_equal(out[i], in[i]);
+		rc_async_release(h[i]);
+	}
+	rc_client_destroy(c);
+	return atomic_load(&win_max);
+}
+
+/* Credentials with a window (a server's RPCSEC_GSS sequence window) bound the calls in flight
+ * under them: a started call beyond it waits in rc_call_start, reading replies, until one is
+ * answered. Without a window the same calls run four at a time on four workers. */
+static void window_bounds_calls_in_flight(void **state)
+{
+	rc_server *srv;
+	pthread_t tid;
+	char uri[256];
+	rt_server s;
+	int unbounded, bounded;
+	(void)state;
+	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
+	assert_int_equal(rc_server_create(&srv), RC_OK);
+	assert_int_equal(rc_server_register(srv, &win_prog, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", uri, sizeof uri), RC_OK);
+	assert_int_equal(rc_server_set_threads(srv, 4), RC_OK);
+	s.srv = srv;
+	assert_int_equal(pthread_create(&tid, NULL, rt_run, &s), 0);
+	unbounded = win_run(uri, 0);
+	bounded = win_run(uri, 2);
+	print_message("at once: %d without a window, %d with a window of 2\n", unbounded, bounded);
+	assert_true(unbounded > 2); /* (the test could tell) */
+	assert_true(bounded >= 1 && bounded <= 2);
+	rc_server_stop(srv);
+	pthread_join(tid, NULL);
+	rc_server_destroy(srv);
+}
+
 /* A deferring program for the test below: 1 TWICE(u_int) -> u_int, answered by a thread. */
 #define AD_PROG 0x20000178u
 static rc_svc_req *ad_req;
@@ -765,6 +843,7 @@ int main(void)
 		cmocka_unit_test(hook_supplies_a_verifier),
 		cmocka_unit_test(client_checks_reply_verifiers),
 		cmocka_unit_test(a_flavor_object_on_the_client),
+		cmocka_unit_test(window_bounds_calls_in_flight),
 		cmocka_unit_test(a_flavor_on_a_deferred_reply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
