@@ -98,6 +98,12 @@ struct rc_async {
 	bool starting; /* rc__start has not returned: another thread must not free it yet */
 	bool handle;   /* a started call without callback: in the client's handle list */
 	bool windowed; /* counted in auth->inflight while in flight (auth->window) */
+	/* A started call denied for a credential problem, waiting on the client's renew list for
+	 * its credentials to be renewed and itself sent again (rc__renew): while `renewing`, a
+	 * completion (a release, a cancel) is only recorded in renew_st and its renewer ends it. */
+	bool renewing, renewed;
+	uint32_t renew_why;     /* the auth_stat it was denied with */
+	rc_status renew_st;     /* a completion that came while renewing, or RC_OK */
 	rc_async *hnext, *hprev; /* that list (the handles rc_client_destroy orphans) */
 	rc_async_cb cb;
 	void *udata;
@@ -180,6 +186,7 @@ struct rc_client {
 	unsigned big_spare; /* calls that used little of a big kept buffer (rc__keep_buffer) */
 	size_t fastcap;
 	rc_async *pending;
+	rc_async *renew; /* under mu: started calls waiting for their credentials' renewal (next) */
 	size_t npending;
 	rc_async *doneq, *doneq_tail; /* completed calls whose callbacks have not run */
 	rc_async *handles;            /* started calls without callback, not yet released */
@@ -725,6 +732,11 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 {
 	if (p->state == RC__CALL_DONE)
 		return;
+	if (p->renewing) { /* its renewer ends it (rc__renew) */
+		if (p->renew_st == RC_OK)
+			p->renew_st = st;
+		return;
+	}
 	rc__unlink(c, p);
 	p->st = st;
 	p->err.status = st;
@@ -737,7 +749,8 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 			__atomic_store_n(&c->doneq, p, __ATOMIC_RELAXED);
 		c->doneq_tail = p;
 	} else if (p->released) {
-		rc__free_call(p);
+		if (!p->starting) /* (else rc__start frees it as it returns) */
+			rc__free_call(p);
 		return;
 	}
 	rc__wake(c);
@@ -948,6 +961,15 @@ rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len,
 	return st;
 }
 
+/* Whether p, just denied with RC_AUTHERROR, is a started call whose credentials' flavor can
+ * renew them after this auth_stat, and that was not renewed before (under c->mu). */
+static bool rc__renewable(const rc_async *p)
+{
+	return (p->handle || p->has_cb) && p->msgblock != NULL && !p->renewed && p->auth != NULL &&
+	       p->auth->fl->cl_refresh != NULL &&
+	       (p->err.auth_stat == RC__AUTH_CREDPROBLEM || p->err.auth_stat == RC__AUTH_CTXPROBLEM);
+}
+
 /* Handle one incoming message (under c->mu): decode it into the call its xid names and
  * complete that call; anything else (stale, foreign, too short) is dropped. */
 static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
@@ -971,6 +993,18 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 		return; /* keep waiting for the real reply */
 	if (c->trace != NULL)
 		rc__trace(c, RC_TP_DECODED, xid);
+	if (__builtin_expect(st == RC_AUTHERROR, 0) && rc__renewable(p)) {
+		/* a started call denied for a credential problem, the first time: it waits for its
+		 * credentials to be renewed outside the lock, then goes again (rc__renew) */
+		rc__unlink(c, p);
+		p->renewing = p->renewed = true;
+		p->renew_why = p->err.auth_stat;
+		p->renew_st = RC_OK;
+		p->next = c->renew;
+		c->renew = p;
+		rc__wake(c);
+		return;
+	}
 	rc__complete(c, p, st);
 }
 
@@ -1452,9 +1486,56 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 			rc__send_failed(c, tp, e);
 			st = rc__send_status(p, st, e);
 		}
+		if (p->state == RC__CALL_DONE && p->released && !p->has_cb) {
+			rc__free_call(p); /* released while it was being sent again (rc__renew) */
+			st = RC_OK;
+		}
 		pthread_mutex_unlock(&c->mu);
 	}
 	return st;
+}
+
+/*
+ * Renew the credentials of the started calls on c's renew list and send each again (without
+ * c->mu; a thread that may block: rc_client_advance, rc_async_wait). The calls were denied for
+ * a credential problem (rc__handle); the flavor renews their credentials once -- RPCSEC_GSS
+ * makes a new context with calls on this client -- and each goes again as it was encoded,
+ * with a new xid, sealed anew. A call whose credentials could not be renewed, or that was
+ * released or cancelled meanwhile, ends as that says.
+ */
+static void rc__renew(rc_client *c)
+{
+	rc_async *list, *p, *n;
+	rc__cl_auth *a;
+	bool ok;
+
+	pthread_mutex_lock(&c->mu);
+	list = c->renew;
+	c->renew = NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (list == NULL)
+		return;
+	a = list->auth;
+	ok = a->fl->cl_refresh(a, list->renew_why); /* (may make calls on c) */
+	for (p = list; p != NULL; p = n) {
+		rc_status st;
+		n = p->next;
+		p->next = NULL;
+		pthread_mutex_lock(&c->mu);
+		p->renewing = false;
+		st = p->renew_st != RC_OK ? p->renew_st : !ok || p->auth != a ? RC_AUTHERROR : RC_OK;
+		pthread_mutex_unlock(&c->mu);
+		if (st == RC_OK) {
+			free(p->wire); /* (sealed again by rc__start) */
+			p->wire = NULL;
+			if ((st = rc__start(c, p, p->msg, p->msglen, RC_TPF_DONTWAIT)) == RC_OK)
+				continue; /* in flight again (or done, and freed if it was released) */
+		}
+		pthread_mutex_lock(&c->mu);
+		rc__complete(c, p, st); /* (RC_AUTHERROR: its error from the denial stands) */
+		pthread_mutex_unlock(&c->mu);
+	}
+	rc__run_callbacks(c);
 }
 
 /* Send what the transport queued before waiting for replies to it (under c->mu, dropped
@@ -1490,6 +1571,8 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 			wake = until;
 		if (c->doneq != NULL && p->has_cb)
 			break; /* let the caller run callbacks */
+		if (p->renewing)
+			break; /* let the caller renew its credentials (rc__renew), without the lock */
 		if (atomic_load(&c->queued)) {
 			rc__drain_output(c, wake); /* its replies cannot come before it leaves */
 			continue;
@@ -1567,6 +1650,8 @@ static inline void rc__call_init(rc_async *p)
 {
 	p->state = RC__CALL_IDLE;
 	p->has_cb = p->released = p->handle = p->windowed = false;
+	p->renewing = p->renewed = false;
+	p->renew_st = RC_OK;
 	p->next = p->prev = NULL;
 	p->msgblock = NULL;
 	p->tr_begin = p->tr_encoded = 0;
@@ -1985,8 +2070,9 @@ rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, con
 	p->deadline = rc__now() + (int64_t)rc__call_timeout(clnt, opts) * 1000000;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 	st = rc__encode(clnt, p, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
-	if (st == RC_OK && clnt->dgram) {
-		/* keep the message for retransmission */
+	if (st == RC_OK && (clnt->dgram || p->auth != NULL)) {
+		/* keep the message for retransmission, or -- credentials of a flavor that may renew
+		 * them -- to send it again after a renewal (rc__renew) */
 		if (b.heap) {
 			p->msgblock = b.data;
 			rc__encbuf_detach(&b);
@@ -2059,6 +2145,12 @@ rc_status rc_async_wait(rc_async *call, int timeout_ms)
 		rc__drive(c, call, until);
 		done = call->state == RC__CALL_DONE;
 		st = done ? call->st : RC_INPROGRESS;
+		if (!done && call->renewing && rc__now() < until) {
+			pthread_mutex_unlock(&c->mu);
+			rc__renew(c); /* its credentials, then it goes again */
+			pthread_mutex_lock(&c->mu);
+			continue;
+		}
 		if (done || rc__now() >= until || c->doneq == NULL)
 			break;
 		pthread_mutex_unlock(&c->mu);
@@ -2159,6 +2251,7 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	rc_status st = RC_OK, fs = RC_OK;
 	rc_tp *tp = NULL;
 	int e = 0;
+	bool renew;
 
 	if (clnt == NULL)
 		return RC_INVAL;
@@ -2176,7 +2269,10 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 		}
 	}
 	(void)rc__timers(clnt, rc__now());
+	renew = clnt->renew != NULL;
 	pthread_mutex_unlock(&clnt->mu);
+	if (__builtin_expect(renew, 0))
+		rc__renew(clnt); /* started calls denied for a credential problem */
 
 	/* callbacks may start calls: corked, they gather in the output queue */
 	pthread_mutex_lock(&clnt->smu);
@@ -2210,6 +2306,13 @@ void rc_client_destroy(rc_client *clnt)
 	/* Calls still in flight complete as cancelled; their callbacks run now. */
 	while (clnt->pending)
 		rc__complete(clnt, clnt->pending, RC_CANCELLED);
+	while (clnt->renew) { /* started calls waiting for a renewal nobody made */
+		rc_async *p = clnt->renew;
+		clnt->renew = p->next;
+		p->next = NULL;
+		p->renewing = false;
+		rc__complete(clnt, p, RC_CANCELLED);
+	}
 	pthread_mutex_unlock(&clnt->mu);
 	rc__run_callbacks(clnt);
 	/* Handles not yet released outlive the client, complete, until rc_async_release. */
