@@ -582,6 +582,17 @@ static void client_checks_reply_verifiers(void **state)
 	close(fk.fd);
 }
 
+/* A server of rt_prog1 that knows XSUM on UDP (uri[0]) and TCP (uri[1]), running on *tid. */
+static void xs_serve(rt_server *s, pthread_t *tid, char uri[2][256])
+{
+	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
+	assert_int_equal(rc_server_create(&s->srv), RC_OK);
+	assert_int_equal(rc_server_register(s->srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(s->srv, "udp://127.0.0.1:0", uri[0], 256), RC_OK);
+	assert_int_equal(rc_server_listen(s->srv, "tcp://127.0.0.1:0", uri[1], 256), RC_OK);
+	assert_int_equal(pthread_create(tid, NULL, rt_run, s), 0);
+}
+
 /* A client with XSUM credentials against a server that knows XSUM, over UDP and TCP: each
  * call sealed (credential, verifier over the header, wrapped arguments), its reply checked and
  * unwrapped; blocking and started calls; a UDP retransmission sealed again with a fresh number
@@ -594,13 +605,8 @@ static void a_flavor_object_on_the_client(void **state)
 	char uri[2][256];
 	rt_server s;
 	(void)state;
-	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
-	assert_int_equal(rc_server_create(&srv), RC_OK);
-	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
-	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", uri[0], 256), RC_OK);
-	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", uri[1], 256), RC_OK);
-	s.srv = srv;
-	assert_int_equal(pthread_create(&tid, NULL, rt_run, &s), 0);
+	xs_serve(&s, &tid, uri);
+	srv = s.srv;
 	atomic_store(&xs_held, 0);
 	atomic_store(&xs_destroyed, 0);
 	for (int i = 0; i < 2; i++) {
@@ -698,13 +704,8 @@ static void started_call_renewed(void **state)
 	char uri[2][256];
 	rt_server s;
 	(void)state;
-	assert_true(rc__flavor_add(&xs_flavor) || rc__flavor_find(XSUM) == &xs_flavor);
-	assert_int_equal(rc_server_create(&srv), RC_OK);
-	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
-	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", uri[0], 256), RC_OK);
-	assert_int_equal(rc_server_listen(srv, "tcp://127.0.0.1:0", uri[1], 256), RC_OK);
-	s.srv = srv;
-	assert_int_equal(pthread_create(&tid, NULL, rt_run, &s), 0);
+	xs_serve(&s, &tid, uri);
+	srv = s.srv;
 	for (int i = 0; i < 2; i++) {
 		rc_client *c;
 		rt_blob in = {4, "wxyz"}, out = {0, NULL};
