@@ -300,6 +300,54 @@ static void pipelined_both_ways(void **state)
 	peer_stop(&p);
 }
 
+/* Four threads share one serving client, 50 blocking calls each, every call drawing NCB
+ * callbacks: whichever thread reads a callback serves it, each gets its own reply. */
+#define NTHR 4
+#define PERTHR 50
+typedef struct thr_arg {
+	rc_client *c;
+	uint32_t base;
+	int ok;
+} thr_arg;
+
+static void *thr_calls(void *v)
+{
+	thr_arg *t = v;
+	for (uint32_t k = 0; k < PERTHR; k++) {
+		uint32_t a = t->base + k, r = 0;
+		if (rc_call(t->c, 1, (rc_xdrproc)rc_xdr_u_int, &a, (rc_xdrproc)rc_xdr_u_int, &r) ==
+		        RC_OK &&
+		    r == a + 1000)
+			t->ok++;
+	}
+	return NULL;
+}
+
+static void threads_share_client(void **state)
+{
+	peer p;
+	rc_client *c;
+	cbctx x = {NULL, 0};
+	pthread_t th[NTHR];
+	thr_arg t[NTHR];
+	(void)state;
+	peer_start(&p, false, script_callbacks);
+	assert_int_equal(rc_client_create(&c, p.uri, FWD_PROG, 1), RC_OK);
+	rc_client_set_timeout(c, 20000);
+	assert_int_equal(rc_client_serve(c, &cb_prog, &x), RC_OK);
+	for (int i = 0; i < NTHR; i++) {
+		t[i] = (thr_arg){c, (uint32_t)i * 1000, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, thr_calls, &t[i]), 0);
+	}
+	for (int i = 0; i < NTHR; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(t[i].ok, PERTHR);
+	}
+	assert_int_equal(x.served, NTHR * PERTHR * NCB);
+	rc_client_destroy(c);
+	peer_stop(&p);
+}
+
 /* The peer answers one forward call, then calls the idle client back once. */
 static void script_idle(peer *p, int fd)
 {
@@ -498,6 +546,7 @@ int main(void)
 	    cmocka_unit_test(served_during_call_tcp),
 	    cmocka_unit_test(served_during_call_unix),
 	    cmocka_unit_test(pipelined_both_ways),
+	    cmocka_unit_test(threads_share_client),
 	    cmocka_unit_test(served_when_idle),
 	    cmocka_unit_test(handler_calls_back),
 	    cmocka_unit_test(hostile_peer_serving_nothing),
