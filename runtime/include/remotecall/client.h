@@ -233,7 +233,7 @@ struct rc_svc_prog; /* <remotecall/server.h> */
  * POLLIN while programs are registered, so the application's loop calls rc_client_advance when
  * a call arrives). A handler may call the peer again on this same client (blocking or
  * started): it does not deadlock, and callbacks arriving meanwhile are served by the nested
- * call. Deferring a request (rc_svc_req_defer) is not supported in a client's handlers.
+ * call. rc_svc_req_defer returns RC_NOTSUPP in a client's handlers (answer before returning).
  * Returns RC_OK; RC_INVAL (clnt or def NULL, or def invalid as rc_server_register says);
  * RC_NOTSUPP on a datagram or in-process client (the back channel needs a stream);
  * RC_NOMEM. Nothing is owned by the client but its copy of the registration.
