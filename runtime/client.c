@@ -40,6 +40,7 @@
 
 #include "runtime/auth.h"
 #include "runtime/rpc.h"
+#include "runtime/server_priv.h"
 #include "transports/tls.h"
 
 #define RC__MAX_RETRY_MS 4000u
@@ -48,6 +49,15 @@
 #define RC__RETIRED_MAX 16             /* replaced header templates kept before waiting */
 #define RC__NOFAST_SPIN 1u             /* rc_client.nofast bits */
 #define RC__NOFAST_SEALED 2u
+#define RC__INQ_MAX 256u /* calls from the peer held to be served; more are dropped */
+
+/* A call the peer sent on the client's stream (the back channel), copied, waiting to be
+ * served outside the client's lock (rc__serve_inq). */
+typedef struct rc__inq {
+	struct rc__inq *next;
+	size_t len;
+	_Alignas(16) unsigned char msg[];
+} rc__inq;
 
 /* REPLY (1) then MSG_ACCEPTED (0), as the 8 bytes lie on the wire, read as one word. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -196,6 +206,12 @@ struct rc_client {
 	rc__hdr hdr0;                 /* the first template, never freed */
 	rc_trace_fn trace; /* NULL: off */
 	void *trace_arg;
+	/* The back channel (rc_client_serve): the programs the client answers (a private server,
+	 * never run; NULL: none, every call gets PROG_UNAVAIL) and, under mu, the calls read and
+	 * not yet served. */
+	rc_server *srv;
+	rc__inq *inq, *inq_tail;
+	unsigned ninq;
 };
 
 static _Thread_local struct {
@@ -970,8 +986,98 @@ static bool rc__renewable(const rc_async *p)
 	       (p->err.auth_stat == RC__AUTH_CREDPROBLEM || p->err.auth_stat == RC__AUTH_CTXPROBLEM);
 }
 
+static void rc__send_failed(rc_client *c, const rc_tp *tp, int e);
+
+/* Keep a call the peer sent (under c->mu) for rc__serve_inq; beyond RC__INQ_MAX waiting, or
+ * without memory, it is dropped (the peer's call times out, as on a lost datagram). */
+static void rc__inq_add(rc_client *c, const unsigned char *msg, size_t len)
+{
+	rc__inq *q;
+
+	if (c->ninq >= RC__INQ_MAX || (q = malloc(sizeof(*q) + len)) == NULL)
+		return;
+	q->next = NULL;
+	q->len = len;
+	memcpy(q->msg, msg, len);
+	if (c->inq_tail)
+		c->inq_tail->next = q;
+	else
+		c->inq = q;
+	c->inq_tail = q;
+	c->ninq++;
+	rc__wake(c); /* a waiter beside the reader may serve it */
+}
+
+/* Send a reply to the peer's call on c's stream (rc_reply_fn; headroom before msg), under the
+ * send lock; what the socket does not take waits in the output queue (up to RC__OQ_BLOCK, as a
+ * started call), flushed by whoever waits or advances next. A failure closes the connection as
+ * any failed send does. */
+static void rc__inq_reply(void *ctx, unsigned char *msg, size_t len)
+{
+	rc_client *c = ctx;
+	rc_status st = RC_CANTSEND;
+	rc_tp *tp;
+	int e = 0;
+
+	pthread_mutex_lock(&c->smu);
+	tp = c->tp;
+	if (tp != NULL) {
+		/* queued, not waited for, as a started call's (the peer may be writing to us) */
+		unsigned f = tp->vt->outq(tp) < RC__OQ_BLOCK ? RC_TPF_DONTWAIT : 0;
+		st = tp->vt->send(tp, msg, len, NULL, c->cork > 0 ? f | RC_TPF_MORE : f);
+		e = errno;
+		atomic_store(&c->queued, tp->vt->outq(tp) > 0);
+	}
+	pthread_mutex_unlock(&c->smu);
+	if (st != RC_OK && tp != NULL) {
+		pthread_mutex_lock(&c->mu);
+		rc__send_failed(c, tp, e);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+/* Answer call m[0..len) (len >= 12) when the client serves nothing: RPC version 2 gets
+ * PROG_UNAVAIL, any other RPC_MISMATCH (2, 2). */
+static void rc__inq_unavail(rc_client *c, const unsigned char *m, size_t len)
+{
+	_Alignas(16) unsigned char b[RC_TP_HEADROOM + 24];
+	unsigned char *r = b + RC_TP_HEADROOM;
+	uint32_t v[6] = {rc__get32(m), RC__REPLY, RC__MSG_ACCEPTED, RC_AUTH_NONE, 0,
+	                 RC__PROG_UNAVAIL};
+
+	if (len < 16 || rc__get32(m + 8) != 2) {
+		v[2] = RC__MSG_DENIED;
+		v[3] = RC__RPC_MISMATCH;
+		v[4] = 2;
+		v[5] = 2;
+	}
+	for (int i = 0; i < 6; i++)
+		rc__put32(r + 4 * i, v[i]);
+	rc__inq_reply(c, r, 24);
+}
+
+/* Serve the calls the peer sent (entered and left under c->mu, dropped while each is served,
+ * on the calling thread: see rc_client_serve). */
+static void rc__serve_inq(rc_client *c)
+{
+	while (c->inq != NULL) {
+		rc__inq *q = c->inq;
+		if ((c->inq = q->next) == NULL)
+			c->inq_tail = NULL;
+		c->ninq--;
+		pthread_mutex_unlock(&c->mu);
+		if (c->srv != NULL)
+			rc__deliver(c->srv, q->msg, q->len, rc__inq_reply, c);
+		else
+			rc__inq_unavail(c, q->msg, q->len);
+		free(q);
+		pthread_mutex_lock(&c->mu);
+	}
+}
+
 /* Handle one incoming message (under c->mu): decode it into the call its xid names and
- * complete that call; anything else (stale, foreign, too short) is dropped. */
+ * complete that call; a call from the peer (stream) is queued to be served (rc__serve_inq);
+ * anything else (stale, foreign, too short) is dropped. */
 static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 {
 	rc_async *p;
@@ -980,6 +1086,11 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 
 	if (len < 12)
 		return; /* too short to be a reply: ignore */
+	if (rc__get32(msg + 4) == RC__CALL) {
+		if (!c->dgram)
+			rc__inq_add(c, msg, len); /* the peer calls us: served outside the lock */
+		return;
+	}
 	xid = rc__get32(msg);
 	for (p = c->pending; p != NULL; p = p->next)
 		if (p->xid == xid)
@@ -1563,8 +1674,13 @@ static void rc__drain_output(rc_client *c, int64_t wake)
 static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 {
 	while (p->state != RC__CALL_DONE) {
-		int64_t now = rc__now();
-		int64_t wake = rc__timers(c, now);
+		int64_t now, wake;
+		if (c->inq != NULL) {
+			rc__serve_inq(c); /* the peer's calls, on this thread (rc_client_serve) */
+			continue;
+		}
+		now = rc__now();
+		wake = rc__timers(c, now);
 		if (p->state == RC__CALL_DONE || now >= until)
 			break;
 		if (until < wake)
@@ -1850,7 +1966,8 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	} else {
 		r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
 	}
-	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid) { /* (shorter: the engine) */
+	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid &&
+	    rc__get32((unsigned char *)rmsg + 4) == RC__REPLY) { /* (shorter, a call: the engine) */
 		if (traced)
 			rc__trace(c, RC_TP_REPLY, p->xid);
 		*st = rc__decode(c, p, rmsg, rlen, false);
@@ -2219,8 +2336,8 @@ rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeo
 	*fd = clnt->tp ? rc__tp_pollfd(clnt->tp) : -1;
 	*events = 0;
 	if (*fd >= 0) {
-		if (clnt->npending > 0)
-			*events |= POLLIN;
+		if (clnt->npending > 0 || clnt->srv != NULL)
+			*events |= POLLIN; /* replies, or the peer's calls to the programs served */
 		if (atomic_load(&clnt->queued))
 			*events |= POLLOUT; /* calls wait in the output queue */
 	}
@@ -2232,7 +2349,7 @@ rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeo
 		if (clnt->dgram && p->next_retry < next)
 			next = p->next_retry;
 	}
-	if (clnt->doneq != NULL || (clnt->npending > 0 && *fd < 0) ||
+	if (clnt->doneq != NULL || clnt->inq != NULL || (clnt->npending > 0 && *fd < 0) ||
 	    (clnt->npending > 0 && clnt->tp != NULL && !atomic_load(&clnt->reading) &&
 	     rc__tp_ahead(clnt->tp))) /* (no reader: the transport's read state is still) */
 		next = now; /* work to do at once (replies held that the descriptor won't announce) */
@@ -2261,6 +2378,8 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 		/* read everything that is there */
 		for (int i = 0; i < 1024; i++) {
 			rc_status r = rc__read(clnt, 0, RC_TPF_DONTWAIT);
+			if (clnt->ninq >= RC__INQ_MAX / 4)
+				rc__serve_inq(clnt); /* the peer's calls, before more are read */
 			if (r == RC_OK)
 				continue;
 			if (r != RC_AGAIN && r != RC_TIMEDOUT)
@@ -2269,6 +2388,7 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 		}
 	}
 	(void)rc__timers(clnt, rc__now());
+	rc__serve_inq(clnt); /* the peer's calls (rc_client_serve) */
 	renew = clnt->renew != NULL;
 	pthread_mutex_unlock(&clnt->mu);
 	if (__builtin_expect(renew, 0))
@@ -2298,6 +2418,23 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	return st;
 }
 
+rc_status rc_client_serve(rc_client *clnt, const rc_svc_prog *def, void *ctx)
+{
+	rc_status st = RC_OK;
+
+	if (clnt == NULL || def == NULL)
+		return RC_INVAL;
+	if (clnt->dgram || (clnt->kind->props & RC_TPP_SYNC))
+		return RC_NOTSUPP; /* calls come back only on a stream connection */
+	pthread_mutex_lock(&clnt->mu);
+	if (clnt->srv == NULL)
+		st = rc_server_create(&clnt->srv);
+	if (st == RC_OK)
+		st = rc_server_register(clnt->srv, def, ctx);
+	pthread_mutex_unlock(&clnt->mu);
+	return st;
+}
+
 void rc_client_destroy(rc_client *clnt)
 {
 	if (clnt == NULL)
@@ -2324,6 +2461,12 @@ void rc_client_destroy(rc_client *clnt)
 	if (clnt->tp)
 		clnt->tp->vt->close(clnt->tp);
 	rc__free_retired(clnt);
+	while (clnt->inq != NULL) { /* the peer's calls never served */
+		rc__inq *q = clnt->inq;
+		clnt->inq = q->next;
+		free(q);
+	}
+	rc_server_destroy(clnt->srv);
 	if (clnt->hdr != &clnt->hdr0) {
 		rc__cl_auth_unref(clnt->hdr->auth);
 		free(clnt->hdr);

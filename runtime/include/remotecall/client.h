@@ -214,6 +214,32 @@ rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, u
 rc_status rc_client_create_tls(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
                                const rc_tls_client_opts *tls, rc_error *err);
 
+/* ---- the back channel: calls from the server on the client's connection -------------------- */
+
+struct rc_svc_prog; /* <remotecall/server.h> */
+
+/*
+ * rc_client_serve -- answer calls to def (a program and version, as rc_server_register takes
+ * it; idlc's tables) that the peer sends on this client's stream connection (TCP, TLS, Unix):
+ * calls in both directions on one connection (RFC 8167), the client needs no listening socket.
+ * ctx is handed to def's handlers. Several programs may be registered; register them before
+ * starting the calls that may make the peer call back (registration is not synchronised with
+ * serving). A call to a program not registered gets PROG_UNAVAIL -- a client that serves
+ * nothing answers every incoming call so. A client keeps up to 256 incoming calls waiting to be
+ * served; more are dropped (the peer's call times out).
+ * Who runs the handlers: the thread that reads the peer's call, without the client's locks --
+ * one in rc_call (it serves while it waits for its own reply), rc_async_wait, or
+ * rc_client_advance (when idle the client's descriptor, from rc_client_pollinfo, asks for
+ * POLLIN while programs are registered, so the application's loop calls rc_client_advance when
+ * a call arrives). A handler may call the peer again on this same client (blocking or
+ * started): it does not deadlock, and callbacks arriving meanwhile are served by the nested
+ * call. rc_svc_req_defer returns RC_NOTSUPP in a client's handlers (answer before returning).
+ * Returns RC_OK; RC_INVAL (clnt or def NULL, or def invalid as rc_server_register says);
+ * RC_NOTSUPP on a datagram or in-process client (the back channel needs a stream);
+ * RC_NOMEM. Nothing is owned by the client but its copy of the registration.
+ */
+rc_status rc_client_serve(rc_client *clnt, const struct rc_svc_prog *def, void *ctx);
+
 /* rc_client_tls -- whether the client's current connection runs under TLS (false for a
  * plaintext fallback, UDP, or while disconnected). */
 bool rc_client_tls(rc_client *clnt);
