@@ -1060,15 +1060,33 @@ static bool rc__tls_wroom(rc__tls_conn *t, size_t need)
 	return false;
 }
 
-/* Protect one record of type `type` with p[0..n) behind what wbuf holds. False (errno
+/* Application data records one key protects before ours is updated (RFC 8446 section 5.5:
+ * AES-GCM keys protect at most 2^24.5 full-size records; the same bound serves the other
+ * suites). rc__tls_set_key_records lowers it for tests. */
+static uint64_t rc__tls_key_records = (uint64_t)1 << 24;
+
+void rc__tls_set_key_records(uint64_t n)
+{
+	rc__tls_key_records = n > 0 && n <= (uint64_t)1 << 24 ? n : (uint64_t)1 << 24;
+}
+
+/* Protect one record of type `type` with p[0..n) behind what wbuf holds (first a KeyUpdate
+ * and our next key, when application data has used up this one: rc__tls_key_records). False (errno
  * EAGAIN) when wbuf has no room; false with t->failed set if the cipher fails. Under t->mu. */
 static bool rc__tls_put(rc__tls_conn *t, unsigned char type, const unsigned char *p, size_t n)
 {
-	if (!rc__tls_wroom(t, n + RC__TLS_REC_OVER)) {
+	static const unsigned char ku[5] = {24, 0, 0, 1, 0}; /* KeyUpdate, update_not_requested */
+	bool rekey = type == 23 && t->tx.seq >= rc__tls_key_records, ok = true;
+
+	if (!rc__tls_wroom(t, n + RC__TLS_REC_OVER + (rekey ? sizeof(ku) + RC__TLS_REC_OVER : 0))) {
 		errno = EAGAIN;
 		return false;
 	}
-	if (!rc__tls_seal(&t->tx, type, p, n, t->wbuf + t->wlen)) {
+	if (rekey && (ok = rc__tls_seal(&t->tx, 22, ku, sizeof(ku), t->wbuf + t->wlen))) {
+		t->wlen += sizeof(ku) + RC__TLS_REC_OVER;
+		ok = rc__tls_dir_next(t, &t->tx, 1);
+	}
+	if (!ok || !rc__tls_seal(&t->tx, type, p, n, t->wbuf + t->wlen)) {
 		rc__tp_set_detail("TLS write: cipher failed");
 		ERR_clear_error();
 		t->failed = errno = EPROTO;

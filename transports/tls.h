@@ -95,5 +95,9 @@ size_t rc__tls_pending(rc__tls_conn *t);
 const rc_tls_peer *rc__tls_peer(const rc__tls_conn *t);
 /* Send close_notify if the socket takes it now, and free t (NULL ignored). */
 void rc__tls_close(rc__tls_conn *t);
+/* Application data records one sending key protects before a KeyUpdate replaces it: n (1 to
+ * 2^24, the default; anything else restores the default). For tests; set it before
+ * connections start, it is read without a lock. */
+void rc__tls_set_key_records(uint64_t n);
 
 #endif

@@ -21,6 +21,7 @@
 #include <openssl/ssl.h>
 
 #include "tests/runtime/rt_fixture.h"
+#include "transports/tls.h"
 
 #define TW_PROG 0x20000098u /* a second program: WHOTLS, and the TLS-required one */
 
@@ -916,6 +917,41 @@ static void tls_record_layer(void **state)
 	}
 }
 
+/*
+ * The key usage limit (RFC 8446 section 5.5), lowered to 2 records a key: our client against
+ * our server (calls, echoes of many records, both sides sending KeyUpdates all along), then
+ * OpenSSL's client, which must follow the server's KeyUpdates to read its replies.
+ */
+static void tls_key_limit(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, NULL, NULL, NULL};
+	rc_client *c;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+	(void)state;
+	rc__tls_set_key_records(2);
+	tw_start(&s, &C_MT);
+	c = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void,
+		                         NULL),
+		                 RC_OK);
+	tw_echo(c, 64 << 10);
+	tw_echo(c, 1 << 20);
+	rc_client_destroy(c);
+	ctx = tw_raw_ctx("TLS_AES_128_GCM_SHA256");
+	ssl = tw_raw_tls(&s, ctx, false, &fd);
+	for (uint32_t x = 1; x <= 6; x++)
+		assert_true(tw_raw_null(ssl, fd, x, 0));
+	SSL_free(ssl);
+	close(fd);
+	SSL_CTX_free(ctx);
+	rt_stop(&s);
+	rc__tls_set_key_records(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -925,6 +961,7 @@ int main(void)
 		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
 		cmocka_unit_test(tls_slow_handshake), cmocka_unit_test(tls_record_layer),
+		cmocka_unit_test(tls_key_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
