@@ -215,5 +215,7 @@ rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_ser
 		memset(err, 0, sizeof(*err));
 	if (clnt == NULL || target == NULL || service < RC_GSS_NONE || service > RC_GSS_PRIVACY)
 		return RC_INVAL;
+	if (rc__client_back(clnt))
+		return RC_NOTSUPP; /* the peer would have to accept contexts: not yet */
 	return rc__gss_client_start(clnt, &o, NULL, err);
 }

@@ -486,49 +486,85 @@ bool rc_client_tls(rc_client *clnt)
 	return on;
 }
 
+/* A new client of prog, vers over kind, not connected yet (its uri and tls are the caller's
+ * to set), or NULL when memory is short. */
+static rc_client *rc__client_new(const rc_tp_kind *kind, uint32_t prog, uint32_t vers)
+{
+	rc_client *c;
+	uint32_t x0;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->kind = kind;
+	c->dgram = (kind->props & RC_TPP_DGRAM) != 0;
+	c->prog = prog;
+	c->vers = vers;
+	c->timeout_ms = RC_DEFAULT_TIMEOUT_MS;
+	c->retry_ms = RC_DEFAULT_RETRY_MS;
+	c->max_record = RC_DEFAULT_MAX_MESSAGE;
+	if (getrandom(&x0, sizeof(x0), GRND_NONBLOCK) != sizeof(x0))
+		x0 = (uint32_t)rc__now() ^ ((uint32_t)getpid() << 16);
+	atomic_init(&c->xid, x0);
+	rc__build_header(c, &c->hdr0, RC_AUTH_NONE, NULL, 0);
+	c->hdr = &c->hdr0;
+	return c;
+}
+
+/* The client's locks, once its transport is there. */
+static void rc__client_locks(rc_client *c)
+{
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->smu, NULL);
+	rc__cond_init_mono(&c->cv);
+}
+
 /* rpc.h: the client's own open, for the layer above (rpcbind.c); the URI has its port. */
 rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint32_t vers)
 {
 	rc_client *c;
 	rc_status st;
-	pthread_condattr_t ca;
 
 	if (out == NULL)
 		return RC_INVAL;
 	*out = NULL;
 	if (u == NULL)
 		return RC_INVAL;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((c = rc__client_new(rc__tp_find(u->scheme), prog, vers)) == NULL)
 		return RC_NOMEM;
 	c->uri = *u; /* u->tls, if set, is the client's from here on (freed by destroy) */
-	c->kind = rc__tp_find(c->uri.scheme);
-	c->dgram = (c->kind->props & RC_TPP_DGRAM) != 0;
-	c->prog = prog;
-	c->vers = vers;
-	c->timeout_ms = RC_DEFAULT_TIMEOUT_MS;
-	c->retry_ms = RC_DEFAULT_RETRY_MS;
-	c->max_record = RC_DEFAULT_MAX_MESSAGE;
-	{
-		uint32_t x0;
-		if (getrandom(&x0, sizeof(x0), GRND_NONBLOCK) != sizeof(x0))
-			x0 = (uint32_t)rc__now() ^ ((uint32_t)getpid() << 16);
-		atomic_init(&c->xid, x0);
-	}
-	rc__build_header(c, &c->hdr0, RC_AUTH_NONE, NULL, 0);
-	c->hdr = &c->hdr0;
-
 	if ((st = rc__connect(c, rc__now() + (int64_t)c->timeout_ms * 1000000)) != RC_OK) {
 		free(c); /* u->tls stays the caller's */
 		return st;
 	}
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_mutex_init(&c->smu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	rc__client_locks(c);
 	*out = c;
 	return RC_OK;
+}
+
+/* rpc.h: a client over a transport made elsewhere (a server connection's back channel). */
+rc_status rc__client_open_tp(rc_client **out, const rc_tp_kind *kind, rc_tp *tp, uint32_t prog,
+                             uint32_t vers)
+{
+	rc_client *c;
+
+	if ((c = rc__client_new(kind, prog, vers)) == NULL) {
+		*out = NULL;
+		return RC_NOMEM;
+	}
+	snprintf(c->uri.scheme, sizeof(c->uri.scheme), "%s", kind->scheme);
+	c->uri.port = -1;
+	c->tp = tp;
+	c->max_msg = tp->max_msg > c->max_record ? c->max_record : tp->max_msg;
+	c->last_io = rc__now();
+	rc__client_locks(c);
+	*out = c;
+	return RC_OK;
+}
+
+/* rpc.h */
+bool rc__client_back(const rc_client *c)
+{
+	return (c->kind->props & RC_TPP_BACK) != 0;
 }
 
 rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms)
@@ -809,7 +845,7 @@ static void rc__fail_all(rc_client *c, rc_status st, int err)
 		st = RC_TLSFAILED;
 	while (c->pending) {
 		c->pending->err.sys_errno = err;
-		if (err == EPROTO)
+		if (err == EPROTO || err == EDEADLK)
 			snprintf(c->pending->err.detail, sizeof(c->pending->err.detail), "%s",
 			         rc__tp_detail());
 		else if (err == 0 && st == RC_CANTRECV)
@@ -1174,6 +1210,10 @@ static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, in
 	if (st == RC_OK) {
 		c->last_io = rc__now();
 		rc__handle(c, msg, len);
+	} else if (st == RC_CANTRECV && e == EDEADLK) {
+		/* a back channel refused to wait on the one thread that reads its replies: the
+		 * calls fail, saying why, and the connection stays */
+		rc__fail_all(c, RC_CANTRECV, e);
 	} else if (st == RC_CLOSED || st == RC_CANTRECV || st == RC_MSGTOOLARGE) {
 		/* (a TLS failure, errno EPROTO, fails them with RC_TLSFAILED: rc__fail_all) */
 		if (!c->dgram) {
@@ -2424,8 +2464,8 @@ rc_status rc_client_serve(rc_client *clnt, const rc_svc_prog *def, void *ctx)
 
 	if (clnt == NULL || def == NULL)
 		return RC_INVAL;
-	if (clnt->dgram || (clnt->kind->props & RC_TPP_SYNC))
-		return RC_NOTSUPP; /* calls come back only on a stream connection */
+	if (clnt->dgram || (clnt->kind->props & (RC_TPP_SYNC | RC_TPP_BACK)))
+		return RC_NOTSUPP; /* calls come back only on a stream connection of the client's */
 	pthread_mutex_lock(&clnt->mu);
 	if (clnt->srv == NULL)
 		st = rc_server_create(&clnt->srv);

@@ -38,6 +38,7 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 		srv->ndoomed--;
 	if (c->end == RC__CONN_EVICTED)
 		srv->nevicting--;
+	rc__back_detach(c); /* its handle and back channels (backchan.c) let go of it */
 	rc__disarm(srv, c->tp);
 	if (c->outfd >= 0) {
 		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->outfd, NULL);
@@ -222,7 +223,16 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		rlen = rc__serve_conn(srv, w, c, msg, len, t_rcv, &sink, &broken);
 		if (broken)
 			goto dead;
-		if (c->jobmode) { /* a request was deferred: its reply may come from any thread */
+		if (c->jobmode) {
+			/* a request was deferred, or a routine took the connection's handle to call
+			 * back on it: from now on replies and calls may leave from any thread, under
+			 * the write lock -- this reply (if the routine answered) too */
+			if (rlen > 0) {
+				pthread_mutex_lock(&c->wmu);
+				if (!rc__reply_leave(srv, w, rc__conn_sink_send, c, rlen, NULL, false))
+					c->tp->vt->shutdown(c->tp, true); /* its next event ends it */
+				pthread_mutex_unlock(&c->wmu);
+			}
 			rc__conn_to_jobs(srv, c);
 			return;
 		}
@@ -298,7 +308,7 @@ static bool rc__conn_unsent(rc__conn *c)
 static int rc__victim_class(rc__conn *c, int64_t now)
 {
 	if (c->end != RC__CONN_LIVE || c->state != RC__CONN_ARMED || c->jobs > 0 || c->deferred > 0 ||
-	    rc__conn_pending(c) > 0 || rc__conn_unsent(c))
+	    rc__conn_kept(c) || rc__conn_pending(c) > 0 || rc__conn_unsent(c))
 		return -1;
 	if (c->completed)
 		return 1;
@@ -615,10 +625,13 @@ static void rc__conn_unref(rc_server *srv, rc__conn *c)
 	}
 }
 
-/* Whether a connection with `jobs` requests of `bytes` read and unanswered may read more. */
-static inline bool rc__jobs_full(unsigned jobs, size_t bytes)
+/* Whether connection c with `jobs` requests of `bytes` read and unanswered may read no more
+ * (its caps, times its slack). */
+static inline bool rc__jobs_full(const rc__conn *c, unsigned jobs, size_t bytes)
 {
-	return jobs >= RC__CONN_JOBS || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES);
+	unsigned k = rc__conn_slack(c);
+
+	return jobs >= RC__CONN_JOBS * k || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES * k);
 }
 
 /* server_priv.h: reply bytes waiting in a connection's output queue (takes c->wmu). */
@@ -635,7 +648,7 @@ size_t rc__conn_pending(rc__conn *c)
 /* Re-arm a held connection that is back under its limits (under srv->mu). */
 static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 {
-	if (c->state != RC__CONN_HELD || rc__jobs_full(c->jobs, c->jobbytes) ||
+	if (c->state != RC__CONN_HELD || rc__jobs_full(c, c->jobs, c->jobbytes) ||
 	    rc__defer_full(srv, c) || rc__conn_pending(c) >= RC__OUT_HIGH)
 		return;
 	c->state = RC__CONN_ARMED;
@@ -693,9 +706,9 @@ static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
 	return true;
 }
 
-/* Send what a connection's output queue holds, as far as the socket takes it; arm the output
- * descriptor for the rest (under c->wmu). False: the connection is broken. */
-static bool rc__conn_push_out(rc_server *srv, rc__conn *c)
+/* server_priv.h: send what a connection's output queue holds, as far as the socket takes it;
+ * arm the output descriptor for the rest (under c->wmu). False: the connection is broken. */
+bool rc__conn_push_out(rc_server *srv, rc__conn *c)
 {
 	bool broken = false;
 
@@ -704,6 +717,12 @@ static bool rc__conn_push_out(rc_server *srv, rc__conn *c)
 	if (!rc__conn_flush(c, &broken) && broken)
 		return false;
 	return rc__conn_outq(c) == 0 || rc__conn_arm_out(srv, c);
+}
+
+/* server_priv.h */
+bool rc__conn_poke(rc_server *srv, rc__conn *c)
+{
+	return c->out_armed || rc__conn_arm_out(srv, c);
 }
 
 /* The output descriptor is writable (or the socket shut down): drain the queue. */
@@ -840,7 +859,9 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	inflight = c->jobs;
 	inbytes = c->jobbytes;
 	/* each request read may be deferred: read no more than the cap leaves room for */
-	room = rc__defer_full(srv, c) ? 0 : srv->lim.max_deferred_conn - c->deferred - c->jobs;
+	room = rc__defer_full(srv, c) ? 0
+	                              : srv->lim.max_deferred_conn * rc__conn_slack(c) - c->deferred -
+	                                        c->jobs;
 	pthread_mutex_unlock(&srv->mu);
 	full = room == 0 || rc__conn_pending(c) >= RC__OUT_HIGH;
 	while (!dead) {
@@ -848,13 +869,15 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		size_t len;
 		rc_status st;
 
-		if (full || rc__jobs_full(inflight + n, inbytes + bytes) || n >= room) {
+		if (full || rc__jobs_full(c, inflight + n, inbytes + bytes) || n >= room) {
 			capped = true; /* complete records may be left in the buffer */
 			break;
 		}
 		st = rc__conn_next(c, &reads, &msg, &len);
 		if (st == RC_AGAIN)
 			break;
+		if (st == RC_OK && rc__back_route(c, msg, len))
+			continue; /* a reply to a call back (backchan.c): taken, or dropped */
 		if (st == RC_OK && rc__is_tls_probe(msg, len)) {
 			/* served here, now: what follows its reply is TLS, not more jobs (a client
 			 * must wait for the reply to its probe, so none may be outstanding) */
@@ -893,6 +916,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 	}
 	if (dead) {
 		c->state = RC__CONN_DEAD;
+		rc__back_hangup(c); /* no reply to a call back can come any more */
 		rc__disarm(srv, c->tp);
 		/* no more reading; replies still due go out, and the sweeper shuts the rest down
 		 * after stall_ms without progress (an armed output descriptor then lets go) */
@@ -901,7 +925,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		size_t pending = rc__conn_pending(c);
 		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
 		rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), pending);
-		if (rc__jobs_full(c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
+		if (rc__jobs_full(c, c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
 		    pending >= RC__OUT_HIGH) {
 			c->state = RC__CONN_HELD;
 		}

@@ -220,6 +220,13 @@ void rc__set_lasterr(const rc_client *c, const rc_error *e);
  * out or u), RC_NOMEM, or the transport's connect failure (RC_UNKNOWNHOST, RC_CANTSEND, ...).
  */
 rc_status rc__client_open(rc_client **out, const rc_uri *u, uint32_t prog, uint32_t vers);
+/* A client of prog, vers over tp, a transport of kind made elsewhere (a server connection's
+ * back channel, backchan.c), which the client owns from here on (rc_client_destroy closes it),
+ * on success only. RC_OK with *out, or RC_NOMEM (*out NULL). */
+rc_status rc__client_open_tp(rc_client **out, const rc_tp_kind *kind, rc_tp *tp, uint32_t prog,
+                             uint32_t vers);
+/* Whether c calls over a server connection's back channel (rc__client_open_tp). */
+bool rc__client_back(const rc_client *c);
 
 /*
  * broadcast.c: rc_broadcast's engine. rc__broadcast_to sends one call to to[0..nto) (IPv4

@@ -145,6 +145,8 @@ rc_status rc_server_create(rc_server **out)
 	pthread_mutex_init(&srv->poolmu, NULL);
 	pthread_cond_init(&srv->answered, NULL);
 	srv->defer_room = rc__defer_room; /* (the request layer re-arms held connections through it) */
+	srv->conn_push = rc__conn_push_out; /* (and the back channels send through it) */
+	srv->conn_poke = rc__conn_poke;
 	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes, srv->lim.drc_ttl_ms);
 	*out = srv;
 	return RC_OK;
@@ -598,7 +600,8 @@ static void rc__sweep(rc_server *srv, int64_t now)
 			/* reading is over; its last replies got stall_ms to go out */
 			at = c->last_active + stall;
 		} else {
-			at = c->last_active + idle;
+			/* a connection the application keeps (its handle) is never idle */
+			at = rc__conn_kept(c) ? INT64_MAX : c->last_active + idle;
 			if (c->partial_since && c->partial_since + stall < at)
 				at = c->partial_since + stall;
 		}
@@ -701,7 +704,10 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	rc__wctx_init(&w, srv);
 	w.rbuf = srv->step_rbuf; /* kept between steps */
 	w.batch = srv->step_batch;
+	srv->loop_thread = pthread_self(); /* serving alone, on this thread (backchan.c) */
+	atomic_store(&srv->loop_alone, true);
 	st = rc__step(srv, &w, timeout_ms);
+	atomic_store(&srv->loop_alone, false);
 	srv->step_rbuf = w.rbuf;
 	srv->step_batch = w.batch;
 	w.rbuf = NULL;
@@ -770,7 +776,12 @@ rc_status rc_server_run(rc_server *srv)
 	for (unsigned i = 1; i < n; i++)
 		if (pthread_create(&tids[started], NULL, rc__worker, srv) == 0)
 			started++;
+	if (started == 0) { /* serving alone, on this thread (backchan.c) */
+		srv->loop_thread = pthread_self();
+		atomic_store(&srv->loop_alone, true);
+	}
 	rc__worker(srv);
+	atomic_store(&srv->loop_alone, false);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	if (single) { /* back as rc_server_step expects it */

@@ -155,7 +155,61 @@ struct rc__conn {
 	int64_t handshake_until;  /* under srv->mu: 0, or the handshake's deadline */
 	bool shaking;             /* the reader's own: the handshake has not been seen to end */
 	_Atomic int64_t handshake_end; /* 0, or when the reader saw it end (the sweeper reads) */
+	/* Its handle (rc_svc_req_conn, backchan.c), made on demand under srv->mu and kept until
+	 * it closes; the reader reads it without the lock (atomic). A connection with a handle
+	 * is served as jobs (jobmode): calls back leave from any thread under wmu. */
+	struct rc_server_conn *_Atomic handle;
 };
+
+/*
+ * The handle on a stream connection the application keeps (<remotecall/server.h>'s
+ * rc_server_conn; backchan.c), and the back channels calling over it. It is detached (c NULL)
+ * when the connection's reading ends (DEAD) or it closes, whichever comes first; it holds
+ * nothing of the connection's, and lives until its last reference goes. Lock order: srv->mu,
+ * then mu, then a back channel's own lock or c->wmu.
+ */
+struct rc_server_conn {
+	atomic_uint refs;        /* the connection's (until it closes), the application's, one
+	                            per back channel */
+	pthread_mutex_t mu;      /* c, backs, and each back channel's xid window */
+	rc_server *srv;          /* valid while c is not NULL */
+	rc__conn *c;             /* the connection, or NULL once detached */
+	atomic_bool detached;    /* c went NULL (read without mu) */
+	atomic_uint inflight;    /* calls its back channels sent and have no reply to yet (as
+	                            their xid windows hold them; read without mu) */
+	struct rc__back *backs;  /* the back channels (rc_server_conn_backchannel) */
+};
+
+/* How many times its caps on requests read and unanswered a connection may read: four times
+ * while calls its back channels made wait for replies (backchan.c), so that those replies are
+ * still read while the server's own calls wait for them behind a peer's pipelined requests
+ * (beyond that the connection is held, and the calls back time out); else once. */
+static inline unsigned rc__conn_slack(const rc__conn *c)
+{
+	struct rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_relaxed);
+
+	return h != NULL && atomic_load_explicit(&h->inflight, memory_order_relaxed) > 0 ? 4 : 1;
+}
+
+/* Whether the application keeps c's handle (a reference beyond the connection's own): c is
+ * then neither closed as idle nor evicted (under srv->mu). */
+static inline bool rc__conn_kept(rc__conn *c)
+{
+	struct rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_relaxed);
+
+	return h != NULL && atomic_load_explicit(&h->refs, memory_order_relaxed) > 1;
+}
+
+/* backchan.c, for the stream connections (conn.c): a REPLY read on c goes to the back channel
+ * that sent its call, or nowhere (true: msg was a reply, taken or dropped; false: not one, or
+ * c has no handle -- serve it). Called by c's reader, without locks. */
+bool rc__back_route(rc__conn *c, const void *msg, size_t len);
+/* c's reading has ended: its handle is detached, its back channels' calls end (under srv->mu;
+ * nothing if c has no handle). */
+void rc__back_hangup(rc__conn *c);
+/* c closes: as rc__back_hangup, and the connection's reference to the handle goes (under
+ * srv->mu). */
+void rc__back_detach(rc__conn *c);
 
 /* A request copied out of a connection, for a worker thread to serve. */
 typedef struct rc__job {
@@ -224,6 +278,18 @@ struct rc_server {
 	 * by the life cycle (the stream connections' rc__defer_room), so the request layer
 	 * below them reaches them without calling up. */
 	void (*defer_room)(struct rc_server *srv);
+	/* Send what connection c's output queue holds, as far as the socket takes it, and arm its
+	 * output descriptor for the rest (under c->wmu; false: broken). Set by the life cycle
+	 * (conn.c's rc__conn_push_out), for the back channels below it (backchan.c). */
+	bool (*conn_push)(struct rc_server *srv, rc__conn *c);
+	/* Arm connection c's output descriptor if it is not armed (under c->wmu): its event
+	 * re-arms c for reading if it was held and is back under its caps (conn.c's
+	 * rc__conn_poke) -- a back channel's first call in flight raises them. */
+	bool (*conn_poke)(struct rc_server *srv, rc__conn *c);
+	/* The thread that serves alone (rc_server_run with one thread, rc_server_step) while it
+	 * does (loop_alone): a back channel's blocking call from it could never get its reply. */
+	pthread_t loop_thread;
+	atomic_bool loop_alone;
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
@@ -572,7 +638,7 @@ void rc__req_pool_free(rc_server *srv);
  * server's deferred ones at max_deferred. */
 static inline bool rc__defer_full(const rc_server *srv, const rc__conn *c)
 {
-	return c->deferred + c->jobs >= srv->lim.max_deferred_conn ||
+	return c->deferred + c->jobs >= srv->lim.max_deferred_conn * rc__conn_slack(c) ||
 	       srv->ndeferred >= srv->lim.max_deferred;
 }
 
@@ -849,6 +915,12 @@ void rc__lsn_offload(rc_server *srv, rc__lsn *l);
 void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c);
 /* Reply bytes waiting in c's output queue (takes c->wmu). */
 size_t rc__conn_pending(rc__conn *c);
+/* Send c's queued output as far as the socket takes it, arm its output descriptor for the
+ * rest (under c->wmu). False: c is broken. */
+bool rc__conn_push_out(rc_server *srv, rc__conn *c);
+/* Arm c's output descriptor unless it is armed (under c->wmu): its event runs rc__conn_out,
+ * which re-arms a held c that is back under its caps. False: no descriptor. */
+bool rc__conn_poke(rc_server *srv, rc__conn *c);
 /* Serve queued jobs until none is left. */
 void rc__job_next(rc_server *srv, rc__wctx *w);
 /* A connection's output descriptor is writable: drain its queue. */

@@ -266,13 +266,7 @@ static rc__inproc *rc__inproc_new(const char *name, size_t max_record)
 	c->tp.rcvtimeo_ms = -1;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	pthread_mutex_init(&c->mu, NULL);
-	{
-		pthread_condattr_t ca; /* waits measured on the monotonic clock */
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&c->cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	rc__cond_init_mono(&c->cv); /* waits measured on the monotonic clock */
 	c->refs = 1; /* its owner's */
 	return c;
 }

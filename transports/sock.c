@@ -112,7 +112,8 @@ void rc__tp_set_rcvtimeo(rc_tp *tp, int ms)
 {
 	struct timeval tv;
 
-	if (tp->fd < 0) { /* no socket (in-process): the transport's recv reads it */
+	if (tp->fd < 0 || (tp->props & RC_TPP_BACK)) {
+		/* no socket of its own (in-process, a back channel): the transport's recv reads it */
 		tp->rcvtimeo_ms = ms;
 		return;
 	}

@@ -6,6 +6,7 @@
 #ifndef RC_BASE_H
 #define RC_BASE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -28,6 +29,18 @@ static inline uint64_t rc__clock_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Make cv a condition whose timed waits run on CLOCK_MONOTONIC (deadlines from rc__clock_ns
+ * survive a change of the wall clock). */
+static inline void rc__cond_init_mono(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 /* ---- big-endian words ---------------------------------------------------------------------- */

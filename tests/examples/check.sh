@@ -120,6 +120,20 @@ events)
 	lacks 'failed' "no call failed"
 	refused events
 	;;
+notify)
+	run_example
+	count '^subscribed as [0-9]+; no listening socket: events come on this client.s connection$' 2 \
+		"each subscriber subscribed"
+	count '^published "hello from subscriber [0-9]+" to [1-9][0-9]* subscriber\(s\)$' 2 \
+		"each published, delivered to itself at least"
+	has '^event [0-9]+: tick [0-9]+$' "the server's ticks came"
+	has '^event [0-9]+: hello from subscriber [0-9]+$' "a published event came"
+	count '^[0-9]+ event\(s\), its own among them$' 2 "each got its events, its own among them"
+	has 'subscriber [0-9]+: topic "all"$' "the server saw the TCP subscriber"
+	has 'subscriber [0-9]+: topic "news"$' "the server saw the Unix subscriber"
+	has 'subscriber [0-9]+ dropped: ' "the server dropped a subscriber that left"
+	refused notify
+	;;
 *)
 	echo "unknown example '$EX'"
 	exit 2

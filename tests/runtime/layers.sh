@@ -51,6 +51,7 @@ layers() {
 # The server's own layers (docs/design.md, "Layers"; runtime/server_priv.h).
 layers "the server's layers" "server.c.o
 conn.c.o dgram.c.o direct.c.o
+backchan.c.o
 serve.c.o
 dispatch.c.o
 defer.c.o
@@ -62,7 +63,7 @@ drc.c.o"
 
 # The client's: making an RPCSEC_GSS context takes calls, so it sits above the client; the
 # flavors, below it, never call it.
-layers "the client's layers" "auth_gss_cl.c.o
+layers "the client's layers" "auth_gss_cl.c.o backchan.c.o
 client.c.o
 auth_reg.c.o
 auth_gss.c.o

@@ -26,6 +26,8 @@
 
 #include <remotecall/remotecall.h>
 
+#include "rt_raw.h"
+
 #define FWD_PROG 0x20000a01u /* the peer's program, which the client calls */
 #define CB_PROG 0x40000a01u  /* the client's program, which the peer calls back */
 #define NCB 64               /* callbacks per forward call */
@@ -48,46 +50,6 @@ typedef struct peer {
 			(P)->failures++;                                                              \
 		}                                                                                     \
 	} while (0)
-
-static bool full_io(int fd, void *b, size_t n, bool wr)
-{
-	unsigned char *p = b;
-	while (n > 0) {
-		ssize_t k = wr ? write(fd, p, n) : read(fd, p, n);
-		if (k <= 0) {
-			if (k < 0 && errno == EINTR)
-				continue;
-			return false;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-/* One record (one fragment) of n 32-bit words. */
-static bool send_words(int fd, const uint32_t *w, unsigned n)
-{
-	uint32_t b[64];
-	b[0] = htonl(0x80000000u | (n * 4));
-	for (unsigned i = 0; i < n; i++)
-		b[1 + i] = htonl(w[i]);
-	return full_io(fd, b, 4 * (n + 1), true);
-}
-
-/* Read one record into w (up to cap words); returns the word count, -1 at the end. */
-static int recv_words(int fd, uint32_t *w, unsigned cap)
-{
-	uint32_t mark, len;
-	if (!full_io(fd, &mark, 4, false))
-		return -1;
-	len = ntohl(mark) & 0x7fffffffu;
-	if (len % 4 != 0 || len / 4 > cap || !full_io(fd, w, len, false))
-		return -1;
-	for (unsigned i = 0; i < len / 4; i++)
-		w[i] = ntohl(w[i]);
-	return (int)(len / 4);
-}
 
 /* A call: xid CALL 2 prog vers proc AUTH_NONE(0,0) AUTH_NONE(0,0) [arg]. */
 static bool send_call(int fd, uint32_t xid, uint32_t rpcvers, uint32_t prog, uint32_t proc,

@@ -604,6 +604,79 @@ bool rc_svc_req_tls(const rc_svc_req *req);
  */
 const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req);
 
+/* ---- the back channel: calls from the server to a client on the client's connection ------ */
+
+/*
+ * rc_server_conn -- a handle on one of the server's stream connections (TCP, TLS, Unix) that
+ * the application may keep after the request that gave it is answered -- a subscription
+ * service keeps its subscribers' handles, or the clients rc_server_conn_backchannel makes on
+ * them, to call them back later. The handle outlives the connection: once the connection
+ * closes (the peer leaves, the server ends it, rc_server_destroy), rc_server_conn_open says
+ * false and calls over it fail; the handle is freed by its last release. A connection whose
+ * handle the application holds is never closed as idle (idle_ms), nor evicted to make room:
+ * the application asked to keep it. Not for datagram or in-process requests (RC_NOTSUPP).
+ */
+typedef struct rc_server_conn rc_server_conn;
+typedef struct rc_client rc_client; /* <remotecall/client.h> */
+
+/*
+ * rc_svc_req_conn -- the handle of the connection req came on: in a routine, or for a deferred
+ * request until it is answered. *out is the caller's reference, to give back with
+ * rc_server_conn_release (every call gives one more; all calls for one connection give the
+ * same handle). Returns RC_OK; RC_INVAL (NULL req or out); RC_NOTSUPP (a datagram or
+ * in-process request: no connection to call back on); RC_CANTSEND (its connection is closing
+ * or closed); RC_NOMEM. *out is NULL on failure.
+ */
+rc_status rc_svc_req_conn(rc_svc_req *req, rc_server_conn **out);
+
+/* rc_server_conn_release -- give back a reference rc_svc_req_conn gave (NULL: nothing). The
+ * connection stays open: only the handle's memory goes with its last reference. */
+void rc_server_conn_release(rc_server_conn *sc);
+
+/* rc_server_conn_open -- whether the handle's connection is still open for calls back (false
+ * once its reading has ended or it closed, and for NULL). */
+bool rc_server_conn_open(const rc_server_conn *sc);
+
+/*
+ * rc_server_conn_backchannel -- a client that calls prog, vers on the peer of sc's connection,
+ * over that connection (RFC 8167's bidirectional RPC; the peer answers with rc_client_serve,
+ * or any ONC RPC peer that serves calls on its connection, as NFSv4.1 clients do). It works
+ * with every call mode a client has -- rc_call (with its timeout), rc_call_start and
+ * rc_async_wait, rc_client_pollinfo/rc_client_advance in the application's loop (the
+ * descriptor is the back channel's own, readable when replies wait) -- and takes the usual
+ * settings (timeout, AUTH_SYS credentials with rc_client_set_auth_sys; RPCSEC_GSS is not
+ * supported on a back channel yet: rc_client_set_auth_gss returns RC_NOTSUPP). Its calls go
+ * out in the connection's order with the server's replies, under its TLS when it has TLS (the
+ * peer's identity holds both ways); the replies come through the server's loops, which hand
+ * the back channel every reply whose xid it sent, among its last 65,536 calls, and drop
+ * replies nobody asked for. Several back channels may share a connection.
+ *
+ * Threads: the reply is read by the server's loops, so a routine may make a blocking call back
+ * before it answers only on a server with worker threads (rc_server_set_threads >= 2) and one
+ * of them free to read; on a one-thread server (or in rc_server_step) a blocking call from the
+ * serving thread itself fails at once with RC_CANTRECV (detail: why) instead of waiting for a
+ * reply only it could read -- start the call there (rc_call_start), defer the request, and
+ * answer it from the call's callback.
+ *
+ * The client is the caller's (rc_client_destroy), holds a reference to sc's handle, and may
+ * outlive the request, the connection and the server: once the connection is gone its calls
+ * in flight fail with RC_CANTRECV and new ones with RC_CANTSEND, never a hang. Destroying it
+ * leaves the connection open. rc_client_serve on it returns RC_NOTSUPP (calls that come on the
+ * connection are the server's). Returns RC_OK with *out; RC_INVAL (NULL sc or out);
+ * RC_CANTSEND (the connection has closed); RC_NOMEM. *out is NULL on failure.
+ */
+rc_status rc_server_conn_backchannel(rc_server_conn *sc, uint32_t prog, uint32_t vers,
+                                     rc_client **out);
+
+/*
+ * rc_svc_req_backchannel -- rc_svc_req_conn, then rc_server_conn_backchannel on the handle:
+ * a client that calls prog, vers back on the connection req came on (the handle's reference
+ * is the client's). Returns as the two do: RC_OK, RC_INVAL, RC_NOTSUPP (datagram, in-process),
+ * RC_CANTSEND, RC_NOMEM; *out NULL on failure.
+ */
+rc_status rc_svc_req_backchannel(rc_svc_req *req, uint32_t prog, uint32_t vers,
+                                 rc_client **out);
+
 #ifdef __cplusplus
 }
 #endif
