@@ -1590,6 +1590,41 @@ def sec_gss(run, targets):
     return "\n".join(L)
 
 
+def sec_callback(run, targets):
+    L = ["## 17. Calls in both directions on one connection\n"]
+    if not run.ran("callback"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = [r for r in run.sel(exp="callback") if r.get("pin")]
+    L.append("`rc-bench-callback`: a server and a client in one process over loopback TCP, on one "
+             "connection. Forward: the client's blocking NULL calls. Callback: the server's blocking NULL "
+             "calls back to the client over the client's own connection (`rc_server_conn_backchannel`), "
+             "the client serving them from its poll loop (`rc_client_serve`) -- server → client → server. "
+             "Pipelined: 64 in flight (`rc_call_start`, waited for in order). Median over trials.\n")
+    rows, csvrows = [], []
+    for pin in sorted({r.get("pin") for r in rs}, key=lambda p: p != "same"):
+        def m(what, key):
+            return agg([r[key] for r in rs if r.get("pin") == pin and r.get("what") == what and key in r])
+        fw, cb = m("forward", "median_us"), m("callback", "median_us")
+        fp, cp = m("forward-pipelined", "calls_per_s"), m("callback-pipelined", "calls_per_s")
+        rr = ratio(cb and cb["median"], fw and fw["median"])
+        rp = ratio(cp and cp["median"], fp and fp["median"])
+        cores = "one core" if pin == "same" else "two cores"
+        rows.append([cores, fci(fw, 1), fci(cb, 1), fratio(rr), fci(fp, 0), fci(cp, 0), fratio(rp)])
+        csvrows.append([pin, fw and fw["median"], cb and cb["median"], rr, fp and fp["median"],
+                        cp and cp["median"], rp])
+        if rr is not None:
+            targets.append({"name": f"callback null round trip ≤ 1.1× a forward one ({cores})",
+                            "met": rr <= 1.1, "value": "%.2f×" % rr})
+    L.append(md_table(["cores", "forward µs", "callback µs", "callback ÷ forward",
+                       "forward pipelined calls/s", "callback pipelined calls/s", "÷"], rows))
+    L.append("\nA call back costs one thread hop more than a forward call: its reply is read by a server "
+             "loop thread, which hands it to the calling thread, where a forward call's caller reads its "
+             "own reply.\n")
+    run.write_csv("callback.csv", ["pin", "forward_us", "callback_us", "ratio", "forward_pipe_cps",
+                                   "callback_pipe_cps", "pipe_ratio"], csvrows)
+    return "\n".join(L)
+
+
 def sec_failures(run):
     L = ["## Failed steps\n"]
     if not run.fails:
@@ -1623,7 +1658,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer gss)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer gss callback)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1692,7 +1727,8 @@ def main(argv):
     body = [sec_en(run, targets), sec_steps(run), sec_courier(run), sec_dce(run, targets), sec_parpc(run),
             sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
             sec_bulk(run, targets), sec_load(run, targets), sec_spin(run, targets),
-            sec_udpio(run, targets), sec_conns(run, targets), sec_defer(run, targets), sec_gss(run, targets)]
+            sec_udpio(run, targets), sec_conns(run, targets), sec_defer(run, targets), sec_gss(run, targets),
+            sec_callback(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

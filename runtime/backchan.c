@@ -57,6 +57,8 @@ typedef struct rc__back {
 	rc__bmsg *head, *tail;
 	rc__bmsg *cur;  /* the one the last receive returned (valid until the next) */
 	bool hup;       /* the connection has gone: receives end once the queue is empty */
+	unsigned waiting; /* receivers blocked on cv */
+	bool efd_set;   /* the eventfd's count is not zero */
 	atomic_bool shut; /* shut down by the client */
 } rc__back;
 
@@ -70,16 +72,25 @@ static void rc__handle_unref(rc_server_conn *h)
 	}
 }
 
-/* Wake a back channel's receiver: the eventfd is readable (the count stays above zero while
- * replies wait or the connection has gone). Under b->mu. */
-static void rc__back_wake(rc__back *b)
+/* Wake a back channel's receiver (under b->mu): one blocked in a receive, or else through the
+ * eventfd, readable while replies wait or once the connection has gone. A reply for a
+ * receiver already waiting costs no system call of the eventfd's (when it takes the last one,
+ * the eventfd is as it was); everything else leaves the eventfd readable (all = true: always,
+ * the end). */
+static void rc__back_wake(rc__back *b, bool all)
 {
 	uint64_t one = 1;
 
-	pthread_cond_broadcast(&b->cv);
-	if (write(b->tp.fd, &one, sizeof(one)) < 0) {
-		/* cannot happen: the count stays far below the eventfd's maximum */
+	if (b->waiting > 0)
+		pthread_cond_signal(&b->cv);
+	if ((all || b->waiting == 0) && !b->efd_set) {
+		if (write(b->tp.fd, &one, sizeof(one)) < 0) {
+			/* cannot happen: the count stays far below the eventfd's maximum */
+		}
+		b->efd_set = true;
 	}
+	if (all)
+		pthread_cond_broadcast(&b->cv);
 }
 
 /* server_priv.h */
@@ -96,7 +107,7 @@ void rc__back_hangup(rc__conn *c)
 		for (rc__back *b = h->backs; b != NULL; b = b->next) {
 			pthread_mutex_lock(&b->mu);
 			b->hup = true;
-			rc__back_wake(b);
+			rc__back_wake(b, true);
 			pthread_mutex_unlock(&b->mu);
 		}
 	}
@@ -269,7 +280,7 @@ bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 			else
 				b->head = q;
 			b->tail = q;
-			rc__back_wake(b);
+			rc__back_wake(b, false);
 			pthread_mutex_unlock(&b->mu);
 		}
 		break;
@@ -463,8 +474,12 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 			st = RC_AGAIN;
 			break;
 		}
-		if (ms > 0 ? pthread_cond_timedwait(&b->cv, &b->mu, &until) == ETIMEDOUT
-		           : pthread_cond_wait(&b->cv, &b->mu) != 0) {
+		int w;
+		b->waiting++;
+		w = ms > 0 ? pthread_cond_timedwait(&b->cv, &b->mu, &until)
+		           : pthread_cond_wait(&b->cv, &b->mu);
+		b->waiting--;
+		if (w != 0 && b->head == NULL) {
 			st = RC_AGAIN;
 			break;
 		}
@@ -479,11 +494,12 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	} else if (st == RC_OK) {
 		st = RC_CLOSED; /* the connection has gone (or the client shut it down) */
 	}
-	if (b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
+	if (b->head == NULL && b->efd_set && !b->hup && !atomic_load(&b->shut)) {
 		uint64_t n;
 		if (read(tp->fd, &n, sizeof(n)) < 0) {
 			/* already zero: nothing was waiting */
 		}
+		b->efd_set = false;
 	}
 	pthread_mutex_unlock(&b->mu);
 	return st;
@@ -514,7 +530,7 @@ static void rc__back_shutdown(rc_tp *tp, bool both)
 	(void)both;
 	atomic_store(&b->shut, true);
 	pthread_mutex_lock(&b->mu);
-	rc__back_wake(b);
+	rc__back_wake(b, true);
 	pthread_mutex_unlock(&b->mu);
 }
 
