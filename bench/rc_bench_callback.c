@@ -11,7 +11,8 @@
  *               the same with --depth calls kept in flight (rc_call_start, calls per second)
  *
  *   rc-bench-callback [--uri tcp://127.0.0.1:0] [--server-cpu A] [--client-cpu B]
- *                     [--calls N] [--depth D] [--json]
+ *                     [--calls N] [--depth D] [--only forward|callback]
+ *                     [--server-threads N] [--json]      (2 server threads by default)
  *
  * Each measurement is one line (one JSON object with --json).
  */
@@ -222,18 +223,20 @@ int main(int argc, char **argv)
 	    {"uri", required_argument, NULL, 'u'},        {"server-cpu", required_argument, NULL, 's'},
 	    {"client-cpu", required_argument, NULL, 'c'}, {"calls", required_argument, NULL, 'n'},
 	    {"depth", required_argument, NULL, 'd'},      {"json", no_argument, NULL, 'j'},
+	    {"only", required_argument, NULL, 'o'},       {"server-threads", required_argument, NULL, 't'},
 	    {NULL, 0, NULL, 0}};
 	const char *listen = "tcp://127.0.0.1:0";
 	uint64_t n = 20000;
 	unsigned depth = 64;
-	bool json = false;
+	bool json = false, fwd = true, cbk = true;
+	unsigned threads = 2;
 	char uri[256];
 	pthread_t st, ct, cb;
 	rc_client *c, *back;
 	rc_status s;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "u:s:c:n:d:j", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "u:s:c:n:d:jo:t:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'u': listen = optarg; break;
 		case 's': G.server_cpu = atoi(optarg); break;
@@ -241,9 +244,16 @@ int main(int argc, char **argv)
 		case 'n': n = strtoull(optarg, NULL, 10); break;
 		case 'd': depth = (unsigned)atoi(optarg); break;
 		case 'j': json = true; break;
+		case 't': threads = (unsigned)atoi(optarg); break;
+		case 'o':
+			fwd = strcmp(optarg, "callback") != 0;
+			cbk = strcmp(optarg, "forward") != 0;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [--uri URI] [--server-cpu A] [--client-cpu B] "
-			                "[--calls N] [--depth D] [--json]\n", progname);
+			                "[--calls N] [--depth D] [--only forward|callback] [--server-threads N] "
+			                "[--json]\n",
+			        progname);
 			return 2;
 		}
 	}
@@ -253,7 +263,7 @@ int main(int argc, char **argv)
 	}
 	if ((s = rc_server_create(&G.srv)) != RC_OK ||
 	    (s = rc_server_register(G.srv, &s_prog, NULL)) != RC_OK ||
-	    (s = rc_server_set_threads(G.srv, 2)) != RC_OK ||
+	    (s = rc_server_set_threads(G.srv, threads)) != RC_OK ||
 	    (s = rc_server_listen(G.srv, listen, uri, sizeof(uri))) != RC_OK)
 		die("server", s);
 	pthread_create(&st, NULL, server_main, NULL);
@@ -267,11 +277,13 @@ int main(int argc, char **argv)
 
 	/* forward, on this (the client's) thread; then the server calls back while the client
 	 * serves from its poll loop on its own thread */
-	report(json, "forward", "median_us", blocking(c, n), n, 1);
-	report(json, "forward-pipelined", "calls_per_s", pipelined(c, n, depth), n, depth);
+	if (fwd) {
+		report(json, "forward", "median_us", blocking(c, n), n, 1);
+		report(json, "forward-pipelined", "calls_per_s", pipelined(c, n, depth), n, depth);
+	}
 	atomic_store(&serving_stop, false);
 	pthread_create(&ct, NULL, client_serve, c);
-	{
+	if (cbk) {
 		cbrun r = {back, n, depth, 0};
 		pthread_create(&cb, NULL, cb_blocking, &r);
 		pthread_join(cb, NULL);

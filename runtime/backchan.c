@@ -44,9 +44,9 @@ typedef struct rc__bmsg {
 typedef struct rc__back {
 	rc_tp tp;                     /* first: the client's transport */
 	rc_server_conn *h;            /* a reference */
-	struct rc__back *next, *prev; /* h->backs, under h->mu */
+	struct rc__back *next, *prev; /* h->backs, under h->rmu */
 	/* the xids of its calls sent and not yet answered, among the last RC__XW_BITS (under
-	 * h->mu): bit x % RC__XW_BITS for xid x, hi the highest sent */
+	 * h->rmu): bit x % RC__XW_BITS for xid x, hi the highest sent */
 	uint32_t hi;
 	bool xw_used;
 	uint8_t *xw;
@@ -68,6 +68,7 @@ static void rc__handle_unref(rc_server_conn *h)
 {
 	if (h != NULL && atomic_fetch_sub(&h->refs, 1) == 1) {
 		pthread_mutex_destroy(&h->mu);
+		pthread_mutex_destroy(&h->rmu);
 		free(h);
 	}
 }
@@ -104,12 +105,14 @@ void rc__back_hangup(rc__conn *c)
 	if (h->c != NULL) {
 		h->c = NULL;
 		atomic_store(&h->detached, true);
+		pthread_mutex_lock(&h->rmu);
 		for (rc__back *b = h->backs; b != NULL; b = b->next) {
 			pthread_mutex_lock(&b->mu);
 			b->hup = true;
 			rc__back_wake(b, true);
 			pthread_mutex_unlock(&b->mu);
 		}
+		pthread_mutex_unlock(&h->rmu);
 	}
 	pthread_mutex_unlock(&h->mu);
 }
@@ -167,9 +170,12 @@ rc_status rc_svc_req_conn(rc_svc_req *req, rc_server_conn **out)
 		} else {
 			atomic_init(&h->refs, 1); /* the connection's */
 			pthread_mutex_init(&h->mu, NULL);
+			pthread_mutex_init(&h->rmu, NULL);
 			h->srv = srv;
 			h->c = c;
 			atomic_store(&c->handle, h);
+			/* from now on kept true while it is held (rc__conn_must_hold) */
+			atomic_store(&c->held, c->state == RC__CONN_HELD);
 			/* calls back leave from any thread, under the write lock: the one-thread loop
 			 * serves this connection as jobs from now on, as after a deferral */
 			c->jobmode = true;
@@ -203,7 +209,7 @@ static inline bool rc__xw_get(const rc__back *b, uint32_t x)
 	return (b->xw[(x % RC__XW_BITS) >> 3] >> (x & 7)) & 1;
 }
 
-/* Set or clear xid x's bit, counting it in b->nout and the handle's inflight (under h->mu). */
+/* Set or clear xid x's bit, counting it in b->nout and the handle's inflight (under h->rmu). */
 static inline void rc__xw_put(rc__back *b, uint32_t x, bool on)
 {
 	uint8_t m = (uint8_t)(1u << (x & 7));
@@ -221,7 +227,7 @@ static inline void rc__xw_put(rc__back *b, uint32_t x, bool on)
 	}
 }
 
-/* A call with this xid is being sent (under h->mu). Moving the window's top forward forgets
+/* A call with this xid is being sent (under h->rmu). Moving the window's top forward forgets
  * the calls that fall out of it: their bits are the new ones' (a reply to one is dropped). */
 static void rc__xw_sent(rc__back *b, uint32_t x)
 {
@@ -244,7 +250,7 @@ static void rc__xw_sent(rc__back *b, uint32_t x)
 	rc__xw_put(b, x, true);
 }
 
-/* Whether a reply with this xid is b's, taking it out of the window (under h->mu). */
+/* Whether a reply with this xid is b's, taking it out of the window (under h->rmu). */
 static bool rc__xw_take(rc__back *b, uint32_t x)
 {
 	if (!b->xw_used || b->hi - x >= RC__XW_BITS || !rc__xw_get(b, x))
@@ -263,7 +269,7 @@ bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 	if (h == NULL || len < 8 || rc__ld32(m + 4) != RC__REPLY)
 		return false;
 	xid = rc__ld32(m);
-	pthread_mutex_lock(&h->mu);
+	pthread_mutex_lock(&h->rmu);
 	for (rc__back *b = h->backs; b != NULL; b = b->next) {
 		rc__bmsg *q;
 		if (!rc__xw_take(b, xid))
@@ -274,18 +280,24 @@ bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 			q->next = NULL;
 			q->len = len;
 			memcpy(q->msg, m, len);
+			bool waiting;
 			pthread_mutex_lock(&b->mu);
 			if (b->tail != NULL)
 				b->tail->next = q;
 			else
 				b->head = q;
 			b->tail = q;
-			rc__back_wake(b, false);
+			if (!(waiting = b->waiting > 0))
+				rc__back_wake(b, false); /* the eventfd */
 			pthread_mutex_unlock(&b->mu);
+			/* the receiver waiting is woken after the lock is let go (b lives: it is
+			 * listed, and rmu is held), so that it does not wake only to wait for it */
+			if (waiting)
+				pthread_cond_signal(&b->cv);
 		}
 		break;
 	}
-	pthread_mutex_unlock(&h->mu);
+	pthread_mutex_unlock(&h->rmu);
 	return true; /* a reply: the back channel's, or nobody's (dropped) */
 }
 
@@ -379,13 +391,17 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 	} else {
 		rc__conn *c = h->c;
 		bool first = atomic_load(&h->inflight) == 0;
-		if (len >= 4)
+		if (len >= 4) {
+			pthread_mutex_lock(&h->rmu);
 			rc__xw_sent(b, rc__ld32(msg));
+			pthread_mutex_unlock(&h->rmu);
+		}
 		pthread_mutex_lock(&c->wmu);
 		/* the first call in flight raises the connection's caps (rc__conn_slack): a
 		 * connection held at the old ones is re-armed by its output event, so that the
-		 * reply is read */
-		if (first)
+		 * reply is read (inflight is raised above, held read after: see
+		 * rc__conn_must_hold) */
+		if (first && atomic_load(&c->held))
 			(void)h->srv->conn_poke(h->srv, c);
 		/* queued behind the server's own replies, or sent now with whatever is queued */
 		st = c->tp->vt->send(c->tp, msg, len, NULL, RC_TPF_DONTWAIT | (more ? RC_TPF_MORE : 0));
@@ -539,7 +555,7 @@ static void rc__back_close(rc_tp *tp)
 	rc__back *b = (rc__back *)tp;
 	rc_server_conn *h = b->h;
 
-	pthread_mutex_lock(&h->mu);
+	pthread_mutex_lock(&h->rmu);
 	if (b->prev)
 		b->prev->next = b->next;
 	else
@@ -547,7 +563,7 @@ static void rc__back_close(rc_tp *tp)
 	if (b->next)
 		b->next->prev = b->prev;
 	atomic_fetch_sub(&h->inflight, b->nout);
-	pthread_mutex_unlock(&h->mu);
+	pthread_mutex_unlock(&h->rmu);
 	while (b->head != NULL) {
 		rc__bmsg *q = b->head;
 		b->head = q->next;
@@ -635,10 +651,12 @@ rc_status rc_server_conn_backchannel(rc_server_conn *sc, uint32_t prog, uint32_t
 		st = RC_CANTSEND;
 	} else {
 		b->tp.max_msg = sc->srv->lim.max_record;
+		pthread_mutex_lock(&sc->rmu);
 		b->next = sc->backs;
 		if (sc->backs)
 			sc->backs->prev = b;
 		sc->backs = b;
+		pthread_mutex_unlock(&sc->rmu);
 		st = RC_OK;
 	}
 	pthread_mutex_unlock(&sc->mu);

@@ -645,6 +645,27 @@ size_t rc__conn_pending(rc__conn *c)
 	return pending;
 }
 
+/*
+ * Whether c, at the end of a turn, must be held: its jobs, deferred requests or queued output
+ * (pending) at their caps (under srv->mu). For a connection with back channels (backchan.c) it
+ * raises c->held first and reads the caps after: a back channel's first call in flight raises
+ * the caps (rc__conn_slack), then reads c->held -- so either the caps seen here are the raised
+ * ones, or that call sees c held and re-arms it (srv->conn_poke).
+ */
+static bool rc__conn_must_hold(rc_server *srv, rc__conn *c, size_t pending)
+{
+	bool back = atomic_load_explicit(&c->handle, memory_order_relaxed) != NULL;
+
+	if (back)
+		atomic_store(&c->held, true);
+	if (rc__jobs_full(c, c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
+	    pending >= RC__OUT_HIGH)
+		return true;
+	if (back)
+		atomic_store(&c->held, false);
+	return false;
+}
+
 /* Re-arm a held connection that is back under its limits (under srv->mu). */
 static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 {
@@ -652,6 +673,7 @@ static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 	    rc__defer_full(srv, c) || rc__conn_pending(c) >= RC__OUT_HIGH)
 		return;
 	c->state = RC__CONN_ARMED;
+	atomic_store_explicit(&c->held, false, memory_order_relaxed);
 	/* complete records may wait in the reader's buffer with nothing left on the socket to
 	 * raise EPOLLIN: ask for EPOLLOUT too, which an open socket raises at once */
 	if (!rc__conn_arm(srv, c,
@@ -666,6 +688,7 @@ static void rc__conn_broken(rc_server *srv, rc__conn *c)
 	c->tp->vt->shutdown(c->tp, true);
 	if (c->state == RC__CONN_HELD) {
 		c->state = RC__CONN_ARMED;
+		atomic_store_explicit(&c->held, false, memory_order_relaxed);
 		(void)rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP); /* shut down: the event, or
 			the sweeper, ends it */
 	}
@@ -925,10 +948,8 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		size_t pending = rc__conn_pending(c);
 		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
 		rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), pending);
-		if (rc__jobs_full(c, c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
-		    pending >= RC__OUT_HIGH) {
+		if (rc__conn_must_hold(srv, c, pending))
 			c->state = RC__CONN_HELD;
-		}
 		else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0)))
 			c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
 		/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
@@ -976,7 +997,7 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 		rc__conn_unref(srv, c);
 		return;
 	}
-	if (rc__defer_full(srv, c) || rc__conn_pending(c) >= RC__OUT_HIGH)
+	if (rc__conn_must_hold(srv, c, rc__conn_pending(c)))
 		c->state = RC__CONN_HELD;
 	else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP |
 	                                   (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))

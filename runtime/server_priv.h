@@ -159,6 +159,7 @@ struct rc__conn {
 	 * it closes; the reader reads it without the lock (atomic). A connection with a handle
 	 * is served as jobs (jobmode): calls back leave from any thread under wmu. */
 	struct rc_server_conn *_Atomic handle;
+	atomic_bool held;      /* with a handle: state is (or is becoming) HELD (rc__conn_must_hold) */
 };
 
 /*
@@ -166,12 +167,15 @@ struct rc__conn {
  * rc_server_conn; backchan.c), and the back channels calling over it. It is detached (c NULL)
  * when the connection's reading ends (DEAD) or it closes, whichever comes first; it holds
  * nothing of the connection's, and lives until its last reference goes. Lock order: srv->mu,
- * then mu, then a back channel's own lock or c->wmu.
+ * then mu, then rmu or c->wmu, then a back channel's own lock.
  */
 struct rc_server_conn {
 	atomic_uint refs;        /* the connection's (until it closes), the application's, one
 	                            per back channel */
-	pthread_mutex_t mu;      /* c, backs, and each back channel's xid window */
+	pthread_mutex_t mu;      /* c (held while a back channel sends on it) */
+	pthread_mutex_t rmu;     /* backs, and each back channel's xid window (the reader's
+	                            routing takes only this: a sender holding mu across its send
+	                            never holds the reader up) */
 	rc_server *srv;          /* valid while c is not NULL */
 	rc__conn *c;             /* the connection, or NULL once detached */
 	atomic_bool detached;    /* c went NULL (read without mu) */
