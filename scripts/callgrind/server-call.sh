@@ -7,12 +7,20 @@
 # SIGTERM; (Ir(2N) - Ir(N)) / N is the cost of one call, start-up and exit excluded. N is 2000
 # unless given. Prints the figure alone on stdout. With KEEP=DIR the two profiles are kept as
 # DIR/server.N.cg and DIR/server.2N.cg (compare them with cgdiff.py).
+#
+# UDP is deterministic (the same figure run after run). TCP is not: whether the server's
+# connection finds the next call already there or waits in epoll depends on timing, and the
+# figure moves by hundreds between runs (several runs; their median or their most common value).
 set -euo pipefail
 tr=${1:?udp or tcp}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 B=$(cd "${2:-$root/build}" && pwd)
 n=${3:-2000}
+# CLIENT_VG=1: the client runs under valgrind too (as bench/run.sh steps runs it), so both
+# sides are equally slow and a stream server finds its next call as a real one would
+CLIENT_PRE=
+[ -n "${CLIENT_VG:-}" ] && CLIENT_PRE="valgrind --tool=none -q"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rc-scg.XXXXXX")
 sp=
 trap '[ -n "$sp" ] && kill "$sp" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -28,7 +36,7 @@ ir() { # ir CALLS: instructions the whole server run took while serving CALLS nu
 	local u
 	u=$(awk '/^listening / { print $2; exit }' "$tmp/srv.out")
 	[ -n "$u" ] || { cat "$tmp/srv.err" >&2; exit 1; }
-	"$B/bench/rc-bench-client" --uri "$u" --proc null --calls "$1" --warmup 0 --quiet >/dev/null
+	$CLIENT_PRE "$B/bench/rc-bench-client" --uri "$u" --proc null --calls "$1" --warmup 0 --quiet >/dev/null
 	kill -TERM "$sp"
 	wait "$sp" || { cat "$tmp/srv.err" >&2; exit 1; }
 	sp=
