@@ -5,8 +5,9 @@
 #   tls  20,000 blocking null calls over RPC-over-TLS / the same over plaintext TCP (us/call)
 #   udp  50,000 null calls, --mode async --depth 64, UDP / TCP (calls/s)
 #   null 50,000 blocking null calls over UDP (rc-bench-server listening on UDP alone, as in
-#        bench/run.sh's null-call target) / raw-pingpong's 0-byte and 40-byte exchanges (us/call)
-#   null-tcp  the same over TCP
+#        bench/run.sh's null-call target) / raw-pingpong's 0-byte and 40-byte exchanges and
+#        its hand-made null call (--null-rpc: the same 40- and 24-byte messages) (us/call)
+#   null-tcp  the same over TCP (no hand-made null call: nan)
 # Certificates are made in a temporary directory with tests/runtime/tls_certs.sh.
 set -euo pipefail
 what=${1:?tls, udp, null or null-tcp}
@@ -36,10 +37,17 @@ if [ "$what" = null ] || [ "$what" = null-tcp ]; then
 	sp=$!
 	taskset -c 0 "$B/bench/raw-pingpong" --server "$tr://127.0.0.1:0" >"$tmp/raw" 2>&1 &
 	rp=$!
-	trap 'kill $sp $rp 2>/dev/null; rm -rf "$tmp"' EXIT
-	listening "$tmp/srv" "$tmp/raw"
+	hp=
+	echo "listening -" >"$tmp/hand"
+	[ $tr = udp ] && { # the hand-made null call: the same 40- and 24-byte messages
+		taskset -c 0 "$B/bench/raw-pingpong" --server udp://127.0.0.1:0 --null-rpc >"$tmp/hand" 2>&1 &
+		hp=$!
+	}
+	trap 'kill $sp $rp $hp 2>/dev/null; rm -rf "$tmp"' EXIT
+	listening "$tmp/srv" "$tmp/raw" "$tmp/hand"
 	ur=$(awk '/^listening/ { print $2; exit }' "$tmp/srv")
 	uw=$(awk '/^listening/ { print $2; exit }' "$tmp/raw")
+	uh=$(awk '/^listening/ { print $2; exit }' "$tmp/hand")
 	for _ in $(seq "$R"); do
 		a=$(taskset -c 0 "$B/bench/rc-bench-client" --uri "$ur" --proc null --warmup 1000 \
 			--calls 50000 --json | field us_per_call)
@@ -47,16 +55,22 @@ if [ "$what" = null ] || [ "$what" = null-tcp ]; then
 			--calls 50000 --json | field us_per_call)
 		c=$(taskset -c 0 "$B/bench/raw-pingpong" --client "$uw" --size 40 --warmup 1000 \
 			--calls 50000 --json | field us_per_call)
-		echo "$a $b $c"
+		d=nan
+		[ -n "$hp" ] && d=$(taskset -c 0 "$B/bench/raw-pingpong" --client "$uh" --null-rpc \
+			--warmup 1000 --calls 50000 --json | field us_per_call)
+		echo "$a $b $c $d"
 	done | python3 -c '
 import statistics, sys
 rows = [tuple(map(float, l.split())) for l in sys.stdin]
-for a, b, c in rows:
-    print("rc null %.3f  raw 0 B %.3f  raw 40 B %.3f us/call  ratio %.3f / %.3f" % (a, b, c, a / b, a / c))
-m = [statistics.median(r[i] for r in rows) for i in range(3)]
-print("median rc null %.3f  raw 0 B %.3f  raw 40 B %.3f  ratio of medians %.3f / %.3f  median of ratios %.3f / %.3f" %
-      (m[0], m[1], m[2], m[0] / m[1], m[0] / m[2], statistics.median(r[0] / r[1] for r in rows),
-       statistics.median(r[0] / r[2] for r in rows)))'
+for a, b, c, d in rows:
+    print("rc null %.3f  raw 0 B %.3f  raw 40 B %.3f  hand null %.3f us/call  ratio %.3f / %.3f / %.3f" %
+          (a, b, c, d, a / b, a / c, a / d))
+m = [statistics.median(r[i] for r in rows) for i in range(4)]
+print("median rc null %.3f  raw 0 B %.3f  raw 40 B %.3f  hand null %.3f  ratio of medians %.3f / %.3f / %.3f"
+      "  median of ratios %.3f / %.3f / %.3f  hand null / raw 0 B %.3f" %
+      (m[0], m[1], m[2], m[3], m[0] / m[1], m[0] / m[2], m[0] / m[3],
+       statistics.median(r[0] / r[1] for r in rows), statistics.median(r[0] / r[2] for r in rows),
+       statistics.median(r[0] / r[3] for r in rows), statistics.median(r[3] / r[1] for r in rows)))'
 	exit 0
 fi
 
