@@ -172,8 +172,12 @@ static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned wan
 
 		rc__reply_leave(srv, w, rc__dbatch_send, &bc, rlen, &d->peer, true);
 	}
-	/* replies the socket refuses (a full send buffer) are as if lost: clients retransmit */
-	if (bc.nout > 0)
+	/* replies the socket refuses (a full send buffer) are as if lost: clients retransmit. A
+	 * lone one (the blocking loop's look for a burst found one call) goes by the plain send,
+	 * which sets up no message vector. */
+	if (bc.nout == 1)
+		(void)l->tp->vt->send(l->tp, b->v[0].buf, b->v[0].len, &b->v[0].peer, RC_TPF_DONTWAIT);
+	else if (bc.nout > 0)
 		(void)l->tp->vt->send_batch(l->tp, b->v, bc.nout, &sent);
 	return (int)got;
 }
@@ -189,8 +193,9 @@ static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned wan
  *    or one), only every 32nd call looks (rc__lone_skip32), so a lone call costs what it
  *    cost before; a burst is noticed within 32 calls and then served in batches.
  */
-int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned flags,
-                           bool rearm)
+static inline __attribute__((always_inline)) int
+rc__dgram_serve_body(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, const unsigned flags,
+                     bool rearm)
 {
 	size_t cap = srv->lim.max_record < RC__DGRAM_MAX ? srv->lim.max_record : RC__DGRAM_MAX;
 	bool batches = l->tp->vt->recv_batch != NULL && l->tp->vt->send_batch != NULL;
@@ -261,6 +266,15 @@ int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned fla
 	if (!armed)
 		(void)rc__arm(srv, EPOLL_CTL_MOD, l->tp, l, EPOLLIN);
 	return i;
+}
+
+/* server_priv.h: rc__dgram_serve's body compiled twice, for the blocking loop (flags 0) and
+ * for the epoll loops, so neither tests per datagram what its flags already say. */
+int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned flags, bool rearm)
+{
+	if (flags == 0)
+		return rc__dgram_serve_body(srv, w, l, n, 0, rearm);
+	return rc__dgram_serve_body(srv, w, l, n, flags, rearm);
 }
 
 /*

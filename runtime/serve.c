@@ -324,13 +324,14 @@ authenticated:
 	}
 	if (!ok)
 		goto system_err;
-	if (!rc__reply_success(w, &rx, max, xid)) {
-		rlen = 0; /* the flavor made no verifier: no reply */
-		goto out;
-	}
 	if (info->xres == (rc_xdrproc)rc_xdr_void && w->auth == NULL) {
-		rlen = 24; /* the reply header alone */
+		rc__reply_head_plain(w, max, xid);
+		rlen = 24; /* the reply header alone: no encode stream */
 	} else {
+		if (!rc__reply_success(w, &rx, max, xid)) {
+			rlen = 0; /* the flavor made no verifier: no reply */
+			goto out;
+		}
 		if (w->gsink != NULL && w->auth == NULL) /* a stream: big data may go from the
 		                                           result's memory (unless wrapped) */
 			rc__encbuf_gather_on(&w->rb, &rx);

@@ -670,9 +670,12 @@ static inline size_t rc__reply_keep(size_t max_record)
  * and page-fault a fresh one each time; otherwise the stack buffer. */
 static inline __attribute__((always_inline)) void rc__reply_reset(rc__wctx *w, size_t max)
 {
-	if (w->rb.heap && w->rb.cap <= w->keep) {
+	/* the stack buffer in use (the usual case: its cap is the stack's, gather is off) or a
+	 * kept heap one: only its limit is new */
+	if (w->rb.data == w->stack || (w->rb.heap && w->rb.cap <= w->keep)) {
 		w->rb.max = max;
 		w->rb.toolarge = false;
+		w->rb.gather = false;
 		return;
 	}
 	rc__encbuf_free(&w->rb);
@@ -694,18 +697,27 @@ static inline void rc__reply_release(rc__wctx *w)
  * results. The usual one (plain flavors: w->auth NULL) is the whole 24-byte header (REPLY,
  * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) written at once: the hot path of every call.
  * False when w->auth's flavor cannot make a verifier (nothing is to be sent). */
-static inline __attribute__((always_inline)) bool rc__reply_success(rc__wctx *w, rc_xdr *x,
-                                                                   size_t max, uint32_t xid)
+/* The 24-byte header of a successful reply to xid under a plain flavor (w->auth NULL: REPLY,
+ * MSG_ACCEPTED, an AUTH_NONE verifier, SUCCESS) into w's emptied buffer: the whole reply of a
+ * procedure with void results, with no encode stream set up. */
+static inline __attribute__((always_inline)) void rc__reply_head_plain(rc__wctx *w, size_t max,
+                                                                      uint32_t xid)
 {
 	unsigned char *h;
 
-	if (__builtin_expect(w->auth != NULL, 0))
-		return rc__reply_accepted_head(w, x, max, xid, RC__SUCCESS);
 	rc__reply_reset(w, max);
 	h = rc__encbuf_msg(&w->rb); /* the stack buffer always has room */
 	rc__st32(h, xid);
 	rc__st32(h + 4, RC__REPLY);
 	memset(h + 8, 0, 16); /* MSG_ACCEPTED, AUTH_NONE, empty body, SUCCESS: all zero */
+}
+
+static inline __attribute__((always_inline)) bool rc__reply_success(rc__wctx *w, rc_xdr *x,
+                                                                   size_t max, uint32_t xid)
+{
+	if (__builtin_expect(w->auth != NULL, 0))
+		return rc__reply_accepted_head(w, x, max, xid, RC__SUCCESS);
+	rc__reply_head_plain(w, max, xid);
 	rc__encbuf_xdr_at(&w->rb, x, 24);
 	return true;
 }
