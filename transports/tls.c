@@ -890,10 +890,14 @@ static int rc__tls_drain(rc__tls_conn *t, int64_t deadline, int timeout_ms)
  * around the cipher (parameter look-ups by name, per-record allocation, the state machine,
  * BIO layers), this about 2,000. The three TLS 1.3 AEAD suites (AES-128-GCM, AES-256-GCM,
  * ChaCha20-Poly1305) through one EVP context a direction, keyed once; per record only the
- * nonce changes. After the handshake it handles application data, alerts (close_notify is
- * the end of the stream, any other fails the connection with its name), NewSessionTicket
- * (ignored) and KeyUpdate (both directions, RFC 8446 section 4.6.3); a handshake message split
- * across records, or anything else, fails the connection. Without the secrets (or with any
+ * nonce changes. After the handshake it handles application data, alerts (a protected
+ * close_notify is the end of the stream, any other fails the connection with its name),
+ * NewSessionTicket (ignored) and KeyUpdate (both directions, RFC 8446 section 4.6.3); a
+ * handshake message split across records, an unprotected record (a plaintext alert, even a
+ * close_notify), or anything else fails the connection, and a fault of the peer's is answered
+ * with the fatal alert RFC 8446 section 6 names (bad_record_mac, record_overflow,
+ * decode_error, unexpected_message...), protected, before the connection closes (see
+ * rc__tls_rfail). Without the secrets (or with any
  * other suite, or bytes SSL read past its handshake) the connection stays on SSL_read /
  * SSL_write. The same keys are what kernel TLS offload (setsockopt TLS_TX / TLS_RX) would take.
  */
@@ -1120,13 +1124,35 @@ static const char *rc__tls_alert_name(unsigned d)
 	return "unknown";
 }
 
-/* The record layer failed reading: the detail, t->failed = EPROTO. -1. Under t->mu. */
-static int rc__tls_rfail(rc__tls_conn *t, const char *why, unsigned alert)
+/* TLS alert descriptions this record layer sends (RFC 8446 section 6.2). */
+enum {
+	RC__TLS_AD_UNEXPECTED_MESSAGE = 10,
+	RC__TLS_AD_BAD_RECORD_MAC = 20,
+	RC__TLS_AD_RECORD_OVERFLOW = 22,
+	RC__TLS_AD_ILLEGAL_PARAMETER = 47,
+	RC__TLS_AD_DECODE_ERROR = 50,
+	RC__TLS_AD_INTERNAL_ERROR = 80,
+};
+
+/*
+ * The record layer failed reading: the detail (why, or the peer's alert `got` when why is
+ * NULL), then -- when we found the fault (send != 0) -- a fatal alert `send`, protected as
+ * every record after the handshake is (RFC 8446 sections 5.2 and 6), sent if the socket
+ * takes it now (no waiting; a full socket or wbuf goes without it); t->failed = EPROTO, so
+ * nothing more is written (no close_notify after it). -1, errno EPROTO. Under t->mu.
+ */
+static int rc__tls_rfail(rc__tls_conn *t, const char *why, unsigned got, unsigned send)
 {
+	if (send != 0 && t->failed == 0) {
+		const unsigned char a[2] = {2, (unsigned char)send}; /* fatal */
+		if (rc__tls_put(t, 21, a, sizeof(a)))
+			(void)rc__tls_wflush(t);
+		ERR_clear_error();
+	}
 	if (why != NULL)
 		rc__tp_set_detail("TLS read: %s", why);
 	else
-		rc__tp_set_detail("TLS read: tls alert %s (%u)", rc__tls_alert_name(alert), alert);
+		rc__tp_set_detail("TLS read: tls alert %s (%u)", rc__tls_alert_name(got), got);
 	t->failed = EPROTO;
 	errno = EPROTO;
 	return -1;
@@ -1140,20 +1166,24 @@ static int rc__tls_post_handshake(rc__tls_conn *t, const unsigned char *m, size_
 		size_t len;
 
 		if (n < 4 || (len = ((size_t)m[1] << 16) | ((size_t)m[2] << 8) | m[3]) > n - 4)
-			return rc__tls_rfail(t, "handshake message split across records", 0);
+			return rc__tls_rfail(t, "handshake message split across records", 0,
+			                     RC__TLS_AD_INTERNAL_ERROR);
 		if (m[0] == 24) { /* KeyUpdate */
 			static const unsigned char ku[5] = {24, 0, 0, 1, 0}; /* update_not_requested */
-			if (len != 1 || m[4] > 1)
-				return rc__tls_rfail(t, "bad KeyUpdate", 0);
+			if (len != 1)
+				return rc__tls_rfail(t, "bad KeyUpdate", 0, RC__TLS_AD_DECODE_ERROR);
+			if (m[4] > 1)
+				return rc__tls_rfail(t, "bad KeyUpdate", 0, RC__TLS_AD_ILLEGAL_PARAMETER);
 			if (!rc__tls_dir_next(t, &t->rx, 0))
-				return rc__tls_rfail(t, "KeyUpdate failed", 0);
+				return rc__tls_rfail(t, "KeyUpdate failed", 0, RC__TLS_AD_INTERNAL_ERROR);
 			if (m[4] == 1) { /* update_requested: ours goes out under the old key */
 				if (!rc__tls_put(t, 22, ku, sizeof(ku)) || !rc__tls_dir_next(t, &t->tx, 1))
-					return rc__tls_rfail(t, "KeyUpdate failed", 0);
+					return rc__tls_rfail(t, "KeyUpdate failed", 0, 0); /* (tx failed) */
 				(void)rc__tls_wflush(t);
 			}
 		} else if (m[0] != 4) { /* not NewSessionTicket */
-			return rc__tls_rfail(t, "unexpected handshake message", 0);
+			return rc__tls_rfail(t, "unexpected handshake message", 0,
+			                     RC__TLS_AD_UNEXPECTED_MESSAGE);
 		}
 		m += 4 + len;
 		n -= 4 + len;
@@ -1175,28 +1205,35 @@ static ssize_t rc__tls_open(rc__tls_conn *t, unsigned char *buf, size_t cap)
 	if (have < 5)
 		return -2;
 	clen = ((size_t)h[3] << 8) | h[4];
-	if (h[1] != 3 || clen > RC__TLS_REC_PT + 256 || (h[0] != 23 && h[0] != 21))
-		return rc__tls_rfail(t, h[1] != 3 || clen > RC__TLS_REC_PT + 256 ? "record overflow"
-		                                                            : "unexpected record",
-		                     0);
+	/* After the handshake every record is protected: outer type application_data (RFC 8446
+	 * section 5.2; legacy_record_version is ignored, as section 5.1 says: it is part of the
+	 * additional data all the same). An alert in the clear -- a close_notify too -- is no end
+	 * of the stream but unexpected_message, as any other unprotected record is. */
+	if (h[0] != 23)
+		return rc__tls_rfail(t, h[0] == 21 ? "unprotected alert after the handshake"
+		                                   : "unexpected record",
+		                     0, RC__TLS_AD_UNEXPECTED_MESSAGE);
+	if (clen > RC__TLS_REC_PT + 256)
+		return rc__tls_rfail(t, "record overflow", 0, RC__TLS_AD_RECORD_OVERFLOW);
 	if (have < 5 + clen)
 		return -2;
 	t->rawoff += 5 + clen;
-	if (h[0] == 21) /* an alert in the clear: the peer failed before it could protect it */
-		return clen == 2 && h[5] == 1 && h[6] == 0 ? -3 : rc__tls_rfail(t, NULL, clen == 2 ? h[6] : 0);
-	if (clen < 1 + RC__TLS_TAG)
-		return rc__tls_rfail(t, "record too short", 0);
+	if (clen < 1 + RC__TLS_TAG) /* too short to open: it fails as a bad MAC would */
+		return rc__tls_rfail(t, "record too short", 0, RC__TLS_AD_BAD_RECORD_MAC);
 	n = clen - RC__TLS_TAG;
 	dst = n <= cap ? buf : h + 5;
 	if (!rc__tls_set_nonce(&t->rx, h + 5 + n) || !rc__tls_aead(&t->rx, h, h + 5, dst, n)) {
 		ERR_clear_error();
-		return rc__tls_rfail(t, "bad record mac", 0);
+		return rc__tls_rfail(t, "bad record mac", 0, RC__TLS_AD_BAD_RECORD_MAC);
 	}
 	t->rx.seq++;
 	while (n > 0 && dst[n - 1] == 0) /* padding */
 		n--;
-	if (n == 0 || n > RC__TLS_REC_PT + 1)
-		return rc__tls_rfail(t, n == 0 ? "record without a content type" : "record overflow", 0);
+	if (n == 0)
+		return rc__tls_rfail(t, "record without a content type", 0,
+		                     RC__TLS_AD_UNEXPECTED_MESSAGE);
+	if (n > RC__TLS_REC_PT + 1)
+		return rc__tls_rfail(t, "record overflow", 0, RC__TLS_AD_RECORD_OVERFLOW);
 	n--;
 	switch (dst[n]) {
 	case 23: /* application_data */
@@ -1205,14 +1242,14 @@ static ssize_t rc__tls_open(rc__tls_conn *t, unsigned char *buf, size_t cap)
 		t->pt = dst;
 		t->ptlen = n;
 		return 0;
-	case 21: /* alert */
+	case 21: /* alert: the peer's close_notify ends the stream, any other fails it */
 		if (n != 2)
-			return rc__tls_rfail(t, "bad alert", 0);
-		return dst[1] == 0 ? -3 : rc__tls_rfail(t, NULL, dst[1]);
+			return rc__tls_rfail(t, "bad alert", 0, RC__TLS_AD_DECODE_ERROR);
+		return dst[1] == 0 ? -3 : rc__tls_rfail(t, NULL, dst[1], 0);
 	case 22:
 		return rc__tls_post_handshake(t, dst, n) < 0 ? -1 : 0;
 	default:
-		return rc__tls_rfail(t, "unexpected record", 0);
+		return rc__tls_rfail(t, "unexpected record", 0, RC__TLS_AD_UNEXPECTED_MESSAGE);
 	}
 }
 

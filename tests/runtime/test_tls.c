@@ -816,6 +816,8 @@ static bool tw_raw_null(SSL *ssl, int fd, uint32_t xid, int flip)
 			got += (size_t)ret;
 			continue;
 		}
+		if (flip > 0 && SSL_get_error(ssl, ret) == SSL_ERROR_SSL)
+			return false; /* (an alert: the error queue holds it for tw_alert_got) */
 		if (SSL_get_error(ssl, ret) != SSL_ERROR_WANT_READ)
 			fail_msg("call %u: SSL_read: %s", (unsigned)xid,
 			         ERR_reason_error_string(ERR_peek_last_error()));
@@ -827,6 +829,31 @@ static bool tw_raw_null(SSL *ssl, int fd, uint32_t xid, int flip)
 	assert_memory_equal(reply, want, 16);
 	assert_memory_equal(reply + 24, "\0\0\0\0", 4);
 	return true;
+}
+
+/* The server sent the fatal alert desc (RFC 8446 section 6) on ssl's connection fd -- a record
+ * OpenSSL opens with the server's key, so a protected one -- and closed it; the alert may be
+ * in ssl's error queue already (tw_raw_null). Fails if the server closed without an alert, or
+ * sent a close_notify. */
+static void tw_alert_got(SSL *ssl, int fd, int desc)
+{
+	unsigned long e;
+	char b[64];
+	int ret;
+
+	while ((e = ERR_peek_error()) == 0) {
+		ret = SSL_read(ssl, b, sizeof(b));
+		assert_true(ret <= 0);
+		if (SSL_get_error(ssl, ret) == SSL_ERROR_ZERO_RETURN)
+			fail_msg("a close_notify, not alert %d", desc);
+		if (SSL_get_error(ssl, ret) != SSL_ERROR_WANT_READ)
+			continue;
+		if (!tw_mem_in(ssl, fd))
+			fail_msg("the server closed the connection without alert %d", desc);
+	}
+	assert_int_equal(ERR_GET_REASON(e), SSL_AD_REASON_OFFSET + desc);
+	ERR_clear_error();
+	assert_true(tw_closed_within(fd, 3000));
 }
 
 /*
@@ -909,10 +936,64 @@ static void tls_record_layer(void **state)
 			assert_true(tw_raw_null(ssl, fd, 6, 0));
 			/* a flipped bit: 20 bytes from the end is the ciphertext, 5 the tag */
 			assert_false(tw_raw_null(ssl, fd, 7, i == 1 ? 5 : 20));
+			tw_alert_got(ssl, fd, SSL_AD_BAD_RECORD_MAC);
 			SSL_free(ssl);
 			close(fd);
 			SSL_CTX_free(ctx);
 		}
+		rt_stop(&s);
+	}
+}
+
+/*
+ * Records the server's record layer must refuse after the handshake, each on a connection of
+ * its own after a call: a flipped bit (bad_record_mac), a header longer than any record
+ * (record_overflow), an alert in the clear -- a close_notify, then a fatal one -- (after the
+ * handshake every record is protected: unexpected_message), a record of another outer type
+ * (unexpected_message). Each time the server answers with that fatal alert, protected (OpenSSL
+ * opens it), and closes. A protected close_notify is a clean end: the server closes without an
+ * alert. One thread and worker threads.
+ */
+static void tls_record_alerts(void **state)
+{
+	static const struct {
+		unsigned char rec[7];
+		size_t len;
+		int alert;
+	} bad[] = {
+		{{21, 3, 3, 0, 2, 1, 0}, 7, SSL_AD_UNEXPECTED_MESSAGE},  /* plaintext close_notify */
+		{{21, 3, 3, 0, 2, 2, 40}, 7, SSL_AD_UNEXPECTED_MESSAGE}, /* plaintext fatal alert */
+		{{22, 3, 3, 0, 2, 1, 0}, 7, SSL_AD_UNEXPECTED_MESSAGE},  /* plaintext handshake */
+		{{23, 3, 3, 0x48, 0x01}, 5, SSL_AD_RECORD_OVERFLOW},     /* 18,433 bytes */
+		{{23, 3, 3, 0, 2, 1, 0}, 7, SSL_AD_BAD_RECORD_MAC},      /* shorter than a tag */
+	};
+	const tw_conf *confs[2] = {&C_TLS, &C_MT};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rt_server s;
+		SSL_CTX *ctx = tw_raw_ctx("TLS_AES_128_GCM_SHA256");
+		tw_start(&s, confs[k]);
+		for (size_t i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+			int fd;
+			SSL *ssl = tw_raw_tls(&s, ctx, false, &fd);
+			assert_true(tw_raw_null(ssl, fd, 1, 0));
+			if (i < sizeof(bad) / sizeof(bad[0])) {
+				assert_int_equal(send(fd, bad[i].rec, bad[i].len, MSG_NOSIGNAL),
+				                 (ssize_t)bad[i].len);
+				tw_alert_got(ssl, fd, bad[i].alert);
+			} else { /* a protected close_notify: closed, no alert */
+				char b[64];
+				assert_int_equal(SSL_shutdown(ssl), 0);
+				tw_mem_out(ssl, fd, 0, 0);
+				while (tw_mem_in(ssl, fd))
+					;
+				assert_true(SSL_read(ssl, b, sizeof(b)) <= 0);
+				assert_int_equal(ERR_peek_error(), 0);
+			}
+			SSL_free(ssl);
+			close(fd);
+		}
+		SSL_CTX_free(ctx);
 		rt_stop(&s);
 	}
 }
@@ -961,7 +1042,7 @@ int main(void)
 		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
 		cmocka_unit_test(tls_slow_handshake), cmocka_unit_test(tls_record_layer),
-		cmocka_unit_test(tls_key_limit),
+		cmocka_unit_test(tls_key_limit), cmocka_unit_test(tls_record_alerts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
