@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
+#include <openssl/provider.h>
 #include <openssl/hmac.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -40,16 +43,35 @@ struct rc__tls_ctx {
 };
 
 /*
+ * One TLS 1.3 AEAD suite's cipher as its OpenSSL provider implements it: the provider's own
+ * entry points (provider-cipher(7)), which the record layer calls without EVP_CIPHER_CTX
+ * around them (see rc__tls_impl_find). Found once a process; newctx NULL: not found.
+ */
+typedef struct rc__tls_aead_impl {
+	EVP_CIPHER *cipher; /* fetched, never freed: keeps its provider loaded */
+	void *provctx;
+	OSSL_FUNC_cipher_newctx_fn *newctx;
+	OSSL_FUNC_cipher_freectx_fn *freectx;
+	OSSL_FUNC_cipher_encrypt_init_fn *einit;
+	OSSL_FUNC_cipher_decrypt_init_fn *dinit;
+	OSSL_FUNC_cipher_update_fn *update;
+	OSSL_FUNC_cipher_final_fn *final;
+	OSSL_FUNC_cipher_get_ctx_params_fn *get;
+} rc__tls_aead_impl;
+
+/*
  * One direction of the record layer remotecall runs itself once the handshake is done (see
- * "The record layer" below): the AEAD context keyed with the direction's traffic key, the
- * static IV, the traffic secret (for a KeyUpdate) and the record sequence number.
+ * "The record layer" below): the provider's cipher context keyed with the direction's
+ * traffic key, the static IV, the traffic secret (for a KeyUpdate) and the record sequence
+ * number.
  */
 typedef struct rc__tls_dir {
-	EVP_CIPHER_CTX *ctx;
+	const rc__tls_aead_impl *im;
+	void *actx; /* im's context (im->freectx frees it) */
+	bool enc;   /* protecting (else opening) */
 	unsigned char iv[12];
 	unsigned char secret[EVP_MAX_MD_SIZE];
 	uint64_t seq;
-	bool gcm; /* AES-GCM: the nonce goes in as the whole "fixed" IV (see rc__tls_set_nonce) */
 } rc__tls_dir;
 
 struct rc__tls_conn {
@@ -84,6 +106,7 @@ struct rc__tls_conn {
 	                       record), kept by the reader for the others to read without mu */
 	rc__tls_dir rx, tx;
 	const EVP_CIPHER *cipher;
+	const rc__tls_aead_impl *impl; /* cipher's provider entry points */
 	const EVP_MD *md;
 	unsigned char *pt;
 	size_t ptlen;
@@ -889,7 +912,8 @@ static int rc__tls_drain(rc__tls_conn *t, int64_t deadline, int timeout_ms)
  * does: OpenSSL 3.0's SSL_write / SSL_read spend about 6,000 instructions a small record
  * around the cipher (parameter look-ups by name, per-record allocation, the state machine,
  * BIO layers), this about 2,000. The three TLS 1.3 AEAD suites (AES-128-GCM, AES-256-GCM,
- * ChaCha20-Poly1305) through one EVP context a direction, keyed once; per record only the
+ * ChaCha20-Poly1305) through one provider cipher context a direction (the provider's entry
+ * points called directly: rc__tls_impl_find), keyed once; per record only the
  * nonce changes. After the handshake it handles application data, alerts (a protected
  * close_notify is the end of the stream, any other fails the connection with its name),
  * NewSessionTicket (ignored) and KeyUpdate (both directions, RFC 8446 section 4.6.3); a
@@ -937,14 +961,15 @@ static bool rc__tls_dir_key(rc__tls_conn *t, rc__tls_dir *d, int enc)
 	size_t hl = (size_t)EVP_MD_get_size(t->md), kl = (size_t)EVP_CIPHER_get_key_length(t->cipher);
 	bool ok;
 
-	if (d->ctx == NULL && (d->ctx = EVP_CIPHER_CTX_new()) == NULL)
+	d->im = t->impl;
+	d->enc = enc != 0;
+	if (d->actx == NULL && (d->actx = d->im->newctx(d->im->provctx)) == NULL)
 		return false;
 	ok = kl <= sizeof(key) && rc__tls_expand(t->md, d->secret, hl, "key", key, kl) &&
 	     rc__tls_expand(t->md, d->secret, hl, "iv", d->iv, 12) &&
-	     EVP_CipherInit_ex(d->ctx, t->cipher, NULL, key, NULL, enc) == 1;
+	     (enc ? d->im->einit : d->im->dinit)(d->actx, key, kl, NULL, 0, NULL) == 1;
 	OPENSSL_cleanse(key, sizeof(key));
 	d->seq = 0;
-	d->gcm = EVP_CIPHER_get_mode(t->cipher) == EVP_CIPH_GCM_MODE;
 	return ok;
 }
 
@@ -970,51 +995,39 @@ static void rc__tls_nonce(rc__tls_dir *d, unsigned char nonce[12])
 }
 
 /*
- * Set the nonce of d's next record, and (opening) the tag to check. AES-GCM takes both in one
- * parameter call, the nonce as the whole "fixed" IV (the length -1 of EVP_CTRL_GCM_SET_IV_FIXED:
- * OpenSSL's own TLS code restores a whole IV so): OpenSSL 3.0's EVP_CipherInit_ex asks the
- * cipher for its IV length through a parameter look-up on every call, which costs more than
- * the cipher does on a small record. Other suites go through EVP_CipherInit_ex (and a second
- * call for the tag). False if OpenSSL fails.
+ * Set the nonce of d's next record, and (opening) the tag to check, in one call of the
+ * provider's init (no key: it keeps the one it has): it copies the nonce and looks up the one
+ * parameter it is given. Through EVP this cost about 450 instructions more a record (the
+ * parameter look-ups by name of EVP_CIPHER_CTX_set_params around the provider's, and of
+ * EVP_CipherInit's question for the IV length). False if the provider fails.
  */
 static bool rc__tls_set_nonce(rc__tls_dir *d, const unsigned char *tag)
 {
 	unsigned char nonce[12];
-	OSSL_PARAM p[3], *q = p;
+	OSSL_PARAM p[2] = {OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag,
+	                                           RC__TLS_TAG),
+	                   OSSL_PARAM_END};
 
 	rc__tls_nonce(d, nonce);
-	if (d->gcm)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, nonce,
-		                                         (size_t)-1);
-	else if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, -1) != 1)
-		return false;
-	if (tag != NULL)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag,
-		                                         RC__TLS_TAG);
-	*q = OSSL_PARAM_construct_end();
-	return q == p || EVP_CIPHER_CTX_set_params(d->ctx, p) == 1;
+	return (d->enc ? d->im->einit : d->im->dinit)(d->actx, NULL, 0, nonce, sizeof(nonce),
+	                                              tag != NULL ? p : NULL) == 1;
 }
 
 /*
  * The AEAD pass over a record whose nonce (and tag to check) is set: the 5 bytes of additional
- * data at aad, n bytes from in to out, and the end (the tag made, or checked). AES-GCM through
- * EVP_Cipher, the cipher's one-shot entry, without EVP_CipherUpdate's and _Final's checks
- * around it (its end, in NULL, checks the tag); the others through EVP_CipherUpdate and
- * EVP_CipherFinal_ex (ChaCha20-Poly1305's one-shot entry does nothing for an empty input: its
- * tag would go unchecked). False if the cipher fails or the tag does not match.
+ * data at aad, n bytes from in to out, and the end (the tag made, or checked: a final that
+ * fails is a tag that does not match), through the provider's update and final (what
+ * EVP_CipherUpdate and EVP_CipherFinal_ex call, without their checks around them). False if
+ * the cipher fails or the tag does not match.
  */
 static bool rc__tls_aead(rc__tls_dir *d, const unsigned char *aad, const unsigned char *in,
                          unsigned char *out, size_t n)
 {
-	int ol = 0, fl = 0;
+	size_t ol = 0, fl = 0;
 
-	if (d->gcm)
-		return EVP_Cipher(d->ctx, NULL, aad, 5) >= 0 &&
-		       EVP_Cipher(d->ctx, out, in, (unsigned)n) >= 0 &&
-		       EVP_Cipher(d->ctx, NULL, NULL, 0) >= 0;
-	return EVP_CipherUpdate(d->ctx, NULL, &ol, aad, 5) == 1 &&
-	       EVP_CipherUpdate(d->ctx, out, &ol, in, (int)n) == 1 && (size_t)ol == n &&
-	       EVP_CipherFinal_ex(d->ctx, out + ol, &fl) == 1 && fl == 0;
+	return d->im->update(d->actx, NULL, &ol, 5, aad, 5) == 1 &&
+	       d->im->update(d->actx, out, &ol, n, in, n) == 1 && ol == n &&
+	       d->im->final(d->actx, out + n, &fl, 0) == 1 && fl == 0;
 }
 
 /* Protect p[0..n) (n <= RC__TLS_REC_PT) of content type `type` as one record at out (n +
@@ -1033,7 +1046,7 @@ static bool rc__tls_seal(rc__tls_dir *d, unsigned char type, const unsigned char
 	                     OSSL_PARAM_END};
 
 	if (!rc__tls_set_nonce(d, NULL) || !rc__tls_aead(d, out, out + 5, out + 5, n + 1) ||
-	    EVP_CIPHER_CTX_get_params(d->ctx, tag) != 1)
+	    d->im->get(d->actx, tag) != 1)
 		return false;
 	d->seq++;
 	return true;
@@ -1399,6 +1412,78 @@ static ssize_t rc__tls_fast_write(rc__tls_conn *t, const unsigned char *buf, siz
 	}
 }
 
+/* The three suites' ciphers, by the names rc__tls_take_over's switch numbers them. */
+static const char *const rc__tls_impl_names[3] = {"AES-128-GCM", "AES-256-GCM",
+                                                  "ChaCha20-Poly1305"};
+static rc__tls_aead_impl rc__tls_impls[3];
+static pthread_once_t rc__tls_impls_once = PTHREAD_ONCE_INIT;
+
+/* Whether name is one of names (a provider's "A:B:C" list, compared as OpenSSL does,
+ * ignoring case). */
+static bool rc__tls_name_in(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = names; p != NULL; p = strchr(p, ':'), p = p != NULL ? p + 1 : NULL)
+		if (strncasecmp(p, name, n) == 0 && (p[n] == '\0' || p[n] == ':'))
+			return true;
+	return false;
+}
+
+/*
+ * Find the provider entry points of cipher `name` (rc__tls_aead_impl): fetch it as EVP would
+ * (the default library context and properties, so the provider EVP would use), ask that
+ * provider for its cipher table (OSSL_PROVIDER_query_operation) and take the entry of that
+ * name. *im is left zero unless every entry point the record layer calls is there.
+ */
+static void rc__tls_impl_find(rc__tls_aead_impl *im, const char *name)
+{
+	EVP_CIPHER *c = EVP_CIPHER_fetch(NULL, name, NULL);
+	const OSSL_PROVIDER *prov = c != NULL ? EVP_CIPHER_get0_provider(c) : NULL;
+	const OSSL_ALGORITHM *algs = NULL;
+	rc__tls_aead_impl f = {0};
+	int no_store = 0;
+
+	if (prov != NULL)
+		algs = OSSL_PROVIDER_query_operation(prov, OSSL_OP_CIPHER, &no_store);
+	for (const OSSL_ALGORITHM *a = algs; a != NULL && a->algorithm_names != NULL; a++) {
+		if (!rc__tls_name_in(a->algorithm_names, name))
+			continue;
+		for (const OSSL_DISPATCH *d = a->implementation; d->function_id != 0; d++) {
+			switch (d->function_id) {
+			case OSSL_FUNC_CIPHER_NEWCTX: f.newctx = OSSL_FUNC_cipher_newctx(d); break;
+			case OSSL_FUNC_CIPHER_FREECTX: f.freectx = OSSL_FUNC_cipher_freectx(d); break;
+			case OSSL_FUNC_CIPHER_ENCRYPT_INIT: f.einit = OSSL_FUNC_cipher_encrypt_init(d); break;
+			case OSSL_FUNC_CIPHER_DECRYPT_INIT: f.dinit = OSSL_FUNC_cipher_decrypt_init(d); break;
+			case OSSL_FUNC_CIPHER_UPDATE: f.update = OSSL_FUNC_cipher_update(d); break;
+			case OSSL_FUNC_CIPHER_FINAL: f.final = OSSL_FUNC_cipher_final(d); break;
+			case OSSL_FUNC_CIPHER_GET_CTX_PARAMS:
+				f.get = OSSL_FUNC_cipher_get_ctx_params(d);
+				break;
+			default: break;
+			}
+		}
+		break;
+	}
+	if (algs != NULL)
+		OSSL_PROVIDER_unquery_operation(prov, OSSL_OP_CIPHER, algs);
+	if (f.newctx != NULL && f.freectx != NULL && f.einit != NULL && f.dinit != NULL &&
+	    f.update != NULL && f.final != NULL && f.get != NULL) {
+		f.cipher = c;
+		f.provctx = OSSL_PROVIDER_get0_provider_ctx(prov);
+		*im = f;
+	} else {
+		EVP_CIPHER_free(c);
+	}
+	ERR_clear_error();
+}
+
+static void rc__tls_impls_find(void)
+{
+	for (int k = 0; k < 3; k++)
+		rc__tls_impl_find(&rc__tls_impls[k], rc__tls_impl_names[k]);
+}
+
 /* Hand t over to the record layer once its handshake is done, if it can be (the secrets are
  * known, the suite is one of the three, SSL holds nothing read past the handshake); SSL keeps
  * no buffers then. Under t->mu or before t is shared. */
@@ -1409,12 +1494,18 @@ static void rc__tls_take_over(rc__tls_conn *t)
 	bool server = SSL_is_server(t->ssl) != 0;
 	size_t hl;
 
+	int k;
+
 	switch (id) {
-	case 0x03001301: t->cipher = EVP_aes_128_gcm(), t->md = EVP_sha256(); break;
-	case 0x03001302: t->cipher = EVP_aes_256_gcm(), t->md = EVP_sha384(); break;
-	case 0x03001303: t->cipher = EVP_chacha20_poly1305(), t->md = EVP_sha256(); break;
+	case 0x03001301: t->cipher = EVP_aes_128_gcm(), t->md = EVP_sha256(), k = 0; break;
+	case 0x03001302: t->cipher = EVP_aes_256_gcm(), t->md = EVP_sha384(), k = 1; break;
+	case 0x03001303: t->cipher = EVP_chacha20_poly1305(), t->md = EVP_sha256(), k = 2; break;
 	default: return;
 	}
+	pthread_once(&rc__tls_impls_once, rc__tls_impls_find);
+	if (rc__tls_impls[k].newctx == NULL)
+		return; /* (its provider has no such cipher: SSL goes on) */
+	t->impl = &rc__tls_impls[k];
 	hl = (size_t)EVP_MD_get_size(t->md);
 	if (t->csec_len != hl || t->ssec_len != hl || SSL_has_pending(t->ssl) ||
 	    t->rawlen > t->rawoff || t->wlen > t->woff)
@@ -1581,8 +1672,10 @@ void rc__tls_close(rc__tls_conn *t)
 	} else if (SSL_shutdown(t->ssl) >= 0) { /* the same through SSL */
 		(void)rc__tls_wflush(t); /* (behind records still waiting, if any) */
 	}
-	EVP_CIPHER_CTX_free(t->rx.ctx);
-	EVP_CIPHER_CTX_free(t->tx.ctx);
+	if (t->rx.actx != NULL)
+		t->rx.im->freectx(t->rx.actx);
+	if (t->tx.actx != NULL)
+		t->tx.im->freectx(t->tx.actx);
 	OPENSSL_cleanse(&t->rx, sizeof(t->rx));
 	OPENSSL_cleanse(&t->tx, sizeof(t->tx));
 	OPENSSL_cleanse(t->csec, sizeof(t->csec));
