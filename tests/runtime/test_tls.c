@@ -999,6 +999,124 @@ static void tls_record_alerts(void **state)
 }
 
 /*
+ * A raw TLS server for the client's record layer (one connection): answers the AUTH_TLS
+ * probe, does the handshake with OpenSSL on the socket, reads the client's first call, then
+ * sends `bad` (len bytes, raw, after the handshake) instead of a reply and reads what comes
+ * back: the first record's outer type and length (got[0], got[1]; -1 none).
+ */
+typedef struct tw_rawsrv {
+	int lfd;
+	char uri[64];
+	const unsigned char *bad;
+	size_t len;
+	int got[2];
+	pthread_t th;
+} tw_rawsrv;
+
+static int tw_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                      const unsigned char *in, unsigned inlen, void *arg)
+{
+	(void)ssl;
+	(void)arg;
+	return SSL_select_next_proto((unsigned char **)out, outlen, (const unsigned char *)"\x06sunrpc",
+	                             7, in, inlen) == OPENSSL_NPN_NEGOTIATED
+	           ? SSL_TLSEXT_ERR_OK
+	           : SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+static void *tw_rawsrv_run(void *arg)
+{
+	tw_rawsrv *rs = arg;
+	unsigned char probe[44], reply[36] = {0x80, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+	                                      0, 0, 0, 0, 0, 0, 0, 8, 'S', 'T', 'A', 'R', 'T',
+	                                      'T', 'L', 'S', 0, 0, 0, 0};
+	unsigned char b[256];
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	SSL *ssl = NULL;
+	int fd = accept(rs->lfd, NULL, NULL);
+	struct timeval tv = {5, 0};
+
+	rs->got[0] = rs->got[1] = -1;
+	if (fd < 0 || ctx == NULL)
+		goto out;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+	SSL_CTX_set_num_tickets(ctx, 0);
+	SSL_CTX_set_alpn_select_cb(ctx, tw_alpn_cb, NULL);
+	if (SSL_CTX_use_certificate_chain_file(ctx, P("server.pem")) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, P("server.key"), SSL_FILETYPE_PEM) != 1)
+		goto out;
+	if (recv(fd, probe, sizeof(probe), MSG_WAITALL) != (ssize_t)sizeof(probe))
+		goto out;
+	memcpy(reply + 4, probe + 4, 4); /* the probe's xid */
+	if (send(fd, reply, sizeof(reply), MSG_NOSIGNAL) != (ssize_t)sizeof(reply) ||
+	    (ssl = SSL_new(ctx)) == NULL || SSL_set_fd(ssl, fd) != 1 || SSL_accept(ssl) != 1 ||
+	    SSL_read(ssl, b, sizeof(b)) <= 0) /* the call */
+		goto out;
+	if (send(fd, rs->bad, rs->len, MSG_NOSIGNAL) != (ssize_t)rs->len)
+		goto out;
+	if (recv(fd, b, 5, MSG_WAITALL) == 5) {
+		rs->got[0] = b[0];
+		rs->got[1] = (b[3] << 8) | b[4];
+	}
+out:
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * The client's record layer refuses what tls_record_alerts sends the server: against a raw
+ * OpenSSL server, a plaintext close_notify after the handshake (instead of the reply) fails
+ * the call -- not a clean end of stream -- with "unprotected alert after the handshake", and a
+ * record that does not open fails it with "bad record mac"; each time the client sends one
+ * protected alert record first (outer type application_data, 2 + 1 + 16 bytes).
+ */
+static void tls_client_alerts(void **state)
+{
+	static const unsigned char cn[7] = {21, 3, 3, 0, 2, 1, 0};
+	static const unsigned char junk[25] = {23, 3, 3, 0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+	                                       11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+	const struct {
+		const unsigned char *rec;
+		size_t len;
+		const char *why;
+	} cases[2] = {{cn, sizeof(cn), "unprotected alert after the handshake"},
+	              {junk, sizeof(junk), "bad record mac"}};
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		tw_rawsrv rs = {.bad = cases[i].rec, .len = cases[i].len};
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t al = sizeof(a);
+		rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), "localhost", NULL, NULL, NULL};
+		rc_client *c = NULL;
+		rc_error e;
+
+		rs.lfd = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(bind(rs.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(listen(rs.lfd, 4), 0);
+		assert_int_equal(getsockname(rs.lfd, (struct sockaddr *)&a, &al), 0);
+		snprintf(rs.uri, sizeof(rs.uri), "tcp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+		assert_int_equal(pthread_create(&rs.th, NULL, tw_rawsrv_run, &rs), 0);
+		assert_int_equal(rc_client_create_tls(&c, rs.uri, RT_PROG, 1, &o, &e), RC_OK);
+		assert_int_not_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL,
+		                             (rc_xdrproc)rc_xdr_void, NULL),
+		                     RC_OK);
+		rc_client_geterr(c, &e);
+		if (strstr(e.detail, cases[i].why) == NULL)
+			fail_msg("case %d: %s: %s, wanted %s", i, rc_status_name(e.status), e.detail,
+			         cases[i].why);
+		rc_client_destroy(c);
+		assert_int_equal(pthread_join(rs.th, NULL), 0);
+		close(rs.lfd);
+		assert_int_equal(rs.got[0], 23);
+		assert_int_equal(rs.got[1], 2 + 1 + 16);
+	}
+}
+
+/*
  * The key usage limit (RFC 8446 section 5.5), lowered to 2 records a key: our client against
  * our server (calls, echoes of many records, both sides sending KeyUpdates all along), then
  * OpenSSL's client, which must follow the server's KeyUpdates to read its replies.
@@ -1043,6 +1161,7 @@ int main(void)
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
 		cmocka_unit_test(tls_slow_handshake), cmocka_unit_test(tls_record_layer),
 		cmocka_unit_test(tls_key_limit), cmocka_unit_test(tls_record_alerts),
+		cmocka_unit_test(tls_client_alerts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
