@@ -1374,7 +1374,7 @@ static ssize_t rc__tls_fast_write(rc__tls_conn *t, const unsigned char *buf, siz
                                   int timeout_ms)
 {
 	int64_t deadline = timeout_ms > 0 ? (int64_t)rc__clock_ns() + timeout_ms * 1000000LL : 0;
-	bool gather = n >= RC__TLS_GATHER_MIN;
+	bool gather = n >= RC__TLS_GATHER_MIN, out;
 	size_t done = 0;
 	int f = 0;
 
@@ -1399,8 +1399,9 @@ static ssize_t rc__tls_fast_write(rc__tls_conn *t, const unsigned char *buf, siz
 			pthread_mutex_unlock(&t->mu);
 			return -1;
 		}
+		out = t->wlen == t->woff; /* all sent: nothing to drain */
 		pthread_mutex_unlock(&t->mu);
-		if (timeout_ms != 0 && rc__tls_drain(t, deadline, timeout_ms) < 0)
+		if (timeout_ms != 0 && !out && rc__tls_drain(t, deadline, timeout_ms) < 0)
 			return done > 0 && errno == EAGAIN ? (ssize_t)done : -1;
 		if (done > 0)
 			return (ssize_t)done;
