@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
+#include <openssl/provider.h>
 #include <openssl/hmac.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -40,16 +43,35 @@ struct rc__tls_ctx {
 };
 
 /*
+ * One TLS 1.3 AEAD suite's cipher as its OpenSSL provider implements it: the provider's own
+ * entry points (provider-cipher(7)), which the record layer calls without EVP_CIPHER_CTX
+ * around them (see rc__tls_impl_find). Found once a process; newctx NULL: not found.
+ */
+typedef struct rc__tls_aead_impl {
+	EVP_CIPHER *cipher; /* fetched, never freed: keeps its provider loaded */
+	void *provctx;
+	OSSL_FUNC_cipher_newctx_fn *newctx;
+	OSSL_FUNC_cipher_freectx_fn *freectx;
+	OSSL_FUNC_cipher_encrypt_init_fn *einit;
+	OSSL_FUNC_cipher_decrypt_init_fn *dinit;
+	OSSL_FUNC_cipher_update_fn *update;
+	OSSL_FUNC_cipher_final_fn *final;
+	OSSL_FUNC_cipher_get_ctx_params_fn *get;
+} rc__tls_aead_impl;
+
+/*
  * One direction of the record layer remotecall runs itself once the handshake is done (see
- * "The record layer" below): the AEAD context keyed with the direction's traffic key, the
- * static IV, the traffic secret (for a KeyUpdate) and the record sequence number.
+ * "The record layer" below): the provider's cipher context keyed with the direction's
+ * traffic key, the static IV, the traffic secret (for a KeyUpdate) and the record sequence
+ * number.
  */
 typedef struct rc__tls_dir {
-	EVP_CIPHER_CTX *ctx;
+	const rc__tls_aead_impl *im;
+	void *actx; /* im's context (im->freectx frees it) */
+	bool enc;   /* protecting (else opening) */
 	unsigned char iv[12];
 	unsigned char secret[EVP_MAX_MD_SIZE];
 	uint64_t seq;
-	bool gcm; /* AES-GCM: the nonce goes in as the whole "fixed" IV (see rc__tls_set_nonce) */
 } rc__tls_dir;
 
 struct rc__tls_conn {
@@ -84,6 +106,7 @@ struct rc__tls_conn {
 	                       record), kept by the reader for the others to read without mu */
 	rc__tls_dir rx, tx;
 	const EVP_CIPHER *cipher;
+	const rc__tls_aead_impl *impl; /* cipher's provider entry points */
 	const EVP_MD *md;
 	unsigned char *pt;
 	size_t ptlen;
@@ -889,11 +912,16 @@ static int rc__tls_drain(rc__tls_conn *t, int64_t deadline, int timeout_ms)
  * does: OpenSSL 3.0's SSL_write / SSL_read spend about 6,000 instructions a small record
  * around the cipher (parameter look-ups by name, per-record allocation, the state machine,
  * BIO layers), this about 2,000. The three TLS 1.3 AEAD suites (AES-128-GCM, AES-256-GCM,
- * ChaCha20-Poly1305) through one EVP context a direction, keyed once; per record only the
- * nonce changes. After the handshake it handles application data, alerts (close_notify is
- * the end of the stream, any other fails the connection with its name), NewSessionTicket
- * (ignored) and KeyUpdate (both directions, RFC 8446 section 4.6.3); a handshake message split
- * across records, or anything else, fails the connection. Without the secrets (or with any
+ * ChaCha20-Poly1305) through one provider cipher context a direction (the provider's entry
+ * points called directly: rc__tls_impl_find), keyed once; per record only the
+ * nonce changes. After the handshake it handles application data, alerts (a protected
+ * close_notify is the end of the stream, any other fails the connection with its name),
+ * NewSessionTicket (ignored) and KeyUpdate (both directions, RFC 8446 section 4.6.3); a
+ * handshake message split across records, an unprotected record (a plaintext alert, even a
+ * close_notify), or anything else fails the connection, and a fault of the peer's is answered
+ * with the fatal alert RFC 8446 section 6 names (bad_record_mac, record_overflow,
+ * decode_error, unexpected_message...), protected, before the connection closes (see
+ * rc__tls_rfail). Without the secrets (or with any
  * other suite, or bytes SSL read past its handshake) the connection stays on SSL_read /
  * SSL_write. The same keys are what kernel TLS offload (setsockopt TLS_TX / TLS_RX) would take.
  */
@@ -933,14 +961,15 @@ static bool rc__tls_dir_key(rc__tls_conn *t, rc__tls_dir *d, int enc)
 	size_t hl = (size_t)EVP_MD_get_size(t->md), kl = (size_t)EVP_CIPHER_get_key_length(t->cipher);
 	bool ok;
 
-	if (d->ctx == NULL && (d->ctx = EVP_CIPHER_CTX_new()) == NULL)
+	d->im = t->impl;
+	d->enc = enc != 0;
+	if (d->actx == NULL && (d->actx = d->im->newctx(d->im->provctx)) == NULL)
 		return false;
 	ok = kl <= sizeof(key) && rc__tls_expand(t->md, d->secret, hl, "key", key, kl) &&
 	     rc__tls_expand(t->md, d->secret, hl, "iv", d->iv, 12) &&
-	     EVP_CipherInit_ex(d->ctx, t->cipher, NULL, key, NULL, enc) == 1;
+	     (enc ? d->im->einit : d->im->dinit)(d->actx, key, kl, NULL, 0, NULL) == 1;
 	OPENSSL_cleanse(key, sizeof(key));
 	d->seq = 0;
-	d->gcm = EVP_CIPHER_get_mode(t->cipher) == EVP_CIPH_GCM_MODE;
 	return ok;
 }
 
@@ -966,51 +995,39 @@ static void rc__tls_nonce(rc__tls_dir *d, unsigned char nonce[12])
 }
 
 /*
- * Set the nonce of d's next record, and (opening) the tag to check. AES-GCM takes both in one
- * parameter call, the nonce as the whole "fixed" IV (the length -1 of EVP_CTRL_GCM_SET_IV_FIXED:
- * OpenSSL's own TLS code restores a whole IV so): OpenSSL 3.0's EVP_CipherInit_ex asks the
- * cipher for its IV length through a parameter look-up on every call, which costs more than
- * the cipher does on a small record. Other suites go through EVP_CipherInit_ex (and a second
- * call for the tag). False if OpenSSL fails.
+ * Set the nonce of d's next record, and (opening) the tag to check, in one call of the
+ * provider's init (no key: it keeps the one it has): it copies the nonce and looks up the one
+ * parameter it is given. Through EVP this cost about 450 instructions more a record (the
+ * parameter look-ups by name of EVP_CIPHER_CTX_set_params around the provider's, and of
+ * EVP_CipherInit's question for the IV length). False if the provider fails.
  */
 static bool rc__tls_set_nonce(rc__tls_dir *d, const unsigned char *tag)
 {
 	unsigned char nonce[12];
-	OSSL_PARAM p[3], *q = p;
+	OSSL_PARAM p[2] = {OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag,
+	                                           RC__TLS_TAG),
+	                   OSSL_PARAM_END};
 
 	rc__tls_nonce(d, nonce);
-	if (d->gcm)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, nonce,
-		                                         (size_t)-1);
-	else if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, -1) != 1)
-		return false;
-	if (tag != NULL)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag,
-		                                         RC__TLS_TAG);
-	*q = OSSL_PARAM_construct_end();
-	return q == p || EVP_CIPHER_CTX_set_params(d->ctx, p) == 1;
+	return (d->enc ? d->im->einit : d->im->dinit)(d->actx, NULL, 0, nonce, sizeof(nonce),
+	                                              tag != NULL ? p : NULL) == 1;
 }
 
 /*
  * The AEAD pass over a record whose nonce (and tag to check) is set: the 5 bytes of additional
- * data at aad, n bytes from in to out, and the end (the tag made, or checked). AES-GCM through
- * EVP_Cipher, the cipher's one-shot entry, without EVP_CipherUpdate's and _Final's checks
- * around it (its end, in NULL, checks the tag); the others through EVP_CipherUpdate and
- * EVP_CipherFinal_ex (ChaCha20-Poly1305's one-shot entry does nothing for an empty input: its
- * tag would go unchecked). False if the cipher fails or the tag does not match.
+ * data at aad, n bytes from in to out, and the end (the tag made, or checked: a final that
+ * fails is a tag that does not match), through the provider's update and final (what
+ * EVP_CipherUpdate and EVP_CipherFinal_ex call, without their checks around them). False if
+ * the cipher fails or the tag does not match.
  */
 static bool rc__tls_aead(rc__tls_dir *d, const unsigned char *aad, const unsigned char *in,
                          unsigned char *out, size_t n)
 {
-	int ol = 0, fl = 0;
+	size_t ol = 0, fl = 0;
 
-	if (d->gcm)
-		return EVP_Cipher(d->ctx, NULL, aad, 5) >= 0 &&
-		       EVP_Cipher(d->ctx, out, in, (unsigned)n) >= 0 &&
-		       EVP_Cipher(d->ctx, NULL, NULL, 0) >= 0;
-	return EVP_CipherUpdate(d->ctx, NULL, &ol, aad, 5) == 1 &&
-	       EVP_CipherUpdate(d->ctx, out, &ol, in, (int)n) == 1 && (size_t)ol == n &&
-	       EVP_CipherFinal_ex(d->ctx, out + ol, &fl) == 1 && fl == 0;
+	return d->im->update(d->actx, NULL, &ol, 5, aad, 5) == 1 &&
+	       d->im->update(d->actx, out, &ol, n, in, n) == 1 && ol == n &&
+	       d->im->final(d->actx, out + n, &fl, 0) == 1 && fl == 0;
 }
 
 /* Protect p[0..n) (n <= RC__TLS_REC_PT) of content type `type` as one record at out (n +
@@ -1029,7 +1046,7 @@ static bool rc__tls_seal(rc__tls_dir *d, unsigned char type, const unsigned char
 	                     OSSL_PARAM_END};
 
 	if (!rc__tls_set_nonce(d, NULL) || !rc__tls_aead(d, out, out + 5, out + 5, n + 1) ||
-	    EVP_CIPHER_CTX_get_params(d->ctx, tag) != 1)
+	    d->im->get(d->actx, tag) != 1)
 		return false;
 	d->seq++;
 	return true;
@@ -1120,13 +1137,35 @@ static const char *rc__tls_alert_name(unsigned d)
 	return "unknown";
 }
 
-/* The record layer failed reading: the detail, t->failed = EPROTO. -1. Under t->mu. */
-static int rc__tls_rfail(rc__tls_conn *t, const char *why, unsigned alert)
+/* TLS alert descriptions this record layer sends (RFC 8446 section 6.2). */
+enum {
+	RC__TLS_AD_UNEXPECTED_MESSAGE = 10,
+	RC__TLS_AD_BAD_RECORD_MAC = 20,
+	RC__TLS_AD_RECORD_OVERFLOW = 22,
+	RC__TLS_AD_ILLEGAL_PARAMETER = 47,
+	RC__TLS_AD_DECODE_ERROR = 50,
+	RC__TLS_AD_INTERNAL_ERROR = 80,
+};
+
+/*
+ * The record layer failed reading: the detail (why, or the peer's alert `got` when why is
+ * NULL), then -- when we found the fault (send != 0) -- a fatal alert `send`, protected as
+ * every record after the handshake is (RFC 8446 sections 5.2 and 6), sent if the socket
+ * takes it now (no waiting; a full socket or wbuf goes without it); t->failed = EPROTO, so
+ * nothing more is written (no close_notify after it). -1, errno EPROTO. Under t->mu.
+ */
+static int rc__tls_rfail(rc__tls_conn *t, const char *why, unsigned got, unsigned send)
 {
+	if (send != 0 && t->failed == 0) {
+		const unsigned char a[2] = {2, (unsigned char)send}; /* fatal */
+		if (rc__tls_put(t, 21, a, sizeof(a)))
+			(void)rc__tls_wflush(t);
+		ERR_clear_error();
+	}
 	if (why != NULL)
 		rc__tp_set_detail("TLS read: %s", why);
 	else
-		rc__tp_set_detail("TLS read: tls alert %s (%u)", rc__tls_alert_name(alert), alert);
+		rc__tp_set_detail("TLS read: tls alert %s (%u)", rc__tls_alert_name(got), got);
 	t->failed = EPROTO;
 	errno = EPROTO;
 	return -1;
@@ -1140,20 +1179,24 @@ static int rc__tls_post_handshake(rc__tls_conn *t, const unsigned char *m, size_
 		size_t len;
 
 		if (n < 4 || (len = ((size_t)m[1] << 16) | ((size_t)m[2] << 8) | m[3]) > n - 4)
-			return rc__tls_rfail(t, "handshake message split across records", 0);
+			return rc__tls_rfail(t, "handshake message split across records", 0,
+			                     RC__TLS_AD_INTERNAL_ERROR);
 		if (m[0] == 24) { /* KeyUpdate */
 			static const unsigned char ku[5] = {24, 0, 0, 1, 0}; /* update_not_requested */
-			if (len != 1 || m[4] > 1)
-				return rc__tls_rfail(t, "bad KeyUpdate", 0);
+			if (len != 1)
+				return rc__tls_rfail(t, "bad KeyUpdate", 0, RC__TLS_AD_DECODE_ERROR);
+			if (m[4] > 1)
+				return rc__tls_rfail(t, "bad KeyUpdate", 0, RC__TLS_AD_ILLEGAL_PARAMETER);
 			if (!rc__tls_dir_next(t, &t->rx, 0))
-				return rc__tls_rfail(t, "KeyUpdate failed", 0);
+				return rc__tls_rfail(t, "KeyUpdate failed", 0, RC__TLS_AD_INTERNAL_ERROR);
 			if (m[4] == 1) { /* update_requested: ours goes out under the old key */
 				if (!rc__tls_put(t, 22, ku, sizeof(ku)) || !rc__tls_dir_next(t, &t->tx, 1))
-					return rc__tls_rfail(t, "KeyUpdate failed", 0);
+					return rc__tls_rfail(t, "KeyUpdate failed", 0, 0); /* (tx failed) */
 				(void)rc__tls_wflush(t);
 			}
 		} else if (m[0] != 4) { /* not NewSessionTicket */
-			return rc__tls_rfail(t, "unexpected handshake message", 0);
+			return rc__tls_rfail(t, "unexpected handshake message", 0,
+			                     RC__TLS_AD_UNEXPECTED_MESSAGE);
 		}
 		m += 4 + len;
 		n -= 4 + len;
@@ -1175,28 +1218,35 @@ static ssize_t rc__tls_open(rc__tls_conn *t, unsigned char *buf, size_t cap)
 	if (have < 5)
 		return -2;
 	clen = ((size_t)h[3] << 8) | h[4];
-	if (h[1] != 3 || clen > RC__TLS_REC_PT + 256 || (h[0] != 23 && h[0] != 21))
-		return rc__tls_rfail(t, h[1] != 3 || clen > RC__TLS_REC_PT + 256 ? "record overflow"
-		                                                            : "unexpected record",
-		                     0);
+	/* After the handshake every record is protected: outer type application_data (RFC 8446
+	 * section 5.2; legacy_record_version is ignored, as section 5.1 says: it is part of the
+	 * additional data all the same). An alert in the clear -- a close_notify too -- is no end
+	 * of the stream but unexpected_message, as any other unprotected record is. */
+	if (h[0] != 23)
+		return rc__tls_rfail(t, h[0] == 21 ? "unprotected alert after the handshake"
+		                                   : "unexpected record",
+		                     0, RC__TLS_AD_UNEXPECTED_MESSAGE);
+	if (clen > RC__TLS_REC_PT + 256)
+		return rc__tls_rfail(t, "record overflow", 0, RC__TLS_AD_RECORD_OVERFLOW);
 	if (have < 5 + clen)
 		return -2;
 	t->rawoff += 5 + clen;
-	if (h[0] == 21) /* an alert in the clear: the peer failed before it could protect it */
-		return clen == 2 && h[5] == 1 && h[6] == 0 ? -3 : rc__tls_rfail(t, NULL, clen == 2 ? h[6] : 0);
-	if (clen < 1 + RC__TLS_TAG)
-		return rc__tls_rfail(t, "record too short", 0);
+	if (clen < 1 + RC__TLS_TAG) /* too short to open: it fails as a bad MAC would */
+		return rc__tls_rfail(t, "record too short", 0, RC__TLS_AD_BAD_RECORD_MAC);
 	n = clen - RC__TLS_TAG;
 	dst = n <= cap ? buf : h + 5;
 	if (!rc__tls_set_nonce(&t->rx, h + 5 + n) || !rc__tls_aead(&t->rx, h, h + 5, dst, n)) {
 		ERR_clear_error();
-		return rc__tls_rfail(t, "bad record mac", 0);
+		return rc__tls_rfail(t, "bad record mac", 0, RC__TLS_AD_BAD_RECORD_MAC);
 	}
 	t->rx.seq++;
 	while (n > 0 && dst[n - 1] == 0) /* padding */
 		n--;
-	if (n == 0 || n > RC__TLS_REC_PT + 1)
-		return rc__tls_rfail(t, n == 0 ? "record without a content type" : "record overflow", 0);
+	if (n == 0)
+		return rc__tls_rfail(t, "record without a content type", 0,
+		                     RC__TLS_AD_UNEXPECTED_MESSAGE);
+	if (n > RC__TLS_REC_PT + 1)
+		return rc__tls_rfail(t, "record overflow", 0, RC__TLS_AD_RECORD_OVERFLOW);
 	n--;
 	switch (dst[n]) {
 	case 23: /* application_data */
@@ -1205,14 +1255,14 @@ static ssize_t rc__tls_open(rc__tls_conn *t, unsigned char *buf, size_t cap)
 		t->pt = dst;
 		t->ptlen = n;
 		return 0;
-	case 21: /* alert */
+	case 21: /* alert: the peer's close_notify ends the stream, any other fails it */
 		if (n != 2)
-			return rc__tls_rfail(t, "bad alert", 0);
-		return dst[1] == 0 ? -3 : rc__tls_rfail(t, NULL, dst[1]);
+			return rc__tls_rfail(t, "bad alert", 0, RC__TLS_AD_DECODE_ERROR);
+		return dst[1] == 0 ? -3 : rc__tls_rfail(t, NULL, dst[1], 0);
 	case 22:
 		return rc__tls_post_handshake(t, dst, n) < 0 ? -1 : 0;
 	default:
-		return rc__tls_rfail(t, "unexpected record", 0);
+		return rc__tls_rfail(t, "unexpected record", 0, RC__TLS_AD_UNEXPECTED_MESSAGE);
 	}
 }
 
@@ -1324,7 +1374,7 @@ static ssize_t rc__tls_fast_write(rc__tls_conn *t, const unsigned char *buf, siz
                                   int timeout_ms)
 {
 	int64_t deadline = timeout_ms > 0 ? (int64_t)rc__clock_ns() + timeout_ms * 1000000LL : 0;
-	bool gather = n >= RC__TLS_GATHER_MIN;
+	bool gather = n >= RC__TLS_GATHER_MIN, out;
 	size_t done = 0;
 	int f = 0;
 
@@ -1349,8 +1399,9 @@ static ssize_t rc__tls_fast_write(rc__tls_conn *t, const unsigned char *buf, siz
 			pthread_mutex_unlock(&t->mu);
 			return -1;
 		}
+		out = t->wlen == t->woff; /* all sent: nothing to drain */
 		pthread_mutex_unlock(&t->mu);
-		if (timeout_ms != 0 && rc__tls_drain(t, deadline, timeout_ms) < 0)
+		if (timeout_ms != 0 && !out && rc__tls_drain(t, deadline, timeout_ms) < 0)
 			return done > 0 && errno == EAGAIN ? (ssize_t)done : -1;
 		if (done > 0)
 			return (ssize_t)done;
@@ -1360,6 +1411,78 @@ static ssize_t rc__tls_fast_write(rc__tls_conn *t, const unsigned char *buf, siz
 		}
 		f = 0; /* drained: room again */
 	}
+}
+
+/* The three suites' ciphers, by the names rc__tls_take_over's switch numbers them. */
+static const char *const rc__tls_impl_names[3] = {"AES-128-GCM", "AES-256-GCM",
+                                                  "ChaCha20-Poly1305"};
+static rc__tls_aead_impl rc__tls_impls[3];
+static pthread_once_t rc__tls_impls_once = PTHREAD_ONCE_INIT;
+
+/* Whether name is one of names (a provider's "A:B:C" list, compared as OpenSSL does,
+ * ignoring case). */
+static bool rc__tls_name_in(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = names; p != NULL; p = strchr(p, ':'), p = p != NULL ? p + 1 : NULL)
+		if (strncasecmp(p, name, n) == 0 && (p[n] == '\0' || p[n] == ':'))
+			return true;
+	return false;
+}
+
+/*
+ * Find the provider entry points of cipher `name` (rc__tls_aead_impl): fetch it as EVP would
+ * (the default library context and properties, so the provider EVP would use), ask that
+ * provider for its cipher table (OSSL_PROVIDER_query_operation) and take the entry of that
+ * name. *im is left zero unless every entry point the record layer calls is there.
+ */
+static void rc__tls_impl_find(rc__tls_aead_impl *im, const char *name)
+{
+	EVP_CIPHER *c = EVP_CIPHER_fetch(NULL, name, NULL);
+	const OSSL_PROVIDER *prov = c != NULL ? EVP_CIPHER_get0_provider(c) : NULL;
+	const OSSL_ALGORITHM *algs = NULL;
+	rc__tls_aead_impl f = {0};
+	int no_store = 0;
+
+	if (prov != NULL)
+		algs = OSSL_PROVIDER_query_operation(prov, OSSL_OP_CIPHER, &no_store);
+	for (const OSSL_ALGORITHM *a = algs; a != NULL && a->algorithm_names != NULL; a++) {
+		if (!rc__tls_name_in(a->algorithm_names, name))
+			continue;
+		for (const OSSL_DISPATCH *d = a->implementation; d->function_id != 0; d++) {
+			switch (d->function_id) {
+			case OSSL_FUNC_CIPHER_NEWCTX: f.newctx = OSSL_FUNC_cipher_newctx(d); break;
+			case OSSL_FUNC_CIPHER_FREECTX: f.freectx = OSSL_FUNC_cipher_freectx(d); break;
+			case OSSL_FUNC_CIPHER_ENCRYPT_INIT: f.einit = OSSL_FUNC_cipher_encrypt_init(d); break;
+			case OSSL_FUNC_CIPHER_DECRYPT_INIT: f.dinit = OSSL_FUNC_cipher_decrypt_init(d); break;
+			case OSSL_FUNC_CIPHER_UPDATE: f.update = OSSL_FUNC_cipher_update(d); break;
+			case OSSL_FUNC_CIPHER_FINAL: f.final = OSSL_FUNC_cipher_final(d); break;
+			case OSSL_FUNC_CIPHER_GET_CTX_PARAMS:
+				f.get = OSSL_FUNC_cipher_get_ctx_params(d);
+				break;
+			default: break;
+			}
+		}
+		break;
+	}
+	if (algs != NULL)
+		OSSL_PROVIDER_unquery_operation(prov, OSSL_OP_CIPHER, algs);
+	if (f.newctx != NULL && f.freectx != NULL && f.einit != NULL && f.dinit != NULL &&
+	    f.update != NULL && f.final != NULL && f.get != NULL) {
+		f.cipher = c;
+		f.provctx = OSSL_PROVIDER_get0_provider_ctx(prov);
+		*im = f;
+	} else {
+		EVP_CIPHER_free(c);
+	}
+	ERR_clear_error();
+}
+
+static void rc__tls_impls_find(void)
+{
+	for (int k = 0; k < 3; k++)
+		rc__tls_impl_find(&rc__tls_impls[k], rc__tls_impl_names[k]);
 }
 
 /* Hand t over to the record layer once its handshake is done, if it can be (the secrets are
@@ -1372,12 +1495,18 @@ static void rc__tls_take_over(rc__tls_conn *t)
 	bool server = SSL_is_server(t->ssl) != 0;
 	size_t hl;
 
+	int k;
+
 	switch (id) {
-	case 0x03001301: t->cipher = EVP_aes_128_gcm(), t->md = EVP_sha256(); break;
-	case 0x03001302: t->cipher = EVP_aes_256_gcm(), t->md = EVP_sha384(); break;
-	case 0x03001303: t->cipher = EVP_chacha20_poly1305(), t->md = EVP_sha256(); break;
+	case 0x03001301: t->cipher = EVP_aes_128_gcm(), t->md = EVP_sha256(), k = 0; break;
+	case 0x03001302: t->cipher = EVP_aes_256_gcm(), t->md = EVP_sha384(), k = 1; break;
+	case 0x03001303: t->cipher = EVP_chacha20_poly1305(), t->md = EVP_sha256(), k = 2; break;
 	default: return;
 	}
+	pthread_once(&rc__tls_impls_once, rc__tls_impls_find);
+	if (rc__tls_impls[k].newctx == NULL)
+		return; /* (its provider has no such cipher: SSL goes on) */
+	t->impl = &rc__tls_impls[k];
 	hl = (size_t)EVP_MD_get_size(t->md);
 	if (t->csec_len != hl || t->ssec_len != hl || SSL_has_pending(t->ssl) ||
 	    t->rawlen > t->rawoff || t->wlen > t->woff)
@@ -1544,8 +1673,10 @@ void rc__tls_close(rc__tls_conn *t)
 	} else if (SSL_shutdown(t->ssl) >= 0) { /* the same through SSL */
 		(void)rc__tls_wflush(t); /* (behind records still waiting, if any) */
 	}
-	EVP_CIPHER_CTX_free(t->rx.ctx);
-	EVP_CIPHER_CTX_free(t->tx.ctx);
+	if (t->rx.actx != NULL)
+		t->rx.im->freectx(t->rx.actx);
+	if (t->tx.actx != NULL)
+		t->tx.im->freectx(t->tx.actx);
 	OPENSSL_cleanse(&t->rx, sizeof(t->rx));
 	OPENSSL_cleanse(&t->tx, sizeof(t->tx));
 	OPENSSL_cleanse(t->csec, sizeof(t->csec));

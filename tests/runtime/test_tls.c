@@ -816,6 +816,8 @@ static bool tw_raw_null(SSL *ssl, int fd, uint32_t xid, int flip)
 			got += (size_t)ret;
 			continue;
 		}
+		if (flip > 0 && SSL_get_error(ssl, ret) == SSL_ERROR_SSL)
+			return false; /* (an alert: the error queue holds it for tw_alert_got) */
 		if (SSL_get_error(ssl, ret) != SSL_ERROR_WANT_READ)
 			fail_msg("call %u: SSL_read: %s", (unsigned)xid,
 			         ERR_reason_error_string(ERR_peek_last_error()));
@@ -827,6 +829,31 @@ static bool tw_raw_null(SSL *ssl, int fd, uint32_t xid, int flip)
 	assert_memory_equal(reply, want, 16);
 	assert_memory_equal(reply + 24, "\0\0\0\0", 4);
 	return true;
+}
+
+/* The server sent the fatal alert desc (RFC 8446 section 6) on ssl's connection fd -- a record
+ * OpenSSL opens with the server's key, so a protected one -- and closed it; the alert may be
+ * in ssl's error queue already (tw_raw_null). Fails if the server closed without an alert, or
+ * sent a close_notify. */
+static void tw_alert_got(SSL *ssl, int fd, int desc)
+{
+	unsigned long e;
+	char b[64];
+	int ret;
+
+	while ((e = ERR_peek_error()) == 0) {
+		ret = SSL_read(ssl, b, sizeof(b));
+		assert_true(ret <= 0);
+		if (SSL_get_error(ssl, ret) == SSL_ERROR_ZERO_RETURN)
+			fail_msg("a close_notify, not alert %d", desc);
+		if (SSL_get_error(ssl, ret) != SSL_ERROR_WANT_READ)
+			continue;
+		if (!tw_mem_in(ssl, fd))
+			fail_msg("the server closed the connection without alert %d", desc);
+	}
+	assert_int_equal(ERR_GET_REASON(e), SSL_AD_REASON_OFFSET + desc);
+	ERR_clear_error();
+	assert_true(tw_closed_within(fd, 3000));
 }
 
 /*
@@ -909,11 +936,183 @@ static void tls_record_layer(void **state)
 			assert_true(tw_raw_null(ssl, fd, 6, 0));
 			/* a flipped bit: 20 bytes from the end is the ciphertext, 5 the tag */
 			assert_false(tw_raw_null(ssl, fd, 7, i == 1 ? 5 : 20));
+			tw_alert_got(ssl, fd, SSL_AD_BAD_RECORD_MAC);
 			SSL_free(ssl);
 			close(fd);
 			SSL_CTX_free(ctx);
 		}
 		rt_stop(&s);
+	}
+}
+
+/*
+ * Records the server's record layer must refuse after the handshake, each on a connection of
+ * its own after a call: a flipped bit (bad_record_mac), a header longer than any record
+ * (record_overflow), an alert in the clear -- a close_notify, then a fatal one -- (after the
+ * handshake every record is protected: unexpected_message), a record of another outer type
+ * (unexpected_message). Each time the server answers with that fatal alert, protected (OpenSSL
+ * opens it), and closes. A protected close_notify is a clean end: the server closes without an
+ * alert. One thread and worker threads.
+ */
+static void tls_record_alerts(void **state)
+{
+	static const struct {
+		unsigned char rec[7];
+		size_t len;
+		int alert;
+	} bad[] = {
+		{{21, 3, 3, 0, 2, 1, 0}, 7, SSL_AD_UNEXPECTED_MESSAGE},  /* plaintext close_notify */
+		{{21, 3, 3, 0, 2, 2, 40}, 7, SSL_AD_UNEXPECTED_MESSAGE}, /* plaintext fatal alert */
+		{{22, 3, 3, 0, 2, 1, 0}, 7, SSL_AD_UNEXPECTED_MESSAGE},  /* plaintext handshake */
+		{{23, 3, 3, 0x48, 0x01}, 5, SSL_AD_RECORD_OVERFLOW},     /* 18,433 bytes */
+		{{23, 3, 3, 0, 2, 1, 0}, 7, SSL_AD_BAD_RECORD_MAC},      /* shorter than a tag */
+	};
+	const tw_conf *confs[2] = {&C_TLS, &C_MT};
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		rt_server s;
+		SSL_CTX *ctx = tw_raw_ctx("TLS_AES_128_GCM_SHA256");
+		tw_start(&s, confs[k]);
+		for (size_t i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+			int fd;
+			SSL *ssl = tw_raw_tls(&s, ctx, false, &fd);
+			assert_true(tw_raw_null(ssl, fd, 1, 0));
+			if (i < sizeof(bad) / sizeof(bad[0])) {
+				assert_int_equal(send(fd, bad[i].rec, bad[i].len, MSG_NOSIGNAL),
+				                 (ssize_t)bad[i].len);
+				tw_alert_got(ssl, fd, bad[i].alert);
+			} else { /* a protected close_notify: closed, no alert */
+				char b[64];
+				assert_int_equal(SSL_shutdown(ssl), 0);
+				tw_mem_out(ssl, fd, 0, 0);
+				while (tw_mem_in(ssl, fd))
+					;
+				assert_true(SSL_read(ssl, b, sizeof(b)) <= 0);
+				assert_int_equal(ERR_peek_error(), 0);
+			}
+			SSL_free(ssl);
+			close(fd);
+		}
+		SSL_CTX_free(ctx);
+		rt_stop(&s);
+	}
+}
+
+/*
+ * A raw TLS server for the client's record layer (one connection): answers the AUTH_TLS
+ * probe, does the handshake with OpenSSL on the socket, reads the client's first call, then
+ * sends `bad` (len bytes, raw, after the handshake) instead of a reply and reads what comes
+ * back: the first record's outer type and length (got[0], got[1]; -1 none).
+ */
+typedef struct tw_rawsrv {
+	int lfd;
+	char uri[64];
+	const unsigned char *bad;
+	size_t len;
+	int got[2];
+	pthread_t th;
+} tw_rawsrv;
+
+static int tw_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                      const unsigned char *in, unsigned inlen, void *arg)
+{
+	(void)ssl;
+	(void)arg;
+	return SSL_select_next_proto((unsigned char **)out, outlen, (const unsigned char *)"\x06sunrpc",
+	                             7, in, inlen) == OPENSSL_NPN_NEGOTIATED
+	           ? SSL_TLSEXT_ERR_OK
+	           : SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+static void *tw_rawsrv_run(void *arg)
+{
+	tw_rawsrv *rs = arg;
+	unsigned char probe[44], reply[36] = {0x80, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+	                                      0, 0, 0, 0, 0, 0, 0, 8, 'S', 'T', 'A', 'R', 'T',
+	                                      'T', 'L', 'S', 0, 0, 0, 0};
+	unsigned char b[256];
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	SSL *ssl = NULL;
+	int fd = accept(rs->lfd, NULL, NULL);
+	struct timeval tv = {5, 0};
+
+	rs->got[0] = rs->got[1] = -1;
+	if (fd < 0 || ctx == NULL)
+		goto out;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+	SSL_CTX_set_num_tickets(ctx, 0);
+	SSL_CTX_set_alpn_select_cb(ctx, tw_alpn_cb, NULL);
+	if (SSL_CTX_use_certificate_chain_file(ctx, P("server.pem")) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, P("server.key"), SSL_FILETYPE_PEM) != 1)
+		goto out;
+	if (recv(fd, probe, sizeof(probe), MSG_WAITALL) != (ssize_t)sizeof(probe))
+		goto out;
+	memcpy(reply + 4, probe + 4, 4); /* the probe's xid */
+	if (send(fd, reply, sizeof(reply), MSG_NOSIGNAL) != (ssize_t)sizeof(reply) ||
+	    (ssl = SSL_new(ctx)) == NULL || SSL_set_fd(ssl, fd) != 1 || SSL_accept(ssl) != 1 ||
+	    SSL_read(ssl, b, sizeof(b)) <= 0) /* the call */
+		goto out;
+	if (send(fd, rs->bad, rs->len, MSG_NOSIGNAL) != (ssize_t)rs->len)
+		goto out;
+	if (recv(fd, b, 5, MSG_WAITALL) == 5) {
+		rs->got[0] = b[0];
+		rs->got[1] = (b[3] << 8) | b[4];
+	}
+out:
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * The client's record layer refuses what tls_record_alerts sends the server: against a raw
+ * OpenSSL server, a plaintext close_notify after the handshake (instead of the reply) fails
+ * the call -- not a clean end of stream -- with "unprotected alert after the handshake", and a
+ * record that does not open fails it with "bad record mac"; each time the client sends one
+ * protected alert record first (outer type application_data, 2 + 1 + 16 bytes).
+ */
+static void tls_client_alerts(void **state)
+{
+	static const unsigned char cn[7] = {21, 3, 3, 0, 2, 1, 0};
+	static const unsigned char junk[25] = {23, 3, 3, 0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+	                                       11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+	const struct {
+		const unsigned char *rec;
+		size_t len;
+		const char *why;
+	} cases[2] = {{cn, sizeof(cn), "unprotected alert after the handshake"},
+	              {junk, sizeof(junk), "bad record mac"}};
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		tw_rawsrv rs = {.bad = cases[i].rec, .len = cases[i].len};
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t al = sizeof(a);
+		rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), "localhost", NULL, NULL, NULL};
+		rc_client *c = NULL;
+		rc_error e;
+
+		rs.lfd = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(bind(rs.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(listen(rs.lfd, 4), 0);
+		assert_int_equal(getsockname(rs.lfd, (struct sockaddr *)&a, &al), 0);
+		snprintf(rs.uri, sizeof(rs.uri), "tcp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+		assert_int_equal(pthread_create(&rs.th, NULL, tw_rawsrv_run, &rs), 0);
+		assert_int_equal(rc_client_create_tls(&c, rs.uri, RT_PROG, 1, &o, &e), RC_OK);
+		assert_int_not_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL,
+		                             (rc_xdrproc)rc_xdr_void, NULL),
+		                     RC_OK);
+		rc_client_geterr(c, &e);
+		if (strstr(e.detail, cases[i].why) == NULL)
+			fail_msg("case %d: %s: %s, wanted %s", i, rc_status_name(e.status), e.detail,
+			         cases[i].why);
+		rc_client_destroy(c);
+		assert_int_equal(pthread_join(rs.th, NULL), 0);
+		close(rs.lfd);
+		assert_int_equal(rs.got[0], 23);
+		assert_int_equal(rs.got[1], 2 + 1 + 16);
 	}
 }
 
@@ -961,7 +1160,8 @@ int main(void)
 		cmocka_unit_test(tls_failures), cmocka_unit_test(tls_policy),
 		cmocka_unit_test(tls_reconnect), cmocka_unit_test(tls_hostile),
 		cmocka_unit_test(tls_slow_handshake), cmocka_unit_test(tls_record_layer),
-		cmocka_unit_test(tls_key_limit),
+		cmocka_unit_test(tls_key_limit), cmocka_unit_test(tls_record_alerts),
+		cmocka_unit_test(tls_client_alerts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
