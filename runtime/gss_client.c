@@ -148,6 +148,8 @@ static int init_step(rc__gss_cli *c, const void *in, size_t in_len, rc__gss_buf 
 				   req, c->lifetime_s ? c->lifetime_s : GSS_C_INDEFINITE,
 				   GSS_C_NO_CHANNEL_BINDINGS, in ? &itok : GSS_C_NO_BUFFER, NULL,
 				   &otok, &flags, NULL);
+	if (maj == GSS_S_COMPLETE)
+		rc__gss_sec_established(&c->sec);
 	pthread_mutex_unlock(&c->sec.lock);
 	if (GSS_ERROR(maj)) {
 		OM_uint32 m2;
@@ -188,6 +190,7 @@ int rc__gss_cli_init_start(rc__gss_cli *c, rc__gss_buf *args, rc__gss_err *err)
 
 	args->data = NULL;
 	args->len = 0;
+	rc__gss_sec_reset(&c->sec);
 	if (c->sec.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &c->sec.ctx, GSS_C_NO_BUFFER);
 	c->gss_done = false;
