@@ -396,3 +396,11 @@ int rc__gss_cli_unwrap(rc__gss_cli *c, const rc__gss_seqs *sent, const void *res
 {
 	return rc__gss_sec_unwrap(&c->sec, sent->seq, sent->n, rc__gss_cli_service(c), res, len, out, NULL, err);
 }
+
+int rc__gss_cli_lucid(rc__gss_cli *c)
+{
+	pthread_mutex_lock(&c->sec.lock);
+	int et = c->sec.fast ? rc__krb5_enctype(c->sec.fast) : 0;
+	pthread_mutex_unlock(&c->sec.lock);
+	return et;
+}

@@ -25,5 +25,8 @@ void rc__gss_sec_fini(rc__gss_sec *s);
 void rc__gss_sec_established(rc__gss_sec *s);
 /* Drop the lucid state (before the context is deleted or replaced; under s->lock). */
 void rc__gss_sec_reset(rc__gss_sec *s);
+/* Tests: the enctype a client's per-message tokens are computed with by gss_krb5.c, or 0 where
+ * MIT computes them. */
+int rc__gss_cli_lucid(rc__gss_cli *c);
 
 #endif
