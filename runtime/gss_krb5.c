@@ -54,6 +54,7 @@ typedef struct dir_keys {
 	hmac kc, ki;            /* HMAC with Kc, with Ki */
 	EVP_CIPHER_CTX *cbc;    /* AES-CBC with Ke: encrypting (send) or decrypting (receive) */
 	EVP_CIPHER_CTX *ecb;    /* receive: AES-ECB decryption with Ke (CTS's last blocks) */
+	unsigned char chain[16]; /* cbc's chaining block: the last ciphertext block it saw */
 } dir_keys;
 
 struct rc__krb5_ctx {
@@ -112,6 +113,8 @@ static void nfold(const unsigned char *in, size_t inlen, unsigned char *out, siz
 		carry >>= 8;
 	}
 }
+
+static const unsigned char zero_iv[16];
 
 static const EVP_CIPHER *aes_cipher(size_t keylen, bool cbc)
 {
@@ -259,7 +262,7 @@ static int dir_init(rc__krb5_ctx *k, dir_keys *d, const unsigned char *base, siz
 		d->cbc = EVP_CIPHER_CTX_new();
 		d->ecb = enc ? NULL : EVP_CIPHER_CTX_new();
 		bad = !d->cbc || (!enc && !d->ecb) ||
-		      EVP_CipherInit_ex(d->cbc, aes_cipher(kl, true), NULL, ke, NULL, enc) != 1 ||
+		      EVP_CipherInit_ex(d->cbc, aes_cipher(kl, true), NULL, ke, zero_iv, enc) != 1 ||
 		      EVP_CIPHER_CTX_set_padding(d->cbc, 0) != 1 ||
 		      (!enc && (EVP_CipherInit_ex(d->ecb, aes_cipher(kl, false), NULL, ke, NULL, 0) != 1 ||
 				EVP_CIPHER_CTX_set_padding(d->ecb, 0) != 1));
@@ -440,33 +443,49 @@ static int cipher_update(EVP_CIPHER_CTX *c, unsigned char *out, const unsigned c
 	return 0;
 }
 
-static const unsigned char zero_iv[16];
+static void xor16(unsigned char *p, const unsigned char *q)
+{
+	for (int i = 0; i < 16; i++)
+		p[i] ^= q[i];
+}
 
 /* AES-CBC-CTS (RFC 3962: CBC with the last two blocks swapped and the last one cut to what
- * the plaintext has) of p[0..n), n >= 16, in place. */
-static int cts_encrypt(EVP_CIPHER_CTX *c, unsigned char *p, size_t n)
+ * the plaintext has) of p[0..n), n >= 16, in place, with a zero IV. The CBC state is never
+ * reset (OpenSSL 3.0's EVP_CipherInit_ex costs more than a small message's AES): the IV it
+ * chains with, d->chain, is XORed into the first block instead, which comes to the same. */
+static int cts_encrypt(dir_keys *d, unsigned char *p, size_t n)
 {
-	if (EVP_CipherInit_ex(c, NULL, NULL, NULL, zero_iv, -1) != 1)
-		return -1;
-	if (n == 16)
-		return cipher_update(c, p, p, 16);
+	xor16(p, d->chain);
+	if (n == 16) {
+		if (cipher_update(d->cbc, p, p, 16))
+			return -1;
+		memcpy(d->chain, p, 16);
+		return 0;
+	}
 	size_t head = (n - 1) / 16 * 16, r = n - head; /* r: 1..16 bytes in the last block */
 	unsigned char last[16] = { 0 }, cm[16], prev[16];
 	memcpy(last, p + head, r);
-	if (cipher_update(c, p, p, head) || cipher_update(c, cm, last, 16))
+	if (cipher_update(d->cbc, p, p, head) || cipher_update(d->cbc, cm, last, 16))
 		return -1;
+	memcpy(d->chain, cm, 16);
 	memcpy(prev, p + head - 16, 16);
 	memcpy(p + head - 16, cm, 16);
 	memcpy(p + head, prev, r);
 	return 0;
 }
 
-static int cts_decrypt(const dir_keys *d, unsigned char *p, size_t n)
+static int cts_decrypt(dir_keys *d, unsigned char *p, size_t n)
 {
-	if (EVP_CipherInit_ex(d->cbc, NULL, NULL, NULL, zero_iv, -1) != 1)
-		return -1;
-	if (n == 16)
-		return cipher_update(d->cbc, p, p, 16);
+	unsigned char iv[16];
+
+	memcpy(iv, d->chain, 16);
+	if (n == 16) {
+		memcpy(d->chain, p, 16);
+		if (cipher_update(d->cbc, p, p, 16))
+			return -1;
+		xor16(p, iv);
+		return 0;
+	}
 	size_t head = (n - 1) / 16 * 16, r = n - head;
 	unsigned char dn[16], full[16];
 	/* p[head-16..head) is the last block's ciphertext; decrypted alone it is the
@@ -477,6 +496,8 @@ static int cts_decrypt(const dir_keys *d, unsigned char *p, size_t n)
 	memcpy(full + r, dn + r, 16 - r);
 	if (cipher_update(d->cbc, p, p, head - 16) || cipher_update(d->cbc, p + head - 16, full, 16))
 		return -1;
+	memcpy(d->chain, full, 16);
+	xor16(p, iv); /* the first block's plaintext: as if the IV were zero */
 	for (size_t i = 0; i < r; i++)
 		p[head + i] = dn[i] ^ full[i];
 	return 0;
@@ -492,11 +513,11 @@ int rc__krb5_wrap(rc__krb5_ctx *k, unsigned char *tok, size_t n)
 		return -1;
 	memcpy(e + 16 + n, tok, 16);           /* the encrypted copy: RRC 0 as sent */
 	if (k->etm) { /* RFC 8009: encrypt, then HMAC(Ki, IV | ciphertext) */
-		return cts_encrypt(k->send.cbc, e, el) ||
+		return cts_encrypt(&k->send, e, el) ||
 		       mac2(k, &k->send.ki, zero_iv, 16, e, el, e + el) ? -1 : 0;
 	}
 	/* RFC 3962: HMAC(Ki, plaintext), then encrypt */
-	return mac2(k, &k->send.ki, e, el, NULL, 0, e + el) || cts_encrypt(k->send.cbc, e, el) ? -1 : 0;
+	return mac2(k, &k->send.ki, e, el, NULL, 0, e + el) || cts_encrypt(&k->send, e, el) ? -1 : 0;
 }
 
 static void reverse(unsigned char *p, size_t n)
