@@ -1579,6 +1579,16 @@ def sec_gss(run, targets):
         rows.append([label, fci(a, 1), fratio(rr), fci(t, 1), fratio(rt)])
         csvrows.append([svc, a and a["median"], t and t["median"], rr, rt])
     L.append(md_table(["null call", "remotecall µs", "÷ plain", "libtirpc µs", "remotecall ÷ libtirpc"], rows))
+    m_rows = []
+    for svc, proc in (("integrity", "null"), ("privacy", "null"), ("integrity", "echo"), ("privacy", "echo")):
+        a, m = med("rc", svc, proc), med("rc-mit", svc, proc)
+        if m:
+            m_rows.append([svc + (" null" if proc == "null" else " 1 MiB echo"), fci(a, 1), fci(m, 1),
+                           fratio(ratio(a and a["median"], m["median"]))])
+    if m_rows:
+        L.append("\nPer-message tokens computed from the exported (lucid) context (runtime/gss_krb5.c) "
+                 "against MIT's GSS-API making each one (`RC_GSS_NO_LUCID=1`, server and client), same run:\n")
+        L.append(md_table(["call", "remotecall µs", "MIT per message µs", "÷"], m_rows))
     e_rows = []
     ep = med("rc", "plain", "echo")
     for svc in ("plain", "integrity", "privacy"):

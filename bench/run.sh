@@ -1113,6 +1113,24 @@ exp_gss() {
 			done
 		done
 		stop "$RCS_PID"
+		# the same server and client with MIT's GSS-API making every token (RC_GSS_NO_LUCID:
+		# the per-message path runtime/gss_krb5.c replaces), side rc-mit, in the same run
+		export RC_GSS_NO_LUCID=1
+		if srv RCM local "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" \
+			--gss-principal rcbench@localhost; then
+			u=$(uri_of "$RCM" tcp)
+			for t in $(seq 1 $TRIALS); do
+				for s in integrity privacy; do
+					progress "rc (MIT per message) null, $s, trial $t/$TRIALS"
+					tag="\"exp\":\"gss\",\"side\":\"rc-mit\",\"service\":\"$s\",\"proc\":\"null\",\"trial\":$t"
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --gss $s --json
+					tag="\"exp\":\"gss\",\"side\":\"rc-mit\",\"service\":\"$s\",\"proc\":\"echo\",\"trial\":$t"
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc echo --size 1048576 --calls 50 --max-seconds $MAXS --gss $s --json
+				done
+			done
+			stop "$RCM_PID"
+		fi
+		unset RC_GSS_NO_LUCID
 		if [ -x "$tb/tirpc_gss_server" ] && [ -x "$tb/tirpc_gss_client" ]; then
 			taskset -c "$sc" "$tb/tirpc_gss_server" --name rcbench@localhost >"$TMP/tgs.out" 2>"$TMP/tgs.err" &
 			local tpid=$!

@@ -148,6 +148,8 @@ static int init_step(rc__gss_cli *c, const void *in, size_t in_len, rc__gss_buf 
 				   req, c->lifetime_s ? c->lifetime_s : GSS_C_INDEFINITE,
 				   GSS_C_NO_CHANNEL_BINDINGS, in ? &itok : GSS_C_NO_BUFFER, NULL,
 				   &otok, &flags, NULL);
+	if (maj == GSS_S_COMPLETE)
+		rc__gss_sec_established(&c->sec);
 	pthread_mutex_unlock(&c->sec.lock);
 	if (GSS_ERROR(maj)) {
 		OM_uint32 m2;
@@ -188,6 +190,7 @@ int rc__gss_cli_init_start(rc__gss_cli *c, rc__gss_buf *args, rc__gss_err *err)
 
 	args->data = NULL;
 	args->len = 0;
+	rc__gss_sec_reset(&c->sec);
 	if (c->sec.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &c->sec.ctx, GSS_C_NO_BUFFER);
 	c->gss_done = false;
@@ -392,4 +395,12 @@ int rc__gss_cli_unwrap(rc__gss_cli *c, const rc__gss_seqs *sent, const void *res
 		       rc__gss_buf *out, rc__gss_err *err)
 {
 	return rc__gss_sec_unwrap(&c->sec, sent->seq, sent->n, rc__gss_cli_service(c), res, len, out, NULL, err);
+}
+
+int rc__gss_cli_lucid(rc__gss_cli *c)
+{
+	pthread_mutex_lock(&c->sec.lock);
+	int et = c->sec.fast ? rc__krb5_enctype(c->sec.fast) : 0;
+	pthread_mutex_unlock(&c->sec.lock);
+	return et;
 }

@@ -73,12 +73,26 @@ void rc__gss_sec_init(rc__gss_sec *s)
 {
 	pthread_mutex_init(&s->lock, NULL);
 	s->ctx = GSS_C_NO_CONTEXT;
+	s->fast = NULL;
+}
+
+void rc__gss_sec_established(rc__gss_sec *s)
+{
+	rc__krb5_free(s->fast);
+	s->fast = rc__krb5_from_gss(&s->ctx);
+}
+
+void rc__gss_sec_reset(rc__gss_sec *s)
+{
+	rc__krb5_free(s->fast);
+	s->fast = NULL;
 }
 
 void rc__gss_sec_fini(rc__gss_sec *s)
 {
 	OM_uint32 min;
 
+	rc__gss_sec_reset(s);
 	if (s->ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &s->ctx, GSS_C_NO_BUFFER);
 	pthread_mutex_destroy(&s->lock);
@@ -135,6 +149,19 @@ int rc__gss_sec_mic(rc__gss_sec *s, const void *p, size_t n, rc__gss_buf *out, r
 	out->data = NULL;
 	out->len = 0;
 	pthread_mutex_lock(&s->lock);
+	if (s->fast) {
+		unsigned char *t = malloc(RC__KRB5_MIC_MAX);
+		size_t tl = t ? rc__krb5_get_mic(s->fast, p, n, t) : 0;
+		pthread_mutex_unlock(&s->lock);
+		if (!tl) {
+			free(t);
+			rc__gss_err_msg(err, t ? "MIC: the crypto library failed" : "out of memory");
+			return -1;
+		}
+		out->data = t;
+		out->len = tl;
+		return 0;
+	}
 	maj = gss_get_mic(&min, s->ctx, GSS_C_QOP_DEFAULT, &in, &mic);
 	pthread_mutex_unlock(&s->lock);
 	if (GSS_ERROR(maj)) {
@@ -151,6 +178,13 @@ int rc__gss_sec_verify(rc__gss_sec *s, const void *p, size_t n, const void *mic,
 	OM_uint32 maj, min;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->fast) {
+		int r = rc__krb5_verify_mic(s->fast, p, n, mic, mic_len);
+		pthread_mutex_unlock(&s->lock);
+		if (r)
+			rc__gss_err_status(err, "verify MIC", GSS_S_BAD_SIG, 0);
+		return r;
+	}
 	maj = gss_verify_mic(&min, s->ctx, &in, &tok, NULL);
 	pthread_mutex_unlock(&s->lock);
 	if (GSS_ERROR(maj)) {
@@ -225,6 +259,20 @@ int rc__gss_sec_wrap(rc__gss_sec *s, uint32_t seq, uint32_t service, const void 
 		memset(p + 4 + dlen, 0, pad4(dlen) - dlen);
 		gss_buffer_desc in = { dlen, p + 4 }, mic = GSS_C_EMPTY_BUFFER;
 		pthread_mutex_lock(&s->lock);
+		if (s->fast) {
+			unsigned char t[RC__KRB5_MIC_MAX];
+			size_t tl = rc__krb5_get_mic(s->fast, p + 4, dlen, t);
+			pthread_mutex_unlock(&s->lock);
+			if (!tl) {
+				free(p);
+				rc__gss_err_msg(err, "MIC: the crypto library failed");
+				return -1;
+			}
+			/* room has 64 bytes for the MIC: it fits */
+			out->len = (size_t)(put_opaque(p + 4 + pad4(dlen), t, tl) - p);
+			out->data = p;
+			return 0;
+		}
 		maj = gss_get_mic(&min, s->ctx, GSS_C_QOP_DEFAULT, &in, &mic);
 		pthread_mutex_unlock(&s->lock);
 		if (GSS_ERROR(maj)) {
@@ -250,6 +298,34 @@ int rc__gss_sec_wrap(rc__gss_sec *s, uint32_t seq, uint32_t service, const void 
 		return 0;
 	}
 	case RC__GSS_SVC_PRIVACY: {
+		pthread_mutex_lock(&s->lock);
+		if (s->fast) {
+			/* the token built in the reply's block: seq and body where the wrap
+			 * wants its plaintext, encrypted in place */
+			size_t tl = rc__krb5_wrap_len(s->fast, 4 + len);
+			unsigned char *o = tl <= UINT32_MAX - 8 ? malloc(4 + pad4(tl)) : NULL;
+			int r = -1;
+			if (o) {
+				unsigned char *t = o + 4;
+				rc__st32(t + RC__KRB5_WRAP_PRE, seq);
+				if (len)
+					memcpy(t + RC__KRB5_WRAP_PRE + 4, body, len);
+				r = rc__krb5_wrap(s->fast, t, 4 + len);
+			}
+			pthread_mutex_unlock(&s->lock);
+			if (r) {
+				free(o);
+				rc__gss_err_msg(err, o ? "wrap: the crypto library failed"
+						       : "out of memory");
+				return -1;
+			}
+			rc__st32(o, (uint32_t)tl);
+			memset(o + 4 + tl, 0, pad4(tl) - tl);
+			out->data = o;
+			out->len = 4 + pad4(tl);
+			return 0;
+		}
+		pthread_mutex_unlock(&s->lock);
 		unsigned char *plain = malloc(4 + len);
 		if (!plain) {
 			rc__gss_err_msg(err, "out of memory");
@@ -290,9 +366,9 @@ int rc__gss_sec_wrap(rc__gss_sec *s, uint32_t seq, uint32_t service, const void 
 	}
 }
 
-/* The seq + body in plain[0..n): check seq against seqs and copy the body out. */
-static int seq_body(const unsigned char *plain, size_t n, const uint32_t *seqs, unsigned nseq,
-		    rc__gss_buf *out, uint32_t *got_seq, rc__gss_err *err)
+/* The seq + body in plain[0..n): check seq against seqs. */
+static int seq_check(const unsigned char *plain, size_t n, const uint32_t *seqs, unsigned nseq,
+		     uint32_t *got_seq, rc__gss_err *err)
 {
 	if (n < 4) {
 		rc__gss_err_msg(err, "wrapped body shorter than its sequence number");
@@ -308,6 +384,15 @@ static int seq_body(const unsigned char *plain, size_t n, const uint32_t *seqs, 
 	}
 	if (got_seq)
 		*got_seq = seq;
+	return 0;
+}
+
+/* The seq + body in plain[0..n): check seq against seqs and copy the body out. */
+static int seq_body(const unsigned char *plain, size_t n, const uint32_t *seqs, unsigned nseq,
+		    rc__gss_buf *out, uint32_t *got_seq, rc__gss_err *err)
+{
+	if (seq_check(plain, n, seqs, nseq, got_seq, err))
+		return -1;
 	out->len = n - 4;
 	if (!(out->data = malloc(out->len ? out->len : 1))) {
 		out->len = 0;
@@ -357,6 +442,25 @@ int rc__gss_sec_unwrap(rc__gss_sec *s, const uint32_t *seqs, unsigned nseq, uint
 		gss_buffer_desc tok = { al, copy }, plain = GSS_C_EMPTY_BUFFER;
 		int conf = 0;
 		pthread_mutex_lock(&s->lock);
+		if (s->fast) {
+			size_t off, pn;
+			int r = rc__krb5_unwrap(s->fast, copy, al, &off, &pn);
+			pthread_mutex_unlock(&s->lock);
+			if (r) {
+				free(copy);
+				rc__gss_err_status(err, "unwrap", GSS_S_BAD_SIG, 0);
+				return -1;
+			}
+			/* the body moves to the front of the copy, which becomes out's */
+			if (seq_check(copy + off, pn, seqs, nseq, got_seq, err)) {
+				free(copy);
+				return -1;
+			}
+			memmove(copy, copy + off + 4, pn - 4);
+			out->data = copy;
+			out->len = pn - 4;
+			return 0;
+		}
 		maj = gss_unwrap(&min, s->ctx, &tok, &plain, &conf, NULL);
 		pthread_mutex_unlock(&s->lock);
 		free(copy);

@@ -580,6 +580,8 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 		if (GSS_ERROR(maj2)) {
 			maj = maj2;
 			min = m2;
+		} else {
+			rc__gss_sec_established(&x->sec);
 		}
 	}
 	pthread_mutex_unlock(&x->sec.lock);

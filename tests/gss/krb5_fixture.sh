@@ -112,7 +112,7 @@ CONF
 		acl_file = $d/kadm5.acl
 		max_life = 10h
 		max_renewable_life = 0
-		supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
+		supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal aes256-cts-hmac-sha384-192:normal aes128-cts-hmac-sha256-128:normal
 	}
 [logging]
 	kdc = FILE:$d/kdc.log
