@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,9 @@ static struct {
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .next_id = 1};
 
 static rc_server *srv;
-static volatile sig_atomic_t stopping;
+/* Set by the signal handler, read by the ticker thread: a lock-free atomic, which is safe in a
+ * signal handler and across threads (a volatile sig_atomic_t is only for the same thread). */
+static atomic_bool stopping;
 
 /* Send text to every subscriber (blocking calls, one after the other); drop those that fail.
  * Returns how many took it. */
@@ -103,9 +106,9 @@ static void *ticker(void *arg)
 	struct timespec nap = {0, 10000000L}; /* 10 ms naps: the signal goes to another thread */
 	char text[64];
 	for (unsigned k = 1;; k++) {
-		for (long slept = 0; slept < ms && !stopping; slept += 10)
+		for (long slept = 0; slept < ms && !atomic_load(&stopping); slept += 10)
 			nanosleep(&nap, NULL);
-		if (stopping)
+		if (atomic_load(&stopping))
 			return NULL;
 		snprintf(text, sizeof text, "tick %u", k);
 		publish(text);
@@ -115,7 +118,7 @@ static void *ticker(void *arg)
 static void on_signal(int sig)
 {
 	(void)sig;
-	stopping = 1;
+	atomic_store(&stopping, true);
 	rc_server_stop(srv); /* async-signal-safe: rc_server_run returns soon */
 }
 
@@ -176,7 +179,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	pthread_create(&tick, NULL, ticker, &tick_ms);
 	st = rc_server_run(srv);
-	stopping = 1;
+	atomic_store(&stopping, true);
 	pthread_join(tick, NULL);
 	pthread_mutex_lock(&S.mu);
 	for (int i = 0; i < S.n; i++)
