@@ -27,22 +27,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <remotecall/remotecall.h>
+
+#include "common.h"
 
 #define FWD_PROG 0x20000b77u
 #define CB_PROG 0x40000b77u
 #define MAX_DEPTH 256
 
 static const char *progname = "rc-bench-callback";
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void pin(int cpu)
 {
@@ -135,19 +129,17 @@ static void *client_serve(void *arg)
 /* Blocking calls: the median µs of n. */
 static double blocking(rc_client *c, uint64_t n)
 {
-	uint64_t *t = malloc(n * sizeof(*t));
+	uint64_t *t = bench_xmalloc(n * sizeof(*t));
 	double med;
-	if (t == NULL)
-		die("malloc", RC_NOMEM);
 	for (uint64_t i = 0; i < n / 10 + 1; i++) /* warm-up */
 		if (rc_call(c, 0, NULL, NULL, NULL, NULL) != RC_OK)
 			die("warm-up call", RC_FAILED);
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		rc_status st = rc_call(c, 0, NULL, NULL, NULL, NULL);
 		if (st != RC_OK)
 			die("call", st);
-		t[i] = now_ns() - t0;
+		t[i] = bench_now_ns() - t0;
 	}
 	qsort(t, n, sizeof(*t), cmp_u64);
 	med = (double)t[n / 2] / 1e3;
@@ -164,7 +156,7 @@ static double pipelined(rc_client *c, uint64_t n, unsigned depth)
 	for (k = 0; k < depth && started < n; k++, started++)
 		if (rc_call_start(c, 0, NULL, NULL, NULL, NULL, NULL, NULL, &h[k]) != RC_OK)
 			die("rc_call_start", RC_FAILED);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (k = 0; done < n; k = (k + 1) % depth) {
 		rc_status st = rc_async_wait(h[k], -1);
 		if (st != RC_OK)
@@ -177,7 +169,7 @@ static double pipelined(rc_client *c, uint64_t n, unsigned depth)
 			started++;
 		}
 	}
-	return (double)n / ((double)(now_ns() - t0) / 1e9);
+	return (double)n / ((double)(bench_now_ns() - t0) / 1e9);
 }
 
 /* The server's side of a callback measurement: run on a thread on the server's CPU. */

@@ -73,25 +73,26 @@ static void rc__handle_unref(rc_server_conn *h)
 	}
 }
 
-/* Wake a back channel's receiver (under b->mu): one blocked in a receive, or else through the
- * eventfd, readable while replies wait or once the connection has gone. A reply for a
- * receiver already waiting costs no system call of the eventfd's (when it takes the last one,
- * the eventfd is as it was); everything else leaves the eventfd readable (all = true: always,
- * the end). */
-static void rc__back_wake(rc__back *b, bool all)
+/* Make the back channel's eventfd readable, if it is not (under b->mu): replies wait, or the
+ * connection has gone. A reply handed to a receiver already waiting on cv needs no eventfd
+ * (rc__back_route signals it instead); the last reply taken clears it (rc__back_recv). */
+static void rc__back_efd(rc__back *b)
 {
 	uint64_t one = 1;
 
-	if (b->waiting > 0)
-		pthread_cond_signal(&b->cv);
-	if ((all || b->waiting == 0) && !b->efd_set) {
-		if (write(b->tp.fd, &one, sizeof(one)) < 0) {
-			/* cannot happen: the count stays far below the eventfd's maximum */
-		}
-		b->efd_set = true;
+	if (b->efd_set)
+		return;
+	if (write(b->tp.fd, &one, sizeof(one)) < 0) {
+		/* cannot happen: the count stays far below the eventfd's maximum */
 	}
-	if (all)
-		pthread_cond_broadcast(&b->cv);
+	b->efd_set = true;
+}
+
+/* The end (under b->mu): every receiver wakes, and the eventfd stays readable. */
+static void rc__back_end(rc__back *b)
+{
+	rc__back_efd(b);
+	pthread_cond_broadcast(&b->cv);
 }
 
 /* server_priv.h */
@@ -109,7 +110,7 @@ void rc__back_hangup(rc__conn *c)
 		for (rc__back *b = h->backs; b != NULL; b = b->next) {
 			pthread_mutex_lock(&b->mu);
 			b->hup = true;
-			rc__back_wake(b, true);
+			rc__back_end(b);
 			pthread_mutex_unlock(&b->mu);
 		}
 		pthread_mutex_unlock(&h->rmu);
@@ -288,7 +289,7 @@ bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 				b->head = q;
 			b->tail = q;
 			if (!(waiting = b->waiting > 0))
-				rc__back_wake(b, false); /* the eventfd */
+				rc__back_efd(b);
 			pthread_mutex_unlock(&b->mu);
 			/* the receiver waiting is woken after the lock is let go (b lives: it is
 			 * listed, and rmu is held), so that it does not wake only to wait for it */
@@ -546,8 +547,27 @@ static void rc__back_shutdown(rc_tp *tp, bool both)
 	(void)both;
 	atomic_store(&b->shut, true);
 	pthread_mutex_lock(&b->mu);
-	rc__back_wake(b, true);
+	rc__back_end(b);
 	pthread_mutex_unlock(&b->mu);
+}
+
+/* Free b (not listed on its handle, or no longer) and let go of its handle's reference. */
+static void rc__back_free(rc__back *b)
+{
+	rc_server_conn *h = b->h;
+
+	while (b->head != NULL) {
+		rc__bmsg *q = b->head;
+		b->head = q->next;
+		free(q);
+	}
+	free(b->cur);
+	free(b->xw);
+	close(b->tp.fd);
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+	rc__handle_unref(h); /* the back channel's reference */
 }
 
 static void rc__back_close(rc_tp *tp)
@@ -564,18 +584,7 @@ static void rc__back_close(rc_tp *tp)
 		b->next->prev = b->prev;
 	atomic_fetch_sub(&h->inflight, b->nout);
 	pthread_mutex_unlock(&h->rmu);
-	while (b->head != NULL) {
-		rc__bmsg *q = b->head;
-		b->head = q->next;
-		free(q);
-	}
-	free(b->cur);
-	free(b->xw);
-	close(tp->fd);
-	pthread_cond_destroy(&b->cv);
-	pthread_mutex_destroy(&b->mu);
-	free(b);
-	rc__handle_unref(h); /* the back channel's reference */
+	rc__back_free(b);
 }
 
 /* Whether the connection runs under TLS; its peer's identity while it is attached. */
@@ -662,17 +671,10 @@ rc_status rc_server_conn_backchannel(rc_server_conn *sc, uint32_t prog, uint32_t
 	pthread_mutex_unlock(&sc->mu);
 	if (st == RC_OK && (st = rc__client_open_tp(out, &rc__back_kind, &b->tp, prog, vers)) == RC_OK)
 		return RC_OK;
-	if (st == RC_CANTSEND) { /* never listed */
-		b->h = NULL;
-		close(b->tp.fd);
-		pthread_cond_destroy(&b->cv);
-		pthread_mutex_destroy(&b->mu);
-		free(b->xw);
-		free(b);
-		rc__handle_unref(sc);
-		return st;
-	}
-	rc__back_close(&b->tp);
+	if (st == RC_CANTSEND)
+		rc__back_free(b); /* never listed */
+	else
+		rc__back_close(&b->tp);
 	return st;
 }
 
