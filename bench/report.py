@@ -1331,8 +1331,9 @@ def sec_bulk(run, targets):
              "call), about twice as slow as once a bigger message has raised malloc's mmap and trim thresholds; the "
              "warmed state is the one a long-running server keeps, and libtirpc's faster one. *libtirpc ÷ raw* is "
              "what the ½-libtirpc targets hinge on: with remotecall at the floor (÷ raw ≈ 1), they are reachable only "
-             "where libtirpc costs at least twice the raw echo. Median ms per call (median over trials ± 95 % CI; "
-             "ratios of those medians).\n")
+             "where libtirpc costs at least twice the raw echo. Median ms per call (median over "
+             f"{len({r.get('trial') for r in rs if 'impl' in r})} interleaved trials ± 95 % CI; ratios of those "
+             "medians).\n")
     rows, csvrows = [], []
     for pin in sorted({r.get("pin") for r in rs if r.get("pin")}, key=lambda p: p != "same"):
         for size in (65536, 1048576, 16777216):
