@@ -58,6 +58,7 @@ typedef struct rc__back {
 	rc__bmsg *cur;  /* the one the last receive returned (valid until the next) */
 	bool hup;       /* the connection has gone: receives end once the queue is empty */
 	unsigned waiting; /* receivers blocked on cv */
+	unsigned reading; /* receivers reading the connection themselves (rc__back_read) */
 	bool efd_set;   /* the eventfd's count is not zero */
 	atomic_bool shut; /* shut down by the client */
 } rc__back;
@@ -288,7 +289,7 @@ bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 			else
 				b->head = q;
 			b->tail = q;
-			if (!(waiting = b->waiting > 0))
+			if (!(waiting = b->waiting > 0) && b->reading == 0)
 				rc__back_efd(b);
 			pthread_mutex_unlock(&b->mu);
 			/* the receiver waiting is woken after the lock is let go (b lives: it is
@@ -391,18 +392,19 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 		errno = EPIPE;
 	} else {
 		rc__conn *c = h->c;
-		bool first = atomic_load(&h->inflight) == 0;
 		if (len >= 4) {
 			pthread_mutex_lock(&h->rmu);
 			rc__xw_sent(b, rc__ld32(msg));
 			pthread_mutex_unlock(&h->rmu);
 		}
 		pthread_mutex_lock(&c->wmu);
-		/* the first call in flight raises the connection's caps (rc__conn_slack): a
-		 * connection held at the old ones is re-armed by its output event, so that the
-		 * reply is read (inflight is raised above, held read after: see
-		 * rc__conn_must_hold) */
-		if (first && atomic_load(&c->held))
+		/* a call in flight raises the connection's caps (rc__conn_slack): a connection
+		 * held at the old ones is re-armed by its output event, so that the reply is read
+		 * (inflight is raised above, held read after: see rc__conn_must_hold). Not only
+		 * for the first call in flight: the reply to the one before may have been read
+		 * meanwhile, and the caps taken without it (that connection stayed held, its
+		 * replies unread, until the calls timed out) */
+		if (atomic_load(&c->held))
 			(void)h->srv->conn_poke(h->srv, c);
 		/* queued behind the server's own replies, or sent now with whatever is queued */
 		st = c->tp->vt->send(c->tp, msg, len, NULL, RC_TPF_DONTWAIT | (more ? RC_TPF_MORE : 0));
@@ -449,6 +451,52 @@ static bool rc__back_alone(rc_server_conn *h)
 	return atomic_load(&h->srv->loop_alone) && pthread_equal(h->srv->loop_thread, pthread_self());
 }
 
+/*
+ * A blocking receive with no reply waiting: read the connection on this thread until one
+ * comes (or deadline, on rc__now()'s clock; negative: none), if no other thread reads it and
+ * worker threads serve its requests (conn.c's rc__conn_back_take); else nothing, and the
+ * caller waits for a loop's thread to hand the reply over. It saves that thread's wake-up:
+ * a call back then costs what a forward call does. The replies this thread routes to its own
+ * back channel need no eventfd (reading), the receive after this takes them.
+ */
+static void rc__back_read(rc__back *b, int64_t deadline)
+{
+	rc_server_conn *h = b->h;
+	rc_server *srv = NULL;
+	rc__conn *c;
+	bool mine = false;
+
+	pthread_mutex_lock(&h->mu);
+	if ((c = h->c) != NULL) {
+		srv = h->srv;
+		/* srv->mu comes before h->mu: tried, not waited for (taken: a loop's thread is
+		 * busy with the server, and the reply comes the usual way) */
+		if (pthread_mutex_trylock(&srv->mu) == 0) {
+			mine = srv->conn_take(srv, c);
+			pthread_mutex_unlock(&srv->mu);
+		}
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (!mine)
+		return; /* (c and srv live while it is ours: the server's destroy waits for it) */
+	pthread_mutex_lock(&b->mu);
+	b->reading++;
+	while (b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
+		rc_status st;
+		pthread_mutex_unlock(&b->mu);
+		st = srv->conn_read(srv, c, b->tp.fd, deadline);
+		pthread_mutex_lock(&b->mu);
+		if (st == RC_CLOSED)
+			mine = false; /* its turn ended: at its caps, or gone */
+		if (st != RC_OK)
+			break;
+	}
+	b->reading--;
+	pthread_mutex_unlock(&b->mu);
+	if (mine)
+		srv->conn_give(srv, c);
+}
+
 static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
                                unsigned flags)
 {
@@ -486,6 +534,11 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	pthread_mutex_lock(&b->mu);
 	free(b->cur);
 	b->cur = NULL;
+	if (!(flags & RC_TPF_DONTWAIT) && b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
+		pthread_mutex_unlock(&b->mu);
+		rc__back_read(b, ms > 0 ? rc__now() + (int64_t)ms * 1000000 : -1);
+		pthread_mutex_lock(&b->mu);
+	}
 	while (b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
 		if (flags & RC_TPF_DONTWAIT) {
 			st = RC_AGAIN;
@@ -517,6 +570,8 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 			/* already zero: nothing was waiting */
 		}
 		b->efd_set = false;
+	} else if (b->head != NULL && b->waiting == 0 && b->reading == 0) {
+		rc__back_efd(b); /* more came while this thread read: readable for the next */
 	}
 	pthread_mutex_unlock(&b->mu);
 	return st;

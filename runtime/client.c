@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -156,6 +157,11 @@ struct rc_client {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_mutex_t smu; /* one sender at a time on a stream; guards cork */
+	/* A blocking call's fast step sends on a stream without smu: it raises fsending, then
+	 * looks at ssending, which a sender under smu raises before it sends and then waits for
+	 * fsending to fall (rc__smu_send, rc__smu_sent) -- so at most one of them sends, and a
+	 * fast step that finds ssending raised takes smu instead (Dekker's two flags, seq_cst). */
+	atomic_bool fsending, ssending;
 	/*
 	 * Corking: while rc_client_advance runs completion callbacks, calls they start on a
 	 * stream are gathered in the transport's output queue (RC_TPF_MORE) and leave in one
@@ -317,6 +323,21 @@ static void rc__role_drop_locked(rc_client *c)
 	atomic_store(&c->reading, false);
 	if (atomic_load(&c->nwaiters) > 0)
 		pthread_cond_broadcast(&c->cv);
+}
+
+/* Whether c's transport holds records read ahead (under c->mu). Its read state is looked at
+ * only with the reader's role, taken and given back here: a blocking call's fast step takes
+ * the role without the lock, so "no reader" seen under the lock does not keep it still. A
+ * reader at work: false (it sees them itself). */
+static bool rc__ahead_locked(rc_client *c)
+{
+	bool idle = false, ahead;
+
+	if (c->tp == NULL || !atomic_compare_exchange_strong(&c->reading, &idle, true))
+		return false;
+	ahead = rc__tp_ahead(c->tp);
+	rc__role_drop_locked(c);
+	return ahead;
 }
 
 /*
@@ -1044,6 +1065,20 @@ static void rc__inq_add(rc_client *c, const unsigned char *msg, size_t len)
 	rc__wake(c); /* a waiter beside the reader may serve it */
 }
 
+/* A stream send under smu begins: after a fast step's send under way (see fsending). */
+static void rc__smu_send(rc_client *c)
+{
+	atomic_store(&c->ssending, true);
+	while (atomic_load(&c->fsending))
+		sched_yield(); /* one small record's write: its thread is running or runnable */
+}
+
+/* ... and has ended (still under smu). */
+static inline void rc__smu_sent(rc_client *c)
+{
+	atomic_store_explicit(&c->ssending, false, memory_order_release);
+}
+
 /* Send a reply to the peer's call on c's stream (rc_reply_fn; headroom before msg), under the
  * send lock; what the socket does not take waits in the output queue (up to RC__OQ_BLOCK, as a
  * started call), flushed by whoever waits or advances next. A failure closes the connection as
@@ -1060,8 +1095,10 @@ static void rc__inq_reply(void *ctx, unsigned char *msg, size_t len)
 	if (tp != NULL) {
 		/* queued, not waited for, as a started call's (the peer may be writing to us) */
 		unsigned f = tp->vt->outq(tp) < RC__OQ_BLOCK ? RC_TPF_DONTWAIT : 0;
+		rc__smu_send(c);
 		st = tp->vt->send(tp, msg, len, NULL, c->cork > 0 ? f | RC_TPF_MORE : f);
 		e = errno;
+		rc__smu_sent(c);
 		atomic_store(&c->queued, tp->vt->outq(tp) > 0);
 	}
 	pthread_mutex_unlock(&c->smu);
@@ -1109,6 +1146,28 @@ static void rc__serve_inq(rc_client *c)
 		free(q);
 		pthread_mutex_lock(&c->mu);
 	}
+}
+
+static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags);
+
+/* A blocking call has its reply, on a client that serves (under c->mu): its receive may have
+ * read the peer's calls along with it into the transport's buffer, which no descriptor would
+ * announce now (the socket has nothing more) -- read and serve them on this thread, as
+ * rc_client_advance does, unless a reader is at work (it sees them). */
+static __attribute__((noinline)) void rc__serve_ahead_locked(rc_client *c)
+{
+	if (rc__ahead_locked(c))
+		for (int i = 0; i < 1024; i++)
+			if (rc__read(c, 0, RC_TPF_DONTWAIT) != RC_OK)
+				break;
+	rc__serve_inq(c);
+}
+
+static __attribute__((noinline)) void rc__serve_ahead(rc_client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	rc__serve_ahead_locked(c);
+	pthread_mutex_unlock(&c->mu);
 }
 
 /* Handle one incoming message (under c->mu): decode it into the call its xid names and
@@ -1485,8 +1544,10 @@ static rc_status rc__flush_locked(rc_client *c, int timeout_ms)
 
 	if (tp == NULL || tp->vt->flush == NULL)
 		return RC_OK;
+	rc__smu_send(c);
 	st = tp->vt->flush(tp, timeout_ms);
 	atomic_store(&c->queued, tp->vt->outq(tp) > 0);
+	rc__smu_sent(c);
 	return st;
 }
 
@@ -1617,8 +1678,10 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 				f |= RC_TPF_MORE;
 			if ((flags & RC_TPF_DONTWAIT) && tp->vt->outq(tp) < RC__OQ_BLOCK)
 				f |= RC_TPF_DONTWAIT;
+			rc__smu_send(c);
 			st = tp->vt->send(tp, msg, len, NULL, f);
 			atomic_store(&c->queued, tp->vt->outq(tp) > 0);
+			rc__smu_sent(c);
 		}
 		pthread_mutex_unlock(&c->smu);
 	}
@@ -1977,8 +2040,27 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	}
 	if (traced)
 		rc__trace(c, RC_TP_ENCODED, p->xid);
-	r = !b->gather || b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, 0)
-	                               : tp->vt->sendv(tp, msg, len, b->seg, b->nseg, 0);
+	/* a stream's other senders -- a started call of another thread's, the reply to a call
+	 * the client serves (rc__inq_reply), the flush of a corked batch -- send under smu, and
+	 * may start after the idle check above: this send goes only while none of them does
+	 * (fsending), or under smu if one does; a datagram needs neither */
+	{
+		bool locked = false;
+		if (!c->dgram) {
+			atomic_store(&c->fsending, true);
+			if (__builtin_expect(atomic_load(&c->ssending), 0)) {
+				atomic_store(&c->fsending, false);
+				pthread_mutex_lock(&c->smu);
+				locked = true;
+			}
+		}
+		r = !b->gather || b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, 0)
+		                               : tp->vt->sendv(tp, msg, len, b->seg, b->nseg, 0);
+		if (locked)
+			pthread_mutex_unlock(&c->smu);
+		else if (!c->dgram)
+			atomic_store_explicit(&c->fsending, false, memory_order_release);
+	}
 	if (traced && r == RC_OK)
 		rc__trace(c, RC_TP_SENT, p->xid);
 	if (r != RC_OK) {
@@ -2018,8 +2100,11 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 			rc__trace(c, RC_TP_DECODED, p->xid);
 		/* done: keep the buffer, give up the reader's role without the lock (see
 		 * rc_client.reading: the atomic store publishes fastbuf too) */
+		bool ahead = __builtin_expect(c->srv != NULL, 0) && rc__tp_ahead(tp);
 		rc__keep_buffer(c, b, len);
 		rc__role_drop(c);
+		if (__builtin_expect(ahead, 0))
+			rc__serve_ahead(c); /* the peer's calls read with the reply */
 		return true;
 	}
 	if (r == RC_CANTRECV)
@@ -2138,6 +2223,8 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	}
 	rc__drive(clnt, &p, INT64_MAX);
 	rc__unlink(clnt, &p);
+	if (__builtin_expect(clnt->srv != NULL, 0))
+		rc__serve_ahead_locked(clnt); /* the peer's calls read with the reply */
 	{
 		bool idle = false;
 		if (b.heap && atomic_compare_exchange_strong(&clnt->reading, &idle, true)) {
@@ -2390,8 +2477,7 @@ rc_status rc_client_pollinfo(rc_client *clnt, int *fd, short *events, int *timeo
 			next = p->next_retry;
 	}
 	if (clnt->doneq != NULL || clnt->inq != NULL || (clnt->npending > 0 && *fd < 0) ||
-	    (clnt->npending > 0 && clnt->tp != NULL && !atomic_load(&clnt->reading) &&
-	     rc__tp_ahead(clnt->tp))) /* (no reader: the transport's read state is still) */
+	    ((clnt->npending > 0 || clnt->srv != NULL) && rc__ahead_locked(clnt)))
 		next = now; /* work to do at once (replies held that the descriptor won't announce) */
 	if (next == INT64_MAX)
 		*timeout_ms = -1;
@@ -2414,7 +2500,7 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 		return RC_INVAL;
 	pthread_mutex_lock(&clnt->mu);
 	if (clnt->tp != NULL && ((revents & ~POLLOUT) != 0 || (clnt->kind->props & RC_TPP_SYNC) ||
-	                         (!atomic_load(&clnt->reading) && rc__tp_ahead(clnt->tp)))) {
+	                         rc__ahead_locked(clnt))) {
 		/* read everything that is there */
 		for (int i = 0; i < 1024; i++) {
 			rc_status r = rc__read(clnt, 0, RC_TPF_DONTWAIT);

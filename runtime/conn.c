@@ -8,8 +8,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,17 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 	}
 	c->tp->vt->close(c->tp);
 	pthread_mutex_destroy(&c->wmu);
-	free(c);
+	if (c->taken) {
+		/* a loop's thread may still hold an event of it from before a back channel's
+		 * caller took it: kept for the next connection, never freed while the server
+		 * lives, so that event finds a connection that is not ARMED (or, reused, one it
+		 * reads spuriously) rather than freed memory */
+		c->state = RC__CONN_DEAD;
+		c->next = srv->conn_pool;
+		srv->conn_pool = c;
+	} else {
+		free(c);
+	}
 	rc__room_freed(srv);
 }
 
@@ -501,13 +513,19 @@ rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 	rc_status st = RC_OK;
 
 	pthread_mutex_lock(&srv->mu);
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = srv->conn_pool) != NULL) {
+		/* (its kind stays: a loop's thread may read it without the lock) */
+		srv->conn_pool = c->next;
+		memset((char *)c + offsetof(rc__conn, next), 0, sizeof(*c) - offsetof(rc__conn, next));
+		c->taken = true; /* still: an old event of it may be about */
+	} else if ((c = calloc(1, sizeof(*c))) == NULL) {
 		srv->n_refused++;
 		pthread_mutex_unlock(&srv->mu);
 		tp->vt->close(tp);
 		return RC_NOMEM;
+	} else {
+		c->kind = RC__EV_CONN;
 	}
-	c->kind = RC__EV_CONN;
 	c->tp = tp;
 	c->outfd = -1;
 	c->outev.kind = RC__EV_OUT;
@@ -575,6 +593,12 @@ void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 	bool doomed;
 
 	pthread_mutex_lock(&srv->mu);
+	if (c->state != RC__CONN_ARMED) {
+		/* an event taken before a back channel's caller took the connection (see the
+		 * section on them): whoever reads it now re-arms it, or it has ended */
+		pthread_mutex_unlock(&srv->mu);
+		return;
+	}
 	c->state = RC__CONN_BUSY;
 	doomed = c->end != RC__CONN_LIVE;
 	pthread_mutex_unlock(&srv->mu);
@@ -648,16 +672,18 @@ size_t rc__conn_pending(rc__conn *c)
 /*
  * Whether c, at the end of a turn, must be held: its jobs, deferred requests or queued output
  * (pending) at their caps (under srv->mu). For a connection with back channels (backchan.c) it
- * raises c->held first and reads the caps after: a back channel's first call in flight raises
- * the caps (rc__conn_slack), then reads c->held -- so either the caps seen here are the raised
- * ones, or that call sees c held and re-arms it (srv->conn_poke).
+ * raises c->held first and reads the caps after: every call a back channel sends raises
+ * the caps (rc__conn_slack) while it is in flight, then reads c->held -- so either the caps
+ * seen here count that call, or that call sees c held and re-arms it (srv->conn_poke).
  */
 static bool rc__conn_must_hold(rc_server *srv, rc__conn *c, size_t pending)
 {
 	bool back = atomic_load_explicit(&c->handle, memory_order_relaxed) != NULL;
 
-	if (back)
+	if (back) {
 		atomic_store(&c->held, true);
+		atomic_thread_fence(memory_order_seq_cst); /* then inflight (rc__conn_slack) */
+	}
 	if (rc__jobs_full(c, c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
 	    pending >= RC__OUT_HIGH)
 		return true;
@@ -867,36 +893,58 @@ void rc__job_next(rc_server *srv, rc__wctx *w)
 	}
 }
 
-/* A connection's event with worker threads (the caller has marked it busy). */
-void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
-{
-	rc__job *head = NULL, **tail = &head, *j;
-	unsigned n = 0, inflight, room;
-	size_t bytes = 0, inbytes;
-	bool dead, full, capped = false;
-	int reads = 0;
-	uint64_t one = 1;
+/*
+ * A reader's turn on a connection served as jobs: what it has read so far, and the counts it
+ * started from. One turn is one event's (rc__conn_serve_mt), or one wake-up of a back
+ * channel's caller reading the connection itself (rc__conn_back_read).
+ */
+typedef struct rc__turn {
+	rc__job *head, **tail; /* the requests copied out, in order */
+	unsigned n;            /* how many */
+	size_t bytes;          /* their size */
+	unsigned inflight;     /* the connection's jobs when the turn began */
+	size_t inbytes;        /* and their size */
+	unsigned room;         /* requests it may read before its deferral cap */
+	bool dead, full, capped;
+	int reads;
+} rc__turn;
 
+/* Begin a turn: the connection's counts (takes srv->mu). */
+static void rc__turn_begin(rc_server *srv, rc__conn *c, rc__turn *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->tail = &t->head;
 	pthread_mutex_lock(&srv->mu);
-	dead = c->end != RC__CONN_LIVE;
-	inflight = c->jobs;
-	inbytes = c->jobbytes;
+	t->dead = c->end != RC__CONN_LIVE;
+	t->inflight = c->jobs;
+	t->inbytes = c->jobbytes;
 	/* each request read may be deferred: read no more than the cap leaves room for */
-	room = rc__defer_full(srv, c) ? 0
-	                              : srv->lim.max_deferred_conn * rc__conn_slack(c) - c->deferred -
-	                                        c->jobs;
+	t->room = rc__defer_full(srv, c) ? 0
+	                                 : srv->lim.max_deferred_conn * rc__conn_slack(c) -
+	                                           c->deferred - c->jobs;
 	pthread_mutex_unlock(&srv->mu);
-	full = room == 0 || rc__conn_pending(c) >= RC__OUT_HIGH;
-	while (!dead) {
+	t->full = t->room == 0 || rc__conn_pending(c) >= RC__OUT_HIGH;
+}
+
+/* Read what the connection has, up to its caps: replies to calls back are routed (backchan.c),
+ * requests copied out as jobs. A TLS probe is served at once by a loop's reader (w); a back
+ * channel's caller (w NULL) cannot serve one, and a probe can only come first on a connection,
+ * never after the calls that gave it a back channel: it ends the connection. */
+static void rc__turn_read(rc_server *srv, rc__wctx *w, rc__conn *c, rc__turn *t)
+{
+	rc__job *j;
+
+	while (!t->dead) {
 		void *msg;
 		size_t len;
 		rc_status st;
 
-		if (full || rc__jobs_full(c, inflight + n, inbytes + bytes) || n >= room) {
-			capped = true; /* complete records may be left in the buffer */
+		if (t->full || rc__jobs_full(c, t->inflight + t->n, t->inbytes + t->bytes) ||
+		    t->n >= t->room) {
+			t->capped = true; /* complete records may be left in the buffer */
 			break;
 		}
-		st = rc__conn_next(c, &reads, &msg, &len);
+		st = rc__conn_next(c, &t->reads, &msg, &len);
 		if (st == RC_AGAIN)
 			break;
 		if (st == RC_OK && rc__back_route(c, msg, len))
@@ -904,14 +952,14 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		if (st == RC_OK && rc__is_tls_probe(msg, len)) {
 			/* served here, now: what follows its reply is TLS, not more jobs (a client
 			 * must wait for the reply to its probe, so none may be outstanding) */
-			if (n > 0 || inflight > 0 || !rc__conn_probe(srv, w, c, msg, len)) {
-				dead = true;
+			if (w == NULL || t->n > 0 || t->inflight > 0 || !rc__conn_probe(srv, w, c, msg, len)) {
+				t->dead = true;
 				break;
 			}
 			continue;
 		}
 		if (st != RC_OK || (j = malloc(sizeof(*j) + len)) == NULL) {
-			dead = true; /* closed, reset, a record over the cap, or out of memory */
+			t->dead = true; /* closed, reset, a record over the cap, or out of memory */
 			break;
 		}
 		j->next = NULL;
@@ -919,25 +967,48 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		j->t_rcv = rc__trace_t0(srv);
 		j->len = len;
 		memcpy(j->msg, msg, len);
-		*tail = j;
-		tail = &j->next;
-		n++;
-		bytes += len;
+		*t->tail = j;
+		t->tail = &j->next;
+		t->n++;
+		t->bytes += len;
 	}
 	if (c->tp->vt->park != NULL) /* records copied: the input buffer goes back */
 		c->tp->vt->park(c->tp);
-	if (n > 0)
-		atomic_fetch_add(&c->refs, n);
-	pthread_mutex_lock(&srv->mu); /* the sweeper reads last_active, partial_since under it */
-	c->state = RC__CONN_ARMED; /* (or, below, HELD or DEAD) */
-	c->jobs += n;
-	c->jobbytes += bytes;
-	if (n > 0) {
+}
+
+/* The back channels' callers reading connections (rc__conn_back_take): one fewer (under
+ * srv->mu). */
+static void rc__back_reader_gone(rc_server *srv, rc__conn *c)
+{
+	c->back_reading = false;
+	if (--srv->backreaders == 0)
+		pthread_cond_broadcast(&srv->answered);
+}
+
+/*
+ * End a turn (under srv->mu, which it releases): count the requests read, then end the
+ * connection (DEAD: its reader's reference goes), hold it at its caps, or re-arm it -- unless
+ * `keep`, a back channel's caller that goes on reading it: then it stays BUSY and unarmed, as
+ * long as it is live and under its caps. The requests join the job queue, but the first when
+ * first is not NULL (the caller serves it: *first). True: the turn ended (the caller is no
+ * longer its reader, and c may be gone); false: kept.
+ */
+static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc__job **first)
+{
+	rc__job *q = t->head;
+	bool ended = true;
+	uint64_t one = 1;
+
+	if (t->n > 0)
+		atomic_fetch_add(&c->refs, t->n);
+	c->jobs += t->n;
+	c->jobbytes += t->bytes;
+	if (t->n > 0) {
 		c->last_active = rc__now();
 		c->completed = true;
 		c->partial_since = 0; /* records completed: the stall clock starts again */
 	}
-	if (dead) {
+	if (t->dead) {
 		c->state = RC__CONN_DEAD;
 		rc__back_hangup(c); /* no reply to a call back can come any more */
 		rc__disarm(srv, c->tp);
@@ -948,31 +1019,140 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
 		size_t pending = rc__conn_pending(c);
 		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
 		rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), pending);
-		if (rc__conn_must_hold(srv, c, pending))
-			c->state = RC__CONN_HELD;
-		else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (capped ? EPOLLOUT : 0)))
-			c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
-		/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
+		bool hold = rc__conn_must_hold(srv, c, pending);
+		if (keep && !t->capped && !hold) {
+			ended = false; /* still the back channel's caller's */
+		} else {
+			c->state = RC__CONN_ARMED; /* (or HELD) */
+			if (hold)
+				c->state = RC__CONN_HELD;
+			else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (t->capped ? EPOLLOUT : 0)))
+				c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
+			/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
+		}
 	}
-	if (n > 1) { /* the first one is ours; the rest join the queue */
+	if (ended && c->back_reading)
+		rc__back_reader_gone(srv, c);
+	if (first != NULL && q != NULL) {
+		*first = q; /* ours; the rest join the queue */
+		q = q->next;
+		(*first)->next = NULL;
+	}
+	if (q != NULL) {
+		unsigned k = first != NULL ? t->n - 1 : t->n;
 		if (srv->jobq_tail)
-			srv->jobq_tail->next = head->next;
+			srv->jobq_tail->next = q;
 		else
-			srv->jobq = head->next;
-		srv->jobq_tail = (rc__job *)((char *)tail - offsetof(rc__job, next));
-		head->next = NULL;
-		c->queued += n - 1;
+			srv->jobq = q;
+		srv->jobq_tail = (rc__job *)((char *)t->tail - offsetof(rc__job, next));
+		c->queued += k;
 		if (write(srv->jobfd, &one, sizeof(one)) < 0) {
-			/* cannot happen: the count stays far below the eventfd's maximum */
+			/* cannot happen: the count stays far below the eventfd's maximum (one
+			 * thread: no eventfd, the reader serves the queue itself) */
 		}
 	}
 	pthread_mutex_unlock(&srv->mu);
-	if (dead)
+	if (t->dead)
 		rc__conn_unref(srv, c); /* the reader's reference */
-	if (head != NULL) {
-		rc__job_run(srv, w, head, false);
+	return ended;
+}
+
+/* A connection's event with worker threads (the caller has marked it busy). */
+void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
+{
+	rc__turn t;
+	rc__job *first = NULL;
+
+	rc__turn_begin(srv, c, &t);
+	rc__turn_read(srv, w, c, &t);
+	pthread_mutex_lock(&srv->mu); /* the sweeper reads last_active, partial_since under it */
+	(void)rc__turn_end(srv, c, &t, false, &first);
+	if (first != NULL) {
+		rc__job_run(srv, w, first, false);
 		rc__job_next(srv, w); /* and what the other workers have not taken yet */
 	}
+}
+
+/* ---- a back channel's caller reads the connection (backchan.c) ---------------------------
+ * A call back made with a blocking receive waits for its reply. Rather than sleep until a
+ * loop's thread reads the reply and hands it over -- one thread's wake-up more per call back
+ * than a forward call costs -- its caller becomes the connection's reader while it waits, if
+ * no thread is reading it (ARMED) and worker threads serve its requests: the connection is
+ * disarmed (a loop thread that had already taken its event drops it: back_reading), and the
+ * caller polls the socket and the back channel's eventfd, reads records as a turn does (replies
+ * routed, its own among them; requests queued as jobs for the workers), and, when its reply
+ * has come, the time is up or the connection is at its caps or gone, ends its turn as a
+ * worker's turn ends (re-armed, held or dead). The server's destroy waits for these readers
+ * (srv->backreaders), after hanging the connections' back channels up, which wakes them.
+ *
+ * Taking it cannot know whether a loop's thread has already taken the event of the arming it
+ * replaces (epoll_wait returned it, rc__conn_event not yet run). Such an event is harmless:
+ * rc__conn_event serves only an ARMED connection (one reader at a time: whoever finds it
+ * ARMED; an event dropped for that reason belongs to an arming whose reader re-arms it at the
+ * end of its turn), and a connection once taken is never freed while the server lives
+ * (rc__conn_close keeps it in srv->conn_pool for the next connection), so the event reads a
+ * connection that is not ARMED, or -- reused -- one it serves spuriously (nothing to read:
+ * re-armed), never freed memory.
+ */
+
+/* server_priv.h (srv->conn_take) */
+bool rc__conn_back_take(rc_server *srv, rc__conn *c)
+{
+	if (srv->jobfd < 0 || c->state != RC__CONN_ARMED || c->end != RC__CONN_LIVE ||
+	    c->back_reading || srv->destroying)
+		return false;
+	/* out of the epoll set's reach (one-shot, nothing asked): a loop thread that took its
+	 * event already drops it (rc__conn_event) */
+	if (!rc__conn_arm(srv, c, 0))
+		return false;
+	c->state = RC__CONN_BUSY;
+	c->back_reading = true;
+	c->taken = true;
+	srv->backreaders++;
+	return true;
+}
+
+/* server_priv.h (srv->conn_read) */
+rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline)
+{
+	rc__turn t;
+
+	if (c->tp->vt->buffered(c->tp) == 0) {
+		struct pollfd pf[2] = {{rc__tp_pollfd(c->tp), POLLIN | POLLRDHUP, 0},
+		                       {wakefd, POLLIN, 0}};
+		int ms = -1, n;
+
+		if (deadline >= 0) {
+			int64_t left = deadline - rc__now();
+			if (left <= 0)
+				return RC_AGAIN;
+			ms = (int)((left + 999999) / 1000000);
+		}
+		n = poll(pf, 2, ms);
+		if (n == 0)
+			return RC_AGAIN;
+		if (n < 0 || pf[0].revents == 0)
+			return RC_OK; /* interrupted, or woken through the back channel */
+	}
+	rc__turn_begin(srv, c, &t);
+	/* one read from the socket a wake-up (and the records it brought): the caller looks
+	 * for its reply after each, and polls again rather than read until EAGAIN */
+	t.reads = 15;
+	rc__turn_read(srv, NULL, c, &t);
+	pthread_mutex_lock(&srv->mu);
+	return rc__turn_end(srv, c, &t, true, NULL) ? RC_CLOSED : RC_OK;
+}
+
+/* server_priv.h (srv->conn_give) */
+void rc__conn_back_give(rc_server *srv, rc__conn *c)
+{
+	rc__turn t;
+
+	memset(&t, 0, sizeof(t));
+	t.tail = &t.head;
+	pthread_mutex_lock(&srv->mu);
+	t.dead = c->end != RC__CONN_LIVE; /* doomed meanwhile: its reader ends it */
+	(void)rc__turn_end(srv, c, &t, false, NULL);
 }
 
 /* ---- deferred requests (defer.c) ------------------------------------------------------- */

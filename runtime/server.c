@@ -147,6 +147,9 @@ rc_status rc_server_create(rc_server **out)
 	srv->defer_room = rc__defer_room; /* (the request layer re-arms held connections through it) */
 	srv->conn_push = rc__conn_push_out; /* (and the back channels send through it) */
 	srv->conn_poke = rc__conn_poke;
+	srv->conn_take = rc__conn_back_take;
+	srv->conn_read = rc__conn_back_read;
+	srv->conn_give = rc__conn_back_give;
 	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes, srv->lim.drc_ttl_ms);
 	*out = srv;
 	return RC_OK;
@@ -493,6 +496,13 @@ void rc_server_destroy(rc_server *srv)
 	srv->nlsn = 0;
 	rc__defer_orphan(srv, NULL); /* (the application's own loop may have deferred some) */
 	pthread_mutex_lock(&srv->mu);
+	/* back channels' callers reading connections themselves (conn.c): hung up, they end
+	 * their turns; none takes one from now on */
+	srv->destroying = true;
+	for (rc__conn *c = srv->conns; c != NULL; c = c->next)
+		rc__back_hangup(c);
+	while (srv->backreaders > 0)
+		pthread_cond_wait(&srv->answered, &srv->mu);
 	while (srv->jobq) { /* queued when the server stopped: never run */
 		rc__job *j = srv->jobq;
 		srv->jobq = j->next;
@@ -501,6 +511,11 @@ void rc_server_destroy(rc_server *srv)
 	srv->use_reserve = false; /* closing connections does not take it back */
 	while (srv->conns)
 		rc__conn_close(srv, srv->conns);
+	while (srv->conn_pool) { /* (no loop runs now: no event of theirs is about) */
+		rc__conn *c = srv->conn_pool;
+		srv->conn_pool = c->next;
+		free(c);
+	}
 	if (srv->reserve_fd >= 0)
 		close(srv->reserve_fd);
 	for (int b = 0; b < RC__NBUCKETS; b++) {

@@ -83,7 +83,9 @@ typedef struct rc__conn rc__conn;
  *
  *   ARMED  in the epoll set, waiting for an event. Only here may the sweeper or the admission
  *          code pick it to close (rc__victim_class), and then only through its end (below).
- *   BUSY   a thread handles its event (rc__conn_event); one at a time (one-shot arming).
+ *   BUSY   a thread handles its event (rc__conn_event); one at a time (one-shot arming). Or
+ *          a back channel's caller reads it while it waits for its reply (back_reading:
+ *          rc__conn_back_take disarmed it; it ends its turn as a worker's reader does).
  *   HELD   worker threads: left disarmed at the end of a turn because its jobs, deferred
  *          requests or queued output are at their caps; whoever brings it back under them
  *          (a job's end, a deferred answer, room under max_deferred, drained output) re-arms
@@ -92,7 +94,7 @@ typedef struct rc__conn rc__conn;
  *          due go out, and the last reference (reader, job, output handler, deferred request)
  *          frees it.
  *
- *   ARMED -> BUSY          its event
+ *   ARMED -> BUSY          its event, or a back channel's caller takes it
  *   BUSY  -> ARMED         the turn ends, re-armed (one thread: always, unless closed)
  *   BUSY  -> HELD          the turn ends at a cap (worker threads, or after a deferral)
  *   HELD  -> ARMED         back under the caps, or a broken send
@@ -160,6 +162,9 @@ struct rc__conn {
 	 * is served as jobs (jobmode): calls back leave from any thread under wmu. */
 	struct rc_server_conn *_Atomic handle;
 	atomic_bool held;      /* with a handle: state is (or is becoming) HELD (rc__conn_must_hold) */
+	bool back_reading;     /* under srv->mu: BUSY because a back channel's caller reads it
+	                          (rc__conn_back_take) */
+	bool taken;            /* under srv->mu: it was once: kept in srv->conn_pool when closed */
 };
 
 /*
@@ -288,12 +293,26 @@ struct rc_server {
 	bool (*conn_push)(struct rc_server *srv, rc__conn *c);
 	/* Arm connection c's output descriptor if it is not armed (under c->wmu): its event
 	 * re-arms c for reading if it was held and is back under its caps (conn.c's
-	 * rc__conn_poke) -- a back channel's first call in flight raises them. */
+	 * rc__conn_poke) -- a back channel's call in flight raises them. */
 	bool (*conn_poke)(struct rc_server *srv, rc__conn *c);
 	/* The thread that serves alone (rc_server_run with one thread, rc_server_step) while it
 	 * does (loop_alone): a back channel's blocking call from it could never get its reply. */
 	pthread_t loop_thread;
 	atomic_bool loop_alone;
+	/* A back channel's caller waiting for its reply reads the connection itself while no
+	 * thread is reading it (conn.c's rc__conn_back_take, _read, _give; set by the life cycle
+	 * for backchan.c below it). take: under srv->mu, an ARMED connection becomes the
+	 * caller's (BUSY, disarmed), if worker threads serve its requests; read: wait up to
+	 * deadline (rc__now() clock; negative: no limit) for c's socket or wakefd, then read what
+	 * c has as a turn does -- RC_OK (still the caller's), RC_AGAIN (time is up: still the
+	 * caller's), RC_CLOSED (the turn ended: c is no longer the caller's, and may be gone);
+	 * give: end the caller's turn (re-armed, held, or ended if doomed meanwhile). */
+	bool (*conn_take)(struct rc_server *srv, rc__conn *c);
+	rc_status (*conn_read)(struct rc_server *srv, rc__conn *c, int wakefd, int64_t deadline);
+	void (*conn_give)(struct rc_server *srv, rc__conn *c);
+	unsigned backreaders; /* under mu: connections a back channel's caller reads now */
+	rc__conn *conn_pool;  /* under mu: closed connections once taken, for reuse (conn.c) */
+	bool destroying;      /* under mu: rc_server_destroy has begun: no more are taken */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
@@ -941,5 +960,10 @@ bool rc__conn_poke(rc_server *srv, rc__conn *c);
 void rc__job_next(rc_server *srv, rc__wctx *w);
 /* A connection's output descriptor is writable: drain its queue. */
 void rc__conn_out(rc_server *srv, rc__conn *c);
+/* A back channel's caller reads c itself while it waits (srv->conn_take, conn_read,
+ * conn_give: see there). */
+bool rc__conn_back_take(rc_server *srv, rc__conn *c);
+rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline);
+void rc__conn_back_give(rc_server *srv, rc__conn *c);
 
 #endif

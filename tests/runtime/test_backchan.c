@@ -552,6 +552,92 @@ static void kept_handle_calls_later(void **state)
 	srv_stop();
 }
 
+/* Forward ADD1 calls from a thread of the client's, n of them, each checked. */
+typedef struct fwdrun {
+	rc_client *c;
+	int n, ok;
+	pthread_t th;
+} fwdrun;
+
+static void *fwd_calls(void *arg)
+{
+	fwdrun *f = arg;
+	for (int k = 0; k < f->n; k++) {
+		uint32_t a = (uint32_t)k, r = 0;
+		if (rc_call(f->c, 3, U, &a, U, &r) == RC_OK && r == a + 1)
+			f->ok++;
+	}
+	return NULL;
+}
+
+/* An application thread's blocking calls back read the connection themselves while they wait
+ * (conn.c's rc__conn_back_take): meanwhile the client's own calls on it are still read and
+ * served (as jobs, by the workers); a call back that times out gives the connection back, and
+ * the client's next call is served; a connection closed after being read so is replaced by a
+ * new one that works the same way (the closed one's memory is reused: conn_pool). */
+static void caller_reads_the_connection(void **state)
+{
+	cbx x;
+	rc_client *c, *bc;
+	driver d;
+	fwdrun f;
+	uint32_t idx = 99, a, r;
+	int ok = 0;
+	rc_status bad = RC_OK;
+	int64_t t0;
+	(void)state;
+	srv_start(2, false);
+	for (int round = 0; round < 2; round++) {
+		c = client_of(round, false, &x);
+		assert_int_equal(rc_call(c, 2, (rc_xdrproc)rc_xdr_void, NULL, U, &idx), RC_OK);
+		assert_int_equal(idx, (uint32_t)round);
+		d.c = c;
+		atomic_store(&d.stop, false);
+		assert_int_equal(pthread_create(&d.th, NULL, drive, &d), 0);
+		assert_int_equal(rc_server_conn_backchannel(kept(round), CB, 1, &bc), RC_OK);
+		rc_client_set_timeout(bc, 10000);
+		f.c = c;
+		f.n = 300;
+		f.ok = 0;
+		assert_int_equal(pthread_create(&f.th, NULL, fwd_calls, &f), 0);
+		ok = 0;
+		for (int k = 0; k < 300; k++) {
+			rc_status st;
+			a = 7 * (uint32_t)k;
+			r = 0;
+			if ((st = rc_call(bc, 1, U, &a, U, &r)) == RC_OK && r == a + 1)
+				ok++;
+			else if (bad == RC_OK)
+				bad = st != RC_OK ? st : RC_FAILED;
+		}
+		pthread_join(f.th, NULL);
+		/* nobody serves the client from here on (and no thread is left running if an
+		 * assertion below fails) */
+		atomic_store(&d.stop, true);
+		pthread_join(d.th, NULL);
+		assert_int_equal(bad, RC_OK); /* (the first failure's status) */
+		assert_int_equal(ok, 300);
+		assert_int_equal(f.ok, 300);
+		/* the call back times out, and gives the connection back -- the client's next
+		 * call is read and answered */
+		rc_client_set_timeout(bc, 200);
+		a = 1;
+		t0 = ms_now();
+		assert_int_equal(rc_call(bc, 1, U, &a, U, &r), RC_TIMEDOUT);
+		assert_true(ms_now() - t0 < 5000);
+		a = 10;
+		assert_int_equal(rc_call(c, 3, U, &a, U, &r), RC_OK);
+		assert_int_equal(r, 11);
+		rc_client_destroy(bc);
+		assert_int_equal(atomic_load(&x.served), 300 + 1);
+		rc_client_destroy(c);
+		for (int k = 0; k < 200 && rc_server_conn_open(kept(round)); k++)
+			usleep(10000);
+		assert_false(rc_server_conn_open(kept(round)));
+	}
+	srv_stop();
+}
+
 /* The client goes while the server's calls back are in flight (a KICKQ whose 64 callbacks the
  * client never reads): they all fail (no hang), the deferred answer fails to send, the kept
  * handle says closed, and calls on a back channel kept past it fail at once. Then the server
@@ -741,6 +827,7 @@ int main(void)
 	    cmocka_unit_test(pipelined_both_ways_tls),
 	    cmocka_unit_test(one_thread_server),
 	    cmocka_unit_test(kept_handle_calls_later),
+	    cmocka_unit_test(caller_reads_the_connection),
 	    cmocka_unit_test(closed_under_calls),
 	    cmocka_unit_test(hostile_replies),
 	    cmocka_unit_test(not_on_datagrams_or_in_process),
