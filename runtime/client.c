@@ -1264,12 +1264,15 @@ static rc__rxb *rc__rxb_get(rc_client *c)
 /*
  * The reader's non-blocking read on a datagram client that can batch: every reply waiting,
  * up to the batch's size, with one system call, each handled under c->mu (entered without
- * it, left with it held, as rc__read). Returns the receive's status.
+ * it, left with it held, as rc__read). Returns the receive's status, except RC_AGAIN after
+ * replies were handled when another read would find none: the batch came back short of
+ * what it asked (the socket was empty) or no call waits for a reply any more -- the caller
+ * stops reading without a receive that says EAGAIN.
  */
 static rc_status rc__read_batch(rc_client *c, rc_tp *tp, rc__rxb *b)
 {
-	unsigned got = 0;
-	rc_status st = tp->vt->recv_batch(tp, b->v, b->want, &got);
+	unsigned got = 0, want = b->want;
+	rc_status st = tp->vt->recv_batch(tp, b->v, want, &got);
 	int e = st == RC_CANTRECV ? errno : 0;
 
 	pthread_mutex_lock(&c->mu);
@@ -1281,6 +1284,8 @@ static rc_status rc__read_batch(rc_client *c, rc_tp *tp, rc__rxb *b)
 	for (unsigned k = 0; k + 1 < got; k++)
 		rc__handle(c, b->v[k].buf, b->v[k].len);
 	rc__after_recv(c, st, b->v[got - 1].buf, b->v[got - 1].len, 0); /* the last; wakes */
+	if (got < want || c->npending == 0)
+		return RC_AGAIN; /* drained (pieces still held: rc__tp_ahead says so to the loop) */
 	return st;
 }
 
