@@ -1272,7 +1272,7 @@ static rc__rxb *rc__rxb_get(rc_client *c)
 static rc_status rc__read_batch(rc_client *c, rc_tp *tp, rc__rxb *b)
 {
 	unsigned got = 0, want = b->want;
-	rc_status st = tp->vt->recv_batch(tp, b->v, want, &got);
+	rc_status st = tp->vt->recv_batch(tp, b->v, want, &got, RC_TPF_DONTWAIT);
 	int e = st == RC_CANTRECV ? errno : 0;
 
 	pthread_mutex_lock(&c->mu);

@@ -355,7 +355,8 @@ static unsigned rc__udp_gro_fill(rc__udp *u, rc_tp_dgram *v, unsigned k, unsigne
 /* The vt's recv_batch: recvmmsg of up to n datagrams, over-long ones dropped; under gro,
  * pending pieces first, and joined packets cut (the last one's pieces fill the slots left,
  * rc__udp_gro_fill; an earlier one's pend, then fill the slots left). */
-static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got)
+static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got,
+                                    unsigned flags)
 {
 	rc__udp *u = (rc__udp *)tp;
 	struct mmsghdr m[RC_TP_BATCH];
@@ -380,14 +381,19 @@ static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsig
 			m[i].msg_hdr.msg_controllen = sizeof(ctl[i].b);
 		}
 	}
-	do
-		r = recvmmsg(tp->fd, m + k0, n - k0, MSG_DONTWAIT, NULL);
-	while (r < 0 && errno == EINTR);
+	if ((flags & RC_TPF_DONTWAIT) || k0 > 0) {
+		do
+			r = recvmmsg(tp->fd, m + k0, n - k0, MSG_DONTWAIT, NULL);
+		while (r < 0 && errno == EINTR);
+	} else { /* (a signal: RC_AGAIN, the caller looks at its stop flag) */
+		r = recvmmsg(tp->fd, m, n, MSG_WAITFORONE, NULL);
+	}
 	if (r < 0) {
 		*got = k0;
 		if (k0 > 0)
 			return RC_OK;
-		return errno == EAGAIN || errno == EWOULDBLOCK ? RC_AGAIN : RC_CANTRECV;
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RC_AGAIN
+		                                                                  : RC_CANTRECV;
 	}
 	k = k0;
 	for (unsigned i = k0; i < k0 + (unsigned)r; i++) {
