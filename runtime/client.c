@@ -1911,7 +1911,7 @@ static __attribute__((noinline)) int rc__fast_pull(rc_client *c, rc_async *p, rc
 }
 
 /* Give up the reader's role without the lock (the fast step), waking waiters if any. */
-static inline void rc__role_drop(rc_client *c)
+static inline __attribute__((always_inline)) void rc__role_drop(rc_client *c)
 {
 	atomic_store(&c->reading, false);
 	if (atomic_load(&c->nwaiters) > 0) {
@@ -2021,9 +2021,11 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	decoded:
 		if (traced)
 			rc__trace(c, RC_TP_DECODED, p->xid);
-		/* done: keep the buffer, give up the reader's role without the lock (see
-		 * rc_client.reading: the atomic store publishes fastbuf too) */
-		rc__keep_buffer(c, b, len);
+		/* done: keep the buffer (a heap one: the stack's usual one stays), give up the
+		 * reader's role without the lock (see rc_client.reading: the atomic store
+		 * publishes fastbuf too) */
+		if (b->heap)
+			rc__keep_buffer(c, b, len);
 		rc__role_drop(c);
 		return true;
 	}
