@@ -8,9 +8,13 @@
 #        bench/run.sh's null-call target) / raw-pingpong's 0-byte and 40-byte exchanges and
 #        its hand-made null call (--null-rpc: the same 40- and 24-byte messages) (us/call)
 #   null-tcp  the same over TCP (no hand-made null call: nan)
+#   syscalls  system calls per call, client and server, of the udp pair's calls (UDP, then
+#        TCP), counted with perf stat's syscall tracepoints (root): runs of RUNS x 50,000 and
+#        twice that, the difference / RUNS x 50,000 (start-up left out); errors: those that
+#        returned < 0 (EAGAIN)
 # Certificates are made in a temporary directory with tests/runtime/tls_certs.sh.
 set -euo pipefail
-what=${1:?tls, udp, null or null-tcp}
+what=${1:?tls, udp, null, null-tcp or syscalls}
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=$(cd "${2:-$root/build}" && pwd)
 R=${3:-7}
@@ -71,6 +75,41 @@ print("median rc null %.3f  raw 0 B %.3f  raw 40 B %.3f  hand null %.3f  ratio o
       (m[0], m[1], m[2], m[3], m[0] / m[1], m[0] / m[2], m[0] / m[3],
        statistics.median(r[0] / r[1] for r in rows), statistics.median(r[0] / r[2] for r in rows),
        statistics.median(r[0] / r[3] for r in rows), statistics.median(r[3] / r[1] for r in rows)))'
+	exit 0
+fi
+
+if [ "$what" = syscalls ]; then
+	taskset -c 0 "$B/bench/rc-bench-server" --listen udp://127.0.0.1:0 \
+		--listen tcp://127.0.0.1:0 >"$tmp/srv" 2>&1 &
+	sp=$!
+	listening "$tmp/srv"
+	ev="-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit --filter ret<0"
+	n=$((50000 * R))
+	for tr in udp tcp; do
+		u=$(awk -v t=$tr '/^listening/ && index($2, t) == 1 { print $2 }' "$tmp/srv")
+		for k in 1 2; do # n and 2n calls: the difference leaves start-up and exit out
+			perf stat -x, -o "$tmp/s$k" $ev -p "$sp" &
+			pp=$!
+			sleep 0.3
+			perf stat -x, -o "$tmp/c$k" $ev taskset -c 0 "$B/bench/rc-bench-client" --uri "$u" \
+				--proc null --calls $((k * n)) --warmup 0 --mode async --depth 64 --quiet
+			kill -INT $pp
+			wait $pp || true
+		done
+		python3 -c '
+import sys
+def count(f):
+    c = {}
+    for l in open(f):
+        x = l.strip().split(",")
+        if len(x) > 2 and x[0].isdigit():
+            c[x[2]] = int(x[0])
+    return c.get("raw_syscalls:sys_enter", 0), c.get("raw_syscalls:sys_exit", 0)
+n, d = int(sys.argv[1]), sys.argv[3]
+per = [(b - a) / n for a, b in zip(count(d + "/c1") + count(d + "/s1"), count(d + "/c2") + count(d + "/s2"))]
+print("%s syscalls/call client %.4f (errors %.4f)  server %.4f (errors %.4f)  sum %.4f" %
+      (sys.argv[2], per[0], per[1], per[2], per[3], per[0] + per[2]))' "$n" $tr "$tmp"
+	done
 	exit 0
 fi
 

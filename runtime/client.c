@@ -1323,12 +1323,15 @@ static rc__rxb *rc__rxb_get(rc_client *c)
 /*
  * The reader's non-blocking read on a datagram client that can batch: every reply waiting,
  * up to the batch's size, with one system call, each handled under c->mu (entered without
- * it, left with it held, as rc__read). Returns the receive's status.
+ * it, left with it held, as rc__read). Returns the receive's status, except RC_AGAIN after
+ * replies were handled when another read would find none: the batch came back short of
+ * what it asked (the socket was empty) or no call waits for a reply any more -- the caller
+ * stops reading without a receive that says EAGAIN.
  */
 static rc_status rc__read_batch(rc_client *c, rc_tp *tp, rc__rxb *b)
 {
-	unsigned got = 0;
-	rc_status st = tp->vt->recv_batch(tp, b->v, b->want, &got);
+	unsigned got = 0, want = b->want;
+	rc_status st = tp->vt->recv_batch(tp, b->v, want, &got, RC_TPF_DONTWAIT);
 	int e = st == RC_CANTRECV ? errno : 0;
 
 	pthread_mutex_lock(&c->mu);
@@ -1340,6 +1343,8 @@ static rc_status rc__read_batch(rc_client *c, rc_tp *tp, rc__rxb *b)
 	for (unsigned k = 0; k + 1 < got; k++)
 		rc__handle(c, b->v[k].buf, b->v[k].len);
 	rc__after_recv(c, st, b->v[got - 1].buf, b->v[got - 1].len, 0); /* the last; wakes */
+	if (got < want || c->npending == 0)
+		return RC_AGAIN; /* drained (pieces still held: rc__tp_ahead says so to the loop) */
 	return st;
 }
 
@@ -1969,7 +1974,7 @@ static __attribute__((noinline)) int rc__fast_pull(rc_client *c, rc_async *p, rc
 }
 
 /* Give up the reader's role without the lock (the fast step), waking waiters if any. */
-static inline void rc__role_drop(rc_client *c)
+static inline __attribute__((always_inline)) void rc__role_drop(rc_client *c)
 {
 	atomic_store(&c->reading, false);
 	if (atomic_load(&c->nwaiters) > 0) {
@@ -2098,10 +2103,12 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	decoded:
 		if (traced)
 			rc__trace(c, RC_TP_DECODED, p->xid);
-		/* done: keep the buffer, give up the reader's role without the lock (see
-		 * rc_client.reading: the atomic store publishes fastbuf too) */
+		/* done: keep the buffer (a heap one: the stack's usual one stays), give up the
+		 * reader's role without the lock (see rc_client.reading: the atomic store
+		 * publishes fastbuf too) */
 		bool ahead = __builtin_expect(c->srv != NULL, 0) && rc__tp_ahead(tp);
-		rc__keep_buffer(c, b, len);
+		if (b->heap)
+			rc__keep_buffer(c, b, len);
 		rc__role_drop(c);
 		if (__builtin_expect(ahead, 0))
 			rc__serve_ahead(c); /* the peer's calls read with the reply */

@@ -141,14 +141,15 @@ static inline bool rc__dbatch_send(void *ctx, const rc__out *o)
 
 
 /*
- * Receive up to `want` datagrams waiting on l with one system call, serve them one after
- * another, and send their replies together (send_batch): the replies of a batch leave after
- * its last request is served. Re-arms l first when rearm (worker threads: let another thread
- * in while this one serves). Returns how many were received: 0 when none was waiting, -1 when
- * the listener failed or memory is short (the caller falls back to one at a time).
+ * Receive up to `want` datagrams waiting on l with one system call (tflags RC_TPF_DONTWAIT), or
+ * waiting for the first (tflags 0), serve them one after another, and send their replies
+ * together (send_batch): the replies of a batch leave after its last request is served.
+ * Re-arms l first when rearm (worker threads: let another thread in while this one serves).
+ * Returns how many were received: 0 when none was waiting (or the wait was interrupted), -1
+ * when the listener failed or memory is short (the caller falls back to one at a time).
  */
 static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned want, size_t cap,
-                           bool rearm)
+                           bool rearm, unsigned tflags)
 {
 	rc__dbatch *b = rc__dbatch_get(w, cap);
 	unsigned got, sent;
@@ -159,7 +160,7 @@ static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned wan
 		return -1;
 	if (want > RC_TP_BATCH)
 		want = RC_TP_BATCH;
-	st = l->tp->vt->recv_batch(l->tp, b->v, want, &got);
+	st = l->tp->vt->recv_batch(l->tp, b->v, want, &got, tflags);
 	if (st != RC_OK)
 		return st == RC_AGAIN ? 0 : -1;
 	if (rearm)
@@ -191,7 +192,9 @@ static int rc__dgram_batch(rc_server *srv, rc__wctx *w, rc__lsn *l, unsigned wan
  *    first when the server spins), served and answered at once, then a batch of what else
  *    is waiting, and so on. While calls come one at a time (a look for a batch found none
  *    or one), only every 32nd call looks (rc__lone_skip32), so a lone call costs what it
- *    cost before; a burst is noticed within 32 calls and then served in batches.
+ *    cost before; a burst is noticed within 32 calls and then served in batches. Unless the
+ *    server spins, the look is itself the blocking receive (it waits for the first datagram
+ *    and takes what else is there), so it costs no system call of its own.
  */
 static inline __attribute__((always_inline)) int
 rc__dgram_serve_body(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, const unsigned flags,
@@ -221,7 +224,10 @@ rc__dgram_serve_body(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, const unsig
 			want = w->want < 2 ? 2 : w->want;
 			if (want > (unsigned)(n - i))
 				want = (unsigned)(n - i);
-			k = rc__dgram_batch(srv, w, l, want, cap, !armed);
+			/* the blocking loop's look waits for the next call, unless it spins first
+			 * (rc__spin_recv below) or pieces of a joined packet are held */
+			k = rc__dgram_batch(srv, w, l, want, cap, !armed,
+			                    flags != 0 || srv->spin_ns > 0 ? RC_TPF_DONTWAIT : 0);
 			if (k > 0) {
 				armed = true;
 				i += k;
@@ -241,6 +247,10 @@ rc__dgram_serve_body(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, const unsig
 					break; /* nothing more waiting */
 				continue;
 			}
+			/* the waiting look interrupted, or taking only over-long ones: as a failed
+			 * receive, back to the caller (it looks at its stop flag) */
+			if (k == 0 && srv->spin_ns == 0)
+				break;
 			if (k == 0 && w->lone == 0)
 				w->lone = 1; /* calls come one at a time: look for bursts less often */
 			/* the blocking loop: wait for the next one */

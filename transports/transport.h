@@ -187,13 +187,16 @@ typedef struct rc_tp_vt {
 	                       unsigned flags);
 	/*
 	 * Datagram transports (NULL elsewhere): receive up to n (<= RC_TP_BATCH) datagrams with one
-	 * system call into v[0..n)'s buffers, without waiting (RC_TPF_DONTWAIT is implied), each
-	 * with its sender. *got is how many landed in v[0..*got), in order; a datagram longer than
-	 * its buffer is dropped, and those after it move down (buffers and capacities may be
-	 * exchanged among v's entries: v is a pool the caller owns). RC_OK with *got >= 1; RC_AGAIN
-	 * (none waiting, or only over-long ones); RC_CANTRECV (errno kept).
+	 * system call into v[0..n)'s buffers, each with its sender: flags RC_TPF_DONTWAIT, those
+	 * waiting; flags 0, waiting for the first (a blocking receive that takes what else is
+	 * there). *got is how many landed in v[0..*got), in order; a datagram longer than its
+	 * buffer is dropped, and those after it move down (buffers and capacities may be exchanged
+	 * among v's entries: v is a pool the caller owns). RC_OK with *got >= 1; RC_AGAIN (none
+	 * waiting, only over-long ones, or the wait interrupted by a signal); RC_CANTRECV (errno
+	 * kept).
 	 */
-	rc_status (*recv_batch)(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got);
+	rc_status (*recv_batch)(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got,
+	                        unsigned flags);
 	/*
 	 * Datagram transports (NULL elsewhere): send v[0..n) (n <= RC_TP_BATCH), each msg to its
 	 * peer (or the connected one), with as few system calls as the kernel takes them, without

@@ -321,10 +321,42 @@ static unsigned rc__udp_pend_fill(rc__udp *u, rc_tp_dgram *v, unsigned k, unsign
 	return k;
 }
 
+/*
+ * Cut joined packet v[k] (len bytes, pieces of seg; received last, nothing pending) straight
+ * into the free slots v[k+1..n): one copy a piece, not two through pend. Its first piece
+ * stays in v[k]; the pieces no slot takes (or a slot too small for) pend. Returns how many
+ * slots hold a datagram now (k + 1 and the pieces placed).
+ */
+static unsigned rc__udp_gro_fill(rc__udp *u, rc_tp_dgram *v, unsigned k, unsigned n,
+                                 size_t len, size_t seg, const struct msghdr *mh)
+{
+	size_t off = seg;
+	unsigned j = k + 1;
+
+	if (seg <= u->maxlen)
+		for (; j < n && off < len && v[j].cap >= seg; j++, off += seg) {
+			size_t piece = len - off < seg ? len - off : seg;
+
+			memcpy(v[j].buf, v[k].buf + off, piece);
+			v[j].len = piece;
+			v[j].peer.len = v[k].peer.len;
+			memcpy(&v[j].peer.ss, &v[k].peer.ss, v[k].peer.len);
+		}
+	if (off < len) { /* the rest pend (rc__udp_pend_add keeps all but its first piece) */
+		pthread_mutex_lock(&u->mu);
+		rc__udp_pend_add(u, v[k].buf + off - seg, len - off + seg, seg, mh->msg_name,
+		                 mh->msg_name ? mh->msg_namelen : 0);
+		pthread_mutex_unlock(&u->mu);
+	}
+	v[k].len = seg;
+	return j;
+}
+
 /* The vt's recv_batch: recvmmsg of up to n datagrams, over-long ones dropped; under gro,
- * pending pieces first, and joined packets cut (their later pieces pend, then fill the slots
- * left). */
-static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got)
+ * pending pieces first, and joined packets cut (the last one's pieces fill the slots left,
+ * rc__udp_gro_fill; an earlier one's pend, then fill the slots left). */
+static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsigned *got,
+                                    unsigned flags)
 {
 	rc__udp *u = (rc__udp *)tp;
 	struct mmsghdr m[RC_TP_BATCH];
@@ -349,23 +381,39 @@ static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsig
 			m[i].msg_hdr.msg_controllen = sizeof(ctl[i].b);
 		}
 	}
-	do
-		r = recvmmsg(tp->fd, m + k0, n - k0, MSG_DONTWAIT, NULL);
-	while (r < 0 && errno == EINTR);
+	if ((flags & RC_TPF_DONTWAIT) || k0 > 0) {
+		do
+			r = recvmmsg(tp->fd, m + k0, n - k0, MSG_DONTWAIT, NULL);
+		while (r < 0 && errno == EINTR);
+	} else { /* (a signal: RC_AGAIN, the caller looks at its stop flag) */
+		r = recvmmsg(tp->fd, m, n, MSG_WAITFORONE, NULL);
+	}
 	if (r < 0) {
 		*got = k0;
 		if (k0 > 0)
 			return RC_OK;
-		return errno == EAGAIN || errno == EWOULDBLOCK ? RC_AGAIN : RC_CANTRECV;
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RC_AGAIN
+		                                                                  : RC_CANTRECV;
 	}
 	k = k0;
 	for (unsigned i = k0; i < k0 + (unsigned)r; i++) {
-		size_t len = m[i].msg_len;
+		size_t len = m[i].msg_len, seg = 0; /* seg > 0: joined, cut into the slots left */
 
 		if (m[i].msg_hdr.msg_flags & MSG_TRUNC)
 			continue; /* over any message we accept: dropped */
-		if (u->gro)
-			rc__udp_gro_cut(u, v[i].buf, &len, &m[i].msg_hdr);
+		if (u->gro && m[i].msg_hdr.msg_controllen > 0 &&
+		    (seg = rc__udp_gro_seg(&m[i].msg_hdr)) > 0 && len > seg) {
+			if (i + 1 < k0 + (unsigned)r ||
+			    atomic_load_explicit(&u->pending, memory_order_relaxed)) {
+				/* more after it, or pieces already wait: its pieces pend, in order */
+				rc__udp_gro_cut(u, v[i].buf, &len, &m[i].msg_hdr);
+				seg = 0;
+			} else {
+				len = seg; /* the last: rc__udp_gro_fill below */
+			}
+		} else {
+			seg = 0;
+		}
 		if (len > u->maxlen)
 			continue;
 		if (k != i) { /* move it down over a dropped one: swap the buffers, copy the sender */
@@ -379,7 +427,10 @@ static rc_status rc__udp_recv_batch(rc_tp *tp, rc_tp_dgram *v, unsigned n, unsig
 		}
 		v[k].len = len;
 		v[k].peer.len = m[i].msg_hdr.msg_namelen;
-		k++;
+		if (seg > 0) /* (the last message: nothing after it to keep) */
+			k = rc__udp_gro_fill(u, v, k, n, m[i].msg_len, seg, &m[i].msg_hdr);
+		else
+			k++;
 	}
 	if (u->gro)
 		k = rc__udp_pend_fill(u, v, k, n);

@@ -113,11 +113,12 @@ static void recv_in_order_with_senders(void **state)
 	unsigned got = 99;
 
 	slots(v, 8, mem, 512);
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got), RC_AGAIN); /* empty */
+	/* empty */
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got, RC_TPF_DONTWAIT), RC_AGAIN);
 	assert_int_equal(got, 0);
 	for (unsigned i = 0; i < 5; i++)
 		send_one(f, 10 + i, (unsigned char)('a' + i));
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got), RC_OK);
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got, RC_TPF_DONTWAIT), RC_OK);
 	assert_int_equal(got, 5);
 	for (unsigned i = 0; i < 5; i++) {
 		const struct sockaddr_in *from = (const struct sockaddr_in *)&v[i].peer.ss;
@@ -127,7 +128,14 @@ static void recv_in_order_with_senders(void **state)
 		assert_int_equal(v[i].peer.len, sizeof(struct sockaddr_in));
 		assert_int_equal(from->sin_port, f->peerat.sin_port);
 	}
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got), RC_AGAIN);
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got, RC_TPF_DONTWAIT), RC_AGAIN);
+	/* flags 0: a receive that waits for the first and takes what else is there */
+	for (unsigned i = 0; i < 3; i++)
+		send_one(f, 20, (unsigned char)('p' + i));
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got, 0), RC_OK);
+	assert_int_equal(got, 3);
+	assert_true(v[0].buf[0] == 'p' && v[1].buf[0] == 'q' && v[2].buf[19] == 'r');
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 8, &got, RC_TPF_DONTWAIT), RC_AGAIN);
 }
 
 static void over_long_is_dropped_and_rest_move_down(void **state)
@@ -142,7 +150,7 @@ static void over_long_is_dropped_and_rest_move_down(void **state)
 	send_one(f, 2000, 'L'); /* over its slot: dropped */
 	send_one(f, 30, 'y');
 	send_one(f, 100, 'z'); /* exactly a slot: kept */
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 4, &got), RC_OK);
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 4, &got, RC_TPF_DONTWAIT), RC_OK);
 	assert_int_equal(got, 3);
 	assert_true(v[0].len == 20 && v[0].buf[0] == 'x');
 	assert_true(v[1].len == 30 && v[1].buf[0] == 'y' && v[1].buf[29] == 'y');
@@ -151,7 +159,7 @@ static void over_long_is_dropped_and_rest_move_down(void **state)
 		assert_true(v[i].buf >= mem && v[i].buf < mem + sizeof mem && v[i].cap == 100);
 	/* only over-long ones waiting: nothing to hand back */
 	send_one(f, 3000, 'L');
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 4, &got), RC_AGAIN);
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, 4, &got, RC_TPF_DONTWAIT), RC_AGAIN);
 	assert_int_equal(got, 0);
 }
 
@@ -165,12 +173,14 @@ static void batch_is_capped(void **state)
 	slots(v, RC_TP_BATCH + 4, mem, 64);
 	for (unsigned i = 0; i < RC_TP_BATCH + 4; i++)
 		send_one(f, 8, (unsigned char)i);
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, RC_TP_BATCH + 4, &got), RC_OK);
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, RC_TP_BATCH + 4, &got, RC_TPF_DONTWAIT),
+	                 RC_OK);
 	assert_int_equal(got, RC_TP_BATCH);
 	total += got;
 	for (unsigned i = 0; i < got; i++)
 		assert_int_equal(v[i].buf[0], (unsigned char)i);
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, RC_TP_BATCH, &got), RC_OK);
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, v, RC_TP_BATCH, &got, RC_TPF_DONTWAIT),
+	                 RC_OK);
 	assert_int_equal(got, 4);
 	assert_int_equal(v[0].buf[0], (unsigned char)RC_TP_BATCH);
 	total += got;
@@ -335,7 +345,7 @@ static void send_batch_joins_runs_to_one_peer(void **state)
 	assert_int_equal(setsockopt(f->peer, SOL_UDP, UDP_GRO, &one, sizeof one), 0);
 	/* the listener (offload off) gets its two one by one */
 	slots(in, 4, slotmem, 512);
-	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, in, 4, &got), RC_OK);
+	assert_int_equal(f->lsn->vt->recv_batch(f->lsn, in, 4, &got, RC_TPF_DONTWAIT), RC_OK);
 	assert_int_equal(got, 2);
 	assert_true(in[0].len == 100 && in[0].buf[0] == 'o' && in[1].buf[99] == 'p');
 }
@@ -383,7 +393,7 @@ static void offload_cuts_joined_datagrams(void **state)
 	assert_false(lsn->vt->ahead(lsn));
 	send_joined(f->peer, &at, 21, 64, 30, 'A'); /* 20 of 64 bytes and one of 30 */
 	slots(v, 32, mem, 65536);
-	assert_int_equal(lsn->vt->recv_batch(lsn, v, 8, &got), RC_OK);
+	assert_int_equal(lsn->vt->recv_batch(lsn, v, 8, &got, RC_TPF_DONTWAIT), RC_OK);
 	assert_int_equal(got, 8);
 	for (unsigned i = 0; i < 8; i++, seen++) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)&v[i].peer.ss;
@@ -398,16 +408,16 @@ static void offload_cuts_joined_datagrams(void **state)
 	assert_int_equal(one[0], 'A' + seen);
 	assert_int_equal(((const struct sockaddr_in *)&from.ss)->sin_port, f->peerat.sin_port);
 	seen++;
-	assert_int_equal(lsn->vt->recv_batch(lsn, v, 32, &got), RC_OK);
+	assert_int_equal(lsn->vt->recv_batch(lsn, v, 32, &got, RC_TPF_DONTWAIT), RC_OK);
 	assert_int_equal(got, 12);
 	for (unsigned i = 0; i < 12; i++, seen++)
 		assert_true(v[i].len == (seen == 20 ? 30u : 64u) && v[i].buf[0] == 'A' + seen);
 	assert_false(lsn->vt->ahead(lsn));
-	assert_int_equal(lsn->vt->recv_batch(lsn, v, 32, &got), RC_AGAIN);
+	assert_int_equal(lsn->vt->recv_batch(lsn, v, 32, &got, RC_TPF_DONTWAIT), RC_AGAIN);
 	/* a joined packet and a plain datagram in one receive; pieces over max_record dropped */
 	send_joined(f->peer, &at, 3, 100, 100, 'a');
 	send_one_to(f->peer, &at, 10, 'z');
-	assert_int_equal(lsn->vt->recv_batch(lsn, v, 32, &got), RC_OK);
+	assert_int_equal(lsn->vt->recv_batch(lsn, v, 32, &got, RC_TPF_DONTWAIT), RC_OK);
 	assert_int_equal(got, 4);
 	assert_true(v[0].buf[0] == 'a' && v[1].buf[0] == 'z' && v[1].len == 10);
 	assert_true(v[2].buf[0] == 'b' && v[3].buf[0] == 'c' && v[3].len == 100);
@@ -442,12 +452,12 @@ static void client_cuts_joined_replies(void **state)
 	assert_int_equal(getsockname(c->fd, (struct sockaddr *)&me, &mlen), 0);
 	slots(v, 4, mem, 65536);
 	/* a client socket turns receive offload on with its first batch receive */
-	assert_int_equal(c->vt->recv_batch(c, v, 4, &got), RC_AGAIN);
+	assert_int_equal(c->vt->recv_batch(c, v, 4, &got, RC_TPF_DONTWAIT), RC_AGAIN);
 	send_joined(f->peer, &me, 7, 40, 40, '0');
 	assert_int_equal(c->vt->recv(c, &msg, &len, NULL, 0), RC_OK);
 	assert_true(len == 40 && ((unsigned char *)msg)[0] == '0');
 	assert_true(c->vt->ahead(c));
-	assert_int_equal(c->vt->recv_batch(c, v, 4, &got), RC_OK);
+	assert_int_equal(c->vt->recv_batch(c, v, 4, &got, RC_TPF_DONTWAIT), RC_OK);
 	assert_int_equal(got, 4);
 	for (unsigned i = 0; i < 4; i++)
 		assert_true(v[i].len == 40 && v[i].buf[39] == '1' + i);
