@@ -1640,9 +1640,13 @@ def sec_callback(run, targets):
                             "met": rr <= 1.1, "value": "%.2f×" % rr})
     L.append(md_table(["cores", "forward µs", "callback µs", "callback ÷ forward",
                        "forward pipelined calls/s", "callback pipelined calls/s", "÷"], rows))
-    L.append("\nA call back costs one thread hop more than a forward call: its reply is read by a server "
-             "loop thread, which hands it to the calling thread, where a forward call's caller reads its "
-             "own reply.\n")
+    L.append("\nA blocking call back's caller reads its own reply, as a forward call's does: while it "
+             "waits it takes the connection's reading from the server's loops (when no loop thread is "
+             "reading it; the server has worker threads), and gives it back when its reply has come "
+             "(docs/runtime.md, the back channel). What it costs beyond a forward call: two `epoll_ctl` "
+             "calls (taking and giving the connection back) and a `poll` where a forward call's server "
+             "thread makes one `epoll_wait`. Pipelined calls back are still read by the loops and handed "
+             "over.\n")
     run.write_csv("callback.csv", ["pin", "forward_us", "callback_us", "ratio", "forward_pipe_cps",
                                    "callback_pipe_cps", "pipe_ratio"], csvrows)
     return "\n".join(L)
