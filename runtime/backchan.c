@@ -6,8 +6,10 @@
  * A connection's handle (rc_server_conn, server_priv.h) is what the application keeps; a back
  * channel is an ordinary rc_client whose transport is this file's: its sends go into the
  * connection's output under the connection's write lock, as the server's own replies do, and
- * its receives take the replies the server's loops read on the connection and hand over
- * (rc__back_route) -- each to the back channel that sent the call its xid names. So the
+ * its receives take the replies whoever reads the connection hands over (rc__back_route) --
+ * each to the back channel that sent the call its xid names. Whoever: a server loop's thread,
+ * or a blocking receive's own thread, which reads the connection itself while it waits when
+ * no other thread does (rc__back_read, conn.c's rc__conn_back_take). So the
  * client's every call mode works unchanged, and the back channel's descriptor is an eventfd
  * that is readable while replies wait (or the connection has gone).
  *
