@@ -1150,6 +1150,21 @@ static void rc__serve_inq(rc_client *c)
 
 static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags);
 
+/* Read everything that is there, without waiting (under c->mu): up to 1,024 messages, the
+ * peer's calls served whenever a quarter of the queue's room is used, before more are read.
+ * Returns the status of the read that ended it (RC_AGAIN or RC_TIMEDOUT: nothing more). */
+static rc_status rc__read_all(rc_client *c)
+{
+	rc_status r = RC_OK;
+
+	for (int i = 0; i < 1024 && r == RC_OK; i++) {
+		r = rc__read(c, 0, RC_TPF_DONTWAIT);
+		if (c->ninq >= RC__INQ_MAX / 4)
+			rc__serve_inq(c); /* the peer's calls, before more are read */
+	}
+	return r;
+}
+
 /* A blocking call has its reply, on a client that serves (under c->mu): its receive may have
  * read the peer's calls along with it into the transport's buffer, which no descriptor would
  * announce now (the socket has nothing more) -- read and serve them on this thread, as
@@ -1157,9 +1172,7 @@ static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags);
 static __attribute__((noinline)) void rc__serve_ahead_locked(rc_client *c)
 {
 	if (rc__ahead_locked(c))
-		for (int i = 0; i < 1024; i++)
-			if (rc__read(c, 0, RC_TPF_DONTWAIT) != RC_OK)
-				break;
+		(void)rc__read_all(c);
 	rc__serve_inq(c);
 }
 
@@ -2508,17 +2521,9 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	pthread_mutex_lock(&clnt->mu);
 	if (clnt->tp != NULL && ((revents & ~POLLOUT) != 0 || (clnt->kind->props & RC_TPP_SYNC) ||
 	                         rc__ahead_locked(clnt))) {
-		/* read everything that is there */
-		for (int i = 0; i < 1024; i++) {
-			rc_status r = rc__read(clnt, 0, RC_TPF_DONTWAIT);
-			if (clnt->ninq >= RC__INQ_MAX / 4)
-				rc__serve_inq(clnt); /* the peer's calls, before more are read */
-			if (r == RC_OK)
-				continue;
-			if (r != RC_AGAIN && r != RC_TIMEDOUT)
-				st = r == RC_CLOSED ? RC_CANTRECV : r;
-			break;
-		}
+		rc_status r = rc__read_all(clnt);
+		if (r != RC_OK && r != RC_AGAIN && r != RC_TIMEDOUT)
+			st = r == RC_CLOSED ? RC_CANTRECV : r;
 	}
 	(void)rc__timers(clnt, rc__now());
 	rc__serve_inq(clnt); /* the peer's calls (rc_client_serve) */

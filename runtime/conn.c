@@ -168,13 +168,17 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 	return ok;
 }
 
-/* The next complete request on a connection: RC_OK, RC_AGAIN (none yet, or 16 reads made this
- * turn: level-triggered epoll brings us back for the rest), or the transport's error. */
+/* Socket reads a turn makes at most (rc__conn_next): one busy peer cannot hold the loop. */
+#define RC__TURN_READS 16
+
+/* The next complete request on a connection: RC_OK, RC_AGAIN (none yet, or RC__TURN_READS
+ * reads made this turn: level-triggered epoll brings us back for the rest), or the
+ * transport's error. */
 rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
 {
 	rc_status st;
 
-	if (c->tp->vt->buffered(c->tp) == 0 && (*reads)++ >= 16)
+	if (c->tp->vt->buffered(c->tp) == 0 && (*reads)++ >= RC__TURN_READS)
 		return RC_AGAIN;
 	st = c->tp->vt->recv(c->tp, msg, len, NULL, RC_TPF_DONTWAIT);
 	if (c->shaking && (st == RC_OK || st == RC_AGAIN) && rc__conn_secure(c->tp, NULL)) {
@@ -188,7 +192,7 @@ rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
 
 /*
  * Serve what a connection has: flush queued output, then serve every complete record, reading
- * more while there is room. At most 16 reads per event, so one busy peer cannot hold the loop;
+ * more while there is room. At most RC__TURN_READS reads per event, so one busy peer cannot hold the loop;
  * complete records already buffered are always served before leaving (nothing would wake us
  * for them), unless replies are backed up: a peer that does not read its replies is not read
  * from until they drain (bounded memory), and those records are served after the flush.
@@ -1023,10 +1027,8 @@ static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc
 		if (keep && !t->capped && !hold) {
 			ended = false; /* still the back channel's caller's */
 		} else {
-			c->state = RC__CONN_ARMED; /* (or HELD) */
-			if (hold)
-				c->state = RC__CONN_HELD;
-			else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (t->capped ? EPOLLOUT : 0)))
+			c->state = hold ? RC__CONN_HELD : RC__CONN_ARMED;
+			if (!hold && !rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (t->capped ? EPOLLOUT : 0)))
 				c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
 			/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
 		}
@@ -1078,7 +1080,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
  * loop's thread reads the reply and hands it over -- one thread's wake-up more per call back
  * than a forward call costs -- its caller becomes the connection's reader while it waits, if
  * no thread is reading it (ARMED) and worker threads serve its requests: the connection is
- * disarmed (a loop thread that had already taken its event drops it: back_reading), and the
+ * disarmed (a loop thread that had already taken its event drops it: see below), and the
  * caller polls the socket and the back channel's eventfd, reads records as a turn does (replies
  * routed, its own among them; requests queued as jobs for the workers), and, when its reply
  * has come, the time is up or the connection is at its caps or gone, ends its turn as a
@@ -1102,7 +1104,7 @@ bool rc__conn_back_take(rc_server *srv, rc__conn *c)
 	    c->back_reading || srv->destroying)
 		return false;
 	/* out of the epoll set's reach (one-shot, nothing asked): a loop thread that took its
-	 * event already drops it (rc__conn_event) */
+	 * event already finds it BUSY and drops it (rc__conn_event) */
 	if (!rc__conn_arm(srv, c, 0))
 		return false;
 	c->state = RC__CONN_BUSY;
@@ -1137,7 +1139,7 @@ rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t de
 	rc__turn_begin(srv, c, &t);
 	/* one read from the socket a wake-up (and the records it brought): the caller looks
 	 * for its reply after each, and polls again rather than read until EAGAIN */
-	t.reads = 15;
+	t.reads = RC__TURN_READS - 1;
 	rc__turn_read(srv, NULL, c, &t);
 	pthread_mutex_lock(&srv->mu);
 	return rc__turn_end(srv, c, &t, true, NULL) ? RC_CLOSED : RC_OK;
