@@ -12,7 +12,9 @@
  *
  *   rc-bench-callback [--uri tcp://127.0.0.1:0] [--server-cpu A] [--client-cpu B]
  *                     [--calls N] [--depth D] [--only forward|callback]
- *                     [--server-threads N] [--json]      (2 server threads by default)
+ *                     [--server-threads N] [--blocking] [--json]
+ *
+ * (2 server threads by default; --blocking: the blocking measurements only)
  *
  * Each measurement is one line (one JSON object with --json).
  */
@@ -216,11 +218,11 @@ int main(int argc, char **argv)
 	    {"client-cpu", required_argument, NULL, 'c'}, {"calls", required_argument, NULL, 'n'},
 	    {"depth", required_argument, NULL, 'd'},      {"json", no_argument, NULL, 'j'},
 	    {"only", required_argument, NULL, 'o'},       {"server-threads", required_argument, NULL, 't'},
-	    {NULL, 0, NULL, 0}};
+	    {"blocking", no_argument, NULL, 'b'},         {NULL, 0, NULL, 0}};
 	const char *listen = "tcp://127.0.0.1:0";
 	uint64_t n = 20000;
 	unsigned depth = 64;
-	bool json = false, fwd = true, cbk = true;
+	bool json = false, fwd = true, cbk = true, blocking_only = false;
 	unsigned threads = 2;
 	char uri[256];
 	pthread_t st, ct, cb;
@@ -228,7 +230,7 @@ int main(int argc, char **argv)
 	rc_status s;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "u:s:c:n:d:jo:t:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "u:s:c:n:d:jo:t:b", opts, NULL)) != -1) {
 		switch (o) {
 		case 'u': listen = optarg; break;
 		case 's': G.server_cpu = atoi(optarg); break;
@@ -237,6 +239,7 @@ int main(int argc, char **argv)
 		case 'd': depth = (unsigned)atoi(optarg); break;
 		case 'j': json = true; break;
 		case 't': threads = (unsigned)atoi(optarg); break;
+		case 'b': blocking_only = true; break;
 		case 'o':
 			fwd = strcmp(optarg, "callback") != 0;
 			cbk = strcmp(optarg, "forward") != 0;
@@ -244,7 +247,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [--uri URI] [--server-cpu A] [--client-cpu B] "
 			                "[--calls N] [--depth D] [--only forward|callback] [--server-threads N] "
-			                "[--json]\n",
+			                "[--blocking] [--json]\n",
 			        progname);
 			return 2;
 		}
@@ -271,7 +274,9 @@ int main(int argc, char **argv)
 	 * serves from its poll loop on its own thread */
 	if (fwd) {
 		report(json, "forward", "median_us", blocking(c, n), n, 1);
-		report(json, "forward-pipelined", "calls_per_s", pipelined(c, n, depth), n, depth);
+		if (!blocking_only)
+			report(json, "forward-pipelined", "calls_per_s", pipelined(c, n, depth), n,
+			       depth);
 	}
 	atomic_store(&serving_stop, false);
 	pthread_create(&ct, NULL, client_serve, c);
@@ -280,9 +285,11 @@ int main(int argc, char **argv)
 		pthread_create(&cb, NULL, cb_blocking, &r);
 		pthread_join(cb, NULL);
 		report(json, "callback", "median_us", r.result, n, 1);
-		pthread_create(&cb, NULL, cb_pipelined, &r);
-		pthread_join(cb, NULL);
-		report(json, "callback-pipelined", "calls_per_s", r.result, n, depth);
+		if (!blocking_only) {
+			pthread_create(&cb, NULL, cb_pipelined, &r);
+			pthread_join(cb, NULL);
+			report(json, "callback-pipelined", "calls_per_s", r.result, n, depth);
+		}
 	}
 	atomic_store(&serving_stop, true);
 	pthread_join(ct, NULL);

@@ -61,6 +61,9 @@ typedef struct rc__back {
 	bool hup;       /* the connection has gone: receives end once the queue is empty */
 	unsigned waiting; /* receivers blocked on cv */
 	unsigned reading; /* receivers reading the connection themselves (rc__back_read) */
+	atomic_bool took; /* the connection's reading taken by a blocking call's send, for the
+	                     receive that follows on its thread (set under h->mu; rc__back_take) */
+	struct rc__conn *tc; /* the connection taken */
 	bool efd_set;   /* the eventfd's count is not zero */
 	atomic_bool shut; /* shut down by the client */
 } rc__back;
@@ -379,6 +382,44 @@ static rc_status rc__back_drain(rc__back *b, size_t below, int timeout_ms)
 	}
 }
 
+/*
+ * Take the reading of c, h's connection (under h->mu), for a blocking receive on this thread
+ * (rc__back_read), if no other thread reads it and worker threads serve its requests (conn.c's
+ * rc__conn_back_take). srv->mu comes before h->mu: tried, not waited for (busy: a loop's thread
+ * is at work on the server, and the reply comes the usual way). True: taken.
+ */
+static bool rc__back_take(rc_server_conn *h, rc__conn *c)
+{
+	rc_server *srv = h->srv;
+	bool mine = false;
+
+	if (pthread_mutex_trylock(&srv->mu) == 0) {
+		mine = srv->conn_take(srv, c);
+		pthread_mutex_unlock(&srv->mu);
+	}
+	return mine;
+}
+
+/* Whether a blocking call's send took the connection's reading for this thread. */
+static inline bool rc__back_took(rc__back *b)
+{
+	return atomic_load_explicit(&b->took, memory_order_relaxed);
+}
+
+/* Give back the reading a blocking call's send took (b->took) when no receive follows. */
+static void rc__back_untake(rc__back *b)
+{
+	rc_server *srv;
+	rc__conn *c;
+
+	pthread_mutex_lock(&b->h->mu);
+	srv = b->h->srv;
+	c = b->tc;
+	b->took = false;
+	pthread_mutex_unlock(&b->h->mu);
+	srv->conn_give(srv, c);
+}
+
 static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
                                unsigned flags)
 {
@@ -394,6 +435,8 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 		errno = EPIPE;
 	} else {
 		rc__conn *c = h->c;
+		if ((flags & RC_TPF_REPLY_NEXT) && !b->took && (b->took = rc__back_take(h, c)))
+			b->tc = c;
 		if (len >= 4) {
 			pthread_mutex_lock(&h->rmu);
 			rc__xw_sent(b, rc__ld32(msg));
@@ -418,6 +461,8 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 			c->tp->vt->shutdown(c->tp, true); /* broken: its reader ends it */
 	}
 	pthread_mutex_unlock(&h->mu);
+	if (st != RC_OK && b->took)
+		rc__back_untake(b); /* no receive of a reply follows */
 	/* a blocking send (the client's, past its own queue's limit) waits for the peer to take
 	 * the backlog, as a socket's blocking send would */
 	if (st == RC_OK && flags == 0 && queued)
@@ -458,30 +503,38 @@ static bool rc__back_alone(rc_server_conn *h)
  * comes (or deadline, on rc__now()'s clock; negative: none), if no other thread reads it and
  * worker threads serve its requests (conn.c's rc__conn_back_take); else nothing, and the
  * caller waits for a loop's thread to hand the reply over. It saves that thread's wake-up:
- * a call back then costs what a forward call does. The replies this thread routes to its own
- * back channel need no eventfd (reading), the receive after this takes them.
+ * a call back then costs what a forward call does. A blocking call's send took the reading
+ * already when it could (b->took, RC_TPF_REPLY_NEXT): taken after the send, the reply could
+ * come first -- the peer runs at once on one core -- and wake a loop's thread to read it.
+ * The replies this thread routes to its own back channel need no eventfd (reading), the
+ * receive after this takes them. Under b->mu (let go while it reads). Returns the connection
+ * this thread still reads, for the caller to give back (srv->conn_give, *srvp) once it has let
+ * go of b->mu; NULL if it did not take it, or its turn ended.
  */
-static void rc__back_read(rc__back *b, int64_t deadline)
+static rc__conn *rc__back_read(rc__back *b, int64_t deadline, rc_server **srvp)
 {
 	rc_server_conn *h = b->h;
-	rc_server *srv = NULL;
+	rc_server *srv;
 	rc__conn *c;
-	bool mine = false;
+	bool mine;
 
-	pthread_mutex_lock(&h->mu);
-	if ((c = h->c) != NULL) {
+	/* (c and srv live while it is ours: the server's destroy waits for it) */
+	if (rc__back_took(b)) { /* taken by the call's send, on this thread */
+		c = b->tc;
 		srv = h->srv;
-		/* srv->mu comes before h->mu: tried, not waited for (taken: a loop's thread is
-		 * busy with the server, and the reply comes the usual way) */
-		if (pthread_mutex_trylock(&srv->mu) == 0) {
-			mine = srv->conn_take(srv, c);
-			pthread_mutex_unlock(&srv->mu);
-		}
+		atomic_store_explicit(&b->took, false, memory_order_relaxed);
+		mine = true;
+	} else {
+		pthread_mutex_unlock(&b->mu);
+		pthread_mutex_lock(&h->mu);
+		c = h->c;
+		srv = h->srv;
+		mine = c != NULL && rc__back_take(h, c);
+		pthread_mutex_unlock(&h->mu);
+		pthread_mutex_lock(&b->mu);
+		if (!mine)
+			return NULL;
 	}
-	pthread_mutex_unlock(&h->mu);
-	if (!mine)
-		return; /* (c and srv live while it is ours: the server's destroy waits for it) */
-	pthread_mutex_lock(&b->mu);
 	b->reading++;
 	while (b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
 		rc_status st;
@@ -494,9 +547,8 @@ static void rc__back_read(rc__back *b, int64_t deadline)
 			break;
 	}
 	b->reading--;
-	pthread_mutex_unlock(&b->mu);
-	if (mine)
-		srv->conn_give(srv, c);
+	*srvp = srv;
+	return mine ? c : NULL;
 }
 
 static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
@@ -506,9 +558,12 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	rc_status st = RC_OK;
 	struct timespec until;
 	int ms = tp->rcvtimeo_ms;
+	rc__conn *give = NULL; /* the connection this thread read, to give back */
+	rc_server *srv = NULL;
 
 	(void)from;
-	if (!(flags & RC_TPF_DONTWAIT)) {
+	if (!(flags & RC_TPF_DONTWAIT) && !rc__back_took(b)) {
+		/* (taken by the send: worker threads serve, this is not the only one) */
 		bool alone;
 		pthread_mutex_lock(&b->h->mu);
 		alone = b->h->c != NULL && rc__back_alone(b->h);
@@ -537,8 +592,17 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	free(b->cur);
 	b->cur = NULL;
 	if (!(flags & RC_TPF_DONTWAIT) && b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
+		give = rc__back_read(b, ms > 0 ? rc__now() + (int64_t)ms * 1000000 : -1, &srv);
+	} else if (rc__back_took(b)) { /* taken by the send, not needed: the reply is here */
+		give = b->tc;
+		srv = b->h->srv;
+		atomic_store_explicit(&b->took, false, memory_order_relaxed);
+	}
+	if (give != NULL && b->head == NULL) {
+		/* its time is up, or the channel shut: the connection goes back before any wait */
 		pthread_mutex_unlock(&b->mu);
-		rc__back_read(b, ms > 0 ? rc__now() + (int64_t)ms * 1000000 : -1);
+		srv->conn_give(srv, give);
+		give = NULL;
 		pthread_mutex_lock(&b->mu);
 	}
 	while (b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
@@ -576,6 +640,8 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 		rc__back_efd(b); /* more came while this thread read: readable for the next */
 	}
 	pthread_mutex_unlock(&b->mu);
+	if (give != NULL)
+		srv->conn_give(srv, give); /* (after b->mu: srv->mu comes first) */
 	return st;
 }
 

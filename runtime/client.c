@@ -2072,7 +2072,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 				locked = true;
 			}
 		}
-		r = !b->gather || b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, 0)
+		r = !b->gather || b->nseg == 0 ? tp->vt->send(tp, msg, len, NULL, RC_TPF_REPLY_NEXT)
 		                               : tp->vt->sendv(tp, msg, len, b->seg, b->nseg, 0);
 		if (locked)
 			pthread_mutex_unlock(&c->smu);

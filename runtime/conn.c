@@ -1141,6 +1141,9 @@ rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t de
 	 * for its reply after each, and polls again rather than read until EAGAIN */
 	t.reads = RC__TURN_READS - 1;
 	rc__turn_read(srv, NULL, c, &t);
+	if (t.n == 0 && !t.dead && !t.capped)
+		return RC_OK; /* replies only (the usual read): no jobs to queue, still its reader
+		                 -- the turn's accounts are settled when it gives the connection back */
 	pthread_mutex_lock(&srv->mu);
 	return rc__turn_end(srv, c, &t, true, NULL) ? RC_CLOSED : RC_OK;
 }

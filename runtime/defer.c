@@ -126,25 +126,32 @@ void rc__req_unhold(rc__req *r, rc_server *pool)
 	rc__svc_auth_done(&r->auth);
 	free(r->unwrapped);
 	r->unwrapped = NULL;
-	if (r->owncap > RC__REQ_OWN_KEEP) { /* a big argument's copy is not kept */
+	if (pool == NULL || !rc__req_pool_put(pool, r)) {
+		free(r->own);
+		free(r);
+	}
+}
+
+/* server_priv.h: r, idle, into srv's pool (a big argument's copy is not kept). False: the
+ * pool is full, r is still the caller's. */
+bool rc__req_pool_put(rc_server *srv, rc__req *r)
+{
+	bool put = false;
+
+	if (r->owncap > RC__REQ_OWN_KEEP) {
 		free(r->own);
 		r->own = NULL;
 		r->owncap = 0;
 	}
-	if (pool != NULL) {
-		pthread_mutex_lock(&pool->poolmu);
-		if (pool->npool < RC__REQ_POOL) {
-			r->dnext = pool->pool;
-			pool->pool = r;
-			pool->npool++;
-			r = NULL;
-		}
-		pthread_mutex_unlock(&pool->poolmu);
-		if (r == NULL)
-			return;
+	pthread_mutex_lock(&srv->poolmu);
+	if (srv->npool < RC__REQ_POOL) {
+		r->dnext = srv->pool;
+		srv->pool = r;
+		srv->npool++;
+		put = true;
 	}
-	free(r->own);
-	free(r);
+	pthread_mutex_unlock(&srv->poolmu);
+	return put;
 }
 
 /* server.h: keep req past its routine. */

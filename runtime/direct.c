@@ -71,6 +71,10 @@ static void rc__direct_serve(rc_server *srv, const void *msg, size_t len,
 	}
 	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv), NULL);
 	rc__reply_leave(srv, &w, rc__direct_send, (void *)to, rlen, NULL, false);
+	/* the request object (its own, unless deferred) goes back to the pool for the next
+	 * message: this context lives for one */
+	if (w.req != NULL && rc__req_pool_put(srv, w.req))
+		w.req = NULL;
 	rc__wctx_fini(&w);
 }
 

@@ -652,6 +652,10 @@ rc__req *rc__req_new(rc_server *srv, rc__wctx *w);
  * request, whose server may be gone; or the pool is full). */
 void rc__req_unhold(rc__req *r, rc_server *pool);
 
+/* Put r -- idle: no call of its under way, nothing held -- in srv's request pool (a big
+ * argument copy it keeps is freed). False when the pool is full: r stays the caller's. */
+bool rc__req_pool_put(rc_server *srv, rc__req *r);
+
 /* Free the objects in srv's request pool (rc_server_destroy). */
 void rc__req_pool_free(rc_server *srv);
 

@@ -80,6 +80,9 @@ enum {
 enum {
 	RC_TPF_DONTWAIT = MSG_DONTWAIT, /* never block: what cannot go now is queued (streams) */
 	RC_TPF_MORE = 1u << 30,         /* more messages follow soon: gather this one (streams) */
+	RC_TPF_REPLY_NEXT = 1u << 29,   /* send: a blocking receive of this call's reply follows
+	                                   at once on this thread (a hint; a back channel reads
+	                                   its connection from before the send: backchan.c) */
 };
 
 /* A synchronous transport's listener hands each message it is sent to the server through
