@@ -464,9 +464,13 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 	if (st != RC_OK && b->took)
 		rc__back_untake(b); /* no receive of a reply follows */
 	/* a blocking send (the client's, past its own queue's limit) waits for the peer to take
-	 * the backlog, as a socket's blocking send would */
-	if (st == RC_OK && flags == 0 && queued)
+	 * the backlog, as a socket's blocking send would -- while the loops read the connection
+	 * (a peer blocked on its own writes reads nothing until they are read) */
+	if (st == RC_OK && !(flags & (RC_TPF_DONTWAIT | RC_TPF_MORE)) && queued) {
+		if (rc__back_took(b))
+			rc__back_untake(b);
 		st = rc__back_drain(b, RC__BACK_OQ, -1);
+	}
 	return st;
 }
 
