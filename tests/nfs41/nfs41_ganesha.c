@@ -4,6 +4,9 @@
  *
  *   nfs41_ganesha PORT
  *
+ * 0. First, without ganesha: the callback handler's answers to CB_COMPOUND (CB_SEQUENCE +
+ *    CB_RECALL, a CB_SEQUENCE of another session) and CB_NULL, against an rc_server playing
+ *    the NFS server's part (fake_nfs below) -- since ganesha sends none of them here.
  * 1. The back channel (RFC 5661 section 2.10.3.1): the client serves NFS4_CALLBACK
  *    (rc_client_serve: CB_NULL, CB_COMPOUND) on its own connection, then EXCHANGE_ID and
  *    CREATE_SESSION with CREATE_SESSION4_FLAG_CONN_BACK_CHAN and csa_cb_program
@@ -133,18 +136,75 @@ bool cb_compound_1_svc(const CB_COMPOUND4args *arg, CB_COMPOUND4res *res, rc_svc
 	return true;
 }
 
-/* The NFS program's own procedures: this program only calls them (the table that holds
- * NFS4_CALLBACK's holds them too). */
+/* ---- the handler checked first against remotecall's own server --------------------------- */
+
+/*
+ * ganesha sends no CB_COMPOUND here (see the head comment), so the handler's answers are
+ * first checked against an rc_server playing the NFS server's part: its COMPOUND routine
+ * calls the client back on the client's connection (rc_svc_req_backchannel) with CB_SEQUENCE
+ * naming the SEQUENCE's session + CB_RECALL, then with another session, then CB_NULL, and
+ * keeps what came back.
+ */
+typedef struct fake_nfs {
+	atomic_int calls; /* COMPOUNDs served, counted after the fields below are written: the
+	                   * client reads them after it (the reply's order through the socket is
+	                   * one ThreadSanitizer cannot see) */
+	rc_status st_ok, st_bad, st_null;
+	nfsstat4 ok_status, bad_status;
+	unsigned ok_len, bad_len;
+	bool echoed;                /* CB_SEQUENCE's result named the session and sequence */
+	nfsstat4 recall_status;
+} fake_nfs;
+
+#define FAKE_DELEG "rc-deleg-sid" /* 12 bytes: a stateid's other */
+
 bool nfsproc4_null_4_svc(rc_svc_req *req)
 {
 	(void)req;
-	return false;
+	return true;
 }
 
 bool nfsproc4_compound_4_svc(const COMPOUND4args *arg, COMPOUND4res *res, rc_svc_req *req)
 {
-	(void)arg, (void)res, (void)req;
-	return false;
+	fake_nfs *f = rc_svc_req_context(req);
+	rc_client *back;
+	res->status = NFS4_OK; /* no results: the client asks nothing of this server */
+	if (arg->argarray.argarray_len < 1 || arg->argarray.argarray_val[0].argop != OP_SEQUENCE ||
+	    rc_svc_req_backchannel(req, NFS4_CALLBACK, NFS_CB, &back) != RC_OK)
+		return false;
+	nfs_cb_argop4 ops[2] = {{.argop = OP_CB_SEQUENCE}, {.argop = OP_CB_RECALL}};
+	CB_SEQUENCE4args *sa = &ops[0].nfs_cb_argop4_u.opcbsequence;
+	memcpy(sa->csa_sessionid, arg->argarray.argarray_val[0].nfs_argop4_u.opsequence.sa_sessionid,
+	       sizeof(sessionid4));
+	sa->csa_sequenceid = 1;
+	CB_RECALL4args *ra = &ops[1].nfs_cb_argop4_u.opcbrecall;
+	ra->stateid.seqid = 1;
+	memcpy(ra->stateid.other, FAKE_DELEG, sizeof ra->stateid.other);
+	ra->fh = (nfs_fh4){.nfs_fh4_len = 4, .nfs_fh4_val = "fh01"};
+	CB_COMPOUND4args cb = {.minorversion = 1, .argarray = {2, ops}};
+	CB_COMPOUND4res cr = {0};
+	f->st_ok = cb_compound_1(back, &cb, &cr);
+	f->ok_status = cr.status;
+	f->ok_len = cr.resarray.resarray_len;
+	if (f->st_ok == RC_OK && f->ok_len == 2) {
+		const CB_SEQUENCE4res *sr = &cr.resarray.resarray_val[0].nfs_cb_resop4_u.opcbsequence;
+		f->echoed = sr->csr_status == NFS4_OK &&
+		            memcmp(sr->CB_SEQUENCE4res_u.csr_resok4.csr_sessionid, sa->csa_sessionid,
+		                   sizeof(sessionid4)) == 0 &&
+		            sr->CB_SEQUENCE4res_u.csr_resok4.csr_sequenceid == 1;
+		f->recall_status = cr.resarray.resarray_val[1].nfs_cb_resop4_u.opcbrecall.status;
+	}
+	rc_xdr_free(cb_compound_1_info.xres, &cr);
+	sa->csa_sessionid[0] ^= 1; /* another session: refused */
+	memset(&cr, 0, sizeof cr);
+	f->st_bad = cb_compound_1(back, &cb, &cr);
+	f->bad_status = cr.status;
+	f->bad_len = cr.resarray.resarray_len;
+	rc_xdr_free(cb_compound_1_info.xres, &cr);
+	f->st_null = cb_null_1(back);
+	rc_client_destroy(back);
+	atomic_fetch_add(&f->calls, 1);
+	return true;
 }
 
 /* ---- the forward channel ------------------------------------------------------------------- */
@@ -426,21 +486,83 @@ static void *run_server(void *srv)
 	return NULL;
 }
 
+/* start_server -- an rc_server on a free loopback port serving def with ctx from a thread of
+ * its own (threads workers); its port in *port. NULL on failure. */
+static rc_server *start_server(const rc_svc_prog *def, void *ctx, unsigned threads, int *port,
+                               pthread_t *thr)
+{
+	rc_server *srv;
+	char bound[128];
+	if (rc_server_create(&srv) != RC_OK)
+		return NULL;
+	if (rc_server_set_threads(srv, threads) != RC_OK ||
+	    rc_server_register(srv, def, ctx) != RC_OK ||
+	    rc_server_listen(srv, "tcp://127.0.0.1:0", bound, sizeof bound) != RC_OK ||
+	    pthread_create(thr, NULL, run_server, srv) != 0) {
+		rc_server_destroy(srv);
+		return NULL;
+	}
+	*port = atoi(strrchr(bound, ':') + 1);
+	return srv;
+}
+
+static void stop_server(rc_server *srv, pthread_t thr)
+{
+	rc_server_stop(srv);
+	pthread_join(thr, NULL);
+	rc_server_destroy(srv);
+}
+
+/* handler_self_check -- the callback handler's answers, against fake_nfs (above). */
+static void handler_self_check(void)
+{
+	static cb_state st; /* outlives the client */
+	fake_nfs f = {0};
+	pthread_t thr;
+	int port;
+	/* two workers: the routine's blocking call back needs another thread to read its reply */
+	rc_server *srv = start_server(&nfs4_program_4_program, &f, 2, &port, &thr);
+	if (!check(srv != NULL, "self-check: an rc_server playing the NFS server"))
+		return;
+	nfs_client c = {.name = "self-check client", .minor = 1, .have_session = true};
+	memcpy(c.sessionid, "rc-self-session!", sizeof(sessionid4));
+	memcpy(st.sessionid, c.sessionid, sizeof(sessionid4));
+	if ((c.clnt = connect_client(port, 5)) != NULL &&
+	    check(rc_client_serve(c.clnt, &nfs4_callback_1_program, &st) == RC_OK,
+	          "self-check: rc_client_serve(NFS4_CALLBACK)")) {
+		COMPOUND4res res;
+		int s = compound(&c, NULL, 0, &res); /* SEQUENCE: the server calls back meanwhile */
+		free_res(&res);
+		check(s == NFS4_OK && atomic_load(&f.calls) == 1, "self-check: the COMPOUND (status %d)",
+		      s);
+		check(f.st_ok == RC_OK && f.ok_status == NFS4_OK && f.ok_len == 2 && f.echoed &&
+		              f.recall_status == NFS4_OK &&
+		              memcmp(st.recall_stateid.other, FAKE_DELEG, 12) == 0,
+		      "self-check: CB_SEQUENCE + CB_RECALL answered NFS4_OK, the session echoed "
+		      "(%s, status %d, %u results)", rc_strerror(f.st_ok), f.ok_status, f.ok_len);
+		check(f.st_bad == RC_OK && f.bad_status == NFS4ERR_BADSESSION && f.bad_len == 1,
+		      "self-check: a CB_SEQUENCE naming another session: NFS4ERR_BADSESSION "
+		      "(status %d, %u results)", f.bad_status, f.bad_len);
+		check(f.st_null == RC_OK && atomic_load(&st.nulls) == 1, "self-check: CB_NULL");
+		check(atomic_load(&st.compounds) == 2 && atomic_load(&st.sequences) == 2 &&
+		              atomic_load(&st.recalls) == 1 && atomic_load(&st.bad_sessions) == 1,
+		      "self-check: the handler counted 2 CB_COMPOUND, 2 CB_SEQUENCE, 1 CB_RECALL, "
+		      "1 other session");
+	} else if (!c.clnt) {
+		check(false, "self-check: connect");
+	}
+	rc_client_destroy(c.clnt);
+	stop_server(srv, thr);
+}
+
 static void v40_cb_null(int port)
 {
 	cb_state st = {0};
-	rc_server *srv = NULL;
-	char bound[128];
 	pthread_t thr;
-	if (!check(rc_server_create(&srv) == RC_OK &&
-	                   rc_server_register(srv, &nfs4_callback_1_program, &st) == RC_OK &&
-	                   rc_server_listen(srv, "tcp://127.0.0.1:0", bound, sizeof bound) == RC_OK &&
-	                   pthread_create(&thr, NULL, run_server, srv) == 0,
-	           "v4.0: an rc_server serving NFS4_CALLBACK")) {
-		rc_server_destroy(srv);
+	int cbport;
+	rc_server *srv = start_server(&nfs4_callback_1_program, &st, 1, &cbport, &thr);
+	if (!check(srv != NULL, "v4.0: an rc_server serving NFS4_CALLBACK"))
 		return;
-	}
-	int cbport = atoi(strrchr(bound, ':') + 1);
 	char raddr[64], owner[96];
 	snprintf(raddr, sizeof raddr, "127.0.0.1.%d.%d", cbport >> 8, cbport & 255);
 	set_owner(owner, sizeof owner, "v40");
@@ -482,9 +604,7 @@ static void v40_cb_null(int port)
 	      "v4.0: ganesha's CB_NULL (AUTH_SYS) arrived and was answered during the confirm");
 out:
 	rc_client_destroy(c.clnt);
-	rc_server_stop(srv);
-	pthread_join(thr, NULL);
-	rc_server_destroy(srv);
+	stop_server(srv, thr);
 }
 
 int main(int argc, char **argv)
@@ -495,6 +615,7 @@ int main(int argc, char **argv)
 	}
 	int port = atoi(argv[1]);
 	int wait_s = getenv("RC_VALGRIND") ? 60 : 20;
+	handler_self_check();
 	static cb_state back; /* the back channel's: outlives the client */
 	char owner[96], owner2[96];
 
