@@ -486,31 +486,36 @@ static void *run_server(void *srv)
 	return NULL;
 }
 
-/* start_server -- an rc_server on a free loopback port serving def with ctx from a thread of
- * its own (threads workers); its port in *port. NULL on failure. */
-static rc_server *start_server(const rc_svc_prog *def, void *ctx, unsigned threads, int *port,
-                               pthread_t *thr)
-{
+/* An rc_server run by a thread of its own, on a free loopback port. */
+typedef struct test_server {
 	rc_server *srv;
+	pthread_t thr;
+	int port;
+} test_server;
+
+/* start_server -- ts serving def with ctx (threads workers), checked as what. */
+static bool start_server(test_server *ts, const rc_svc_prog *def, void *ctx, unsigned threads,
+                         const char *what)
+{
 	char bound[128];
-	if (rc_server_create(&srv) != RC_OK)
-		return NULL;
-	if (rc_server_set_threads(srv, threads) != RC_OK ||
-	    rc_server_register(srv, def, ctx) != RC_OK ||
-	    rc_server_listen(srv, "tcp://127.0.0.1:0", bound, sizeof bound) != RC_OK ||
-	    pthread_create(thr, NULL, run_server, srv) != 0) {
-		rc_server_destroy(srv);
-		return NULL;
+	bool ok = rc_server_create(&ts->srv) == RC_OK;
+	if (ok && (rc_server_set_threads(ts->srv, threads) != RC_OK ||
+	           rc_server_register(ts->srv, def, ctx) != RC_OK ||
+	           rc_server_listen(ts->srv, "tcp://127.0.0.1:0", bound, sizeof bound) != RC_OK ||
+	           pthread_create(&ts->thr, NULL, run_server, ts->srv) != 0)) {
+		rc_server_destroy(ts->srv);
+		ok = false;
 	}
-	*port = atoi(strrchr(bound, ':') + 1);
-	return srv;
+	if (ok)
+		ts->port = atoi(strrchr(bound, ':') + 1);
+	return check(ok, "%s", what);
 }
 
-static void stop_server(rc_server *srv, pthread_t thr)
+static void stop_server(test_server *ts)
 {
-	rc_server_stop(srv);
-	pthread_join(thr, NULL);
-	rc_server_destroy(srv);
+	rc_server_stop(ts->srv);
+	pthread_join(ts->thr, NULL);
+	rc_server_destroy(ts->srv);
 }
 
 /* handler_self_check -- the callback handler's answers, against fake_nfs (above). */
@@ -518,16 +523,15 @@ static void handler_self_check(void)
 {
 	static cb_state st; /* outlives the client */
 	fake_nfs f = {0};
-	pthread_t thr;
-	int port;
+	test_server ts;
 	/* two workers: the routine's blocking call back needs another thread to read its reply */
-	rc_server *srv = start_server(&nfs4_program_4_program, &f, 2, &port, &thr);
-	if (!check(srv != NULL, "self-check: an rc_server playing the NFS server"))
+	if (!start_server(&ts, &nfs4_program_4_program, &f, 2,
+	                  "self-check: an rc_server playing the NFS server"))
 		return;
 	nfs_client c = {.name = "self-check client", .minor = 1, .have_session = true};
 	memcpy(c.sessionid, "rc-self-session!", sizeof(sessionid4));
 	memcpy(st.sessionid, c.sessionid, sizeof(sessionid4));
-	if ((c.clnt = connect_client(port, 5)) != NULL &&
+	if ((c.clnt = connect_client(ts.port, 5)) != NULL &&
 	    check(rc_client_serve(c.clnt, &nfs4_callback_1_program, &st) == RC_OK,
 	          "self-check: rc_client_serve(NFS4_CALLBACK)")) {
 		COMPOUND4res res;
@@ -552,19 +556,18 @@ static void handler_self_check(void)
 		check(false, "self-check: connect");
 	}
 	rc_client_destroy(c.clnt);
-	stop_server(srv, thr);
+	stop_server(&ts);
 }
 
 static void v40_cb_null(int port)
 {
 	cb_state st = {0};
-	pthread_t thr;
-	int cbport;
-	rc_server *srv = start_server(&nfs4_callback_1_program, &st, 1, &cbport, &thr);
-	if (!check(srv != NULL, "v4.0: an rc_server serving NFS4_CALLBACK"))
+	test_server ts;
+	if (!start_server(&ts, &nfs4_callback_1_program, &st, 1,
+	                  "v4.0: an rc_server serving NFS4_CALLBACK"))
 		return;
 	char raddr[64], owner[96];
-	snprintf(raddr, sizeof raddr, "127.0.0.1.%d.%d", cbport >> 8, cbport & 255);
+	snprintf(raddr, sizeof raddr, "127.0.0.1.%d.%d", ts.port >> 8, ts.port & 255);
 	set_owner(owner, sizeof owner, "v40");
 
 	nfs_client c = {.name = "v4.0 client", .minor = 0};
@@ -604,7 +607,7 @@ static void v40_cb_null(int port)
 	      "v4.0: ganesha's CB_NULL (AUTH_SYS) arrived and was answered during the confirm");
 out:
 	rc_client_destroy(c.clnt);
-	stop_server(srv, thr);
+	stop_server(&ts);
 }
 
 int main(int argc, char **argv)
