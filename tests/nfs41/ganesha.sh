@@ -12,9 +12,10 @@
 # (tests/interop/rpcbind-env.sh), so ganesha's rpcbind (un)registrations reach no rpcbind of
 # the machine's. Every step is bounded in time.
 #
-# Exits 77 (ctest's skip) when ganesha cannot run at all: not root, ganesha.nfsd or its VFS
-# FSAL not installed (Debian: nfs-ganesha nfs-ganesha-vfs). RC_VALGRIND=1 runs PROGRAM under
-# valgrind memcheck (make test-valgrind).
+# Exits 77 (ctest's skip) when ganesha cannot run at all: not root, no CAP_DAC_READ_SEARCH
+# (its VFS FSAL opens files by handle; without it OPEN fails with NFS4ERR_PERM), ganesha.nfsd
+# or its VFS FSAL not installed (Debian: nfs-ganesha nfs-ganesha-vfs). RC_VALGRIND=1 runs
+# PROGRAM under valgrind memcheck (make test-valgrind).
 set -u
 PROG=${1:?usage: ganesha.sh PROGRAM}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,6 +26,12 @@ GANESHA=$(command -v ganesha.nfsd || ls /usr/bin/ganesha.nfsd /usr/sbin/ganesha.
 compgen -G '/usr/lib*/ganesha/libfsalvfs.so' >/dev/null ||
 	compgen -G '/usr/lib/*/ganesha/libfsalvfs.so' >/dev/null ||
 	{ echo "SKIP: ganesha's VFS FSAL not installed (Debian: nfs-ganesha-vfs)"; exit 77; }
+
+# The VFS FSAL opens files by handle (open_by_handle_at): CAP_DAC_READ_SEARCH, which a
+# container may withhold from root.
+capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status 2>/dev/null)
+[ -z "$capeff" ] || (( (16#$capeff >> 2) & 1 )) ||
+	{ echo "SKIP: no CAP_DAC_READ_SEARCH here, which ganesha's VFS FSAL needs (open_by_handle_at)"; exit 77; }
 
 # shellcheck source=../interop/rpcbind-env.sh
 . "$HERE/../interop/rpcbind-env.sh"
