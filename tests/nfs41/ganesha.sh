@@ -7,10 +7,10 @@
 # ganesha: VFS export of a temporary folder at /export, NFSv4 only (minor versions 0 and 1),
 # on 127.0.0.1 at a free port, NLM, RQUOTA and UDP off, no grace period, delegations on
 # (NFSV4 { Delegations }: ganesha probes a v4.0 client's callback with CB_NULL only then), its
-# pid file, log and recovery folder in the temporary folder. As root where unshare(1) and
-# ip(8) work, it all runs in network and mount namespaces of its own
-# (tests/interop/rpcbind-env.sh), so ganesha's rpcbind (un)registrations reach no rpcbind of
-# the machine's. Every step is bounded in time.
+# pid file, log, recovery and credential cache folders in the temporary folder (Kerberos off:
+# nothing is written outside it). As root where unshare(1) and ip(8) work, it all runs in
+# network and mount namespaces of its own (tests/interop/rpcbind-env.sh), so ganesha's rpcbind
+# (un)registrations reach no rpcbind of the machine's. Every step is bounded in time.
 #
 # Exits 77 (ctest's skip) when ganesha cannot run at all: not root, no CAP_DAC_READ_SEARCH
 # (its VFS FSAL opens files by handle; without it OPEN fails with NFS4ERR_PERM), ganesha.nfsd
@@ -64,6 +64,10 @@ $BIND
 	Enable_NLM = false;
 	Enable_RQUOTA = false;
 	Enable_UDP = false;
+}
+NFS_KRB5 {
+	Active_krb5 = false;
+	CCacheDir = "$TMPD/ccache";
 }
 NFSV4 {
 	Graceless = true;
