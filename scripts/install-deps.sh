@@ -23,10 +23,11 @@ deb_pkgs=(dpkg-dev debhelper fakeroot lintian)
 # rstat-client: rup, a real clnt_broadcast user, in the broadcast and porting tests;
 # liburing-dev: raw-pingpong --batch uring (make bench's io_uring rows);
 # krb5-kdc krb5-admin-server krb5-user: the throw-away Kerberos realm of the RPCSEC_GSS tests
-# (tests/gss/krb5_fixture.sh: krb5kdc, kdb5_util, kadmin.local, kinit)
+# (tests/gss/krb5_fixture.sh: krb5kdc, kdb5_util, kadmin.local, kinit);
+# nfs-ganesha nfs-ganesha-vfs: the NFSv4.1 server of tests/nfs41 (a session with a back channel)
 test_pkgs=(g++ libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto openssl python3 valgrind iproute2
            util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev rstat-client liburing-dev
-           krb5-kdc krb5-admin-server krb5-user)
+           krb5-kdc krb5-admin-server krb5-user nfs-ganesha nfs-ganesha-vfs)
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}")
 print=0
 for a in "$@"; do
