@@ -160,9 +160,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=45 [load]=40 [spin]=20 [udpio]=45 [conns]=90 [defer]=25 [gss]=30 [callback]=20)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=45 [load]=40 [spin]=20 [udpio]=45 [conns]=90 [defer]=25 [gss]=30 [callback]=15)
 declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=330 [load]=120 [spin]=60 [udpio]=120 [conns]=300 [defer]=60 [gss]=90 [callback]=60)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=6 [load]=4 [spin]=3 [udpio]=6 [conns]=10 [defer]=3 [gss]=8 [callback]=3)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=6 [load]=4 [spin]=3 [udpio]=6 [conns]=10 [defer]=3 [gss]=8 [callback]=5)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -1068,14 +1068,15 @@ exp_defer() {
 # on one core and the client's on the same or the other; on one connection, the client's
 # blocking NULL calls (forward) and the server's blocking NULL calls back to the client
 # (callback: server -> client -> server, the client serving from its poll loop), µs per call;
-# then both pipelined, depth 64, calls/s.
+# then both pipelined, depth 64, calls/s. A target's row: TARGET_TRIALS trials, each measuring
+# both back to back in one process (the report takes the median of the trials' ratios).
 exp_callback() {
 	local pin sc cc t tag
 	cc=$(cli_core)
 	for pin in $PINS; do
 		sc=$(srv_core $pin)
-		for t in $(seq 1 $TRIALS); do
-			progress "$pin cores, trial $t/$TRIALS"
+		for t in $(seq 1 $TARGET_TRIALS); do
+			progress "$pin cores, trial $t/$TARGET_TRIALS"
 			tag="\"exp\":\"callback\",\"pin\":\"$pin\",\"trial\":$t"
 			rec "$tag" 180 taskset -c "$sc,$cc" "$B/rc-bench-callback" --server-cpu "$sc" --client-cpu "$cc" --calls $((CALLS * 2)) --depth 64 --json
 		done
