@@ -415,7 +415,7 @@ static void rc__back_untake(rc__back *b)
 	pthread_mutex_lock(&b->h->mu);
 	srv = b->h->srv;
 	c = b->tc;
-	b->took = false;
+	atomic_store_explicit(&b->took, false, memory_order_relaxed);
 	pthread_mutex_unlock(&b->h->mu);
 	srv->conn_give(srv, c);
 }
@@ -435,8 +435,10 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 		errno = EPIPE;
 	} else {
 		rc__conn *c = h->c;
-		if ((flags & RC_TPF_REPLY_NEXT) && !b->took && (b->took = rc__back_take(h, c)))
+		if ((flags & RC_TPF_REPLY_NEXT) && !rc__back_took(b) && rc__back_take(h, c)) {
 			b->tc = c;
+			atomic_store_explicit(&b->took, true, memory_order_relaxed);
+		}
 		if (len >= 4) {
 			pthread_mutex_lock(&h->rmu);
 			rc__xw_sent(b, rc__ld32(msg));
@@ -461,7 +463,7 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 			c->tp->vt->shutdown(c->tp, true); /* broken: its reader ends it */
 	}
 	pthread_mutex_unlock(&h->mu);
-	if (st != RC_OK && b->took)
+	if (st != RC_OK && rc__back_took(b))
 		rc__back_untake(b); /* no receive of a reply follows */
 	/* a blocking send (the client's, past its own queue's limit) waits for the peer to take
 	 * the backlog, as a socket's blocking send would -- while the loops read the connection
