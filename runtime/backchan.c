@@ -38,9 +38,11 @@
 /* A reply waiting for the back channel's receive. */
 typedef struct rc__bmsg {
 	struct rc__bmsg *next;
-	size_t len;
+	size_t len, cap; /* cap: the room of msg */
 	_Alignas(16) unsigned char msg[];
 } rc__bmsg;
+
+#define RC__BMSG_SPARE ((size_t)512) /* a received reply's buffer up to this kept for the next */
 
 /* A back channel: the transport of a client made by rc_server_conn_backchannel. */
 typedef struct rc__back {
@@ -58,6 +60,7 @@ typedef struct rc__back {
 	pthread_cond_t cv;
 	rc__bmsg *head, *tail;
 	rc__bmsg *cur;  /* the one the last receive returned (valid until the next) */
+	rc__bmsg *spare; /* one received before, kept for the next reply routed (cap SPARE) */
 	bool hup;       /* the connection has gone: receives end once the queue is empty */
 	unsigned waiting; /* receivers blocked on cv */
 	unsigned reading; /* receivers reading the connection themselves (rc__back_read) */
@@ -283,12 +286,18 @@ bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 			continue;
 		/* the back channel asked for it, so the queue holds at most a reply per call it
 		 * has in flight; short of memory the reply is lost (its call times out) */
-		if ((q = malloc(sizeof(*q) + len)) != NULL) {
+		pthread_mutex_lock(&b->mu);
+		if ((q = b->spare) != NULL && q->cap >= len) {
+			b->spare = NULL; /* the last reply received: room enough */
+		} else if ((q = malloc(sizeof(*q) + (len < RC__BMSG_SPARE ? RC__BMSG_SPARE : len))) !=
+		           NULL) {
+			q->cap = len < RC__BMSG_SPARE ? RC__BMSG_SPARE : len;
+		}
+		if (q != NULL) {
 			q->next = NULL;
 			q->len = len;
 			memcpy(q->msg, m, len);
 			bool waiting;
-			pthread_mutex_lock(&b->mu);
 			if (b->tail != NULL)
 				b->tail->next = q;
 			else
@@ -301,6 +310,8 @@ bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 			 * listed, and rmu is held), so that it does not wake only to wait for it */
 			if (waiting)
 				pthread_cond_signal(&b->cv);
+		} else {
+			pthread_mutex_unlock(&b->mu);
 		}
 		break;
 	}
@@ -595,7 +606,10 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 		}
 	}
 	pthread_mutex_lock(&b->mu);
-	free(b->cur);
+	if (b->cur != NULL && b->spare == NULL && b->cur->cap == RC__BMSG_SPARE)
+		b->spare = b->cur; /* for the next reply */
+	else
+		free(b->cur);
 	b->cur = NULL;
 	if (!(flags & RC_TPF_DONTWAIT) && b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
 		give = rc__back_read(b, ms > 0 ? rc__now() + (int64_t)ms * 1000000 : -1, &srv);
@@ -691,6 +705,7 @@ static void rc__back_free(rc__back *b)
 		free(q);
 	}
 	free(b->cur);
+	free(b->spare);
 	free(b->xw);
 	close(b->tp.fd);
 	pthread_cond_destroy(&b->cv);

@@ -51,6 +51,7 @@
 #define RC__NOFAST_SPIN 1u             /* rc_client.nofast bits */
 #define RC__NOFAST_SEALED 2u
 #define RC__INQ_MAX 256u /* calls from the peer held to be served; more are dropped */
+#define RC__INQ_SPARE 512u /* a served call's buffer up to this size is kept for the next */
 
 /* A call the peer sent on the client's stream (the back channel), copied, waiting to be
  * served outside the client's lock (rc__serve_inq). */
@@ -218,6 +219,7 @@ struct rc_client {
 	rc_server *srv;
 	rc__inq *inq, *inq_tail;
 	unsigned ninq;
+	rc__inq *inq_spare; /* under mu: one served call's buffer kept for the next (cap in len) */
 };
 
 static _Thread_local struct {
@@ -1051,7 +1053,11 @@ static void rc__inq_add(rc_client *c, const unsigned char *msg, size_t len)
 {
 	rc__inq *q;
 
-	if (c->ninq >= RC__INQ_MAX || (q = malloc(sizeof(*q) + len)) == NULL)
+	if (c->ninq >= RC__INQ_MAX)
+		return;
+	if ((q = c->inq_spare) != NULL && q->len >= len)
+		c->inq_spare = NULL; /* the last served call's buffer: big enough */
+	else if ((q = malloc(sizeof(*q) + (len < RC__INQ_SPARE ? RC__INQ_SPARE : len))) == NULL)
 		return;
 	q->next = NULL;
 	q->len = len;
@@ -1143,8 +1149,13 @@ static void rc__serve_inq(rc_client *c)
 			rc__deliver(c->srv, q->msg, q->len, rc__inq_reply, c);
 		else
 			rc__inq_unavail(c, q->msg, q->len);
-		free(q);
 		pthread_mutex_lock(&c->mu);
+		if (c->inq_spare == NULL && q->len <= RC__INQ_SPARE) {
+			q->len = RC__INQ_SPARE; /* (its capacity, while it is the spare) */
+			c->inq_spare = q;
+		} else {
+			free(q);
+		}
 	}
 }
 
@@ -2604,6 +2615,7 @@ void rc_client_destroy(rc_client *clnt)
 		clnt->inq = q->next;
 		free(q);
 	}
+	free(clnt->inq_spare);
 	rc_server_destroy(clnt->srv);
 	if (clnt->hdr != &clnt->hdr0) {
 		rc__cl_auth_unref(clnt->hdr->auth);

@@ -59,6 +59,12 @@ rc__req *rc__req_new(rc_server *srv, rc__wctx *w)
 /* server_priv.h: the pool's objects go (the server is destroyed). */
 void rc__req_pool_free(rc_server *srv)
 {
+	rc__req *d = atomic_exchange(&srv->direct_req, NULL);
+
+	if (d != NULL) { /* (direct.c's kept one) */
+		free(d->own);
+		free(d);
+	}
 	for (rc__req *r = srv->pool, *next; r != NULL; r = next) {
 		next = r->dnext;
 		free(r->own);

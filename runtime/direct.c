@@ -65,16 +65,22 @@ static void rc__direct_serve(rc_server *srv, const void *msg, size_t len,
 	size_t rlen;
 
 	rc__wctx_init(&w, srv);
+	if ((w.req = atomic_exchange_explicit(&srv->direct_req, NULL, memory_order_acquire)) != NULL)
+		w.req->wc = &w; /* (it served in another context before) */
 	if (to->hold != NULL && to->reply_kept != NULL && to->release != NULL) {
 		w.to = to;
 		w.later = &rc__direct_later;
 	}
 	rlen = rc__serve(srv, &w, msg, len, NULL, false, rc__trace_t0(srv), NULL);
 	rc__reply_leave(srv, &w, rc__direct_send, (void *)to, rlen, NULL, false);
-	/* the request object (its own, unless deferred) goes back to the pool for the next
-	 * message: this context lives for one */
-	if (w.req != NULL && rc__req_pool_put(srv, w.req))
-		w.req = NULL;
+	/* the request object (its own, unless deferred) is kept for the next message, as a
+	 * worker keeps its own across calls: this context lives for one (another thread's kept
+	 * meanwhile goes to the pool) */
+	if (w.req != NULL) {
+		w.req = atomic_exchange_explicit(&srv->direct_req, w.req, memory_order_acq_rel);
+		if (w.req != NULL && rc__req_pool_put(srv, w.req))
+			w.req = NULL;
+	}
 	rc__wctx_fini(&w);
 }
 

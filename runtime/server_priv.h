@@ -250,6 +250,9 @@ struct rc_server {
 	pthread_mutex_t poolmu; /* the request pool (rc__req_new, rc__req_unhold) */
 	struct rc__req *pool;   /* under poolmu: request objects let go of, kept for reuse */
 	unsigned npool;         /* under poolmu: how many (at most RC__REQ_POOL) */
+	/* the request object of the last message served directly (direct.c), idle, for the next
+	 * one: taken and put back by exchange, as a worker keeps its own (NULL: none) */
+	struct rc__req *_Atomic direct_req;
 	struct rc__req *deferred; /* under mu: requests deferred and not answered (rc__req) */
 	uint32_t ndeferred;  /* under mu: how many */
 	atomic_uint answering; /* answers being sent on other threads right now (raised under
@@ -656,7 +659,7 @@ void rc__req_unhold(rc__req *r, rc_server *pool);
  * argument copy it keeps is freed). False when the pool is full: r stays the caller's. */
 bool rc__req_pool_put(rc_server *srv, rc__req *r);
 
-/* Free the objects in srv's request pool (rc_server_destroy). */
+/* Free the objects in srv's request pool and its kept direct_req (rc_server_destroy). */
 void rc__req_pool_free(rc_server *srv);
 
 
