@@ -65,7 +65,7 @@ typedef struct rc__back {
 	unsigned waiting; /* receivers blocked on cv */
 	unsigned reading; /* receivers reading the connection themselves (rc__back_read) */
 	atomic_bool took; /* the connection's reading taken by a blocking call's send, for the
-	                     receive that follows on its thread (set under h->mu; rc__back_take) */
+	                     receive that follows on its thread (rc__back_take, rc__back_claim) */
 	struct rc__conn *tc; /* the connection taken */
 	bool efd_set;   /* the eventfd's count is not zero */
 	atomic_bool shut; /* shut down by the client */
@@ -417,18 +417,20 @@ static inline bool rc__back_took(rc__back *b)
 	return atomic_load_explicit(&b->took, memory_order_relaxed);
 }
 
+/* The connection a blocking call's send took (b->took, set and cleared by that thread
+ * alone): now its receive's, or to give back. */
+static rc__conn *rc__back_claim(rc__back *b)
+{
+	atomic_store_explicit(&b->took, false, memory_order_relaxed);
+	return b->tc;
+}
+
 /* Give back the reading a blocking call's send took (b->took) when no receive follows. */
 static void rc__back_untake(rc__back *b)
 {
-	rc_server *srv;
-	rc__conn *c;
+	rc__conn *c = rc__back_claim(b);
 
-	pthread_mutex_lock(&b->h->mu);
-	srv = b->h->srv;
-	c = b->tc;
-	atomic_store_explicit(&b->took, false, memory_order_relaxed);
-	pthread_mutex_unlock(&b->h->mu);
-	srv->conn_give(srv, c);
+	b->h->srv->conn_give(b->h->srv, c);
 }
 
 static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
@@ -537,9 +539,8 @@ static rc__conn *rc__back_read(rc__back *b, int64_t deadline, rc_server **srvp)
 
 	/* (c and srv live while it is ours: the server's destroy waits for it) */
 	if (rc__back_took(b)) { /* taken by the call's send, on this thread */
-		c = b->tc;
+		c = rc__back_claim(b);
 		srv = h->srv;
-		atomic_store_explicit(&b->took, false, memory_order_relaxed);
 		mine = true;
 	} else {
 		pthread_mutex_unlock(&b->mu);
@@ -614,9 +615,8 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	if (!(flags & RC_TPF_DONTWAIT) && b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
 		give = rc__back_read(b, ms > 0 ? rc__now() + (int64_t)ms * 1000000 : -1, &srv);
 	} else if (rc__back_took(b)) { /* taken by the send, not needed: the reply is here */
-		give = b->tc;
+		give = rc__back_claim(b);
 		srv = b->h->srv;
-		atomic_store_explicit(&b->took, false, memory_order_relaxed);
 	}
 	if (give != NULL && b->head == NULL) {
 		/* its time is up, or the channel shut: the connection goes back before any wait */

@@ -192,10 +192,11 @@ rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
 
 /*
  * Serve what a connection has: flush queued output, then serve every complete record, reading
- * more while there is room. At most RC__TURN_READS reads per event, so one busy peer cannot hold the loop;
- * complete records already buffered are always served before leaving (nothing would wake us
- * for them), unless replies are backed up: a peer that does not read its replies is not read
- * from until they drain (bounded memory), and those records are served after the flush.
+ * more while there is room. At most RC__TURN_READS reads per event, so one busy peer cannot
+ * hold the loop; complete records already buffered are always served before leaving (nothing
+ * would wake us for them), unless replies are backed up: a peer that does not read its
+ * replies is not read from until they drain (bounded memory), and those records are served
+ * after the flush.
  */
 static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 {
