@@ -55,9 +55,13 @@ enum { BENCH_DIST_CONST = 0, BENCH_DIST_EXP = 1 };
 
 /* Options of a benchmark client (rc-bench-client, tirpc-bench-client). */
 typedef struct bench_opts {
+	/* what the measuring loops read each call, first (one cache line) */
+	int proc;           /* bench_proc */
+	int mode;           /* index into the program's mode table */
+	int64_t procnum;    /* -1: the procedure of --proc; else call this number with void/void */
+	uint64_t max_ns;    /* --max-seconds: stop measuring after this long (0: no limit) */
 	const char *uris[BENCH_MAX_URIS];
 	int nuris;
-	int proc;           /* bench_proc */
 	size_t size;        /* bytes of bench_data (send, sendr, echo) */
 	int64_t arg;        /* int, work (microseconds), add */
 	bool arg_set;
@@ -65,7 +69,6 @@ typedef struct bench_opts {
 	uint64_t seed;      /* --seed: state of the per-call draws (0: from the clock and pid) */
 	uint64_t calls;     /* measured calls (rounds over every URI) */
 	uint64_t warmup;    /* calls made before measuring */
-	int mode;           /* index into the program's mode table */
 	uint32_t depth;     /* modes with BENCH_MODE_DEPTH: calls in flight */
 	unsigned threads;   /* threads sharing the client(s) */
 	bool json;          /* one JSON object per line */
@@ -75,11 +78,9 @@ typedef struct bench_opts {
 	                       trace points, one more JSON line of per-step medians */
 	uint32_t timeout_ms; /* total time one call may take (0: the library's default) */
 	uint32_t spin_us;   /* --spin: poll this long for a reply before sleeping (0: don't) */
-	uint64_t max_ns;    /* --max-seconds: stop measuring after this long (0: no limit) */
 	/* error-path testing: override the numbers of the call */
 	int64_t prog;       /* -1: BENCH_PROG */
 	int64_t vers;       /* -1: BENCH_VERS */
-	int64_t procnum;    /* -1: the procedure of --proc; else call this number with void/void */
 	/* RPC-over-TLS (rc-bench-client only): --tls opportunistic|required (NULL: off), the CA,
 	 * client certificate and key, and the name to verify */
 	const char *tls, *tls_ca, *tls_cert, *tls_key, *tls_name;

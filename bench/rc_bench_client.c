@@ -259,9 +259,8 @@ static bool check(worker *w, int dest, rc_status st, bench_res *res, uint32_t wa
                   bool owned)
 {
 	const bench_opts *o = w->o;
-	char why[160];
+	char why[160]; /* (written only when a result is wrong) */
 	bool ok = true;
-	why[0] = '\0';
 	if (st != RC_OK) {
 		report(w, dest, st, NULL);
 		ok = false;

@@ -100,6 +100,7 @@ struct rc_async {
 	rc_async *next, *prev; /* pending list, or the done queue (next only) */
 	rc_client *clnt;
 	uint32_t xid;
+	uint32_t retry_ms; /* (xid to res: a blocking call's fast step sets them, one line) */
 	rc_xdrproc xres;
 	void *res;
 	rc_status st;
@@ -132,7 +133,6 @@ struct rc_async {
 	rc__cl_seqs seqs;
 	int64_t deadline;
 	int64_t next_retry;
-	uint32_t retry_ms;
 	/* a traced blocking call on the general path: when it began and was encoded (0: not
 	 * traced, or a started call) */
 	uint64_t tr_begin, tr_encoded;
@@ -155,14 +155,61 @@ struct rc_client {
 	 * the id of the AUTH its clnt_call last applied. Only sunrpc.c uses them; keep first. */
 	void *cl_auth;
 	uint64_t rc_auth_id;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	pthread_mutex_t smu; /* one sender at a time on a stream; guards cork */
+	/*
+	 * What a blocking call's fast step reads and writes, together: two cache lines, then the
+	 * template's (hdr0). A call between two system calls finds its lines cold; the fewer, the
+	 * cheaper (the client is allocated 64-aligned, rc_client_create).
+	 *
+	 * `reading` is the reader's role: taken only by compare-and-swap (rc__read under mu; a
+	 * blocking call's fast path without it), given up by a plain store. nwaiters counts the
+	 * threads waiting on cv. A waiter counts itself before it looks at `reading`, and the
+	 * fast path clears `reading` before it looks at the count, so one of them always sees
+	 * the other (sequentially consistent atomics) and no wake-up is lost.
+	 */
+	_Alignas(64) atomic_bool reading;
+	atomic_bool queued; /* the transport holds output not yet sent (the fast path then waits) */
 	/* A blocking call's fast step sends on a stream without smu: it raises fsending, then
 	 * looks at ssending, which a sender under smu raises before it sends and then waits for
 	 * fsending to fall (rc__smu_send, rc__smu_sent) -- so at most one of them sends, and a
 	 * fast step that finds ssending raised takes smu instead (Dekker's two flags, seq_cst). */
 	atomic_bool fsending, ssending;
+	bool dgram;
+	/* Why blocking calls may not take the fast step, as bits (0: they may): spinning
+	 * (rc_client_set_spin), credentials of a flavor that seals every call (rc__seal). */
+	_Atomic uint32_t nofast;
+	atomic_int nwaiters;
+	atomic_uint xid;
+	uint32_t timeout_ms, retry_ms;
+	rc_tp *tp;               /* NULL while a stream is disconnected */
+	rc__hdr *hdr;            /* the current template (atomic: the fast path reads it) */
+	_Atomic int64_t last_io; /* relaxed: the fast path writes it without mu */
+	size_t max_msg; /* the cap in force: max_record, or less where the transport is smaller */
+	size_t npending;
+	rc_async *doneq; /* completed calls whose callbacks have not run (doneq_tail: the last) */
+	/* the fast path's heap encode buffer, kept between calls (only the reader uses it) */
+	unsigned char *fastbuf;
+	size_t fastcap;
+	rc_trace_fn trace; /* NULL: off */
+	/* The back channel (rc_client_serve): the programs the client answers (a private server,
+	 * never run; NULL: none, every call gets PROG_UNAVAIL) and, under mu, the calls read and
+	 * not yet served (inq). */
+	rc_server *srv;
+	_Alignas(64) rc__hdr hdr0; /* the first template, never freed */
+
+	uint32_t prog, vers;
+	uint32_t spin_us;
+	size_t max_record; /* the cap set on calls and replies (rc_client_set_max_message) */
+	unsigned big_spare; /* calls that used little of a big kept buffer (rc__keep_buffer) */
+	rc_async *pending;
+	rc_async *renew; /* under mu: started calls waiting for their credentials' renewal (next) */
+	rc_async *doneq_tail;
+	rc_async *handles; /* started calls without callback, not yet released */
+	rc__hdr *retired;  /* under mu: replaced templates not yet freed */
+	unsigned nretired;
+	void *trace_arg;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_mutex_t smu; /* one sender at a time on a stream; guards cork */
 	/*
 	 * Corking: while rc_client_advance runs completion callbacks, calls they start on a
 	 * stream are gathered in the transport's output queue (RC_TPF_MORE) and leave in one
@@ -174,50 +221,10 @@ struct rc_client {
 	 * reader's role guards it). Both made on first use. */
 	struct rc__dq *dq;
 	struct rc__rxb *rxb;
-	atomic_bool queued; /* the transport holds output not yet sent (the fast path then waits) */
-	/* Why blocking calls may not take the fast step, as bits (0: they may): spinning
-	 * (rc_client_set_spin), credentials of a flavor that seals every call (rc__seal). */
-	_Atomic uint32_t nofast;
 	bool connecting;    /* under mu: a thread is connecting without the lock */
 	const rc_tp_kind *kind;
 	rc_uri uri;
-	rc_tp *tp; /* NULL while a stream is disconnected */
-	bool dgram;
-	uint32_t prog, vers;
-	atomic_uint xid;
-	uint32_t timeout_ms, retry_ms, spin_us;
-	size_t max_record; /* the cap set on calls and replies (rc_client_set_max_message) */
-	size_t max_msg;    /* the cap in force: max_record, or less where the transport is smaller */
-	_Atomic int64_t last_io; /* relaxed: the fast path writes it without mu */
-	/*
-	 * A thread is inside tp->recv, and the threads waiting on cv. `reading` is the reader's
-	 * role: taken only by compare-and-swap (rc__read under mu; a blocking call's fast path
-	 * without it), given up by a plain store. A waiter counts itself before it looks at
-	 * `reading`, and the fast path clears `reading` before it looks at the count, so one of
-	 * them always sees the other (sequentially consistent atomics) and no wake-up is lost.
-	 */
-	atomic_bool reading;
-	atomic_int nwaiters;
-	/* the fast path's heap encode buffer, kept between calls (only the reader uses it) */
-	unsigned char *fastbuf;
-	unsigned big_spare; /* calls that used little of a big kept buffer (rc__keep_buffer) */
-	size_t fastcap;
-	rc_async *pending;
-	rc_async *renew; /* under mu: started calls waiting for their credentials' renewal (next) */
-	size_t npending;
-	rc_async *doneq, *doneq_tail; /* completed calls whose callbacks have not run */
-	rc_async *handles;            /* started calls without callback, not yet released */
-	rc__hdr *hdr;                 /* the current template (atomic: the fast path reads it) */
-	rc__hdr *retired;             /* under mu: replaced templates not yet freed */
-	unsigned nretired;
-	rc__hdr hdr0;                 /* the first template, never freed */
-	rc_trace_fn trace; /* NULL: off */
-	void *trace_arg;
-	/* The back channel (rc_client_serve): the programs the client answers (a private server,
-	 * never run; NULL: none, every call gets PROG_UNAVAIL) and, under mu, the calls read and
-	 * not yet served. */
-	rc_server *srv;
-	rc__inq *inq, *inq_tail;
+	rc__inq *inq, *inq_tail; /* (srv) */
 	unsigned ninq;
 	rc__inq *inq_spare; /* under mu: one served call's buffer kept for the next (cap in len) */
 };
@@ -516,7 +523,7 @@ static rc_client *rc__client_new(const rc_tp_kind *kind, uint32_t prog, uint32_t
 	rc_client *c;
 	uint32_t x0;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((c = rc__zalloc_lines(sizeof(*c))) == NULL) /* (the fast step's fields: 3 lines) */
 		return NULL;
 	c->kind = kind;
 	c->dgram = (kind->props & RC_TPP_DGRAM) != 0;
@@ -1532,7 +1539,7 @@ static rc_status rc__ensure(rc_client *c, int64_t deadline, int *err)
 static inline __attribute__((always_inline)) void rc__hdr_put(unsigned char *h,
                                                               const rc__hdr *hdr, uint32_t proc)
 {
-	if (hdr->len == 40)
+	if (__builtin_expect(hdr->len == 40, 1))
 		memcpy(h, hdr->b, 40);
 	else
 		memcpy(h, hdr->b, hdr->len);
@@ -2033,7 +2040,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 
 	/* the reader's role taken and eligibility checked by the caller */
 	atomic_store_explicit(&c->last_io, now, memory_order_relaxed);
-	if (c->fastbuf != NULL && b->max + RC_TP_HEADROOM >= c->fastcap) {
+	if (__builtin_expect(c->fastbuf != NULL, 0) && b->max + RC_TP_HEADROOM >= c->fastcap) {
 		/* a message that outgrew the stack last time: reuse its heap buffer */
 		b->data = c->fastbuf;
 		b->cap = c->fastcap;
@@ -2063,7 +2070,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		msg = rc__encbuf_msg(b); /* the buffer may have moved to the heap */
 		len = (size_t)(x.x_pos - x.x_base);
 	}
-	if (len + (b->gather ? b->gbytes : 0) > c->max_msg) {
+	if (__builtin_expect(len + (b->gather ? b->gbytes : 0) > c->max_msg, 0)) {
 		*st = RC_MSGTOOLARGE;
 		goto done;
 	}
@@ -2092,7 +2099,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	}
 	if (traced && r == RC_OK)
 		rc__trace(c, RC_TP_SENT, p->xid);
-	if (r != RC_OK) {
+	if (__builtin_expect(r != RC_OK, 0)) {
 		e = errno;
 		rc__fast_broken(c, RC_CANTSEND, e);
 		rc__err_clear(&p->err);
@@ -2100,7 +2107,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		return true;
 	}
 	interval = c->dgram && c->retry_ms < p->retry_ms ? c->retry_ms : p->retry_ms;
-	if (tp->rcvtimeo_ms != (int)interval)
+	if (__builtin_expect(tp->rcvtimeo_ms != (int)interval, 0))
 		rc__tp_set_rcvtimeo(tp, (int)interval);
 	if (p->xres != rc_xdr_void && tp->vt->recv_head != NULL) {
 		/* a stream: a big reply's results may decode while it comes (rc__fast_pull) */
@@ -2117,12 +2124,12 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	} else {
 		r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
 	}
-	if (r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid &&
-	    rc__get32((unsigned char *)rmsg + 4) == RC__REPLY) { /* (shorter, a call: the engine) */
+	if (__builtin_expect(r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid &&
+	                         rc__get32((unsigned char *)rmsg + 4) == RC__REPLY, 1)) { /* (shorter, a call: the engine) */
 		if (traced)
 			rc__trace(c, RC_TP_REPLY, p->xid);
 		*st = rc__decode(c, p, rmsg, rlen, false);
-		if (*st == RC_BADREPLY && c->dgram)
+		if (__builtin_expect(*st == RC_BADREPLY, 0) && c->dgram)
 			goto general; /* mangled datagram: wait for the real reply */
 	decoded:
 		if (traced)
@@ -2171,14 +2178,15 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 	bool idle = false;
 	rc_tp *tp;
 
-	if (!atomic_compare_exchange_strong(&c->reading, &idle, true))
+	if (__builtin_expect(!atomic_compare_exchange_strong(&c->reading, &idle, true), 0))
 		return false;
 	tp = __atomic_load_n(&c->tp, __ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&c->npending, __ATOMIC_RELAXED) == 0 &&
-	    __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL && tp != NULL &&
-	    !(tp->props & RC_TPP_SYNC) &&
-	    atomic_load_explicit(&c->nofast, memory_order_relaxed) == 0 &&
-	    !atomic_load_explicit(&c->queued, memory_order_relaxed) &&
+	if (__builtin_expect(__atomic_load_n(&c->npending, __ATOMIC_RELAXED) == 0 &&
+	                         __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL && tp != NULL &&
+	                         !(tp->props & RC_TPP_SYNC) &&
+	                         atomic_load_explicit(&c->nofast, memory_order_relaxed) == 0 &&
+	                         !atomic_load_explicit(&c->queued, memory_order_relaxed),
+	                     1) &&
 	    (c->dgram ||
 	     now - atomic_load_explicit(&c->last_io, memory_order_relaxed) <= RC__IDLE_CHECK_NS ||
 	     !tp->vt->hung_up(tp)))
@@ -2231,8 +2239,8 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 
 	now = rc__now();
-	if (rc__fast_eligible(clnt, now)) {
-		if (rc__fast(clnt, &p, &b, proc, xargs, args, &st, now, traced, t0))
+	if (__builtin_expect(rc__fast_eligible(clnt, now), 1)) {
+		if (__builtin_expect(rc__fast(clnt, &p, &b, proc, xargs, args, &st, now, traced, t0), 1))
 			goto out;
 		/* p is in flight; the lock is held */
 	} else {

@@ -49,7 +49,7 @@ rc__req *rc__req_new(rc_server *srv, rc__wctx *w)
 		memset(r, 0, offsetof(rc__req, argbuf)); /* (the buffers are set when used) */
 		r->own = own;
 		r->owncap = cap;
-	} else if ((r = calloc(1, sizeof(rc__req))) == NULL) {
+	} else if ((r = rc__zalloc_lines(sizeof(rc__req))) == NULL) { /* (its usual fields: 3) */
 		return NULL;
 	}
 	r->wc = w;

@@ -74,7 +74,7 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 			ns++;
 		}
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL)
+	if ((r = rc__zalloc_lines(sizeof(*r))) == NULL) /* (the serve step reads one line) */
 		return RC_NOMEM;
 	r->prog = def->prog;
 	r->vers = def->vers;
@@ -117,7 +117,7 @@ rc_status rc_server_register_raw(rc_server *srv, uint32_t prog, uint32_t vers, r
 
 	if (srv == NULL || fn == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
-	if ((r = calloc(1, sizeof(*r))) == NULL)
+	if ((r = rc__zalloc_lines(sizeof(*r))) == NULL) /* (the serve step reads one line) */
 		return RC_NOMEM;
 	r->prog = prog;
 	r->vers = vers;

@@ -166,9 +166,11 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 	 * with an empty body, a verifier with an empty body -- the plain AUTH_NONE flavor, which
 	 * needs nothing checked. Anything else takes the general parse below, which checks every
 	 * field and asks the credential's flavor. */
-	if (len >= 40 && rc__ld32(msg + 4) == RC__CALL && rc__ld32(msg + 8) == RC__RPCVERS &&
-	    rc__ld32(msg + 24) == RC_AUTH_NONE && rc__ld32(msg + 28) == 0 &&
-	    rc__ld32(msg + 36) == 0) {
+	if (__builtin_expect(len >= 40 && rc__ld32(msg + 4) == RC__CALL &&
+	                         rc__ld32(msg + 8) == RC__RPCVERS &&
+	                         rc__ld32(msg + 24) == RC_AUTH_NONE && rc__ld32(msg + 28) == 0 &&
+	                         rc__ld32(msg + 36) == 0,
+	                     1)) {
 		w->xid = xid = rc__ld32(msg);
 		req->rq_prog = rc__ld32(msg + 12);
 		req->rq_vers = rc__ld32(msg + 16);
@@ -239,7 +241,7 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 authenticated:
 
 	req->reg = rc__find(srv, req->rq_prog, req->rq_vers);
-	if (req->reg == NULL) {
+	if (__builtin_expect(req->reg == NULL, 0)) {
 		uint32_t range[2];
 		if (rc__vers_range(srv, req->rq_prog, &range[0], &range[1]))
 			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
@@ -255,12 +257,12 @@ authenticated:
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1); /* RFC 2203 */
 	}
 	req->proc = NULL;
-	if (req->reg->raw == NULL) {
+	if (__builtin_expect(req->reg->raw == NULL, 1)) {
 		req->proc = rc__find_proc(req->reg, req->rq_proc);
-		if (req->proc == NULL)
+		if (__builtin_expect(req->proc == NULL, 0))
 			return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
 	}
-	if (srv->auth != NULL) {
+	if (__builtin_expect(srv->auth != NULL, 0)) {
 		uint32_t st = srv->auth(req, srv->auth_ctx);
 		if (st != 0)
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
@@ -278,17 +280,17 @@ authenticated:
 		rd.p = p;
 		rd.end = p + n;
 	}
-	if (req->reg->raw != NULL)
+	if (__builtin_expect(req->reg->raw != NULL, 0))
 		return rc__serve_raw(srv, w, r, &rd, max);
 	info = req->proc->info;
 
 	/* At most once: a retransmitted datagram gets the cached reply, not a second run. */
-	if (!rc__drc_begin(srv, w, req, &rd, max, &r->key, &cached, &rlen))
+	if (__builtin_expect(!rc__drc_begin(srv, w, req, &rd, max, &r->key, &cached, &rlen), 0))
 		return rlen;
 
 	RC__STEP(traced, srv, RC_TP_SRV_DISPATCH, xid);
 	if (info->xargs == (rc_xdrproc)rc_xdr_void) {
-		if (rd.p != rd.end)
+		if (__builtin_expect(rd.p != rd.end, 0))
 			goto garbage; /* trailing bytes after a void argument */
 	} else {
 		/* the argument object, zeroed: on the stack when small */
@@ -322,7 +324,7 @@ authenticated:
 		rc__req_unhold(r, srv);
 		return 0;
 	}
-	if (!ok)
+	if (__builtin_expect(!ok, 0))
 		goto system_err;
 	if (info->xres == (rc_xdrproc)rc_xdr_void && w->auth == NULL) {
 		rc__reply_head_plain(w, max, xid);

@@ -108,7 +108,7 @@ rc_status rc_server_create(rc_server **out)
 	if (out == NULL)
 		return RC_INVAL;
 	*out = NULL;
-	if ((srv = calloc(1, sizeof(*srv))) == NULL)
+	if ((srv = rc__zalloc_lines(sizeof(*srv))) == NULL)
 		return RC_NOMEM;
 	srv->lim.max_record = RC_DEFAULT_MAX_MESSAGE;
 	srv->dgram_max = RC__UDP_MAX;

@@ -48,19 +48,20 @@
 enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5 };
 
 typedef struct rc__reg {
+	/* what the serve step reads of every call, first: one cache line (allocated 64-aligned) */
 	struct rc__reg *next; /* hash chain */
 	uint32_t prog, vers;
-	const rc_svc_prog *def;
-	void *ctx;
 	uint32_t ndense;
+	bool rules;        /* tls_required or gss_min: one test on the serve step's usual path */
+	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
 	const rc_svc_proc **dense; /* by procedure number, below ndense */
+	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
 	size_t nsparse;
-	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
 	uint32_t gss_min;  /* calls but NULL need RPCSEC_GSS with at least this service, else
 	                      AUTH_TOOWEAK (rc_server_set_gss_required); 0: no such rule */
-	bool rules;        /* tls_required or gss_min: one test on the serve step's usual path */
-	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
+	const rc_svc_prog *def;
+	void *ctx;
 } rc__reg;
 
 typedef struct rc__lsn {
@@ -266,17 +267,18 @@ struct rc_server {
 	int jobfd;   /* an eventfd, non-zero while jobs are queued (worker threads) */
 	int job_ev;  /* its epoll tag */
 	rc__job *jobq, *jobq_tail; /* under mu */
-	atomic_int stop;
+	/* what serving a call reads of the server, in one cache line (allocated 64-aligned) */
+	_Alignas(64) atomic_int stop;
 	atomic_bool running; /* read by rc_server_stop, maybe from a signal handler */
 	unsigned threads;
 	int64_t spin_ns; /* rc_server_set_spin: poll this long before sleeping (0: never) */
-	rc_server_limits lim;
 	size_t dgram_max;    /* the largest datagram reply: lim.max_record, at most 65,507 */
 	rc_svc_authfn auth;
 	rc_trace_fn trace; /* NULL: off */
+	rc__drc *drc;
 	void *trace_arg;
 	void *auth_ctx;
-	rc__drc *drc;
+	rc_server_limits lim;
 	rc__srv_hook hook; /* the layer above's (rpcbind.c), or NULL; under mu */
 	void *hook_ctx;
 	int64_t next_sweep;
@@ -481,7 +483,7 @@ typedef struct rc__wctx {
 	size_t keep;         /* the largest reply buffer kept between requests (rc__reply_keep) */
 	bool worked;         /* the epoll loop: events handled since its last empty wait */
 	/* aligned: a Sun routine's XDR_INLINE stores int32_t through the reply's bytes */
-	_Alignas(16) unsigned char stack[RC__STACK_REPLY];
+	_Alignas(64) unsigned char stack[RC__STACK_REPLY]; /* (64: a short reply fills one line) */
 } rc__wctx;
 
 /* rc__reply_out of the reply serving thread w just made (rlen bytes in w->rb) to its call,
@@ -518,16 +520,17 @@ struct rc_svc_req {
 	const struct rc_svc_proc *proc;
 	uint32_t xid;
 	bool dgram;
-	rc_authsys sys;              /* AUTH_SYS (rq_cred.oa_flavor): the parsed credential */
-	rc_svc_unixcred ucred;
+	bool keep_res;               /* rc_svc_req_keep_result: the result is not freed */
+	bool tls_kept;               /* deferred: whether it came over TLS (conn is let go) */
 	const struct rc_peer *peer;
 	struct rc__wctx *w;          /* raw dispatch (rc_server_register_raw): the reply buffer */
 	const unsigned char *args;   /*   the encoded arguments */
 	size_t argslen;
 	size_t rlen;                 /*   the reply's length so far (0: none) */
 	struct rc_tp *conn;          /* the stream it came on (rc_svc_req_tls asks it), or NULL */
-	bool keep_res;               /* rc_svc_req_keep_result: the result is not freed */
-	bool tls_kept;               /* deferred: whether it came over TLS (conn is let go) */
+	/* (last: only AUTH_SYS calls touch them; the fields above fill two cache lines) */
+	rc_authsys sys;              /* AUTH_SYS (rq_cred.oa_flavor): the parsed credential */
+	rc_svc_unixcred ucred;
 };
 
 /*

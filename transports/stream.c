@@ -725,7 +725,7 @@ static void rc__stream_park(rc_tp *tp)
 	(void)rc__recreader_park(&s->rr, rc__lend_mine);
 }
 
-static const rc_tp_vt rc__stream_vt = {
+static const _Alignas(64) rc_tp_vt rc__stream_vt = { /* (64: send and recv on one line) */
 	.send = rc__stream_send,
 	.flush = rc__stream_flush,
 	.outq = rc__stream_outq,
@@ -748,7 +748,7 @@ static const rc_tp_vt rc__stream_vt = {
 
 /* A client connection made without TLS (it never starts TLS later): the same ops, with send
  * and recv compiled without the TLS checks (the null call's client path). */
-static const rc_tp_vt rc__stream_plain_vt = {
+static const _Alignas(64) rc_tp_vt rc__stream_plain_vt = { /* (64: send and recv on one line) */
 	.send = rc__stream_send_plain,
 	.flush = rc__stream_flush,
 	.outq = rc__stream_outq,

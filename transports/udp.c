@@ -42,12 +42,14 @@ typedef struct rc__udp {
 	bool gro;            /* UDP_GRO on (rc__udp_gro_on) */
 	bool can_gro;        /* it may be turned on, and has not been asked yet */
 	atomic_bool pending; /* pieces wait in pend (ahead reads it without mu) */
+	size_t maxlen;  /* the longest datagram accepted */
+	size_t bufsize; /* buf's size: maxlen, or RC__GRO_MAX under gro */
+	/* (the fields above, one cache line: what a call's send and receive read) */
 	pthread_mutex_t mu;  /* pend, pend_head, pend_used, pend_cap */
 	unsigned char *pend;
 	size_t pend_head, pend_used, pend_cap;
-	size_t maxlen;  /* the longest datagram accepted */
-	size_t bufsize; /* buf's size: maxlen, or RC__GRO_MAX under gro */
-	_Alignas(16) unsigned char buf[]; /* receive buffer (recv: one reader at a time) */
+	_Alignas(64) unsigned char buf[]; /* receive buffer (recv: one reader at a time); on a
+	                                     line's start, as the whole (a reply: one line) */
 } rc__udp;
 
 /* Append the pieces of data[0..len) after the first (pieces of seg bytes, the last possibly
@@ -618,7 +620,7 @@ static void rc__udp_close(rc_tp *tp)
 	free(tp);
 }
 
-static const rc_tp_vt rc__udp_vt = {
+static const _Alignas(64) rc_tp_vt rc__udp_vt = { /* (64: send and recv on one line) */
 	.send = rc__udp_send,
 	.flush = NULL,
 	.outq = rc__tp_nothing_queued,
@@ -642,7 +644,8 @@ static rc__udp *rc__udp_new(int fd, size_t max_record, bool listener, bool try_g
 	size_t maxlen = max_record < RC__UDP_MAX ? max_record : RC__UDP_MAX;
 	bool can_gro = try_gro && (!listener || max_record >= RC__GRO_MAX);
 	size_t bufsize = can_gro && !listener ? RC__GRO_MAX : maxlen;
-	rc__udp *u = malloc(sizeof(*u) + bufsize);
+	rc__udp *u = aligned_alloc(RC__LINE, (sizeof(*u) + bufsize + RC__LINE - 1) &
+	                                          ~(size_t)(RC__LINE - 1));
 
 	if (u == NULL)
 		return NULL;

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* ---- limits -------------------------------------------------------------------------------- */
@@ -18,6 +20,23 @@
 #define RC__DGRAM_MAX 65536u                      /* a server's datagram receive buffer */
 #define RC__STACK_MSG 2048u                       /* a call encoded on the caller's stack */
 #define RC__STACK_REPLY 4096u                     /* a reply encoded on the server's stack */
+
+/* ---- memory -------------------------------------------------------------------------------- */
+
+#define RC__LINE 64u /* a cache line */
+
+/* n zeroed bytes on a cache line's start (free() frees them), or NULL: for the objects a call
+ * touches between two system calls, which find their lines cold -- laid out so that the
+ * fields every call uses share as few lines as they can. */
+static inline void *rc__zalloc_lines(size_t n)
+{
+	size_t size = (n + RC__LINE - 1) & ~(size_t)(RC__LINE - 1);
+	void *p = size >= n ? aligned_alloc(RC__LINE, size) : NULL;
+
+	if (p != NULL)
+		memset(p, 0, size);
+	return p;
+}
 
 /* ---- time ---------------------------------------------------------------------------------- */
 
