@@ -169,6 +169,39 @@ static void dead_server_times_out(void **state)
 	assert_int_equal(rc_client_create(&c, "tcp://127.0.0.1:9", RT_PROG, 1), RC_CANTSEND);
 }
 
+/* A UDP call nobody answers (a bound socket that never replies: no ICMP refusal) ends with
+ * RC_TIMEDOUT when its total time is up -- not early, and not a retry interval late: the fast
+ * step reads no clock (rc__call) and charges its first receive's whole wait when it ran out. */
+static void silent_udp_times_out_on_time(void **state)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct timespec t0, t1;
+	char uri[64];
+	rc_client *c;
+	double ms;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	snprintf(uri, sizeof uri, "udp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_client_set_timeout(c, 300), RC_OK);
+	assert_int_equal(rc_client_set_retry(c, 100), RC_OK);
+	for (int i = 0; i < 2; i++) { /* the fast step, then again on a client that timed out */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		assert_int_equal(rc_call(c, 0, NULL, NULL, NULL, NULL), RC_TIMEDOUT);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+		assert_true(ms >= 295);
+		assert_true(ms < 390); /* (a wait not charged would end near 400) */
+	}
+	rc_client_destroy(c);
+	close(fd);
+}
+
 static void slow_call_times_out(void **state)
 {
 	rc_client *c = connect_to(1, 1);
@@ -1258,6 +1291,7 @@ int main(void)
 		cmocka_unit_test(auth_sys_reaches_server),
 		cmocka_unit_test(bad_uris),
 		cmocka_unit_test(dead_server_times_out),
+		cmocka_unit_test(silent_udp_times_out_on_time),
 		cmocka_unit_test(slow_call_times_out),
 		cmocka_unit_test(threads_share_client),
 		cmocka_unit_test(select_driven_calls),

@@ -88,7 +88,10 @@ rc_status rc_call_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const voi
 
 /*
  * rc_client_set_timeout -- the total time one call may take, retransmissions included
- * (0: RC_DEFAULT_TIMEOUT_MS). Returns RC_OK or RC_INVAL.
+ * (0: RC_DEFAULT_TIMEOUT_MS). Returns RC_OK or RC_INVAL. On UDP, as Sun's clnt_udp counts its
+ * waits, a blocking call's first wait for a reply counts in full when it runs out; one that
+ * ends early (a signal, a late reply to an earlier call) is not counted, so such a call may
+ * run up to one retry interval past its timeout.
  */
 rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms);
 
