@@ -2126,8 +2126,10 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	} else {
 		r = tp->vt->recv(tp, &rmsg, &rlen, NULL, 0);
 	}
+	/* (shorter, or a call: the engine) */
 	if (__builtin_expect(r == RC_OK && rlen >= 24 && rc__get32(rmsg) == p->xid &&
-	                         rc__get32((unsigned char *)rmsg + 4) == RC__REPLY, 1)) { /* (shorter, a call: the engine) */
+	                         rc__get32((unsigned char *)rmsg + 4) == RC__REPLY,
+	                     1)) {
 		if (traced)
 			rc__trace(c, RC_TP_REPLY, p->xid);
 		*st = rc__decode(c, p, rmsg, rlen, false);
@@ -2194,8 +2196,8 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 		return false;
 	tp = __atomic_load_n(&c->tp, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(__atomic_load_n(&c->npending, __ATOMIC_RELAXED) == 0 &&
-	                         __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL && tp != NULL &&
-	                         !(tp->props & RC_TPP_SYNC) &&
+	                         __atomic_load_n(&c->doneq, __ATOMIC_RELAXED) == NULL &&
+	                         tp != NULL && !(tp->props & RC_TPP_SYNC) &&
 	                         atomic_load_explicit(&c->nofast, memory_order_relaxed) == 0 &&
 	                         !atomic_load_explicit(&c->queued, memory_order_relaxed),
 	                     1) &&
@@ -2254,7 +2256,8 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	 * the engine (rc__fast) -- a clock read is a tenth of the library's share of a call */
 	now = clnt->dgram ? 0 : rc__now();
 	if (__builtin_expect(rc__fast_eligible(clnt, now), 1)) {
-		if (__builtin_expect(rc__fast(clnt, &p, &b, proc, xargs, args, &st, now, traced, t0), 1))
+		if (__builtin_expect(rc__fast(clnt, &p, &b, proc, xargs, args, &st, now, traced, t0),
+		                     1))
 			goto out;
 		/* p is in flight; the lock is held */
 	} else {

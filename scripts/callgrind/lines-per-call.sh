@@ -40,7 +40,8 @@ pids+=($!)
 pids+=($!)
 lk rcc "$B/rc-bench-client" --uri "$(uri "$tmp/s.out")" --proc null --calls $n --warmup 0 --quiet
 lk hc "$B/raw-pingpong" --client "$(uri "$tmp/h.out")" --null-rpc --calls $n --warmup 0 >/dev/null
-for t in "rcs remotecall server" "hs hand-made server" "rcc remotecall client" "hc hand-made client"; do
+for t in "rcs remotecall server" "hs hand-made server" "rcc remotecall client" \
+	"hc hand-made client"; do
 	set -- $t
 	printf '%-22s %s\n' "${*:2}:" "$(CALLS=$n python3 "$here/lines.py" <"$tmp/$1.trace")"
 done
