@@ -13,7 +13,9 @@ B=$(cd "${1:-$root/build}" && pwd)/bench
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rc-lines.XXXXXX")
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-lk() { valgrind --tool=lackey --trace-mem=yes --log-file="$tmp/$1.trace" "${@:2}"; }
+# lk NAME PROGRAM ARGS...: PROGRAM under lackey, its trace in $tmp/NAME.trace; exec'd, so that
+# `lk ... &` leaves valgrind itself as $! (the kill below reaches it)
+lk() { exec valgrind --tool=lackey --trace-mem=yes --log-file="$tmp/$1.trace" "${@:2}"; }
 uri() { # uri FILE: wait for its 'listening URI' line and print URI
 	for _ in $(seq 200); do
 		grep -q '^listening ' "$1" && break
@@ -23,9 +25,9 @@ uri() { # uri FILE: wait for its 'listening URI' line and print URI
 }
 n=300
 # the servers traced, driven by plain clients
-lk rcs "$B/rc-bench-server" --listen udp://127.0.0.1:0 >"$tmp/rcs.out" 2>&1 &
+(lk rcs "$B/rc-bench-server" --listen udp://127.0.0.1:0 >"$tmp/rcs.out" 2>&1) &
 pids+=($!)
-lk hs "$B/raw-pingpong" --server udp://127.0.0.1:0 --null-rpc >"$tmp/hs.out" 2>&1 &
+(lk hs "$B/raw-pingpong" --server udp://127.0.0.1:0 --null-rpc >"$tmp/hs.out" 2>&1) &
 pids+=($!)
 "$B/rc-bench-client" --uri "$(uri "$tmp/rcs.out")" --proc null --calls $n --warmup 0 --quiet
 "$B/raw-pingpong" --client "$(uri "$tmp/hs.out")" --null-rpc --calls $n --warmup 0 >/dev/null
@@ -38,8 +40,8 @@ pids=()
 pids+=($!)
 "$B/raw-pingpong" --server udp://127.0.0.1:0 --null-rpc >"$tmp/h.out" 2>&1 &
 pids+=($!)
-lk rcc "$B/rc-bench-client" --uri "$(uri "$tmp/s.out")" --proc null --calls $n --warmup 0 --quiet
-lk hc "$B/raw-pingpong" --client "$(uri "$tmp/h.out")" --null-rpc --calls $n --warmup 0 >/dev/null
+(lk rcc "$B/rc-bench-client" --uri "$(uri "$tmp/s.out")" --proc null --calls $n --warmup 0 --quiet)
+(lk hc "$B/raw-pingpong" --client "$(uri "$tmp/h.out")" --null-rpc --calls $n --warmup 0 >/dev/null)
 for t in "rcs remotecall server" "hs hand-made server" "rcc remotecall client" \
 	"hc hand-made client"; do
 	set -- $t
