@@ -2037,6 +2037,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	size_t rlen = 0;
 	rc_status r;
 	int e = 0;
+	bool ran_out = false; /* a datagram's receive waited its whole interval (general:) */
 
 	/* the reader's role taken and eligibility checked by the caller; a datagram's step has
 	 * no time yet (now 0: rc__call) and keeps no last_io (only streams are probed) */
@@ -2151,16 +2152,15 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	}
 	if (r == RC_CANTRECV)
 		e = errno;
-	else if (r == RC_AGAIN && c->dgram && (errno == EAGAIN || errno == EWOULDBLOCK))
-		now = -1; /* the receive waited its whole interval (below) */
+	else if (r == RC_AGAIN && (errno == EAGAIN || errno == EWOULDBLOCK))
+		ran_out = true;
 general:
 	if (c->dgram) {
 		/* the step read no clock: the call began about now, less the receive's wait if it
 		 * ran out (interval ms). As Sun's clnt_udp, which counts its waits, a receive that
 		 * ended early (a signal, another call's late reply) is not charged: such a call's
 		 * timeout may run up to one retry interval long. */
-		int64_t waited = now < 0 ? (int64_t)interval * 1000000 : 0;
-		now = rc__now() - waited;
+		now = rc__now() - (ran_out ? (int64_t)interval * 1000000 : 0);
 	}
 	/* register the call as in flight and let the engine finish it */
 	rc__call_init(p);

@@ -205,7 +205,7 @@ rc__dgram_serve_body(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, const unsig
 	bool armed = !rearm; /* re-armed (worker threads), however this turn ends */
 	int i = 0;
 
-	if (w->rbuf == NULL && (w->rbuf = rc__zalloc_lines(RC__DGRAM_MAX)) == NULL)
+	if (w->rbuf == NULL && (w->rbuf = rc__alloc_lines(RC__DGRAM_MAX)) == NULL)
 		return 0; /* the datagram stays queued; we come back */
 	w->lsn = l; /* a request deferred here is answered on l */
 	w->later = &rc__dgram_later;

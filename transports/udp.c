@@ -644,8 +644,7 @@ static rc__udp *rc__udp_new(int fd, size_t max_record, bool listener, bool try_g
 	size_t maxlen = max_record < RC__UDP_MAX ? max_record : RC__UDP_MAX;
 	bool can_gro = try_gro && (!listener || max_record >= RC__GRO_MAX);
 	size_t bufsize = can_gro && !listener ? RC__GRO_MAX : maxlen;
-	rc__udp *u = aligned_alloc(RC__LINE, (sizeof(*u) + bufsize + RC__LINE - 1) &
-	                                          ~(size_t)(RC__LINE - 1));
+	rc__udp *u = rc__alloc_lines(sizeof(*u) + bufsize);
 
 	if (u == NULL)
 		return NULL;

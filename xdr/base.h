@@ -25,16 +25,23 @@
 
 #define RC__LINE 64u /* a cache line */
 
-/* n zeroed bytes on a cache line's start (free() frees them), or NULL: for the objects a call
+/* n bytes on a cache line's start (free() frees them), or NULL: for the objects a call
  * touches between two system calls, which find their lines cold -- laid out so that the
- * fields every call uses share as few lines as they can. */
-static inline void *rc__zalloc_lines(size_t n)
+ * fields every call uses share as few lines as they can -- and the buffers it reads into.
+ * rc__zalloc_lines: the same, zeroed. */
+static inline void *rc__alloc_lines(size_t n)
 {
 	size_t size = (n + RC__LINE - 1) & ~(size_t)(RC__LINE - 1);
-	void *p = size >= n ? aligned_alloc(RC__LINE, size) : NULL;
+
+	return size >= n ? aligned_alloc(RC__LINE, size) : NULL;
+}
+
+static inline void *rc__zalloc_lines(size_t n)
+{
+	void *p = rc__alloc_lines(n);
 
 	if (p != NULL)
-		memset(p, 0, size);
+		memset(p, 0, n);
 	return p;
 }
 

@@ -149,6 +149,24 @@ static void bad_uris(void **state)
 	assert_int_equal(rc_client_create(&c, NULL, 1, 1), RC_INVAL);
 }
 
+/* A socket of type (SOCK_DGRAM, SOCK_STREAM) bound to a free loopback port, listening if
+ * asked, and its URI ("udp://" or "tcp://127.0.0.1:PORT") in uri: a peer the test plays. */
+static int loopback_socket(int type, bool listening, char *uri, size_t urisize)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	int fd = socket(AF_INET, type, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	if (listening)
+		assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	snprintf(uri, urisize, "%s://127.0.0.1:%u", type == SOCK_DGRAM ? "udp" : "tcp",
+	         (unsigned)ntohs(a.sin_port));
+	return fd;
+}
+
 static void dead_server_times_out(void **state)
 {
 	rc_client *c;
@@ -174,19 +192,13 @@ static void dead_server_times_out(void **state)
  * step reads no clock (rc__call) and charges its first receive's whole wait when it ran out. */
 static void silent_udp_times_out_on_time(void **state)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	struct timespec t0, t1;
 	char uri[64];
+	int fd = loopback_socket(SOCK_DGRAM, false, uri, sizeof uri);
 	rc_client *c;
 	double ms;
 
 	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-	snprintf(uri, sizeof uri, "udp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
 	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
 	assert_int_equal(rc_client_set_timeout(c, 300), RC_OK);
 	assert_int_equal(rc_client_set_retry(c, 100), RC_OK);
@@ -712,10 +724,8 @@ static void reconnect_has_deadline_and_no_lock(void **state)
  * send and rc_client_advance flushed with blocking sends; pollinfo never asked for POLLOUT). */
 static void advance_never_blocks_on_full_socket(void **state)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0), peer;
 	char uri[64];
+	int l = loopback_socket(SOCK_STREAM, true, uri, sizeof uri), peer;
 	rc_client *c;
 	static char big[256 << 10];
 	rt_blob arg = {sizeof(big), big}, res[64];
@@ -724,10 +734,6 @@ static void advance_never_blocks_on_full_socket(void **state)
 	short ev;
 	bool pollout = false;
 	(void)state;
-	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(l, 4), 0);
-	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &al), 0);
-	snprintf(uri, sizeof(uri), "tcp://127.0.0.1:%d", ntohs(a.sin_port));
 	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
 	peer = accept(l, NULL, NULL);
 	assert_true(peer >= 0);
@@ -903,14 +909,7 @@ static void *pr_run(void *arg)
 
 static void pr_start(pr_server *ps)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	ps->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(ps->lfd >= 0);
-	assert_int_equal(bind(ps->lfd, (struct sockaddr *)&a, sizeof a), 0);
-	assert_int_equal(listen(ps->lfd, 4), 0);
-	assert_int_equal(getsockname(ps->lfd, (struct sockaddr *)&a, &al), 0);
-	snprintf(ps->uri, sizeof ps->uri, "tcp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	ps->lfd = loopback_socket(SOCK_STREAM, true, ps->uri, sizeof ps->uri);
 	assert_int_equal(pthread_create(&ps->th, NULL, pr_run, ps), 0);
 }
 
@@ -1232,20 +1231,14 @@ static void *close_mid_call(void *arg)
  * call (TCP and, with the server gone, UDP's refusal). */
 static void errors_name_their_cause(void **state)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 	char uri[64], buf[256];
+	/* a port nothing listens on: bound, never listened */
+	int lfd = loopback_socket(SOCK_STREAM, false, uri, sizeof uri);
 	rc_client *c = NULL;
 	rc_error e;
 	pthread_t th;
 
 	(void)state;
-	/* a port nothing listens on: bound, never listened */
-	assert_true(lfd >= 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
-	snprintf(uri, sizeof uri, "tcp://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
 	assert_int_equal(rc_client_create_ex(&c, uri, RT_PROG, 1, &e), RC_CANTSEND);
 	rc_error_format(&e, buf, sizeof buf);
 	assert_non_null(strstr(buf, "Connection refused"));
