@@ -62,6 +62,8 @@ typedef struct rc__back {
 	rc__bmsg *cur;  /* the one the last receive returned (valid until the next) */
 	rc__bmsg *spare; /* one received before, kept for the next reply routed (cap SPARE) */
 	bool hup;       /* the connection has gone: receives end once the queue is empty */
+	const char *starved; /* its calls in flight were failed (rc__back_starve): the next
+	                        receive with the queue empty says so, with this limit's name */
 	unsigned waiting; /* receivers blocked on cv */
 	unsigned reading; /* receivers reading the connection themselves (rc__back_read) */
 	atomic_bool took; /* the connection's reading taken by a blocking call's send, for the
@@ -139,6 +141,42 @@ void rc__back_detach(rc__conn *c)
 	rc__handle_unref(h); /* the connection's reference */
 }
 
+/* server_priv.h */
+void rc__back_starve(rc__conn *c)
+{
+	rc_server_conn *h = atomic_load(&c->handle);
+	const char *why;
+
+	if (h == NULL)
+		return;
+	why = c->memheld ? "max_inbound_bytes" : "max_parked_conn";
+	pthread_mutex_lock(&h->mu);
+	pthread_mutex_lock(&h->rmu);
+	for (rc__back *b = h->backs; b != NULL; b = b->next) {
+		if (b->nout == 0)
+			continue;
+		/* their replies, if they ever come, are dropped */
+		memset(b->xw, 0, RC__XW_BITS / 8);
+		atomic_fetch_sub(&h->inflight, b->nout);
+		__atomic_add_fetch(&h->srv->n_starved, b->nout, __ATOMIC_RELAXED);
+		b->nout = 0;
+		pthread_mutex_lock(&b->mu);
+		b->starved = why;
+		rc__back_end(b);
+		pthread_mutex_unlock(&b->mu);
+	}
+	pthread_mutex_unlock(&h->rmu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* The detail of calls back failed by rc__back_starve, for the receiving thread. */
+static void rc__back_starved_detail(const char *limit)
+{
+	rc__tp_set_detail("server stopped reading: the peer's requests ahead of the reply "
+	                  "reached its %s", limit);
+	errno = ENOBUFS;
+}
+
 /* The connection a request came on (under srv->mu): while its routine runs, the serving
  * thread's; once deferred, the request's own (until it is answered). NULL: none. */
 static rc__conn *rc__req_conn(rc__req *r)
@@ -184,7 +222,7 @@ rc_status rc_svc_req_conn(rc_svc_req *req, rc_server_conn **out)
 			h->srv = srv;
 			h->c = c;
 			atomic_store(&c->handle, h);
-			/* from now on kept true while it is held (rc__conn_must_hold) */
+			/* from now on kept true while it is held (rc__conn_plan) */
 			atomic_store(&c->held, c->state == RC__CONN_HELD);
 			/* calls back leave from any thread, under the write lock: the one-thread loop
 			 * serves this connection as jobs from now on, as after a deferral */
@@ -446,6 +484,11 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 	if (h->c == NULL || atomic_load(&b->shut)) {
 		st = RC_CANTSEND;
 		errno = EPIPE;
+	} else if (atomic_load(&h->c->parkfull)) {
+		/* its reading has stopped at max_parked_conn: no reply could be read */
+		rc__back_starved_detail("max_parked_conn");
+		__atomic_add_fetch(&h->srv->n_starved, 1, __ATOMIC_RELAXED);
+		st = RC_TOOMANY;
 	} else {
 		rc__conn *c = h->c;
 		if ((flags & RC_TPF_REPLY_NEXT) && !rc__back_took(b) && rc__back_take(h, c)) {
@@ -458,12 +501,11 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 			pthread_mutex_unlock(&h->rmu);
 		}
 		pthread_mutex_lock(&c->wmu);
-		/* a call in flight raises the connection's caps (rc__conn_slack): a connection
-		 * held at the old ones is re-armed by its output event, so that the reply is read
-		 * (inflight is raised above, held read after: see rc__conn_must_hold). Not only
-		 * for the first call in flight: the reply to the one before may have been read
-		 * meanwhile, and the caps taken without it (that connection stayed held, its
-		 * replies unread, until the calls timed out) */
+		/* a call in flight keeps the connection read past its caps (parking,
+		 * rc__conn_backwait): a connection held is re-armed by its output event, so that
+		 * the reply is read (inflight is raised above, held read after: see
+		 * rc__conn_plan). Not only for the first call in flight: the reply to the one
+		 * before may have been read meanwhile, and the plan made without it */
 		if (atomic_load(&c->held))
 			(void)h->srv->conn_poke(h->srv, c);
 		/* queued behind the server's own replies, or sent now with whatever is queued */
@@ -554,7 +596,7 @@ static rc__conn *rc__back_read(rc__back *b, int64_t deadline, rc_server **srvp)
 			return NULL;
 	}
 	b->reading++;
-	while (b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
+	while (b->head == NULL && !b->hup && !atomic_load(&b->shut) && b->starved == NULL) {
 		rc_status st;
 		pthread_mutex_unlock(&b->mu);
 		st = srv->conn_read(srv, c, b->tp.fd, deadline);
@@ -612,7 +654,8 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	else
 		free(b->cur);
 	b->cur = NULL;
-	if (!(flags & RC_TPF_DONTWAIT) && b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
+	if (!(flags & RC_TPF_DONTWAIT) && b->head == NULL && !b->hup && !atomic_load(&b->shut) &&
+	    b->starved == NULL) {
 		give = rc__back_read(b, ms > 0 ? rc__now() + (int64_t)ms * 1000000 : -1, &srv);
 	} else if (rc__back_took(b)) { /* taken by the send, not needed: the reply is here */
 		give = rc__back_claim(b);
@@ -625,7 +668,7 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 		give = NULL;
 		pthread_mutex_lock(&b->mu);
 	}
-	while (b->head == NULL && !b->hup && !atomic_load(&b->shut)) {
+	while (b->head == NULL && !b->hup && !atomic_load(&b->shut) && b->starved == NULL) {
 		if (flags & RC_TPF_DONTWAIT) {
 			st = RC_AGAIN;
 			break;
@@ -647,10 +690,16 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 		b->cur = q;
 		*msg = q->msg;
 		*len = q->len;
+	} else if (st == RC_OK && b->starved != NULL && !b->hup && !atomic_load(&b->shut)) {
+		/* its calls in flight could get no reply: they fail, the channel stays */
+		rc__back_starved_detail(b->starved);
+		b->starved = NULL;
+		st = RC_TOOMANY;
 	} else if (st == RC_OK) {
 		st = RC_CLOSED; /* the connection has gone (or the client shut it down) */
 	}
-	if (b->head == NULL && b->efd_set && !b->hup && !atomic_load(&b->shut)) {
+	if (b->head == NULL && b->efd_set && !b->hup && !atomic_load(&b->shut) &&
+	    b->starved == NULL) {
 		uint64_t n;
 		if (read(tp->fd, &n, sizeof(n)) < 0) {
 			/* already zero: nothing was waiting */

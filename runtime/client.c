@@ -875,7 +875,7 @@ static void rc__fail_all(rc_client *c, rc_status st, int err)
 		st = RC_TLSFAILED;
 	while (c->pending) {
 		c->pending->err.sys_errno = err;
-		if (err == EPROTO || err == EDEADLK)
+		if (err == EPROTO || err == EDEADLK || st == RC_TOOMANY)
 			snprintf(c->pending->err.detail, sizeof(c->pending->err.detail), "%s",
 			         rc__tp_detail());
 		else if (err == 0 && st == RC_CANTRECV)
@@ -1304,6 +1304,10 @@ static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, in
 		/* a back channel refused to wait on the one thread that reads its replies: the
 		 * calls fail, saying why, and the connection stays */
 		rc__fail_all(c, RC_CANTRECV, e);
+	} else if (st == RC_TOOMANY) {
+		/* a back channel whose server stopped reading at a limit: the calls in flight
+		 * could get no reply; they fail, saying which limit, and the connection stays */
+		rc__fail_all(c, RC_TOOMANY, e);
 	} else if (st == RC_CLOSED || st == RC_CANTRECV || st == RC_MSGTOOLARGE) {
 		/* (a TLS failure, errno EPROTO, fails them with RC_TLSFAILED: rc__fail_all) */
 		if (!c->dgram) {
@@ -1424,7 +1428,7 @@ static rc_status rc__read(rc_client *c, int64_t wake, unsigned flags)
 	}
 	st = tp->vt->recv(tp, &msg, &len, NULL, flags);
 got:
-	e = st == RC_CANTRECV ? errno : 0;
+	e = st == RC_CANTRECV || st == RC_TOOMANY ? errno : 0;
 	pthread_mutex_lock(&c->mu);
 	rc__after_recv(c, st, msg, len, e);
 	return st;
@@ -1600,9 +1604,10 @@ static void rc__send_failed(rc_client *c, const rc_tp *tp, int e)
 /*
  * Wait (under c->mu) until p's credentials have room in their window for one more call in
  * flight (rc__cl_auth.window), reading replies meanwhile as a blocking call does -- the
- * thread that starts calls may be the only one that reads -- or until p's deadline:
- * RC_TIMEDOUT. A started call beyond the window so waits in rc_call_start; a call is never
- * sent numbered past what the server's window takes.
+ * thread that starts calls may be the only one that reads -- and serving the calls the peer
+ * makes on the connection (rc_client_serve: the replies that free the window may wait on
+ * them), or until p's deadline: RC_TIMEDOUT. A started call beyond the window so waits in
+ * rc_call_start; a call is never sent numbered past what the server's window takes.
  */
 static rc_status rc__window_wait(rc_client *c, rc_async *p)
 {
@@ -1616,7 +1621,9 @@ static rc_status rc__window_wait(rc_client *c, rc_async *p)
 			         (unsigned)atomic_load(&a->window));
 			return RC_TIMEDOUT;
 		}
-		if (!atomic_load(&c->reading) && c->tp != NULL) {
+		if (c->inq != NULL) {
+			rc__serve_inq(c); /* the peer's calls (lets go of mu while each is served) */
+		} else if (!atomic_load(&c->reading) && c->tp != NULL) {
 			(void)rc__read(c, p->deadline, 0); /* (lets go of mu while it reads) */
 		} else {
 			struct timespec ts = {(time_t)(p->deadline / 1000000000),
@@ -1629,6 +1636,69 @@ static rc_status rc__window_wait(rc_client *c, rc_async *p)
 			return RC_CANTRECV; /* the connection broke meanwhile */
 	}
 	return RC_OK;
+}
+
+/*
+ * A client that serves the peer's calls (rc_client_serve), about to start p with its stream's
+ * output queue past RC__OQ_BLOCK: wait (under c->mu, dropped meanwhile) until the queue is
+ * under it, flushing it, and reading and serving the peer's calls as they come -- the peer
+ * may be waiting on their replies before it reads what we send -- or until p's deadline:
+ * RC_TIMEDOUT with a detail. RC_OK; RC_CANTSEND if the connection broke (its calls failed).
+ */
+static rc_status rc__outq_wait(rc_client *c, rc_async *p)
+{
+	for (;;) {
+		rc_tp *tp = c->tp;
+		rc_status st;
+		size_t q;
+		int e;
+
+		if (tp == NULL)
+			return RC_CANTSEND;
+		if (c->inq != NULL) {
+			rc__serve_inq(c);
+			continue;
+		}
+		pthread_mutex_unlock(&c->mu);
+		pthread_mutex_lock(&c->smu);
+		st = c->tp == tp ? rc__flush_locked(c, 0) : RC_CANTSEND;
+		e = errno;
+		q = c->tp == tp ? tp->vt->outq(tp) : 0;
+		pthread_mutex_unlock(&c->smu);
+		pthread_mutex_lock(&c->mu);
+		if (st == RC_CANTSEND) {
+			rc__send_failed(c, tp, e);
+			return RC_CANTSEND;
+		}
+		if (q < RC__OQ_BLOCK)
+			return RC_OK;
+		if (rc__now() >= p->deadline) {
+			snprintf(p->err.detail, sizeof(p->err.detail),
+			         "the connection's output queue stayed over %zu bytes: the peer reads "
+			         "nothing", RC__OQ_BLOCK);
+			return RC_TIMEDOUT;
+		}
+		if (!atomic_load(&c->reading)) {
+			/* wait for room to write or for the peer's calls, for at most 10 ms */
+			struct pollfd pf = {rc__tp_pollfd(tp), POLLIN | POLLOUT, 0};
+			pthread_mutex_unlock(&c->mu);
+			(void)poll(&pf, 1, 10);
+			pthread_mutex_lock(&c->mu);
+			if ((pf.revents & ~POLLOUT) != 0 && c->tp == tp)
+				(void)rc__read_all(c);
+		} else {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += 10000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			atomic_fetch_add(&c->nwaiters, 1);
+			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+			atomic_fetch_sub(&c->nwaiters, 1);
+		}
+	}
 }
 
 /*
@@ -1658,6 +1728,11 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	}
 	if (p->auth != NULL && atomic_load(&p->auth->window) != 0 &&
 	    (st = rc__window_wait(c, p)) != RC_OK) {
+		pthread_mutex_unlock(&c->mu);
+		return st;
+	}
+	if (__builtin_expect(c->srv != NULL, 0) && !c->dgram && (flags & RC_TPF_DONTWAIT) &&
+	    atomic_load(&c->queued) && (st = rc__outq_wait(c, p)) != RC_OK) {
 		pthread_mutex_unlock(&c->mu);
 		return st;
 	}
@@ -1731,6 +1806,11 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 			/* another thread completed it meanwhile (e.g. the connection broke): that
 			 * completion stands, and its callback will run */
 			st = RC_OK;
+		} else if (st == RC_TOOMANY) {
+			/* refused by the transport for now (a back channel whose server stopped
+			 * reading at a limit): this call fails, saying why; the connection stays */
+			rc__unlink(c, p);
+			snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
 		} else if (st != RC_OK) {
 			rc__unlink(c, p);
 			rc__send_failed(c, tp, e);
@@ -2104,8 +2184,15 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		rc__trace(c, RC_TP_SENT, p->xid);
 	if (__builtin_expect(r != RC_OK, 0)) {
 		e = errno;
-		rc__fast_broken(c, RC_CANTSEND, e);
 		rc__err_clear(&p->err);
+		if (r == RC_TOOMANY) { /* refused for now (see rc__start): the connection stays */
+			rc__role_drop(c);
+			p->err.sys_errno = e;
+			snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
+			*st = RC_TOOMANY;
+			return true;
+		}
+		rc__fast_broken(c, RC_CANTSEND, e);
 		*st = rc__send_status(p, r, e);
 		return true;
 	}
@@ -2150,7 +2237,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 			rc__serve_ahead(c); /* the peer's calls read with the reply */
 		return true;
 	}
-	if (r == RC_CANTRECV)
+	if (r == RC_CANTRECV || r == RC_TOOMANY)
 		e = errno;
 	else if (r == RC_AGAIN && (errno == EAGAIN || errno == EWOULDBLOCK))
 		ran_out = true;

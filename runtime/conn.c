@@ -23,6 +23,90 @@
 #include "runtime/server_priv.h"
 
 static void rc__room_freed(rc_server *srv);
+static void rc__conn_unhold(rc_server *srv, rc__conn *c);
+
+/* ---- the inbound budget (rc_server_limits.max_inbound_bytes) ------------------------------
+ * srv->inbound counts the bytes the server holds for requests not yet served: each
+ * connection's partial record (c->incount, brought up to date at the end of each turn), the
+ * requests copied out as jobs (queued, running or parked) until they are served. At the
+ * budget, a connection inside a record of RC__INBOUND_BIG bytes or more is not read
+ * (c->memheld) -- checked before each read of a turn, with its growth since its last turn --
+ * and the sweeper closes it once stalled past stall_ms; connections sending small complete
+ * calls go on being served. When the count falls under 7/8 of the budget, the connections
+ * left waiting are read again (rc__inbound_room). All under srv->mu but the reads' checks
+ * (relaxed: a turn overshoots by at most one read).
+ */
+#define RC__INBOUND_BIG ((size_t)64 << 10)
+
+/* Whether c, with `in` bytes of a partial record buffered, must not read more for the
+ * budget. */
+static bool rc__inbound_over(const rc_server *srv, const rc__conn *c, size_t in)
+{
+	size_t held = atomic_load_explicit(&srv->inbound, memory_order_relaxed);
+
+	if (in < RC__INBOUND_BIG)
+		return false;
+	if (in > c->incount)
+		held += in - c->incount;
+	return held >= srv->lim.max_inbound_bytes;
+}
+
+/* n bytes more held (under srv->mu). */
+static inline void rc__inbound_add(rc_server *srv, size_t n)
+{
+	atomic_fetch_add_explicit(&srv->inbound, n, memory_order_relaxed);
+}
+
+/* The connections that wait for the budget, read again once under 7/8 of it (under
+ * srv->mu). */
+static void rc__inbound_room(rc_server *srv)
+{
+	if (!srv->memwait || atomic_load_explicit(&srv->inbound, memory_order_relaxed) >=
+	                         srv->lim.max_inbound_bytes / 8 * 7)
+		return;
+	srv->memwait = false;
+	for (rc__conn *c = srv->conns; c != NULL; c = c->next)
+		if (c->memheld)
+			rc__conn_unhold(srv, c);
+}
+
+/* n bytes fewer held (under srv->mu). */
+static void rc__inbound_sub(rc_server *srv, size_t n)
+{
+	if (n == 0)
+		return;
+	atomic_fetch_sub_explicit(&srv->inbound, n, memory_order_relaxed);
+	rc__inbound_room(srv);
+}
+
+/* c's partial record now holds `in` bytes: the count follows (under srv->mu). */
+static void rc__inbound_set(rc_server *srv, rc__conn *c, size_t in)
+{
+	if (in >= c->incount) {
+		rc__inbound_add(srv, in - c->incount);
+		c->incount = in;
+	} else {
+		size_t d = c->incount - in;
+		c->incount = in;
+		rc__inbound_sub(srv, d);
+	}
+}
+
+/* Let go of c's parked requests, never dispatched (it closes; under srv->mu). */
+static void rc__park_free(rc_server *srv, rc__conn *c)
+{
+	size_t bytes = c->parkbytes;
+
+	while (c->park != NULL) {
+		rc__job *j = c->park;
+		c->park = j->next;
+		free(j);
+	}
+	c->park_tail = NULL;
+	c->nparked = 0;
+	c->parkbytes = 0;
+	rc__inbound_sub(srv, bytes);
+}
 
 /* Unlink c from the server, take it out of epoll, close its transport and output descriptor
  * and free it (under srv->mu; nobody else may hold it). */
@@ -41,6 +125,9 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 	if (c->end == RC__CONN_EVICTED)
 		srv->nevicting--;
 	rc__back_detach(c); /* its handle and back channels (backchan.c) let go of it */
+	rc__park_free(srv, c);
+	rc__inbound_sub(srv, c->incount); /* its partial record goes with it */
+	c->incount = 0;
 	rc__disarm(srv, c->tp);
 	if (c->outfd >= 0) {
 		epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->outfd, NULL);
@@ -62,6 +149,19 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 	rc__room_freed(srv);
 }
 
+/* Arm c for events again (under srv->mu): one-shot when it is served as jobs (worker threads,
+ * or a deferral or a handle on the one-thread loop), else level-triggered as the one-thread
+ * loop keeps it. False: epoll refused. */
+static bool rc__conn_rearm(rc_server *srv, rc__conn *c, uint32_t events)
+{
+	if (srv->threads > 1 || c->jobmode)
+		return rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, events | EPOLLONESHOT);
+	if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, events))
+		return false;
+	c->armed = events;
+	return true;
+}
+
 /*
  * Ask for a connection to be closed (under srv->mu): shut the socket down, so that its next
  * event (at once, or when the worker serving it re-arms it) finds it closed and its worker
@@ -75,6 +175,13 @@ void rc__conn_doom(rc_server *srv, rc__conn *c)
 		c->end = RC__CONN_DOOMED;
 	}
 	c->tp->vt->shutdown(c->tp, true);
+	if (c->state == RC__CONN_HELD && c->memheld) {
+		/* unread for the budget, so no event would come: armed, its handler sees the end */
+		c->memheld = false;
+		c->state = RC__CONN_ARMED;
+		if (!rc__conn_rearm(srv, c, EPOLLIN | EPOLLRDHUP))
+			c->tp->vt->shutdown(c->tp, true);
+	}
 }
 
 /*
@@ -101,9 +208,18 @@ static inline bool rc__conn_sink_send(void *ctx, const rc__out *o)
 	rc__conn *c = ctx;
 	bool broken = false;
 
-	if (o->seg != NULL)
-		return c->tp->vt->sendv(c->tp, o->msg, o->len, o->seg, o->nseg, RC_TPF_DONTWAIT) ==
-		       RC_OK;
+	if (o->seg != NULL) {
+		/* sent from inside the serve step: its routine may have taken the connection's
+		 * handle (jobmode), and a back channel's caller may be sending on it now from
+		 * another thread, under the write lock -- so this send takes it too (a gathered
+		 * reply is big: the lock costs nothing beside it) */
+		bool ok;
+		pthread_mutex_lock(&c->wmu);
+		ok = c->tp->vt->sendv(c->tp, o->msg, o->len, o->seg, o->nseg, RC_TPF_DONTWAIT) ==
+		     RC_OK;
+		pthread_mutex_unlock(&c->wmu);
+		return ok;
+	}
 	if (!rc__conn_reply(c, o->msg, o->len, o->more))
 		return false;
 	return o->more || rc__conn_outq(c) == 0 || rc__conn_flush(c, &broken) || !broken;
@@ -172,15 +288,19 @@ bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, s
 #define RC__TURN_READS 16
 
 /* The next complete request on a connection: RC_OK, RC_AGAIN (none yet, or RC__TURN_READS
- * reads made this turn: level-triggered epoll brings us back for the rest), or the
- * transport's error. */
-rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
+ * reads made this turn: level-triggered epoll brings us back for the rest), RC_TOOMANY (it is
+ * inside a big record at the inbound budget: not read), or the transport's error. */
+rc_status rc__conn_next(rc_server *srv, rc__conn *c, int *reads, void **msg, size_t *len)
 {
 	rc_status st;
+	size_t in = c->tp->vt->buffered(c->tp);
 
-	if (c->tp->vt->buffered(c->tp) == 0 && (*reads)++ >= RC__TURN_READS)
+	if (in == 0 && (*reads)++ >= RC__TURN_READS)
 		return RC_AGAIN;
-	st = c->tp->vt->recv(c->tp, msg, len, NULL, RC_TPF_DONTWAIT);
+	if (__builtin_expect(in >= RC__INBOUND_BIG, 0) && rc__inbound_over(srv, c, in) &&
+	    !rc__tp_ahead(c->tp))
+		return RC_TOOMANY;
+	st = c->tp->vt->recv(c->tp, msg, len, NULL, RC_TPF_DONTWAIT | RC_TPF_STEP);
 	if (c->shaking && (st == RC_OK || st == RC_AGAIN) && rc__conn_secure(c->tp, NULL)) {
 		/* the TLS handshake has ended (in this receive or the flush before it): from now
 		 * on the connection is idle or not like any other (the sweeper takes it up) */
@@ -201,7 +321,7 @@ rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len)
 static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 {
 	const rc__sink sink = {&rc__conn_sink, c};
-	bool broken = false;
+	bool broken = false, memstop = false;
 	int reads = 0, served = 0;
 
 	(void)events;
@@ -219,9 +339,13 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			if (!rc__conn_flush(c, &broken) && (broken || rc__conn_outq(c) >= RC__OUT_HIGH))
 				break;
 		}
-		st = rc__conn_next(c, &reads, &msg, &len);
+		st = rc__conn_next(srv, c, &reads, &msg, &len);
 		if (st == RC_AGAIN) {
 			c->lone = served <= 1;
+			break;
+		}
+		if (st == RC_TOOMANY) {
+			memstop = true;
 			break;
 		}
 		if (st != RC_OK)
@@ -250,6 +374,10 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 					c->tp->vt->shutdown(c->tp, true); /* its next event ends it */
 				pthread_mutex_unlock(&c->wmu);
 			}
+			/* its turn on this loop is over: the loop thread's input buffer goes back
+			 * (kept, it would leak with the thread's exit) */
+			if (c->tp->vt->park != NULL)
+				c->tp->vt->park(c->tp);
 			rc__conn_to_jobs(srv, c);
 			return;
 		}
@@ -266,11 +394,28 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 	if (broken || (rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) && broken))
 		goto dead;
 	/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
-	rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), rc__conn_outq(c));
+	size_t in = c->tp->vt->buffered(c->tp);
+	rc__conn_stall_clock(c, in, rc__conn_outq(c));
 	if (c->tp->vt->park != NULL) /* its turn is over: the thread's input buffer goes back */
 		c->tp->vt->park(c->tp);
 	pthread_mutex_lock(&srv->mu);
 	c->state = RC__CONN_ARMED;
+	rc__inbound_set(srv, c, in);
+	if (__builtin_expect(memstop, 0) && rc__inbound_over(srv, c, in)) {
+		/* inside a big record at the budget: unread until there is room (or its stall) */
+		srv->memwait = true;
+		__atomic_add_fetch(&srv->n_inbound_waits, 1, __ATOMIC_RELAXED);
+		c->state = RC__CONN_HELD;
+		c->memheld = true;
+		c->armed = 0; /* one-shot with nothing asked: a hang-up is reported once, dropped */
+		if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, EPOLLONESHOT)) {
+			pthread_mutex_unlock(&srv->mu);
+			goto dead;
+		}
+		pthread_mutex_unlock(&srv->mu);
+		return;
+	}
+	c->memheld = false;
 	{
 		size_t pending = rc__conn_outq(c);
 		uint32_t want = pending >= RC__OUT_HIGH ? EPOLLOUT
@@ -654,13 +799,36 @@ static void rc__conn_unref(rc_server *srv, rc__conn *c)
 	}
 }
 
-/* Whether connection c with `jobs` requests of `bytes` read and unanswered may read no more
- * (its caps, times its slack). */
-static inline bool rc__jobs_full(const rc__conn *c, unsigned jobs, size_t bytes)
+/* Whether connection c with `jobs` requests of `bytes` read and unanswered may dispatch no
+ * more (its caps). */
+static inline bool rc__jobs_full(unsigned jobs, size_t bytes)
 {
-	unsigned k = rc__conn_slack(c);
+	return jobs >= RC__CONN_JOBS || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES);
+}
 
-	return jobs >= RC__CONN_JOBS * k || (jobs > 0 && bytes >= RC__CONN_JOB_BYTES * k);
+/* Requests c may still dispatch before its deferral cap (under srv->mu): each one read may
+ * be deferred. */
+static unsigned rc__defer_room_of(const rc_server *srv, const rc__conn *c)
+{
+	uint64_t used = (uint64_t)c->deferred + c->jobs;
+
+	if (rc__defer_full(srv, c) || used >= srv->lim.max_deferred_conn)
+		return 0;
+	return (unsigned)(srv->lim.max_deferred_conn - used);
+}
+
+/* Whether c is at a cap on dispatching its requests (under srv->mu): jobs, deferred requests,
+ * queued output (pending). */
+static bool rc__conn_capped(const rc_server *srv, const rc__conn *c, size_t pending)
+{
+	return rc__jobs_full(c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
+	       pending >= RC__OUT_HIGH;
+}
+
+/* Whether c may park more requests (under srv->mu, or its reader). */
+static inline bool rc__park_room(const rc_server *srv, const rc__conn *c, size_t more)
+{
+	return c->parkbytes + more < srv->lim.max_parked_conn;
 }
 
 /* server_priv.h: reply bytes waiting in a connection's output queue (takes c->wmu). */
@@ -675,41 +843,108 @@ size_t rc__conn_pending(rc__conn *c)
 }
 
 /*
- * Whether c, at the end of a turn, must be held: its jobs, deferred requests or queued output
- * (pending) at their caps (under srv->mu). For a connection with back channels (backchan.c) it
- * raises c->held first and reads the caps after: every call a back channel sends raises
- * the caps (rc__conn_slack) while it is in flight, then reads c->held -- so either the caps
- * seen here count that call, or that call sees c held and re-arms it (srv->conn_poke).
+ * ---- Replies are always read ------------------------------------------------------------
+ * The invariant (docs/runtime.md): a connection on which calls back wait for replies is never
+ * left unread because of its request caps. A connection at its caps (jobs, deferred requests,
+ * queued output) is normally held -- not read, so TCP pushes back on the peer. But while its
+ * back channels have calls in flight (rc__conn_backwait), the replies to them may sit in the
+ * stream behind requests the caps keep it from reading; so it goes on reading, and requests
+ * past the caps are parked on c (in order, copied, not dispatched) up to max_parked_conn
+ * bytes, and dispatched as room frees. At that budget reading stops, and the calls back in
+ * flight fail at once with RC_TOOMANY (rc__back_starve): nothing waits for a reply that cannot
+ * be read, and new calls back fail at once too until room frees (c->parkfull).
+ *
+ * What c's reader does at the end of a turn (rc__conn_plan): hold it, arm it for reading, or
+ * arm it to come back at once (work already here: records in its buffer, parked requests with
+ * room to dispatch).
  */
-static bool rc__conn_must_hold(rc_server *srv, rc__conn *c, size_t pending)
+enum { RC__PLAN_HOLD, RC__PLAN_READ, RC__PLAN_NOW };
+
+/*
+ * The plan for c (under srv->mu). For a connection with back channels (backchan.c) it raises
+ * c->held first and reads inflight (rc__conn_backwait) after: every call a back channel sends
+ * raises inflight, then reads c->held -- so either the plan here counts that call (and reads
+ * on), or that call sees c held and re-arms it (srv->conn_poke). *starve: held with calls back
+ * in flight and its parking budget spent -- the caller fails them (rc__back_starve).
+ */
+static int rc__conn_plan(rc_server *srv, rc__conn *c, size_t pending, bool *starve)
 {
 	bool back = atomic_load_explicit(&c->handle, memory_order_relaxed) != NULL;
+	bool capped = rc__conn_capped(srv, c, pending);
 
+	*starve = false;
+	if (c->memheld) { /* the inbound budget (rc__conn_next): replies behind the record too */
+		*starve = back && rc__conn_backwait(c);
+		return RC__PLAN_HOLD;
+	}
 	if (back) {
 		atomic_store(&c->held, true);
-		atomic_thread_fence(memory_order_seq_cst); /* then inflight (rc__conn_slack) */
+		atomic_thread_fence(memory_order_seq_cst); /* then inflight (rc__conn_backwait) */
 	}
-	if (rc__jobs_full(c, c->jobs, c->jobbytes) || rc__defer_full(srv, c) ||
-	    pending >= RC__OUT_HIGH)
-		return true;
+	if (capped && back && rc__conn_backwait(c)) {
+		if (rc__park_room(srv, c, 0)) {
+			capped = false; /* read on, parking: replies to calls back are behind */
+		} else {
+			*starve = true;
+			atomic_store(&c->parkfull, true);
+		}
+	}
+	if (capped)
+		return RC__PLAN_HOLD;
 	if (back)
 		atomic_store(&c->held, false);
-	return false;
+	atomic_store_explicit(&c->parkfull, false, memory_order_relaxed);
+	/* parked requests may now be dispatched, with nothing on the socket to raise EPOLLIN:
+	 * ask for EPOLLOUT too, which an open socket raises at once */
+	if (c->park != NULL && !rc__conn_capped(srv, c, pending))
+		return RC__PLAN_NOW;
+	return RC__PLAN_READ;
 }
 
-/* Re-arm a held connection that is back under its limits (under srv->mu). */
+/* Arm c as plan says (under srv->mu; not HOLD). */
+static void rc__conn_arm_plan(rc_server *srv, rc__conn *c, int plan)
+{
+	c->state = RC__CONN_ARMED;
+	if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (plan == RC__PLAN_NOW ? EPOLLOUT : 0)))
+		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
+}
+
+/* Re-arm a held connection that is back under its limits, or one whose parked requests now
+ * have room (under srv->mu). */
 static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 {
-	if (c->state != RC__CONN_HELD || rc__jobs_full(c, c->jobs, c->jobbytes) ||
-	    rc__defer_full(srv, c) || rc__conn_pending(c) >= RC__OUT_HIGH)
+	bool starve;
+	int plan;
+
+	if (c->state == RC__CONN_HELD && c->memheld) {
+		if (!c->jobmode && srv->threads <= 1) { /* the one-thread loop's, level-triggered */
+			c->memheld = false;
+			c->state = RC__CONN_ARMED;
+			if (!rc__conn_rearm(srv, c, EPOLLIN | EPOLLRDHUP | EPOLLOUT))
+				c->tp->vt->shutdown(c->tp, true);
+			return;
+		}
+		c->memheld = false; /* its reader looks again */
+	}
+	if (c->state == RC__CONN_ARMED && c->park != NULL) {
+		/* reading for replies, requests parked: dispatch them now if there is room */
+		plan = rc__conn_plan(srv, c, rc__conn_pending(c), &starve);
+		if (plan == RC__PLAN_NOW)
+			rc__conn_arm_plan(srv, c, plan);
 		return;
-	c->state = RC__CONN_ARMED;
+	}
+	if (c->state != RC__CONN_HELD)
+		return;
+	plan = rc__conn_plan(srv, c, rc__conn_pending(c), &starve);
+	if (plan == RC__PLAN_HOLD) {
+		if (starve)
+			rc__back_starve(c);
+		return;
+	}
 	atomic_store_explicit(&c->held, false, memory_order_relaxed);
-	/* complete records may wait in the reader's buffer with nothing left on the socket to
-	 * raise EPOLLIN: ask for EPOLLOUT too, which an open socket raises at once */
-	if (!rc__conn_arm(srv, c,
-	                  EPOLLIN | EPOLLRDHUP | (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
-		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
+	/* complete records may wait in the reader's buffer since it was held, with nothing on
+	 * the socket to raise EPOLLIN */
+	rc__conn_arm_plan(srv, c, c->tp->vt->buffered(c->tp) > 0 ? RC__PLAN_NOW : plan);
 }
 
 /* The connection broke while sending (under srv->mu): shut it down so that its reader, woken
@@ -865,6 +1100,7 @@ static void rc__job_run(rc_server *srv, rc__wctx *w, rc__job *j, bool flush_firs
 	c->jobs--;
 	c->jobbytes -= len;
 	c->last_active = rc__now();
+	rc__inbound_sub(srv, len);
 	rc__conn_done(srv, c, broken); /* after the counts: re-arming looks at them */
 }
 
@@ -904,37 +1140,62 @@ void rc__job_next(rc_server *srv, rc__wctx *w)
  * channel's caller reading the connection itself (rc__conn_back_read).
  */
 typedef struct rc__turn {
-	rc__job *head, **tail; /* the requests copied out, in order */
+	rc__job *head, **tail; /* the requests to dispatch, in order */
 	unsigned n;            /* how many */
 	size_t bytes;          /* their size */
+	size_t newbytes;       /* of those, read in this turn (the others came off the park) */
+	rc__job *phead, **ptail; /* requests read past the caps, to park (rc__conn_backwait) */
+	unsigned pn;
+	size_t pbytes;
 	unsigned inflight;     /* the connection's jobs when the turn began */
 	size_t inbytes;        /* and their size */
-	unsigned room;         /* requests it may read before its deferral cap */
-	bool dead, full, capped;
+	unsigned room;         /* requests it may dispatch before its deferral cap */
+	bool full;             /* no more may be dispatched: queued output, or parked ones left */
+	bool park;             /* past the caps, requests are parked (calls back wait) */
+	bool dead, capped, memstop;
 	int reads;
 } rc__turn;
 
-/* Begin a turn: the connection's counts (takes srv->mu). */
+/* Begin a turn (takes srv->mu): the connection's counts, and the parked requests it now has
+ * room to dispatch, first, in order. */
 static void rc__turn_begin(rc_server *srv, rc__conn *c, rc__turn *t)
 {
+	size_t pending = rc__conn_pending(c);
+
 	memset(t, 0, sizeof(*t));
 	t->tail = &t->head;
+	t->ptail = &t->phead;
 	pthread_mutex_lock(&srv->mu);
 	t->dead = c->end != RC__CONN_LIVE;
 	t->inflight = c->jobs;
 	t->inbytes = c->jobbytes;
-	/* each request read may be deferred: read no more than the cap leaves room for */
-	t->room = rc__defer_full(srv, c) ? 0
-	                                 : srv->lim.max_deferred_conn * rc__conn_slack(c) -
-	                                           c->deferred - c->jobs;
+	/* each request dispatched may be deferred: no more than the cap leaves room for */
+	t->room = rc__defer_room_of(srv, c);
+	while (c->park != NULL && pending < RC__OUT_HIGH && t->n < t->room &&
+	       !rc__jobs_full(t->inflight + t->n, t->inbytes + t->bytes)) {
+		rc__job *j = c->park;
+		if ((c->park = j->next) == NULL)
+			c->park_tail = NULL;
+		j->next = NULL;
+		c->nparked--;
+		c->parkbytes -= j->len;
+		*t->tail = j;
+		t->tail = &j->next;
+		t->n++;
+		t->bytes += j->len;
+	}
+	/* requests read now go behind those still parked */
+	t->full = c->park != NULL || pending >= RC__OUT_HIGH;
+	t->park = rc__conn_backwait(c);
 	pthread_mutex_unlock(&srv->mu);
-	t->full = t->room == 0 || rc__conn_pending(c) >= RC__OUT_HIGH;
 }
 
-/* Read what the connection has, up to its caps: replies to calls back are routed (backchan.c),
- * requests copied out as jobs. A TLS probe is served at once by a loop's reader (w); a back
- * channel's caller (w NULL) cannot serve one, and a probe can only come first on a connection,
- * never after the calls that gave it a back channel: it ends the connection. */
+/* Read what the connection has: replies to calls back are routed (backchan.c), requests copied
+ * out -- to dispatch, up to the caps; past them, while calls back wait, to park, up to
+ * max_parked_conn (the parked bytes are the reader's to read: only it and the turn's begin
+ * and end, under srv->mu, change them). A TLS probe is served at once by a loop's reader (w);
+ * a back channel's caller (w NULL) cannot serve one, and a probe can only come first on a
+ * connection, never after the calls that gave it a back channel: it ends the connection. */
 static void rc__turn_read(rc_server *srv, rc__wctx *w, rc__conn *c, rc__turn *t)
 {
 	rc__job *j;
@@ -943,21 +1204,27 @@ static void rc__turn_read(rc_server *srv, rc__wctx *w, rc__conn *c, rc__turn *t)
 		void *msg;
 		size_t len;
 		rc_status st;
+		bool parking = t->full || rc__jobs_full(t->inflight + t->n, t->inbytes + t->bytes) ||
+		               t->n >= t->room;
 
-		if (t->full || rc__jobs_full(c, t->inflight + t->n, t->inbytes + t->bytes) ||
-		    t->n >= t->room) {
+		if (parking && (!t->park || !rc__park_room(srv, c, t->pbytes))) {
 			t->capped = true; /* complete records may be left in the buffer */
 			break;
 		}
-		st = rc__conn_next(c, &t->reads, &msg, &len);
+		st = rc__conn_next(srv, c, &t->reads, &msg, &len);
 		if (st == RC_AGAIN)
 			break;
+		if (st == RC_TOOMANY) {
+			t->memstop = true; /* inside a big record at the inbound budget */
+			break;
+		}
 		if (st == RC_OK && rc__back_route(c, msg, len))
 			continue; /* a reply to a call back (backchan.c): taken, or dropped */
 		if (st == RC_OK && rc__is_tls_probe(msg, len)) {
 			/* served here, now: what follows its reply is TLS, not more jobs (a client
 			 * must wait for the reply to its probe, so none may be outstanding) */
-			if (w == NULL || t->n > 0 || t->inflight > 0 || !rc__conn_probe(srv, w, c, msg, len)) {
+			if (w == NULL || t->n > 0 || t->inflight > 0 || t->pn > 0 ||
+			    !rc__conn_probe(srv, w, c, msg, len)) {
 				t->dead = true;
 				break;
 			}
@@ -972,47 +1239,82 @@ static void rc__turn_read(rc_server *srv, rc__wctx *w, rc__conn *c, rc__turn *t)
 		j->t_rcv = rc__trace_t0(srv);
 		j->len = len;
 		memcpy(j->msg, msg, len);
-		*t->tail = j;
-		t->tail = &j->next;
-		t->n++;
-		t->bytes += len;
+		if (parking) {
+			t->full = true; /* (and every one after it) */
+			*t->ptail = j;
+			t->ptail = &j->next;
+			t->pn++;
+			t->pbytes += len;
+		} else {
+			*t->tail = j;
+			t->tail = &j->next;
+			t->n++;
+			t->bytes += len;
+			t->newbytes += len;
+		}
 	}
 	if (c->tp->vt->park != NULL) /* records copied: the input buffer goes back */
 		c->tp->vt->park(c->tp);
 }
 
 /* The back channels' callers reading connections (rc__conn_back_take): one fewer (under
- * srv->mu). */
-static void rc__back_reader_gone(rc_server *srv, rc__conn *c)
+ * srv->mu; the caller's last touch of the server: its destroy may go on). */
+static void rc__back_reader_gone(rc_server *srv)
 {
-	c->back_reading = false;
 	if (--srv->backreaders == 0)
 		pthread_cond_broadcast(&srv->answered);
 }
 
 /*
- * End a turn (under srv->mu, which it releases): count the requests read, then end the
- * connection (DEAD: its reader's reference goes), hold it at its caps, or re-arm it -- unless
- * `keep`, a back channel's caller that goes on reading it: then it stays BUSY and unarmed, as
- * long as it is live and under its caps. The requests join the job queue, but the first when
- * first is not NULL (the caller serves it: *first). True: the turn ended (the caller is no
- * longer its reader, and c may be gone); false: kept.
+ * End a turn (under srv->mu, which it releases): count the requests read and park those to
+ * park, then end the connection (DEAD: its reader's reference goes; parked requests are
+ * dispatched, for a peer that only shut its sending side down), hold it (at its caps, or at
+ * the inbound budget), or re-arm it -- unless `keep`, a back channel's caller that goes on
+ * reading it: then it stays BUSY and unarmed, as long as it is live and would be re-armed.
+ * The requests join the job queue, but the first when first is not NULL (the caller serves
+ * it: *first). True: the turn ended (the caller is no longer its reader, and c may be gone);
+ * false: kept.
  */
 static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc__job **first)
 {
-	rc__job *q = t->head;
-	bool ended = true;
+	rc__job *q;
+	bool ended = true, starve = false;
 	uint64_t one = 1;
+	size_t in;
 
+	if (t->pn > 0) {
+		if (c->park_tail != NULL)
+			*c->park_tail = t->phead;
+		else
+			c->park = t->phead;
+		c->park_tail = t->ptail;
+		c->nparked += t->pn;
+		c->parkbytes += t->pbytes;
+		__atomic_add_fetch(&srv->n_parked, t->pn, __ATOMIC_RELAXED);
+	}
+	rc__inbound_add(srv, t->newbytes + t->pbytes);
+	if (t->dead && c->park != NULL) { /* reading is over: what it parked runs */
+		*t->tail = c->park;
+		t->tail = c->park_tail;
+		t->n += c->nparked;
+		t->bytes += c->parkbytes;
+		c->park = NULL;
+		c->park_tail = NULL;
+		c->nparked = 0;
+		c->parkbytes = 0;
+	}
+	q = t->head;
 	if (t->n > 0)
 		atomic_fetch_add(&c->refs, t->n);
 	c->jobs += t->n;
 	c->jobbytes += t->bytes;
-	if (t->n > 0) {
+	if (t->n > 0 || t->pn > 0) {
 		c->last_active = rc__now();
 		c->completed = true;
 		c->partial_since = 0; /* records completed: the stall clock starts again */
 	}
+	in = t->dead ? 0 : c->tp->vt->buffered(c->tp);
+	rc__inbound_set(srv, c, in);
 	if (t->dead) {
 		c->state = RC__CONN_DEAD;
 		rc__back_hangup(c); /* no reply to a call back can come any more */
@@ -1022,20 +1324,32 @@ static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc
 		c->tp->vt->shutdown(c->tp, false);
 	} else {
 		size_t pending = rc__conn_pending(c);
+		int plan;
 		/* a peer stuck inside a record (or not reading replies) is reaped after stall_ms */
-		rc__conn_stall_clock(c, c->tp->vt->buffered(c->tp), pending);
-		bool hold = rc__conn_must_hold(srv, c, pending);
-		if (keep && !t->capped && !hold) {
+		rc__conn_stall_clock(c, in, pending);
+		if (t->memstop && rc__inbound_over(srv, c, in)) {
+			c->memheld = true; /* unread until the budget has room (rc__inbound_room) */
+			srv->memwait = true;
+			__atomic_add_fetch(&srv->n_inbound_waits, 1, __ATOMIC_RELAXED);
+		}
+		plan = rc__conn_plan(srv, c, pending, &starve);
+		if (keep && !t->capped && plan != RC__PLAN_HOLD) {
 			ended = false; /* still the back channel's caller's */
+		} else if (plan == RC__PLAN_HOLD) {
+			c->state = RC__CONN_HELD;
 		} else {
-			c->state = hold ? RC__CONN_HELD : RC__CONN_ARMED;
-			if (!hold && !rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP | (t->capped ? EPOLLOUT : 0)))
-				c->tp->vt->shutdown(c->tp, true); /* cannot be served: its jobs end it */
 			/* (jobs finished meanwhile; records left behind need EPOLLOUT to come back) */
+			rc__conn_arm_plan(srv, c, t->capped ? RC__PLAN_NOW : plan);
 		}
 	}
-	if (ended && c->back_reading)
-		rc__back_reader_gone(srv, c);
+	if (starve)
+		rc__back_starve(c); /* its calls back could never get their replies */
+	/* a back channel's caller that ends its turn is counted out of srv->backreaders last,
+	 * after its last touch of c (below): the server's destroy waits for that count, and
+	 * would free c and srv under it */
+	bool gone = ended && c->back_reading;
+	if (gone)
+		c->back_reading = false;
 	if (first != NULL && q != NULL) {
 		*first = q; /* ours; the rest join the queue */
 		q = q->next;
@@ -1057,6 +1371,11 @@ static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc
 	pthread_mutex_unlock(&srv->mu);
 	if (t->dead)
 		rc__conn_unref(srv, c); /* the reader's reference */
+	if (gone) {
+		pthread_mutex_lock(&srv->mu);
+		rc__back_reader_gone(srv);
+		pthread_mutex_unlock(&srv->mu);
+	}
 	return ended;
 }
 
@@ -1142,7 +1461,7 @@ rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t de
 	 * for its reply after each, and polls again rather than read until EAGAIN */
 	t.reads = RC__TURN_READS - 1;
 	rc__turn_read(srv, NULL, c, &t);
-	if (t.n == 0 && !t.dead && !t.capped)
+	if (t.n == 0 && t.pn == 0 && !t.dead && !t.capped && !t.memstop)
 		return RC_OK; /* replies only (the usual read): no jobs to queue, still its reader
 		                 -- the turn's accounts are settled when it gives the connection back */
 	pthread_mutex_lock(&srv->mu);
@@ -1156,6 +1475,7 @@ void rc__conn_back_give(rc_server *srv, rc__conn *c)
 
 	memset(&t, 0, sizeof(t));
 	t.tail = &t.head;
+	t.ptail = &t.phead;
 	pthread_mutex_lock(&srv->mu);
 	t.dead = c->end != RC__CONN_LIVE; /* doomed meanwhile: its reader ends it */
 	(void)rc__turn_end(srv, c, &t, false, NULL);
@@ -1183,11 +1503,16 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 		rc__conn_unref(srv, c);
 		return;
 	}
-	if (rc__conn_must_hold(srv, c, rc__conn_pending(c)))
-		c->state = RC__CONN_HELD;
-	else if (!rc__conn_arm(srv, c, EPOLLIN | EPOLLRDHUP |
-	                                   (c->tp->vt->buffered(c->tp) > 0 ? EPOLLOUT : 0)))
-		c->tp->vt->shutdown(c->tp, true); /* cannot be served: its answers end it */
+	{
+		bool starve;
+		int plan = rc__conn_plan(srv, c, rc__conn_pending(c), &starve);
+		if (plan == RC__PLAN_HOLD)
+			c->state = RC__CONN_HELD;
+		else
+			rc__conn_arm_plan(srv, c, c->tp->vt->buffered(c->tp) > 0 ? RC__PLAN_NOW : plan);
+		if (starve)
+			rc__back_starve(c);
+	}
 	pthread_mutex_unlock(&srv->mu);
 }
 

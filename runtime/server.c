@@ -123,6 +123,8 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.max_deferred = 65536;
 	srv->lim.gss_contexts = 1024;
 	srv->lim.gss_idle_ms = 15 * 60 * 1000;
+	srv->lim.max_parked_conn = (size_t)4 << 20;
+	srv->lim.max_inbound_bytes = (size_t)256 << 20;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	srv->jobfd = -1; /* made by rc_server_set_threads */
@@ -176,6 +178,10 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 		srv->lim.max_deferred_conn = lim->max_deferred_conn;
 	if (lim->max_deferred)
 		srv->lim.max_deferred = lim->max_deferred;
+	if (lim->max_parked_conn)
+		srv->lim.max_parked_conn = lim->max_parked_conn;
+	if (lim->max_inbound_bytes)
+		srv->lim.max_inbound_bytes = lim->max_inbound_bytes;
 	if (lim->gss_contexts || lim->gss_idle_ms) {
 		if (lim->gss_contexts)
 			srv->lim.gss_contexts = lim->gss_contexts;
@@ -224,6 +230,10 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
 	out->gss_dropped = __atomic_load_n(&srv->n_gss_dropped, __ATOMIC_RELAXED);
 	out->gss_contexts = rc__gss_contexts(srv);
+	out->inbound_bytes = atomic_load_explicit(&srv->inbound, memory_order_relaxed);
+	out->inbound_waits = __atomic_load_n(&srv->n_inbound_waits, __ATOMIC_RELAXED);
+	out->requests_parked = __atomic_load_n(&srv->n_parked, __ATOMIC_RELAXED);
+	out->backcalls_starved = __atomic_load_n(&srv->n_starved, __ATOMIC_RELAXED);
 	return RC_OK;
 }
 

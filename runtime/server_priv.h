@@ -162,10 +162,21 @@ struct rc__conn {
 	 * it closes; the reader reads it without the lock (atomic). A connection with a handle
 	 * is served as jobs (jobmode): calls back leave from any thread under wmu. */
 	struct rc_server_conn *_Atomic handle;
-	atomic_bool held;      /* with a handle: state is (or is becoming) HELD (rc__conn_must_hold) */
+	atomic_bool held;      /* with a handle: state is (or is becoming) HELD (rc__conn_plan) */
 	bool back_reading;     /* under srv->mu: BUSY because a back channel's caller reads it
 	                          (rc__conn_back_take) */
 	bool taken;            /* under srv->mu: it was once: kept in srv->conn_pool when closed */
+	/* Parking (conn.c, "Replies are always read"): requests read past the caps while calls
+	 * back on it wait for replies, in order, not yet dispatched (under srv->mu). */
+	struct rc__job *park, **park_tail;
+	unsigned nparked;
+	size_t parkbytes;
+	atomic_bool parkfull;  /* max_parked_conn reached: its reading stopped (a call back sent
+	                          now could get no reply: it fails at once, backchan.c) */
+	/* The inbound budget (max_inbound_bytes): its partial record's bytes counted in
+	 * srv->inbound (under srv->mu), and whether it waits unread for the budget. */
+	size_t incount;
+	bool memheld;          /* under srv->mu: HELD (or, one thread, unarmed) for the budget */
 };
 
 /*
@@ -190,15 +201,14 @@ struct rc_server_conn {
 	struct rc__back *backs;  /* the back channels (rc_server_conn_backchannel) */
 };
 
-/* How many times its caps on requests read and unanswered a connection may read: four times
- * while calls its back channels made wait for replies (backchan.c), so that those replies are
- * still read while the server's own calls wait for them behind a peer's pipelined requests
- * (beyond that the connection is held, and the calls back time out); else once. */
-static inline unsigned rc__conn_slack(const rc__conn *c)
+/* Whether calls c's back channels made wait for replies (backchan.c): c's reading then never
+ * stops at its request caps -- requests past them are parked (conn.c) -- so that those replies
+ * are read behind a peer's pipelined requests. */
+static inline bool rc__conn_backwait(const rc__conn *c)
 {
 	struct rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_relaxed);
 
-	return h != NULL && atomic_load_explicit(&h->inflight, memory_order_relaxed) > 0 ? 4 : 1;
+	return h != NULL && atomic_load_explicit(&h->inflight, memory_order_relaxed) > 0;
 }
 
 /* Whether the application keeps c's handle (a reference beyond the connection's own): c is
@@ -220,6 +230,12 @@ void rc__back_hangup(rc__conn *c);
 /* c closes: as rc__back_hangup, and the connection's reference to the handle goes (under
  * srv->mu). */
 void rc__back_detach(rc__conn *c);
+/* c's reading has stopped with calls back in flight whose replies it cannot read (its
+ * parking budget, or the inbound budget, is spent): those calls fail at once with RC_TOOMANY
+ * and a detail saying so, their late replies are dropped, and the server counts them
+ * (rc_server_stats.backcalls_starved). The connection and its back channels stay usable.
+ * Under srv->mu; nothing if c has no handle. */
+void rc__back_starve(rc__conn *c);
 
 /* A request copied out of a connection, for a worker thread to serve. */
 typedef struct rc__job {
@@ -247,6 +263,10 @@ struct rc_server {
 	uint64_t n_accepted, n_evicted, n_refused, n_nofile; /* under mu: rc_server_stats */
 	uint64_t n_toobig;   /* atomic (relaxed): replies_too_big */
 	uint64_t n_gss_dropped; /* atomic (relaxed): gss_dropped */
+	uint64_t n_inbound_waits, n_parked, n_starved; /* atomic (relaxed): rc_server_stats */
+	_Atomic size_t inbound; /* bytes held for requests not yet served (max_inbound_bytes):
+	                           partial records, jobs, parked requests, deferred arguments */
+	bool memwait;           /* under mu: connections wait unread for the inbound budget */
 	struct rc__gss_table *gss; /* rc_server_set_gss's contexts, or NULL (auth_gss.c) */
 	pthread_mutex_t poolmu; /* the request pool (rc__req_new, rc__req_unhold) */
 	struct rc__req *pool;   /* under poolmu: request objects let go of, kept for reuse */
@@ -671,7 +691,7 @@ void rc__req_pool_free(rc_server *srv);
  * server's deferred ones at max_deferred. */
 static inline bool rc__defer_full(const rc_server *srv, const rc__conn *c)
 {
-	return c->deferred + c->jobs >= srv->lim.max_deferred_conn * rc__conn_slack(c) ||
+	return c->deferred + c->jobs >= srv->lim.max_deferred_conn ||
 	       srv->ndeferred >= srv->lim.max_deferred;
 }
 
@@ -938,8 +958,9 @@ bool rc__conn_flush(rc__conn *c, bool *broken);
  * TLS on c's transport. False: c must be closed (a broken send, the handshake cap, bytes
  * after the probe). */
 bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len);
-/* The next complete request on c (RC_OK), RC_AGAIN, or the transport's error. */
-rc_status rc__conn_next(rc__conn *c, int *reads, void **msg, size_t *len);
+/* The next complete request on c (RC_OK), RC_AGAIN (none yet), RC_TOOMANY (c is inside a big
+ * record at the inbound budget: not read), or the transport's error. */
+rc_status rc__conn_next(rc_server *srv, rc__conn *c, int *reads, void **msg, size_t *len);
 
 /* ---- dgram.c ------------------------------------------------------------------------------ */
 

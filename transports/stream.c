@@ -471,7 +471,10 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 	rc__stream *s = (rc__stream *)tp;
 	int flags = (int)(tflags & RC_TPF_DONTWAIT);
 	void *p;
-	size_t n;
+	/* (not under TLS: bytes SSL has read ahead would then wait for an event that never
+	 * comes) */
+	size_t n, step = (tflags & RC_TPF_STEP) && !(maytls && s->tls != NULL) ? RC_TP_STEP_BYTES
+	                                                                       : SIZE_MAX;
 	ssize_t got;
 
 	if (maytls && s->tls != NULL && rc__tls_handshaking(s->tls)) {
@@ -505,15 +508,23 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 			return st; /* RC_OK or RC_MSGTOOLARGE */
 		if (rest != NULL && rc__recreader_head(&s->rr, RC_TP_PULL_MIN, msg, len, rest))
 			return RC_OK;
+		if (step == 0) {
+			/* (RC_TPF_STEP) this step's bytes are read: the caller looks at its budget;
+			 * the socket stays readable for the rest */
+			s->more = false;
+			return RC_AGAIN;
+		}
 		st = rc_recreader_space(&s->rr, &p, &n);
 		if (st != RC_OK)
 			return st;
-		got = rc__stream_rx_t(s, p, n, flags, maytls);
+		got = rc__stream_rx_t(s, p, n < step ? n : step, flags, maytls);
 		if (got <= 0) {
 			s->more = false;
 			return rc__stream_recv_failed(got);
 		}
 		rc_recreader_commit(&s->rr, (size_t)got);
+		if (step != SIZE_MAX)
+			step -= (size_t)got < step ? (size_t)got : step;
 		flags |= MSG_DONTWAIT; /* we have data; don't block for more */
 	}
 }

@@ -83,7 +83,14 @@ enum {
 	RC_TPF_REPLY_NEXT = 1u << 29,   /* send: a blocking receive of this call's reply follows
 	                                   at once on this thread (a hint; a back channel reads
 	                                   its connection from before the send: backchan.c) */
+	RC_TPF_STEP = 1u << 28,         /* recv (streams, with DONTWAIT; not under TLS): read at
+	                                   most RC_TP_STEP_BYTES of a record not yet whole, then
+	                                   RC_AGAIN -- the server looks at its inbound budget
+	                                   between steps (conn.c) */
 };
+
+/* What one RC_TPF_STEP receive reads at most of a record not yet whole. */
+#define RC_TP_STEP_BYTES ((size_t)256 << 10)
 
 /* A synchronous transport's listener hands each message it is sent to the server through
  * this: serve msg[0..len) and pass the reply (with RC_TP_HEADROOM bytes before it) to
@@ -159,7 +166,7 @@ typedef struct rc_tp_vt {
 	size_t (*unacked)(rc_tp *tp);
 	/*
 	 * Receive one message. flags: RC_TPF_DONTWAIT or 0 (block up to the receive timeout set by
-	 * rc__tp_set_rcvtimeo). Returns RC_OK with *msg and *len (valid until the next recv on
+	 * rc__tp_set_rcvtimeo); with DONTWAIT, RC_TPF_STEP (streams: see there). Returns RC_OK with *msg and *len (valid until the next recv on
 	 * tp) and the sender in *from if not NULL; RC_AGAIN (nothing yet / timed out); RC_CLOSED
 	 * (peer closed); RC_CANTRECV (errno kept); RC_MSGTOOLARGE (a record over the cap: close
 	 * the transport).

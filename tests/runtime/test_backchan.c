@@ -40,6 +40,8 @@ static char pbuf[512];
 
 /* ---- the server ------------------------------------------------------------------------- */
 
+#define U (rc_xdrproc)rc_xdr_u_int
+
 typedef struct kq { /* a deferred KICKQ, for the dispatcher thread */
 	struct kq *next;
 	rc_svc_req *req;
@@ -58,6 +60,16 @@ static struct {
 	int nkept;
 	atomic_int disp_errors; /* dispatcher: calls back that failed */
 	atomic_int disp_answer_failed;
+	/* SUBMIT's job queue: deferred requests the job threads call back for, then answer */
+	kq *jq;
+	pthread_t jth[4];
+	int njth;
+	atomic_int jobs_starved; /* calls back that failed with RC_TOOMANY */
+	atomic_int jobs_failed;  /* ... with anything else */
+	char starve_detail[256];
+	atomic_int outstanding, most; /* SUBMITs deferred and not answered: now, and at most */
+	pthread_t bigth;              /* BIGCB's caller back */
+	bool bigth_on;
 	rc_status one_st;     /* KICKONE's call status */
 	char one_detail[256]; /* and its detail */
 	int64_t one_ms;
@@ -138,22 +150,42 @@ static bool s_add1(void *args, void *res, rc_svc_req *req)
 
 /* KICKQ(n): deferred; the dispatcher thread calls back n times, all started at once, and
  * answers with the count of right answers. */
-static bool s_kickq(void *args, void *res, rc_svc_req *req)
+/* Defer req, with its argument n, onto queue *q (S.q, S.jq) for the threads taking from it. */
+static bool kq_defer(rc_svc_req *req, uint32_t n, kq **q)
 {
 	kq *k = malloc(sizeof(*k));
-	(void)res;
 	if (k == NULL || rc_svc_req_defer(req) != RC_OK) {
 		free(k);
 		return false;
 	}
 	k->req = req;
-	k->n = *(uint32_t *)args;
+	k->n = n;
 	pthread_mutex_lock(&S.mu);
-	k->next = S.q;
-	S.q = k;
-	pthread_cond_signal(&S.cv);
+	k->next = *q;
+	*q = k;
+	pthread_cond_broadcast(&S.cv);
 	pthread_mutex_unlock(&S.mu);
 	return true;
+}
+
+/* The next request on queue *q, waiting for one (under S.mu, kept); NULL once S.stop. */
+static kq *kq_take(kq **q)
+{
+	while (!S.stop) {
+		kq *k = *q;
+		if (k != NULL) {
+			*q = k->next;
+			return k;
+		}
+		pthread_cond_wait(&S.cv, &S.mu);
+	}
+	return NULL;
+}
+
+static bool s_kickq(void *args, void *res, rc_svc_req *req)
+{
+	(void)res;
+	return kq_defer(req, *(uint32_t *)args, &S.q);
 }
 
 /* KICKONE: one blocking call back from the routine (on a one-thread server: refused at
@@ -180,6 +212,107 @@ static bool s_kickone(void *args, void *res, rc_svc_req *req)
 	return true;
 }
 
+/* SUBMIT(a): deferred to the job threads (jobber), which call CB_ADD(a) back on the caller's
+ * connection, blocking, and answer with its result -- or 0xdead0000 | status if it failed. */
+static bool s_submit(void *args, void *res, rc_svc_req *req)
+{
+	int now = atomic_fetch_add(&S.outstanding, 1) + 1, most = atomic_load(&S.most);
+	(void)res;
+	while (now > most && !atomic_compare_exchange_weak(&S.most, &most, now)) {
+	}
+	if (kq_defer(req, *(uint32_t *)args, &S.jq))
+		return true;
+	atomic_fetch_sub(&S.outstanding, 1);
+	return false;
+}
+
+static void *jobber(void *arg)
+{
+	kq *k;
+	(void)arg;
+	pthread_mutex_lock(&S.mu);
+	while ((k = kq_take(&S.jq)) != NULL) {
+		pthread_mutex_unlock(&S.mu);
+		rc_client *bc;
+		uint32_t r = 0;
+		rc_status st = rc_svc_req_backchannel(k->req, CB, 1, &bc);
+		if (st == RC_OK) {
+			rc_client_set_timeout(bc, 20000);
+			st = rc_call(bc, 1, U, &k->n, U, &r);
+			if (st == RC_TOOMANY && atomic_fetch_add(&S.jobs_starved, 1) == 0) {
+				rc_error e;
+				rc_client_geterr(bc, &e);
+				pthread_mutex_lock(&S.mu);
+				snprintf(S.starve_detail, sizeof(S.starve_detail), "%s", e.detail);
+				pthread_mutex_unlock(&S.mu);
+			} else if (st != RC_OK && st != RC_TOOMANY) {
+				atomic_fetch_add(&S.jobs_failed, 1);
+			}
+			rc_client_destroy(bc);
+		}
+		if (st != RC_OK)
+			r = 0xdead0000u | (uint32_t)st;
+		atomic_fetch_sub(&S.outstanding, 1);
+		if (rc_svc_req_reply(k->req, U, &r) != RC_OK)
+			atomic_fetch_add(&S.disp_answer_failed, 1);
+		free(k);
+		pthread_mutex_lock(&S.mu);
+	}
+	pthread_mutex_unlock(&S.mu);
+	return NULL;
+}
+
+/* A result of BIGCB: 256 KiB of bytes (big enough to leave gathered from its memory). */
+typedef struct big {
+	uint32_t len;
+	char *val;
+} big;
+#define BIG_LEN (256u << 10)
+static bool xdr_big(rc_xdr *x, big *b)
+{
+	return rc_xdr_bytes(x, &b->val, &b->len, BIG_LEN);
+}
+
+static void *bigcb_thread(void *arg)
+{
+	rc_client *bc = arg;
+	for (uint32_t i = 0; i < 20; i++) {
+		uint32_t r = 0;
+		if (rc_call(bc, 1, U, &i, U, &r) != RC_OK || r != i + 1)
+			atomic_fetch_add(&S.disp_errors, 1);
+	}
+	rc_client_destroy(bc);
+	return NULL;
+}
+
+/* BIGCB: takes the connection's back channel and hands it to a thread that calls back at
+ * once, while the routine returns a 256 KiB result -- on a one-thread server, its gathered
+ * send and the calls back leave at the same time. */
+static bool s_bigcb(void *args, void *res, rc_svc_req *req)
+{
+	big *b = res;
+	rc_client *bc;
+	(void)args;
+	if (rc_svc_req_backchannel(req, CB, 1, &bc) != RC_OK)
+		return false;
+	rc_client_set_timeout(bc, 10000);
+	if ((b->val = malloc(BIG_LEN)) == NULL) {
+		rc_client_destroy(bc);
+		return false;
+	}
+	memset(b->val, 0x42, BIG_LEN);
+	b->len = BIG_LEN;
+	pthread_mutex_lock(&S.mu);
+	if (S.bigth_on || pthread_create(&S.bigth, NULL, bigcb_thread, bc) != 0) {
+		pthread_mutex_unlock(&S.mu);
+		rc_client_destroy(bc);
+		return false;
+	}
+	S.bigth_on = true;
+	pthread_mutex_unlock(&S.mu);
+	return true;
+}
+
 /* The handle KEEP kept at i (under S.mu: the server's thread wrote it). */
 static rc_server_conn *kept(int i)
 {
@@ -192,15 +325,10 @@ static rc_server_conn *kept(int i)
 
 static void *dispatcher(void *arg)
 {
+	kq *k;
 	(void)arg;
 	pthread_mutex_lock(&S.mu);
-	while (!S.stop) {
-		kq *k = S.q;
-		if (k == NULL) {
-			pthread_cond_wait(&S.cv, &S.mu);
-			continue;
-		}
-		S.q = k->next;
+	while ((k = kq_take(&S.q)) != NULL) {
 		pthread_mutex_unlock(&S.mu);
 		rc_client *bc;
 		uint32_t ok = 0;
@@ -237,7 +365,6 @@ static void *dispatcher(void *arg)
 	return NULL;
 }
 
-#define U (rc_xdrproc)rc_xdr_u_int
 static const rc_procinfo s_info[] = {
     {FWD, 1, 0, "NULL", (rc_xdrproc)rc_xdr_void, 0, (rc_xdrproc)rc_xdr_void, 0},
     {FWD, 1, 1, "KICK", U, 4, U, 4},
@@ -246,6 +373,8 @@ static const rc_procinfo s_info[] = {
     {FWD, 1, 4, "KICKQ", U, 4, U, 4},
     {FWD, 1, 5, "KICKONE", (rc_xdrproc)rc_xdr_void, 0, U, 4},
     {FWD, 1, 6, "KICKN", U, 4, U, 4},
+    {FWD, 1, 7, "SUBMIT", U, 4, U, 4},
+    {FWD, 1, 8, "BIGCB", (rc_xdrproc)rc_xdr_void, 0, (rc_xdrproc)xdr_big, sizeof(big)},
 };
 static bool s_null(void *args, void *res, rc_svc_req *req)
 {
@@ -255,8 +384,9 @@ static bool s_null(void *args, void *res, rc_svc_req *req)
 static const rc_svc_proc s_procs[] = {
     {&s_info[0], s_null}, {&s_info[1], s_kick},  {&s_info[2], s_keep},  {&s_info[3], s_add1},
     {&s_info[4], s_kickq}, {&s_info[5], s_kickone}, {&s_info[6], s_kickn},
+    {&s_info[7], s_submit}, {&s_info[8], s_bigcb},
 };
-static const rc_svc_prog s_prog = {FWD, 1, 7, s_procs};
+static const rc_svc_prog s_prog = {FWD, 1, 9, s_procs};
 
 static void *srv_main(void *arg)
 {
@@ -264,6 +394,8 @@ static void *srv_main(void *arg)
 	rc_server_run(S.srv);
 	return NULL;
 }
+
+static const rc_server_limits *srv_lim; /* limits the next srv_start sets, or NULL */
 
 /* Start the server: tcp, unix and (with tls) TLS-offering listeners, `threads` threads. */
 static void srv_start(unsigned threads, bool tls)
@@ -289,7 +421,11 @@ static void srv_start(unsigned threads, bool tls)
 		free((void *)o.key_file);
 	}
 	rc_server_set_threads(S.srv, threads);
+	if (srv_lim != NULL)
+		assert_int_equal(rc_server_set_limits(S.srv, srv_lim), RC_OK);
 	assert_int_equal(pthread_create(&S.disp, NULL, dispatcher, NULL), 0);
+	for (S.njth = 0; S.njth < 4; S.njth++)
+		assert_int_equal(pthread_create(&S.jth[S.njth], NULL, jobber, NULL), 0);
 	assert_int_equal(pthread_create(&S.th, NULL, srv_main, NULL), 0);
 }
 
@@ -299,9 +435,11 @@ static void srv_stop(void)
 	pthread_join(S.th, NULL);
 	pthread_mutex_lock(&S.mu);
 	S.stop = true;
-	pthread_cond_signal(&S.cv);
+	pthread_cond_broadcast(&S.cv);
 	pthread_mutex_unlock(&S.mu);
 	pthread_join(S.disp, NULL);
+	for (int i = 0; i < S.njth; i++)
+		pthread_join(S.jth[i], NULL);
 	rc_server_destroy(S.srv);
 	for (int i = 0; i < S.nkept; i++)
 		rc_server_conn_release(S.kept[i]);
@@ -816,6 +954,148 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/*
+ * The job queue (docs/runtime.md, "Replies are always read"): n SUBMITs pipelined on one
+ * connection with default limits, each deferred to four job threads that call the client back
+ * on that connection (blocking) before they answer. max_deferred_conn (64) is reached at once,
+ * so the server reads on past it, parking requests, to find the replies to its calls back;
+ * before that rule it read 4 x 64 and stopped, and every call back timed out. With parked
+ * set, a small max_parked_conn instead: the calls back that cannot be read fail at once with
+ * RC_TOOMANY and say why, and every SUBMIT still completes.
+ */
+static void run_jobs(int i, unsigned threads, uint32_t n, size_t parked)
+{
+	cbx x;
+	rc_client *c;
+	rc_async **h = calloc(n, sizeof(*h));
+	uint32_t *r = calloc(n, sizeof(*r));
+	uint32_t *a = calloc(n, sizeof(*a));
+	rc_server_stats st;
+	int ok = 0, refused = 0;
+	int64_t t0 = ms_now();
+
+	assert_non_null(h);
+	if (parked > 0) {
+		static rc_server_limits lim;
+		lim.max_parked_conn = parked;
+		lim.max_deferred_conn = 8;
+		srv_lim = &lim;
+	}
+	srv_start(threads, false);
+	srv_lim = NULL;
+	c = client_of(i, false, &x);
+	for (uint32_t k = 0; k < n; k++) {
+		a[k] = 7 * k;
+		assert_int_equal(rc_call_start(c, 7, U, &a[k], U, &r[k], NULL, NULL, &h[k]), RC_OK);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		assert_int_equal(rc_async_wait(h[k], -1), RC_OK);
+		if (r[k] == a[k] + 1)
+			ok++;
+		else if (r[k] == (0xdead0000u | RC_TOOMANY))
+			refused++;
+		rc_async_release(h[k]);
+	}
+	assert_int_equal(rc_server_get_stats(S.srv, &st), RC_OK);
+	print_message("    %u jobs (%s, %u threads, max_parked_conn %zu): %d called back, %d refused "
+	              "at once, %llu parked, %llu calls back starved, %lld ms\n",
+	              n, i == 0 ? "tcp" : "unix", threads, parked, ok, refused,
+	              (unsigned long long)st.requests_parked, (unsigned long long)st.backcalls_starved,
+	              (long long)(ms_now() - t0));
+	assert_int_equal(ok + refused, (int)n); /* each completed once, as one or the other */
+	assert_int_equal(atomic_load(&S.jobs_failed), 0);
+	assert_int_equal(atomic_load(&S.disp_answer_failed), 0);
+	assert_true(st.requests_parked > 0); /* the caps were passed: parking was needed */
+	/* the deferral cap held throughout, parking or not (an unsigned count once wrapped) */
+	assert_true(atomic_load(&S.most) <= (parked > 0 ? 8 : 64));
+	if (parked == 0) {
+		assert_int_equal(ok, (int)n);
+		assert_int_equal(st.backcalls_starved, 0);
+	} else {
+		assert_true(refused > 0);
+		assert_int_equal(refused, atomic_load(&S.jobs_starved));
+		assert_true(st.backcalls_starved >= (uint64_t)refused);
+		pthread_mutex_lock(&S.mu);
+		assert_non_null(strstr(S.starve_detail, "max_parked_conn"));
+		pthread_mutex_unlock(&S.mu);
+	}
+	/* every call back that succeeded was served; one that failed at once may have been sent
+	 * already, and served (as after a timeout), its late reply dropped */
+	assert_true((int)atomic_load(&x.served) >= ok);
+	if (parked == 0)
+		assert_int_equal((int)atomic_load(&x.served), ok);
+	rc_client_destroy(c);
+	srv_stop();
+	free(h);
+	free(r);
+	free(a);
+}
+
+/*
+ * A one-thread server's big reply beside a call back (issue 45's race): BIGCB's routine hands
+ * the connection's back channel to a thread that calls back at once while the routine's 256
+ * KiB result leaves gathered from its memory. Both must go under the connection's write lock:
+ * records interleaved on the wire would break the stream (ThreadSanitizer saw the race).
+ */
+static void big_reply_beside_call_back(void **state)
+{
+	cbx x;
+	rc_client *c;
+	(void)state;
+	srv_start(1, false);
+	c = client_of(0, false, &x);
+	for (int round = 0; round < 10; round++) {
+		big b = {0, NULL};
+		assert_int_equal(rc_call(c, 8, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)xdr_big, &b),
+		                 RC_OK);
+		assert_int_equal(b.len, BIG_LEN);
+		for (uint32_t i = 0; i < BIG_LEN; i += 4096)
+			assert_int_equal((unsigned char)b.val[i], 0x42);
+		rc_xdr_free((rc_xdrproc)xdr_big, &b);
+		/* the calls back end (served while this client waits or in the next call) */
+		pthread_mutex_lock(&S.mu);
+		pthread_t th = S.bigth;
+		pthread_mutex_unlock(&S.mu);
+		for (int64_t t0 = ms_now(); atomic_load(&x.served) < 20 * (round + 1);) {
+			assert_true(ms_now() - t0 < 10000);
+			assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL,
+			                         (rc_xdrproc)rc_xdr_void, NULL),
+			                 RC_OK);
+		}
+		pthread_join(th, NULL);
+		pthread_mutex_lock(&S.mu);
+		S.bigth_on = false;
+		pthread_mutex_unlock(&S.mu);
+	}
+	assert_int_equal(atomic_load(&S.disp_errors), 0);
+	rc_client_destroy(c);
+	srv_stop();
+}
+
+static void job_queue_one_thread_tcp(void **state)
+{
+	(void)state;
+	run_jobs(0, 1, 2000, 0);
+}
+
+static void job_queue_one_thread_unix(void **state)
+{
+	(void)state;
+	run_jobs(1, 1, 2000, 0);
+}
+
+static void job_queue_workers_tcp(void **state)
+{
+	(void)state;
+	run_jobs(0, 4, 2000, 0);
+}
+
+static void job_queue_parking_budget_spent(void **state)
+{
+	(void)state;
+	run_jobs(0, 1, 2000, 4096);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +1111,11 @@ int main(void)
 	    cmocka_unit_test(closed_under_calls),
 	    cmocka_unit_test(hostile_replies),
 	    cmocka_unit_test(not_on_datagrams_or_in_process),
+	    cmocka_unit_test(big_reply_beside_call_back),
+	    cmocka_unit_test(job_queue_one_thread_tcp),
+	    cmocka_unit_test(job_queue_one_thread_unix),
+	    cmocka_unit_test(job_queue_workers_tcp),
+	    cmocka_unit_test(job_queue_parking_budget_spent),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -65,7 +65,7 @@ static const rc_svc_proc slow_procs[] = {{&slow_null_info, slow_null},
                                          {&slow_sleep_info, slow_sleep}};
 static const rc_svc_prog slow_prog = {SEC_PROG, 2, 2, slow_procs};
 
-/* --serve NOFILE IDLE_MS STALL_MS MAX_CONNS THREADS */
+/* --serve NOFILE IDLE_MS STALL_MS MAX_CONNS THREADS [MAX_INBOUND_MIB] */
 static int serve(char **argv)
 {
 	struct rlimit rl;
@@ -77,6 +77,8 @@ static int serve(char **argv)
 	lim.idle_ms = (uint32_t)atol(argv[3]);
 	lim.stall_ms = (uint32_t)atol(argv[4]);
 	lim.max_conns = (uint32_t)atol(argv[5]);
+	if (argv[7] != NULL)
+		lim.max_inbound_bytes = (size_t)atol(argv[7]) << 20;
 	if (rc_server_create(&child_srv) != RC_OK || rc_server_set_limits(child_srv, &lim) != RC_OK ||
 	    rc_server_register(child_srv, &sec_prog1, NULL) != RC_OK ||
 	    rc_server_register(child_srv, &slow_prog, NULL) != RC_OK ||
@@ -145,10 +147,12 @@ static int kill_leftover(void **state)
 	return 0;
 }
 
+static int spawn_inbound_mib; /* the next spawn's max_inbound_bytes in MiB (0: the default) */
+
 static void spawn(child *c, int nofile, int idle_ms, int stall_ms, int max_conns, int threads)
 {
 	int p[2];
-	char a[5][32];
+	char a[6][32];
 	FILE *f;
 
 	snprintf(a[0], sizeof(a[0]), "%d", nofile);
@@ -156,6 +160,7 @@ static void spawn(child *c, int nofile, int idle_ms, int stall_ms, int max_conns
 	snprintf(a[2], sizeof(a[2]), "%d", stall_ms);
 	snprintf(a[3], sizeof(a[3]), "%d", max_conns);
 	snprintf(a[4], sizeof(a[4]), "%d", threads);
+	snprintf(a[5], sizeof(a[5]), "%d", spawn_inbound_mib);
 	assert_int_equal(pipe(p), 0);
 	c->pid = fork();
 	assert_true(c->pid >= 0);
@@ -163,7 +168,8 @@ static void spawn(child *c, int nofile, int idle_ms, int stall_ms, int max_conns
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
-		execl(self, "test_sec_conn", "--serve", a[0], a[1], a[2], a[3], a[4], (char *)NULL);
+		execl(self, "test_sec_conn", "--serve", a[0], a[1], a[2], a[3], a[4],
+		      spawn_inbound_mib > 0 ? a[5] : (char *)NULL, (char *)NULL);
 		_exit(127);
 	}
 	live_child = c->pid;
@@ -440,6 +446,84 @@ static void not_reading_peer(int threads)
 	}
 	close(fd);
 	reap(&c);
+}
+
+/*
+ * The inbound budget (max_inbound_bytes, 32 MiB here): 16 connections each open a 60 MiB
+ * record and send up to 8 MiB of it (128 MiB in all), never finishing it. The server holds at
+ * most the budget of them (plus a read per connection): its RSS grows by less than budget +
+ * 16 x 1 MiB of reads; stats say connections waited; a fresh client's null call is served
+ * meanwhile; and the stuck connections are closed after stall_ms. Before the budget the RSS
+ * grew by the whole 128 MiB (40 x 60 MiB pinned 2.4 GB).
+ */
+static void open_records_within_budget(int threads)
+{
+	enum { N = 16, BUDGET_MIB = 32 };
+	static unsigned char chunk[1 << 20];
+	child c;
+	int fds[N], closed = 0;
+	long rss0, rss1;
+	size_t total = 0;
+	int64_t t0;
+
+	spawn_inbound_mib = BUDGET_MIB;
+	spawn(&c, 0, 60000, 2000, 0, threads);
+	spawn_inbound_mib = 0;
+	assert_int_equal(sec_null_call(c.uri, 2000), RC_OK);
+	usleep(50000);
+	rss0 = sec_rss_kib(c.pid);
+	memset(chunk, 0x5a, sizeof(chunk));
+	for (int i = 0; i < N; i++) {
+		unsigned char mark[4];
+		struct timeval tv = {0, 100000};
+		assert_true((fds[i] = sec_tcp(c.uri)) >= 0);
+		setsockopt(fds[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		put32(mark, 60u << 20); /* a first fragment of 60 MiB, never finished */
+		assert_true(sec_send_all(fds[i], mark, 4));
+	}
+	/* round robin, 1 MiB at a time, until 8 MiB each went or the server stops taking them */
+	for (int round = 0; round < 8; round++) {
+		size_t moved = 0;
+		for (int i = 0; i < N; i++) {
+			size_t off = 0;
+			while (off < sizeof(chunk)) {
+				ssize_t n = send(fds[i], chunk + off, sizeof(chunk) - off, MSG_NOSIGNAL);
+				if (n <= 0)
+					break;
+				off += (size_t)n;
+			}
+			moved += off;
+		}
+		total += moved;
+		if (moved == 0)
+			break;
+	}
+	t0 = sec_ms();
+	assert_int_equal(sec_null_call(c.uri, 2000), RC_OK); /* a fresh client, meanwhile */
+	rss1 = sec_rss_kib(c.pid);
+	print_message("%d threads: %zu MiB of open records sent; server RSS %ld -> %ld KiB "
+	              "(budget %d MiB)\n",
+	              threads, total >> 20, rss0, rss1, BUDGET_MIB);
+	assert_true(rss1 - rss0 < (BUDGET_MIB + N) * 1024 + sec_rss_slack_kib());
+	for (int i = 0; i < N; i++)
+		closed += sec_wait_closed(fds[i], 6000);
+	print_message("%d stuck connections closed after %lld ms\n", closed,
+	              (long long)(sec_ms() - t0));
+	assert_int_equal(closed, N);
+	close_all(fds, N);
+	reap(&c);
+}
+
+static void open_records_within_inbound_budget(void **state)
+{
+	(void)state;
+	open_records_within_budget(1);
+}
+
+static void open_records_within_inbound_budget_workers(void **state)
+{
+	(void)state;
+	open_records_within_budget(4);
 }
 
 static void peer_not_reading_replies(void **state)
@@ -834,8 +918,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(flood_200_conns_nofile_64, kill_leftover),
 		cmocka_unit_test_teardown(flood_2000_conns_nofile_1024, kill_leftover),
 		cmocka_unit_test_teardown(busy_connections_never_evicted, kill_leftover),
+		cmocka_unit_test_teardown(open_records_within_inbound_budget, kill_leftover),
+		cmocka_unit_test_teardown(open_records_within_inbound_budget_workers, kill_leftover),
 	};
-	if (argc == 7 && strcmp(argv[1], "--serve") == 0)
+	if ((argc == 7 || argc == 8) && strcmp(argv[1], "--serve") == 0)
 		return serve(argv);
 	signal(SIGPIPE, SIG_IGN);
 	{

@@ -160,10 +160,14 @@ typedef enum rc_gss_service { RC_GSS_NONE = 1, RC_GSS_INTEGRITY = 2, RC_GSS_PRIV
  * (NULL, a service out of range); RC_NOMEM; RC_AUTHERROR when GSS or the server refused the
  * context (err, if not NULL, says why in GSS's words: no ticket, unknown server principal,
  * ...); the status of a NULL call that failed (RC_TIMEDOUT, RC_CANTRECV, ...). On failure the
- * client is left with AUTH_NONE. A blocking call the server refuses because it lost or
- * expired the context (RPCSEC_GSS_CREDPROBLEM / CTXPROBLEM, auth_stat 13 / 14) makes the
- * context again, on the calling thread, and goes once more; a started call fails with
- * RC_AUTHERROR instead (the next blocking call renews).
+ * client is left with AUTH_NONE. A call the server refuses because it lost or expired the
+ * context (RPCSEC_GSS_CREDPROBLEM / CTXPROBLEM, auth_stat 13 / 14) makes the context again
+ * and goes once more: a blocking call on its own thread, a started call when its client is
+ * next driven (rc_async_wait, rc_client_advance: that thread makes the context). Calls in
+ * flight under the context never outnumber the server's sequence window (its INIT reply: 128
+ * for remotecall, 5 for libtirpc): a call beyond it waits before it is numbered -- a started
+ * one inside rc_call_start -- reading replies and serving the peer's calls (rc_client_serve)
+ * meanwhile, until its deadline: then RC_TIMEDOUT, its detail naming the window.
  */
 rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_service service,
                                  rc_error *err);

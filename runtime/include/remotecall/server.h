@@ -282,6 +282,17 @@ typedef struct rc_server_limits {
 	                           one at the bound pushes out the least recently used [1024] */
 	uint32_t gss_idle_ms;   /* an RPCSEC_GSS context no call used for this long is dropped
 	                           (its client makes another) [900000: 15 minutes] */
+	size_t max_parked_conn; /* request bytes one stream connection may have read and parked
+	                           (not yet dispatched) past its caps while calls back on it wait
+	                           for replies -- the reading that finds those replies goes on;
+	                           past this the calls back fail at once with RC_TOOMANY
+	                           (rc_server_stats.backcalls_starved) [4 MiB] */
+	size_t max_inbound_bytes; /* bytes the server holds at most for requests not yet
+	                           served, over all connections: partial records, requests read
+	                           and queued, parked or running, deferred requests' arguments.
+	                           At it, connections inside a record of 64 KiB or more are not
+	                           read (closed once stalled past stall_ms); the others, and
+	                           replies to calls back, still are [256 MiB] */
 } rc_server_limits;
 
 /*
@@ -336,6 +347,13 @@ typedef struct rc_server_stats {
 	uint64_t gss_dropped;     /* calls dropped unanswered: a replayed sequence number, or one
 	                             below the context's window */
 	uint64_t gss_contexts;    /* contexts held now */
+	/* flow control (docs/runtime.md, "Limits") */
+	uint64_t inbound_bytes;   /* bytes held now for requests not yet served (max_inbound_bytes) */
+	uint64_t inbound_waits;   /* times a connection was left unread at max_inbound_bytes */
+	uint64_t requests_parked; /* requests read past a connection's caps and parked, so that
+	                             replies to calls back behind them were read */
+	uint64_t backcalls_starved; /* calls back failed at once (RC_TOOMANY): their connection
+	                             had max_parked_conn bytes parked, so no reply could be read */
 } rc_server_stats;
 
 /*
