@@ -230,6 +230,11 @@ typedef struct idlc_def {
 	idlc_decl *chain_next;   /* STRUCT: its one self-link when not last: freed in a loop */
 	bool has_default;        /* UNION */
 	bool all_void;           /* UNION: no arm carries data (no <union>_u member) */
+
+	/* bounds.c: the largest XDR encoding, computed once (0 not yet, 1 being computed,
+	 * 2 bounded by xdr_max bytes, 3 unbounded) */
+	int xdr_max_state;
+	uint64_t xdr_max;
 } idlc_def;
 
 #endif

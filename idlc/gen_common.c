@@ -534,11 +534,19 @@ str(idlc_gen *g, const char *fmt, ...) IDLC_PRINTF(2, 3);
 static const char *
 str(idlc_gen *g, const char *fmt, ...)
 {
-	idlc_buf b = { 0 };
 	va_list ap;
 	va_start(ap, fmt);
-	idlc_buf_vprintf(&b, fmt, ap);
+	const char *s = idlc_gen_vstr(g, fmt, ap);
 	va_end(ap);
+	return s;
+}
+
+/* idlc_gen_vstr -- see idlc.h. */
+const char *
+idlc_gen_vstr(idlc_gen *g, const char *fmt, va_list ap)
+{
+	idlc_buf b = { 0 };
+	idlc_buf_vprintf(&b, fmt, ap);
 	const char *s = idlc_arena_strdup(&g->unit->arena, b.data ? b.data : "");
 	idlc_buf_free(&b);
 	return s;

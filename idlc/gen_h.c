@@ -177,6 +177,7 @@ gen_version(idlc_gen *g, const idlc_version *v)
 			idlc_buf_putc(b, '\n');
 		gen_proc_comment(g, p);
 		idlc_buf_printf(b, "extern const rc_procinfo %s_info;\n", idlc_proc_cname(g, p));
+		idlc_emit_proc_xdr_max(g, p);
 		idlc_emit_clnt_sig(g, p, false);
 		idlc_buf_puts(b, ";\n");
 		idlc_emit_async_sig(g, p, false);
@@ -191,6 +192,7 @@ gen_version(idlc_gen *g, const idlc_version *v)
 	}
 	idlc_buf_printf(b, "\nextern const rc_svc_prog %s_program;\n", pname);
 	idlc_buf_printf(b, "rc_status %s_register(rc_server *srv, void *ctx);\n", pname);
+	idlc_emit_version_xdr_max(g, v);
 }
 
 /* idlc_gen_header -- NAME.h (see the top of this file). */
@@ -203,7 +205,7 @@ idlc_gen_header(idlc_gen *g)
 
 	idlc_gen_banner(g, g->header);
 	idlc_buf_printf(b, "#ifndef %s\n#define %s\n\n", gd.data, gd.data);
-	idlc_buf_puts(b, "#include <remotecall/remotecall.h>\n\n");
+	idlc_buf_puts(b, "#include <stdio.h>\n#include <remotecall/remotecall.h>\n\n");
 	idlc_buf_puts(b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
 	idlc_prelude_decls(g->unit, b);
 
@@ -248,6 +250,8 @@ idlc_gen_header(idlc_gen *g)
 			gen_program_defines(g, d);
 			break;
 		}
+		idlc_emit_xdr_max(g, d);      /* bounds.c: nothing for a program */
+		idlc_emit_print_decls(g, d); /* gen_print.c: likewise */
 		idlc_buf_putc(b, '\n');
 	}
 
@@ -266,6 +270,7 @@ idlc_gen_header(idlc_gen *g)
 			if (d->kind == IDLC_DEF_PROGRAM)
 				for (const idlc_version *v = d->versions; v != NULL; v = v->next)
 					gen_version(g, v);
+		idlc_emit_print_decls(g, NULL);
 		idlc_buf_putc(b, '\n');
 	}
 

@@ -12,6 +12,8 @@
  *   gen_clnt.c  NAME_clnt.c   gen_svc.c   NAME_svc.c
  *   gen_sample_clnt.c  NAME_client.c   gen_sample_svc.c  NAME_server.c
  *   gen_makefile.c     Makefile.NAME   (the samples of -a, -Sc, -Ss, -Sm)
+ *   gen_print.c  NAME_print.c (--print)   gen_fuzz.c  NAME_fuzz.c (--fuzz)
+ *   bounds.c    the largest XDR encoding of types and procedures (TYPE_XDR_MAX)
  *   gen_common.c  what the generators share (C type names, expressions, XDR calls)
  *   diag.c      diagnostics (file:line:col: error: ..., source line, caret) and source cache
  *   util.c      memory, growable buffers
@@ -391,6 +393,38 @@ void idlc_gen_svc(idlc_gen *g);
 void idlc_gen_sample_clnt(idlc_gen *g);
 void idlc_gen_sample_svc(idlc_gen *g);
 void idlc_gen_makefile(idlc_gen *g);
+
+/* --print: NAME_print.c, the JSON printers; --fuzz: NAME_fuzz.c, a libFuzzer target. Both
+ * from the header pass. */
+void idlc_gen_print(idlc_gen *g);
+void idlc_gen_fuzz(idlc_gen *g);
+/* idlc_emit_print_decls -- NAME.h's declarations of what NAME_print.c defines for type d
+ * (rc_print_T), or for the whole file (NAME_print_args / NAME_print_res) when d is NULL. */
+void idlc_emit_print_decls(idlc_gen *g, const idlc_def *d);
+/* idlc_print_prefix -- "NAME" made an identifier (arena string): the prefix of the
+ * per-procedure printers and of NAME_fuzz.c's names. */
+const char *idlc_print_prefix(idlc_gen *g);
+
+/* idlc_gen_vstr -- vprintf into a string of g's unit's arena (gen_common.c). */
+const char *idlc_gen_vstr(idlc_gen *g, const char *fmt, va_list ap);
+/* idlc_for_each_type -- fn(g, d) for every type definition of g's unit -- enum, struct,
+ * union, typedef but a self-alias -- in file order (gen_print.c). */
+void idlc_for_each_type(idlc_gen *g, void (*fn)(idlc_gen *, const idlc_def *));
+
+/* bounds.c -- the largest XDR encoding, in bytes (see the top of bounds.c). Each returns
+ * false when there is no bound idlc can state (then *out is meaningless). */
+bool idlc_decl_xdr_max(const idlc_decl *d, uint64_t *out);
+/* idlc_def_xdr_max -- of a struct, union, enum or typedef (a self-alias has none). */
+bool idlc_def_xdr_max(const idlc_def *d, uint64_t *out);
+/* idlc_proc_xdr_max -- of p's arguments (reply false: the call body) or its result. */
+bool idlc_proc_xdr_max(const idlc_proc *p, bool reply, uint64_t *out);
+/* "#define T_XDR_MAX n" for d when bounded; nothing otherwise. */
+void idlc_emit_xdr_max(idlc_gen *g, const idlc_def *d);
+/* "#define proc_V_CALL_XDR_MAX n" and "..._REPLY_XDR_MAX n", each when bounded. */
+void idlc_emit_proc_xdr_max(idlc_gen *g, const idlc_proc *p);
+/* "#define prog_V_CALL_XDR_MAX n" (REPLY too): the largest over v's procedures, when all
+ * are bounded. */
+void idlc_emit_version_xdr_max(idlc_gen *g, const idlc_version *v);
 
 /* gen_common.c */
 void idlc_gen_banner(idlc_gen *g, const char *what);

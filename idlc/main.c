@@ -2,7 +2,10 @@
  * idlc -- command line driver.
  *
  *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm] [--rpcgen-types]
- *        NAME.x
+ *        [--print] [--fuzz] NAME.x
+ *
+ * --print and --fuzz add NAME_print.c and NAME_fuzz.c to the four outputs (from the header
+ * pass, as the samples).
  *
  * Like rpcgen, idlc runs the C preprocessor once per output, with RPC_HDR, RPC_XDR,
  * RPC_CLNT or RPC_SVC defined, and parses and checks each result. The header pass is
@@ -37,7 +40,7 @@ extern char **environ;
 
 static const char usage_text[] =
 	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm]\n"
-	"            [--rpcgen-types] NAME.x\n"
+	"            [--rpcgen-types] [--print] [--fuzz] NAME.x\n"
 	"\n"
 	"Compile an ONC RPC interface (the RPC language of rpcgen) into C for remotecall.\n"
 	"Without -h/-c/-l/-m/-Sc/-Ss/-Sm, write NAME.h, NAME_xdr.c, NAME_clnt.c and NAME_svc.c\n"
@@ -61,6 +64,11 @@ static const char usage_text[] =
 	"  --rpcgen-types  C types with rpcgen's layout: int, unsigned int, long (64-bit on\n"
 	"               LP64), unsigned long, short, a 4-byte bool (int32_t); default: the\n"
 	"               <stdint.h> types, bool, and long as int32_t\n"
+	"  --print      also write NAME_print.c: bool rc_print_TYPE(FILE *, const TYPE *)\n"
+	"               printing one JSON value, for every type, and NAME_print_args /\n"
+	"               NAME_print_res printing a call's arguments / results by procedure\n"
+	"  --fuzz       also write NAME_fuzz.c: a libFuzzer target (LLVMFuzzerTestOneInput)\n"
+	"               decoding, re-encoding and freeing every type\n"
 	"  --help       show this text\n"
 	"  --version    show the version\n"
 	"\n"
@@ -73,7 +81,7 @@ static const char *const pass_macro[IDLC_NPASS] = {
 
 /* The files idlc writes: the four of every run, then the samples of -a. */
 enum { OUT_HDR, OUT_XDR, OUT_CLNT, OUT_SVC, OUT_SAMPLE_CLNT, OUT_SAMPLE_SVC, OUT_MAKEFILE,
-       NOUT };
+       OUT_PRINT, OUT_FUZZ, NOUT };
 
 static const struct outkind {
 	const char *flag;          /* the option that writes it alone */
@@ -89,6 +97,9 @@ static const struct outkind {
 	{ "-Sc", IDLC_PASS_HDR, "%s_client.c", true, idlc_gen_sample_clnt },
 	{ "-Ss", IDLC_PASS_HDR, "%s_server.c", true, idlc_gen_sample_svc },
 	{ "-Sm", IDLC_PASS_HDR, "Makefile.%s", true, idlc_gen_makefile },
+	/* --print and --fuzz add their file to the four (see parse_args) */
+	{ "--print", IDLC_PASS_HDR, "%s_print.c", false, idlc_gen_print },
+	{ "--fuzz", IDLC_PASS_HDR, "%s_fuzz.c", false, idlc_gen_fuzz },
 };
 
 /* Command line. */
@@ -99,6 +110,7 @@ typedef struct options {
 	int only;              /* -1: the four outputs (with -a, the samples too); else OUT_ */
 	bool samples;          /* -a */
 	bool rpcgen_types;     /* --rpcgen-types */
+	bool extra[NOUT];      /* --print, --fuzz: OUT_PRINT, OUT_FUZZ written too */
 	const char *input;
 } options;
 
@@ -135,6 +147,11 @@ parse_args(int argc, char **argv, options *o)
 			exit(0);
 		} else if (strcmp(a, "--rpcgen-types") == 0) {
 			o->rpcgen_types = true;
+		} else if (strcmp(a, "--print") == 0 || strcmp(a, "--fuzz") == 0) {
+			if (o->only >= 0)
+				fatal_usage("%s adds a file to the four; not with -h, -c, -l, -m, -Sc, -Ss, "
+				            "-Sm", a);
+			o->extra[a[2] == 'p' ? OUT_PRINT : OUT_FUZZ] = true;
 		} else if (strcmp(a, "--version") == 0) {
 			printf("idlc (remotecall) %s\n", IDLC_VERSION);
 			free(o->cpp_args);
@@ -160,8 +177,10 @@ parse_args(int argc, char **argv, options *o)
 			int k = strcmp(a, "-a") == 0 ? NOUT : 0;
 			while (k < NOUT && strcmp(a, outkind[k].flag) != 0)
 				k++;
-			if (k == NOUT && strcmp(a, "-a") != 0)
+			if ((k == NOUT && strcmp(a, "-a") != 0) || k == OUT_PRINT || k == OUT_FUZZ)
 				fatal_usage("unknown option '%s'", a);
+			if (k < NOUT && (o->extra[OUT_PRINT] || o->extra[OUT_FUZZ]))
+				fatal_usage("--print and --fuzz add a file to the four; not with %s", a);
 			if ((k == NOUT && o->only >= 0) || (k < NOUT && (o->samples ||
 			                                                 (o->only >= 0 && o->only != k))))
 				fatal_usage("only one of -h, -c, -l, -m, -a, -Sc, -Ss, -Sm may be given (%s)",
@@ -250,6 +269,8 @@ wanted(const options *o, int k)
 {
 	if (o->only >= 0)
 		return o->only == k;
+	if (k == OUT_PRINT || k == OUT_FUZZ)
+		return o->extra[k];
 	return !outkind[k].sample || o->samples;
 }
 

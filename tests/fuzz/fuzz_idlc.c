@@ -31,8 +31,10 @@ static bool names_a_path(const uint8_t *d, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static void (*const gen[IDLC_NPASS])(idlc_gen *) = {
-		idlc_gen_header, idlc_gen_xdr, idlc_gen_clnt, idlc_gen_svc
+	/* the four passes' outputs, then --print's and --fuzz's (from the header pass) */
+	static void (*const gen[IDLC_NPASS + 2])(idlc_gen *) = {
+		idlc_gen_header, idlc_gen_xdr, idlc_gen_clnt, idlc_gen_svc, idlc_gen_print,
+		idlc_gen_fuzz
 	};
 	idlc_unit units[IDLC_NPASS];
 	bool used[IDLC_NPASS] = {false}, ok = true;
@@ -56,9 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	idlc_diag_flush(diag);
 	if (ok) {
-		for (int p = 0; p < IDLC_NPASS; p++) {
+		for (int p = 0; p < IDLC_NPASS + 2; p++) {
 			idlc_buf out = {0};
-			idlc_gen g = {.unit = &units[p], .base = "fuzz", .header = "fuzz.h", .out = &out,
+			idlc_gen g = {.unit = &units[p < IDLC_NPASS ? p : IDLC_PASS_HDR], .base = "fuzz", .header = "fuzz.h", .out = &out,
 			              .rpcgen_types = (size & 1) != 0};
 			gen[p](&g);
 			idlc_gen_wrap(&g); /* the last step of every output; frees g's records */

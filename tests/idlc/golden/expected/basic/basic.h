@@ -4,6 +4,7 @@
 #ifndef IDLC_BASIC_H
 #define IDLC_BASIC_H
 
+#include <stdio.h>
 #include <remotecall/remotecall.h>
 
 #ifdef __cplusplus
@@ -34,36 +35,53 @@ enum color {
 };
 typedef enum color color;
 bool xdr_color(rc_xdr *xdrs, color *objp);
+#define color_XDR_MAX 4
+bool rc_print_color(FILE *f, const color *v);
 
 typedef int32_t count;
 bool xdr_count(rc_xdr *xdrs, count *objp);
+#define count_XDR_MAX 4
+bool rc_print_count(FILE *f, const count *v);
 
 typedef uint32_t ucount;
 bool xdr_ucount(rc_xdr *xdrs, ucount *objp);
+#define ucount_XDR_MAX 4
+bool rc_print_ucount(FILE *f, const ucount *v);
 
 typedef char *name;
 bool xdr_name(rc_xdr *xdrs, name *objp);
+#define name_XDR_MAX 36
+bool rc_print_name(FILE *f, const name *v);
 
 typedef char handle[16];
 bool xdr_handle(rc_xdr *xdrs, handle *objp);
+#define handle_XDR_MAX 16
+bool rc_print_handle(FILE *f, const handle *v);
 
 typedef struct {
 	unsigned int blob_len;
 	char *blob_val;
 } blob;
 bool xdr_blob(rc_xdr *xdrs, blob *objp);
+bool rc_print_blob(FILE *f, const blob *v);
 
 typedef struct {
 	unsigned int ints_len;
 	int32_t *ints_val;
 } ints;
 bool xdr_ints(rc_xdr *xdrs, ints *objp);
+#define ints_XDR_MAX 20
+bool rc_print_ints(FILE *f, const ints *v);
 
 typedef color colors[3];
 bool xdr_colors(rc_xdr *xdrs, colors *objp);
+#define colors_XDR_MAX 12
+bool rc_print_colors(FILE *f, const colors *v);
 
 typedef double *maybe;
 bool xdr_maybe(rc_xdr *xdrs, maybe *objp);
+#define maybe_XDR_MAX 12
+bool rc_print_maybe(FILE *f, const maybe *v);
 
 struct scalars {
 	int32_t i;
@@ -85,6 +103,8 @@ struct scalars {
 };
 typedef struct scalars scalars;
 bool xdr_scalars(rc_xdr *xdrs, scalars *objp);
+#define scalars_XDR_MAX 76
+bool rc_print_scalars(FILE *f, const scalars *v);
 
 struct arrays {
 	int32_t fixed[SMALL];
@@ -131,6 +151,7 @@ struct arrays {
 };
 typedef struct arrays arrays;
 bool xdr_arrays(rc_xdr *xdrs, arrays *objp);
+bool rc_print_arrays(FILE *f, const arrays *v);
 
 struct result {
 	color which;
@@ -141,6 +162,7 @@ struct result {
 };
 typedef struct result result;
 bool xdr_result(rc_xdr *xdrs, result *objp);
+bool rc_print_result(FILE *f, const result *v);
 
 struct flag {
 	bool set;
@@ -150,6 +172,8 @@ struct flag {
 };
 typedef struct flag flag;
 bool xdr_flag(rc_xdr *xdrs, flag *objp);
+#define flag_XDR_MAX 12
+bool rc_print_flag(FILE *f, const flag *v);
 
 struct byint {
 	uint32_t kind;
@@ -163,12 +187,15 @@ struct byint {
 };
 typedef struct byint byint;
 bool xdr_byint(rc_xdr *xdrs, byint *objp);
+bool rc_print_byint(FILE *f, const byint *v);
 
 struct empty {
 	count k;
 };
 typedef struct empty empty;
 bool xdr_empty(rc_xdr *xdrs, empty *objp);
+#define empty_XDR_MAX 4
+bool rc_print_empty(FILE *f, const empty *v);
 
 #define BASIC_PROG 0x20000100
 
@@ -205,6 +232,8 @@ bool xdr_basic_put_1_argument(rc_xdr *xdrs, basic_put_1_argument *objp);
  * No result: nothing to free.
  */
 extern const rc_procinfo basic_null_1_info;
+#define basic_null_1_CALL_XDR_MAX 0
+#define basic_null_1_REPLY_XDR_MAX 0
 rc_status basic_null_1(rc_client *clnt);
 rc_status basic_null_1_async(rc_client *clnt, rc_async_cb done, void *udata, rc_async **call);
 typedef bool (*basic_null_1_multi_fn)(size_t index, rc_status st, void *res, void *udata);
@@ -218,6 +247,8 @@ rc_status basic_null_1_reply(rc_svc_req *req);
  * The result (int32_t) holds no allocated memory: nothing to free.
  */
 extern const rc_procinfo basic_add_1_info;
+#define basic_add_1_CALL_XDR_MAX 8
+#define basic_add_1_REPLY_XDR_MAX 4
 rc_status basic_add_1(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res);
 rc_status basic_add_1_async(rc_client *clnt, const int32_t *arg1, const int32_t *arg2, int32_t *res,
                             rc_async_cb done, void *udata, rc_async **call);
@@ -267,6 +298,8 @@ rc_status basic_name_1_reply(rc_svc_req *req, char *const *res);
  * No result: nothing to free.
  */
 extern const rc_procinfo basic_put_1_info;
+#define basic_put_1_CALL_XDR_MAX 60
+#define basic_put_1_REPLY_XDR_MAX 0
 rc_status basic_put_1(rc_client *clnt, const handle *arg1, const name *arg2, const int64_t *arg3);
 rc_status basic_put_1_async(rc_client *clnt, const handle *arg1, const name *arg2,
                             const int64_t *arg3, rc_async_cb done, void *udata, rc_async **call);
@@ -282,6 +315,8 @@ rc_status basic_put_1_reply(rc_svc_req *req);
  * The result (bool) holds no allocated memory: nothing to free.
  */
 extern const rc_procinfo basic_ping_1_info;
+#define basic_ping_1_CALL_XDR_MAX 0
+#define basic_ping_1_REPLY_XDR_MAX 4
 rc_status basic_ping_1(rc_client *clnt, bool *res);
 rc_status basic_ping_1_async(rc_client *clnt, bool *res, rc_async_cb done, void *udata,
                              rc_async **call);
@@ -301,6 +336,8 @@ rc_status basic_prog_1_register(rc_server *srv, void *ctx);
  * The result (scalars) holds no allocated memory: nothing to free.
  */
 extern const rc_procinfo basic_get_2_info;
+#define basic_get_2_CALL_XDR_MAX 12
+#define basic_get_2_REPLY_XDR_MAX 76
 rc_status basic_get_2(rc_client *clnt, const flag *arg, scalars *res);
 rc_status basic_get_2_async(rc_client *clnt, const flag *arg, scalars *res, rc_async_cb done,
                             void *udata, rc_async **call);
@@ -312,6 +349,15 @@ rc_status basic_get_2_reply(rc_svc_req *req, const scalars *res);
 
 extern const rc_svc_prog basic_prog_2_program;
 rc_status basic_prog_2_register(rc_server *srv, void *ctx);
+#define basic_prog_2_CALL_XDR_MAX 12
+#define basic_prog_2_REPLY_XDR_MAX 76
+/*
+ * NAME_print.c (idlc --print): a call's arguments or results as one JSON value, by procedure --
+ * null for void, an array for several arguments; false for a procedure not in this file or a failed
+ * write.
+ */
+bool basic_print_args(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *args);
+bool basic_print_res(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *res);
 
 #ifdef __cplusplus
 }

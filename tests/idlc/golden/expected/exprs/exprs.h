@@ -4,6 +4,7 @@
 #ifndef IDLC_EXPRS_H
 #define IDLC_EXPRS_H
 
+#include <stdio.h>
 #include <remotecall/remotecall.h>
 
 #ifdef __cplusplus
@@ -26,6 +27,8 @@ enum levels {
 };
 typedef enum levels levels;
 bool xdr_levels(rc_xdr *xdrs, levels *objp);
+#define levels_XDR_MAX 4
+bool rc_print_levels(FILE *f, const levels *v);
 
 struct sized {
 	char a[32];
@@ -37,6 +40,8 @@ struct sized {
 };
 typedef struct sized sized;
 bool xdr_sized(rc_xdr *xdrs, sized *objp);
+#define sized_XDR_MAX 172
+bool rc_print_sized(FILE *f, const sized *v);
 
 struct picks {
 	int32_t n;
@@ -47,6 +52,8 @@ struct picks {
 };
 typedef struct picks picks;
 bool xdr_picks(rc_xdr *xdrs, picks *objp);
+#define picks_XDR_MAX 12
+bool rc_print_picks(FILE *f, const picks *v);
 
 #define EXPR_PROG 536871170 /* (0x20000000 + 0x102) */
 
@@ -61,6 +68,8 @@ bool xdr_picks(rc_xdr *xdrs, picks *objp);
  * The result (int32_t) holds no allocated memory: nothing to free.
  */
 extern const rc_procinfo expr_get_1_info;
+#define expr_get_1_CALL_XDR_MAX 0
+#define expr_get_1_REPLY_XDR_MAX 4
 rc_status expr_get_1(rc_client *clnt, int32_t *res);
 rc_status expr_get_1_async(rc_client *clnt, int32_t *res, rc_async_cb done, void *udata,
                            rc_async **call);
@@ -72,6 +81,15 @@ rc_status expr_get_1_reply(rc_svc_req *req, const int32_t *res);
 
 extern const rc_svc_prog expr_prog_1_program;
 rc_status expr_prog_1_register(rc_server *srv, void *ctx);
+#define expr_prog_1_CALL_XDR_MAX 0
+#define expr_prog_1_REPLY_XDR_MAX 4
+/*
+ * NAME_print.c (idlc --print): a call's arguments or results as one JSON value, by procedure --
+ * null for void, an array for several arguments; false for a procedure not in this file or a failed
+ * write.
+ */
+bool exprs_print_args(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *args);
+bool exprs_print_res(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *res);
 
 #ifdef __cplusplus
 }

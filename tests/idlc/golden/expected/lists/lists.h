@@ -4,6 +4,7 @@
 #ifndef IDLC_LISTS_H
 #define IDLC_LISTS_H
 
+#include <stdio.h>
 #include <remotecall/remotecall.h>
 
 #ifdef __cplusplus
@@ -16,12 +17,15 @@ struct node {
 };
 typedef struct node node;
 bool xdr_node(rc_xdr *xdrs, node *objp);
+bool rc_print_node(FILE *f, const node *v);
 
 typedef node *list;
 bool xdr_list(rc_xdr *xdrs, list *objp);
+bool rc_print_list(FILE *f, const list *v);
 
 typedef struct entry *entries;
 bool xdr_entries(rc_xdr *xdrs, entries *objp);
+bool rc_print_entries(FILE *f, const entries *v);
 
 struct entry {
 	char *key;
@@ -33,6 +37,7 @@ struct entry {
 };
 typedef struct entry entry;
 bool xdr_entry(rc_xdr *xdrs, entry *objp);
+bool rc_print_entry(FILE *f, const entry *v);
 
 struct tree {
 	int32_t key;
@@ -41,6 +46,7 @@ struct tree {
 };
 typedef struct tree tree;
 bool xdr_tree(rc_xdr *xdrs, tree *objp);
+bool rc_print_tree(FILE *f, const tree *v);
 
 struct chain {
 	struct chain *up;
@@ -48,6 +54,7 @@ struct chain {
 };
 typedef struct chain chain;
 bool xdr_chain(rc_xdr *xdrs, chain *objp);
+bool rc_print_chain(FILE *f, const chain *v);
 
 struct holder {
 	list items;
@@ -56,6 +63,7 @@ struct holder {
 };
 typedef struct holder holder;
 bool xdr_holder(rc_xdr *xdrs, holder *objp);
+bool rc_print_holder(FILE *f, const holder *v);
 
 #define LISTS_PROG 0x20000101
 
@@ -84,6 +92,13 @@ rc_status lists_reverse_1_reply(rc_svc_req *req, const list *res);
 
 extern const rc_svc_prog lists_prog_1_program;
 rc_status lists_prog_1_register(rc_server *srv, void *ctx);
+/*
+ * NAME_print.c (idlc --print): a call's arguments or results as one JSON value, by procedure --
+ * null for void, an array for several arguments; false for a procedure not in this file or a failed
+ * write.
+ */
+bool lists_print_args(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *args);
+bool lists_print_res(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *res);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #ifndef IDLC_PREPROC_H
 #define IDLC_PREPROC_H
 
+#include <stdio.h>
 #include <remotecall/remotecall.h>
 
 #ifdef __cplusplus
@@ -17,6 +18,8 @@ extern "C" {
                  PP_TWICE)
 typedef uint64_t inc_t;
 bool xdr_inc_t(rc_xdr *xdrs, inc_t *objp);
+#define inc_t_XDR_MAX 8
+bool rc_print_inc_t(FILE *f, const inc_t *v);
 
 /* said inside struct pp */
 struct pp {
@@ -30,6 +33,8 @@ struct pp {
 };
 typedef struct pp pp;
 bool xdr_pp(rc_xdr *xdrs, pp *objp);
+#define pp_XDR_MAX 860
+bool rc_print_pp(FILE *f, const pp *v);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #ifndef IDLC_RPCGEN_TYPES_H
 #define IDLC_RPCGEN_TYPES_H
 
+#include <stdio.h>
 #include <remotecall/remotecall.h>
 
 #ifdef __cplusplus
@@ -21,9 +22,13 @@ extern "C" {
 
 typedef long along;
 bool xdr_along(rc_xdr *xdrs, along *objp);
+#define along_XDR_MAX 4
+bool rc_print_along(FILE *f, const along *v);
 
 typedef unsigned long aulong;
 bool xdr_aulong(rc_xdr *xdrs, aulong *objp);
+#define aulong_XDR_MAX 4
+bool rc_print_aulong(FILE *f, const aulong *v);
 
 struct sunlay_scalars {
 	int i;
@@ -44,6 +49,8 @@ struct sunlay_scalars {
 };
 typedef struct sunlay_scalars sunlay_scalars;
 bool xdr_sunlay_scalars(rc_xdr *xdrs, sunlay_scalars *objp);
+#define sunlay_scalars_XDR_MAX 72
+bool rc_print_sunlay_scalars(FILE *f, const sunlay_scalars *v);
 
 struct sunlay_pathconf {
 	uint64_t obj_attributes;
@@ -56,6 +63,8 @@ struct sunlay_pathconf {
 };
 typedef struct sunlay_pathconf sunlay_pathconf;
 bool xdr_sunlay_pathconf(rc_xdr *xdrs, sunlay_pathconf *objp);
+#define sunlay_pathconf_XDR_MAX 32
+bool rc_print_sunlay_pathconf(FILE *f, const sunlay_pathconf *v);
 
 enum sunlay_type {
 	SL_REQUEST = 0,
@@ -63,6 +72,8 @@ enum sunlay_type {
 };
 typedef enum sunlay_type sunlay_type;
 bool xdr_sunlay_type(rc_xdr *xdrs, sunlay_type *objp);
+#define sunlay_type_XDR_MAX 4
+bool rc_print_sunlay_type(FILE *f, const sunlay_type *v);
 
 struct sunlay_header {
 	unsigned long sequence;
@@ -74,6 +85,8 @@ struct sunlay_header {
 };
 typedef struct sunlay_header sunlay_header;
 bool xdr_sunlay_header(rc_xdr *xdrs, sunlay_header *objp);
+#define sunlay_header_XDR_MAX 24
+bool rc_print_sunlay_header(FILE *f, const sunlay_header *v);
 
 struct sunlay_arrays {
 	struct {
@@ -94,6 +107,7 @@ struct sunlay_arrays {
 };
 typedef struct sunlay_arrays sunlay_arrays;
 bool xdr_sunlay_arrays(rc_xdr *xdrs, sunlay_arrays *objp);
+bool rc_print_sunlay_arrays(FILE *f, const sunlay_arrays *v);
 
 struct sunlay_u {
 	int32_t which;
@@ -104,6 +118,8 @@ struct sunlay_u {
 };
 typedef struct sunlay_u sunlay_u;
 bool xdr_sunlay_u(rc_xdr *xdrs, sunlay_u *objp);
+#define sunlay_u_XDR_MAX 8
+bool rc_print_sunlay_u(FILE *f, const sunlay_u *v);
 
 #define SUNLAY_PROG 0x20000198
 
@@ -126,6 +142,8 @@ bool xdr_sunlay_echo_1_argument(rc_xdr *xdrs, sunlay_echo_1_argument *objp);
  * The result (sunlay_header) holds no allocated memory: nothing to free.
  */
 extern const rc_procinfo sunlay_echo_1_info;
+#define sunlay_echo_1_CALL_XDR_MAX 80
+#define sunlay_echo_1_REPLY_XDR_MAX 24
 rc_status sunlay_echo_1(rc_client *clnt, const sunlay_scalars *arg1, const int32_t *arg2,
                         const long *arg3, sunlay_header *res);
 rc_status sunlay_echo_1_async(rc_client *clnt, const sunlay_scalars *arg1, const int32_t *arg2,
@@ -141,6 +159,16 @@ rc_status sunlay_echo_1_reply(rc_svc_req *req, const sunlay_header *res);
 
 extern const rc_svc_prog sunlay_prog_1_program;
 rc_status sunlay_prog_1_register(rc_server *srv, void *ctx);
+#define sunlay_prog_1_CALL_XDR_MAX 80
+#define sunlay_prog_1_REPLY_XDR_MAX 24
+/*
+ * NAME_print.c (idlc --print): a call's arguments or results as one JSON value, by procedure --
+ * null for void, an array for several arguments; false for a procedure not in this file or a failed
+ * write.
+ */
+bool rpcgen_types_print_args(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc,
+                             const void *args);
+bool rpcgen_types_print_res(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *res);
 
 #ifdef __cplusplus
 }

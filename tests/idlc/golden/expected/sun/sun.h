@@ -4,6 +4,7 @@
 #ifndef IDLC_SUN_H
 #define IDLC_SUN_H
 
+#include <stdio.h>
 #include <remotecall/remotecall.h>
 
 #ifdef __cplusplus
@@ -28,6 +29,8 @@ extern "C" {
 
 typedef char *netname;
 bool xdr_netname(rc_xdr *xdrs, netname *objp);
+#define netname_XDR_MAX 260
+bool rc_print_netname(FILE *f, const netname *v);
 
 struct sunish {
 	uint32_t a;
@@ -44,6 +47,8 @@ struct sunish {
 };
 typedef struct sunish sunish;
 bool xdr_sunish(rc_xdr *xdrs, sunish *objp);
+#define sunish_XDR_MAX 1332
+bool rc_print_sunish(FILE *f, const sunish *v);
 
 struct answer {
 	bool ok;
@@ -53,6 +58,8 @@ struct answer {
 };
 typedef struct answer answer;
 bool xdr_answer(rc_xdr *xdrs, answer *objp);
+#define answer_XDR_MAX 1336
+bool rc_print_answer(FILE *f, const answer *v);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #ifndef IDLC_WORLD_H
 #define IDLC_WORLD_H
 
+#include <stdio.h>
 #include <remotecall/remotecall.h>
 
 #ifdef __cplusplus
@@ -32,15 +33,23 @@ extern "C" {
 
 /* int32_t: <stdint.h>'s type, restated by the .x file */
 bool xdr_int32_t(rc_xdr *xdrs, int32_t *objp);
+#define int32_t_XDR_MAX 4
+bool rc_print_int32_t(FILE *f, const int32_t *v);
 
 /* uint32_t: <stdint.h>'s type, restated by the .x file */
 bool xdr_uint32_t(rc_xdr *xdrs, uint32_t *objp);
+#define uint32_t_XDR_MAX 4
+bool rc_print_uint32_t(FILE *f, const uint32_t *v);
 
 /* int64_t: <stdint.h>'s type, restated by the .x file */
 bool xdr_int64_t(rc_xdr *xdrs, int64_t *objp);
+#define int64_t_XDR_MAX 8
+bool rc_print_int64_t(FILE *f, const int64_t *v);
 
 /* uint64_t: <stdint.h>'s type, restated by the .x file */
 bool xdr_uint64_t(rc_xdr *xdrs, uint64_t *objp);
+#define uint64_t_XDR_MAX 8
+bool rc_print_uint64_t(FILE *f, const uint64_t *v);
 
 struct referring_call4 {
 	uint32_t rc_sequenceid;
@@ -48,6 +57,8 @@ struct referring_call4 {
 };
 typedef struct referring_call4 referring_call4;
 bool xdr_referring_call4(rc_xdr *xdrs, referring_call4 *objp);
+#define referring_call4_XDR_MAX 8
+bool rc_print_referring_call4(FILE *f, const referring_call4 *v);
 
 enum { AUTH_LOCAL_FLAVOR = 400000 };
 struct callback_sec_parms4 {
@@ -63,6 +74,7 @@ struct callback_sec_parms4 {
 };
 typedef struct callback_sec_parms4 callback_sec_parms4;
 bool xdr_callback_sec_parms4(rc_xdr *xdrs, callback_sec_parms4 *objp);
+bool rc_print_callback_sec_parms4(FILE *f, const callback_sec_parms4 *v);
 
 typedef int64_t external_time;
 #define ndmp4_u_quad unsigned long long
@@ -72,6 +84,7 @@ struct ndmp4_size {
 };
 typedef struct ndmp4_size ndmp4_size;
 bool xdr_ndmp4_size(rc_xdr *xdrs, ndmp4_size *objp);
+bool rc_print_ndmp4_size(FILE *f, const ndmp4_size *v);
 
 struct results_none {
 	int32_t count;
@@ -79,6 +92,8 @@ struct results_none {
 };
 typedef struct results_none results_none;
 bool xdr_results_none(rc_xdr *xdrs, results_none *objp);
+#define results_none_XDR_MAX 4
+bool rc_print_results_none(FILE *f, const results_none *v);
 
 struct only_empty {
 	/* nothing[0]: holds nothing, no member */
@@ -86,9 +101,13 @@ struct only_empty {
 };
 typedef struct only_empty only_empty;
 bool xdr_only_empty(rc_xdr *xdrs, only_empty *objp);
+#define only_empty_XDR_MAX 0
+bool rc_print_only_empty(FILE *f, const only_empty *v);
 
 typedef char empty_blob[1]; /* [0]: holds nothing (C has no empty arrays) */
 bool xdr_empty_blob(rc_xdr *xdrs, empty_blob *objp);
+#define empty_blob_XDR_MAX 0
+bool rc_print_empty_blob(FILE *f, const empty_blob *v);
 
 struct maybe_empty {
 	int32_t which;
@@ -99,6 +118,8 @@ struct maybe_empty {
 };
 typedef struct maybe_empty maybe_empty;
 bool xdr_maybe_empty(rc_xdr *xdrs, maybe_empty *objp);
+#define maybe_empty_XDR_MAX 4
+bool rc_print_maybe_empty(FILE *f, const maybe_empty *v);
 
 #define WORLD_PROG 0x20000199
 
@@ -118,6 +139,7 @@ bool xdr_ndmp4_u_quad(rc_xdr *xdrs, ndmp4_u_quad *objp);
  * The result (referring_call4) holds no allocated memory: nothing to free.
  */
 extern const rc_procinfo world_refer_1_info;
+#define world_refer_1_REPLY_XDR_MAX 8
 rc_status world_refer_1(rc_client *clnt, const callback_sec_parms4 *arg, referring_call4 *res);
 rc_status world_refer_1_async(rc_client *clnt, const callback_sec_parms4 *arg, referring_call4 *res,
                               rc_async_cb done, void *udata, rc_async **call);
@@ -133,6 +155,7 @@ rc_status world_refer_1_reply(rc_svc_req *req, const referring_call4 *res);
  * The result (results_none) holds no allocated memory: nothing to free.
  */
 extern const rc_procinfo world_size_1_info;
+#define world_size_1_REPLY_XDR_MAX 4
 rc_status world_size_1(rc_client *clnt, const ndmp4_size *arg, results_none *res);
 rc_status world_size_1_async(rc_client *clnt, const ndmp4_size *arg, results_none *res,
                              rc_async_cb done, void *udata, rc_async **call);
@@ -144,6 +167,14 @@ rc_status world_size_1_reply(rc_svc_req *req, const results_none *res);
 
 extern const rc_svc_prog world_prog_1_program;
 rc_status world_prog_1_register(rc_server *srv, void *ctx);
+#define world_prog_1_REPLY_XDR_MAX 8
+/*
+ * NAME_print.c (idlc --print): a call's arguments or results as one JSON value, by procedure --
+ * null for void, an array for several arguments; false for a procedure not in this file or a failed
+ * write.
+ */
+bool world_print_args(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *args);
+bool world_print_res(FILE *f, uint32_t prog, uint32_t vers, uint32_t proc, const void *res);
 
 #ifdef __cplusplus
 }
