@@ -64,9 +64,10 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 		return RC_INVAL;
 	for (i = 0; i < def->nprocs; i++) {
 		const rc_svc_proc *p = &def->procs[i];
-		if (p->info == NULL || p->fn == NULL || p->info->xargs == NULL ||
-		    p->info->xres == NULL)
+		if (p->info == NULL || p->info->xargs == NULL || p->info->xres == NULL)
 			return RC_INVAL;
+		if (p->fn == NULL) /* a routine not linked (idlc, a file of several programs) */
+			return RC_PROCUNAVAIL;
 		if (p->info->proc < RC__DENSE_MAX) {
 			if (p->info->proc + 1 > maxdense)
 				maxdense = p->info->proc + 1;

@@ -238,6 +238,7 @@ struct rc_svc_prog; /* <remotecall/server.h> */
  * started): it does not deadlock, and callbacks arriving meanwhile are served by the nested
  * call. rc_svc_req_defer returns RC_NOTSUPP in a client's handlers (answer before returning).
  * Returns RC_OK; RC_INVAL (clnt or def NULL, or def invalid as rc_server_register says);
+ * RC_PROCUNAVAIL (def's routines are not linked into this program, as rc_server_register);
  * RC_NOTSUPP on a datagram or in-process client (the back channel needs a stream);
  * RC_NOMEM. Nothing is owned by the client but its copy of the registration.
  */

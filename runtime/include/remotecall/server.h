@@ -78,7 +78,8 @@ typedef bool (*rc_svc_fn)(void *args, void *res, rc_svc_req *req);
 /* rc_svc_proc -- one procedure a server serves: its descriptor and the routine that serves it. */
 typedef struct rc_svc_proc {
 	const rc_procinfo *info; /* numbers and routines of the procedure */
-	rc_svc_fn fn;            /* the routine that serves it */
+	rc_svc_fn fn;            /* the routine that serves it (NULL: not linked, see
+	                            rc_server_register) */
 } rc_svc_proc;
 
 /* rc_svc_prog -- one (program, version) and its procedures, for rc_server_register (idlc's
@@ -95,7 +96,9 @@ typedef struct rc_svc_prog {
  * rc_svc_req_context). def must outlive the server (idlc's tables are static). Register before
  * rc_server_run (the dispatch table is read without a lock while serving). Returns RC_OK,
  * RC_INVAL (NULL def, duplicate procedure numbers, (prog, vers) already registered, or a
- * running server), RC_NOMEM.
+ * running server), RC_PROCUNAVAIL (a procedure of def has no routine: fn NULL -- idlc's
+ * table of a .x with several programs whose proc_V_svc routines this program does not link,
+ * docs/idl.md), RC_NOMEM.
  */
 rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx);
 
