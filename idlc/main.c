@@ -2,6 +2,7 @@
  * idlc -- command line driver.
  *
  *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm] [--rpcgen-types]
+ *        [--strict]
  *        NAME.x
  *
  * Like rpcgen, idlc runs the C preprocessor once per output, with RPC_HDR, RPC_XDR,
@@ -37,7 +38,7 @@ extern char **environ;
 
 static const char usage_text[] =
 	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm]\n"
-	"            [--rpcgen-types] NAME.x\n"
+	"            [--rpcgen-types] [--strict] NAME.x\n"
 	"\n"
 	"Compile an ONC RPC interface (the RPC language of rpcgen) into C for remotecall.\n"
 	"Without -h/-c/-l/-m/-Sc/-Ss/-Sm, write NAME.h, NAME_xdr.c, NAME_clnt.c and NAME_svc.c\n"
@@ -61,6 +62,8 @@ static const char usage_text[] =
 	"  --rpcgen-types  C types with rpcgen's layout: int, unsigned int, long (64-bit on\n"
 	"               LP64), unsigned long, short, a 4-byte bool (int32_t); default: the\n"
 	"               <stdint.h> types, bool, and long as int32_t\n"
+	"  --strict     a type the file does not define is an error (default: a warning, and\n"
+	"               an external type whose xdr_T() the program supplies, as rpcgen)\n"
 	"  --help       show this text\n"
 	"  --version    show the version\n"
 	"\n"
@@ -99,6 +102,7 @@ typedef struct options {
 	int only;              /* -1: the four outputs (with -a, the samples too); else OUT_ */
 	bool samples;          /* -a */
 	bool rpcgen_types;     /* --rpcgen-types */
+	bool strict;           /* --strict */
 	const char *input;
 } options;
 
@@ -135,6 +139,8 @@ parse_args(int argc, char **argv, options *o)
 			exit(0);
 		} else if (strcmp(a, "--rpcgen-types") == 0) {
 			o->rpcgen_types = true;
+		} else if (strcmp(a, "--strict") == 0) {
+			o->strict = true;
 		} else if (strcmp(a, "--version") == 0) {
 			printf("idlc (remotecall) %s\n", IDLC_VERSION);
 			free(o->cpp_args);
@@ -408,6 +414,7 @@ main(int argc, char **argv)
 			continue;
 		idlc_unit *u = &units[p];
 		idlc_unit_init(u, (idlc_pass)p, diag, o.input);
+		u->strict = o.strict;
 		used[p] = true;
 		if (p != IDLC_PASS_HDR)
 			u->env = &units[IDLC_PASS_HDR];
