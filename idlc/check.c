@@ -681,7 +681,8 @@ one_edit(const char *a, const char *b)
 		return false; /* the same */
 	if (strcmp(a + i + 1, b + i + 1) == 0)
 		return true;
-	return i + 1 < la && a[i] == b[i + 1] && a[i + 1] == b[i] && strcmp(a + i + 2, b + i + 2) == 0;
+	return i + 1 < la && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+	       strcmp(a + i + 2, b + i + 2) == 0;
 }
 
 /* suggest_in -- a type of t one edit from name, or NULL. */
@@ -746,8 +747,8 @@ assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type,
 		/* --strict: no external types but those a %#include line may declare */
 		s->undefined = true;
 		if (tag != IDLC_TAG_NONE)
-			idlc_error(u->diag, loc, "undefined type '%s %s' (--strict)%s", tag_name(tag),
-			           name, mean);
+			idlc_error(u->diag, loc, "undefined type '%s %s' (--strict)%s",
+			           tag_name(tag), name, mean);
 		else
 			idlc_error(u->diag, loc, "undefined type '%s' (--strict)%s", name, mean);
 	} else if (is_type && tag != IDLC_TAG_NONE) {
@@ -758,8 +759,8 @@ assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type,
 		if (is_type)
 			idlc_warning(u->diag, loc,
 			             "type '%s' is not defined in this file; assuming the header a "
-			             "%%#include line includes declares it, with xdr_%s()%s", name, name,
-			             mean);
+			             "%%#include line includes declares it, with xdr_%s()%s", name,
+			             name, mean);
 		else
 			idlc_warning(u->diag, loc,
 			             "'%s' is not defined in this file; assuming the header a %%#include "
