@@ -218,11 +218,11 @@ rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t ver
 
 /* server.h: the least RPCSEC_GSS service (prog, vers) takes. */
 rc_status rc_server_set_gss_required(rc_server *srv, uint32_t prog, uint32_t vers,
-                                     uint32_t min_service)
+                                     rc_gss_service min_service)
 {
 	rc__reg *r;
 
-	if (srv == NULL || min_service > 3 || atomic_load(&srv->running))
+	if (srv == NULL || (uint32_t)min_service > RC_GSS_PRIVACY || atomic_load(&srv->running))
 		return RC_INVAL;
 	pthread_mutex_lock(&srv->mu);
 	if ((r = rc__find(srv, prog, vers)) != NULL) {

@@ -255,7 +255,8 @@ bool rc_client_tls(rc_client *clnt);
 
 /* ---- driving calls from the application's own loop --------------------------------------- */
 
-/* A call in flight, started by rc_call_start. */
+/* rc_async -- a started call's handle (rc_call_start, idlc's proc_V_async): "async" in a name
+ * is the older word for a started call, kept so that no program breaks. */
 typedef struct rc_async rc_async;
 
 /*
