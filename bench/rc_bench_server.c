@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 	rc_tls_server_opts tls = {0};
 	bool tls_require = false;
 	const char *gss_principal = NULL; /* --gss-principal */
-	uint32_t gss_require = 0;          /* --gss-require: 1..3 */
+	rc_gss_service gss_require = RC_GSS_NOT_REQUIRED; /* --gss-require */
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -490,10 +490,11 @@ int main(int argc, char **argv)
 			gss_principal = optarg;
 			break;
 		case 'g':
-			gss_require = strcmp(optarg, "none") == 0        ? 1
-			              : strcmp(optarg, "integrity") == 0 ? 2
-			              : strcmp(optarg, "privacy") == 0   ? 3 : 0;
-			if (gss_require == 0) {
+			gss_require = strcmp(optarg, "none") == 0        ? RC_GSS_NONE
+			              : strcmp(optarg, "integrity") == 0 ? RC_GSS_INTEGRITY
+			              : strcmp(optarg, "privacy") == 0   ? RC_GSS_PRIVACY
+			                                                 : RC_GSS_NOT_REQUIRED;
+			if (gss_require == RC_GSS_NOT_REQUIRED) {
 				fprintf(stderr, "%s: --gss-require: none, integrity or privacy\n", progname);
 				return 2;
 			}
@@ -553,7 +554,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (gss_require != 0 && gss_principal == NULL) {
+	if (gss_require != RC_GSS_NOT_REQUIRED && gss_principal == NULL) {
 		fprintf(stderr, "%s: --gss-require needs --gss-principal\n", progname);
 		return 2;
 	}
@@ -564,8 +565,9 @@ int main(int argc, char **argv)
 			        rc_strerror(st), rc_status_name(st), why);
 			return 1;
 		}
-		if (gss_require != 0 && (st = rc_server_set_gss_required(g_srv, BENCH_PROG, BENCH_VERS,
-		                                                          gss_require)) != RC_OK) {
+		if (gss_require != RC_GSS_NOT_REQUIRED &&
+		    (st = rc_server_set_gss_required(g_srv, BENCH_PROG, BENCH_VERS, gss_require)) !=
+		            RC_OK) {
 			fprintf(stderr, "%s: --gss-require: %s\n", progname, rc_strerror(st));
 			return 1;
 		}

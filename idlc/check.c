@@ -662,6 +662,66 @@ fail(ectx *c, const idlc_expr *e, const char *fmt, ...)
 	return false;
 }
 
+/* one_edit -- a and b differ by one edit: a letter changed, added or removed, or two
+ * neighbours swapped ("strin", "sting", "strnig" for "string"). */
+static bool
+one_edit(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i = 0;
+
+	if (la < lb)
+		return one_edit(b, a);
+	if (la - lb > 1)
+		return false;
+	while (i < lb && a[i] == b[i])
+		i++;
+	if (la == lb + 1)
+		return strcmp(a + i + 1, b + i) == 0;
+	if (i == la)
+		return false; /* the same */
+	if (strcmp(a + i + 1, b + i + 1) == 0)
+		return true;
+	return i + 1 < la && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+	       strcmp(a + i + 2, b + i + 2) == 0;
+}
+
+/* suggest_in -- a type of t one edit from name, or NULL. */
+static const char *
+suggest_in(const idlc_symtab *t, const char *name)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		const idlc_sym *s = t->slots[i];
+		if (s != NULL && s->kind == IDLC_S_TYPE && one_edit(s->name, name))
+			return s->name;
+	}
+	return NULL;
+}
+
+/* suggest_type -- a type keyword, a prelude type or a type of u one edit from name (an
+ * undefined type's "did you mean"), or NULL; none for names of one or two letters, which
+ * are one edit from too much. */
+static const char *
+suggest_type(const idlc_unit *u, const char *name)
+{
+	static const char *const keywords[] = { "int", "unsigned", "hyper", "float", "double",
+		                                "quadruple", "bool", "string", "opaque", "void",
+		                                "char", "short", "long", "struct", "union", "enum",
+		                                "typedef" };
+	const char *hit;
+
+	if (strlen(name) < 3)
+		return NULL;
+	for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+		if (one_edit(keywords[i], name))
+			return keywords[i];
+	for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++)
+		if (prelude[i].is_type && one_edit(prelude[i].name, name))
+			return prelude[i].name;
+	if ((hit = suggest_in(&u->syms, name)) == NULL && u->env != NULL)
+		hit = suggest_in(&u->env->syms, name);
+	return hit;
+}
+
 /* assume_extern -- the name of e is defined nowhere idlc can see: assume it (warning) if a
  * %#include may declare it, if it is a type (an external type, as rpcgen assumes) or a case
  * label (a C constant); else report it as undefined. Either way a symbol is made so that
@@ -678,15 +738,29 @@ assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type,
 	s->state = 2;
 	if (quiet)
 		return s; /* do not remember: a real use may still report it */
-	if (is_type && tag != IDLC_TAG_NONE) {
+	const char *near = is_type ? suggest_type(u, name) : NULL;
+	idlc_buf hint = { 0 };
+	if (near != NULL)
+		idlc_buf_printf(&hint, "; did you mean '%s'?", near);
+	const char *mean = near != NULL ? hint.data : "";
+	if (is_type && u->strict && (inc == NULL || tag != IDLC_TAG_NONE)) {
+		/* --strict: no external types but those a %#include line may declare */
+		s->undefined = true;
+		if (tag != IDLC_TAG_NONE)
+			idlc_error(u->diag, loc, "undefined type '%s %s' (--strict)%s",
+			           tag_name(tag), name, mean);
+		else
+			idlc_error(u->diag, loc, "undefined type '%s' (--strict)%s", name, mean);
+	} else if (is_type && tag != IDLC_TAG_NONE) {
 		idlc_warning(u->diag, loc,
 		             "'%s %s' is not defined in this file; assuming it is declared elsewhere, "
-		             "with xdr_%s()", tag_name(tag), name, name);
+		             "with xdr_%s()%s", tag_name(tag), name, name, mean);
 	} else if (inc != NULL) {
 		if (is_type)
 			idlc_warning(u->diag, loc,
 			             "type '%s' is not defined in this file; assuming the header a "
-			             "%%#include line includes declares it, with xdr_%s()", name, name);
+			             "%%#include line includes declares it, with xdr_%s()%s", name,
+			             name, mean);
 		else
 			idlc_warning(u->diag, loc,
 			             "'%s' is not defined in this file; assuming the header a %%#include "
@@ -697,7 +771,7 @@ assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type,
 		s->proto = true;
 		idlc_warning(u->diag, loc,
 		             "type '%s' is not defined in this file; assuming it is an external type "
-		             "whose xdr_%s() the program supplies", name, name);
+		             "whose xdr_%s() the program supplies%s", name, name, mean);
 	} else if (case_label) {
 		idlc_warning(u->diag, loc,
 		             "'%s' is not defined in this file; assuming it is a C constant (from a "
@@ -706,6 +780,7 @@ assume_extern(idlc_unit *u, const char *name, const idlc_loc *loc, bool is_type,
 		s->undefined = true;
 		idlc_error(u->diag, loc, "undefined constant '%s'", name);
 	}
+	idlc_buf_free(&hint);
 	s->loc = *loc;
 	tab_put(&u->syms, s);
 	return s;

@@ -10,6 +10,13 @@
  *
  * and per version the table rc_svc_prog prog_V_program and prog_V_register(). No main():
  * the application owns the server.
+ *
+ * A file of several programs (a service and its callback program, NFSv4's NFS4_PROGRAM and
+ * NFS4_CALLBACK) is linked by both sides, each of which writes the routines of one program
+ * only: there every proc_V_svc is a weak reference (#pragma weak), the tables are writable,
+ * and a constructor empties (fn NULL) the entries whose routine the link lacks, so that
+ * rc_server_register and rc_client_serve refuse that program with RC_PROCUNAVAIL. A file of
+ * one program keeps strong references and const tables: a missing routine fails the link.
  */
 #include <inttypes.h>
 
@@ -62,21 +69,46 @@ gen_wrapper(idlc_gen *g, const idlc_proc *p)
 		                name);
 }
 
-/* gen_version -- the wrappers, the table and the registration of one version. */
+/* gen_linked -- of a file of several programs: the constructor that empties the entries of
+ * version v's table whose routine (a weak reference) this link lacks. */
 static void
-gen_version(idlc_gen *g, const idlc_version *v)
+gen_linked(idlc_gen *g, const idlc_version *v)
+{
+	idlc_buf *b = g->out;
+	const char *pname = idlc_prog_cname(g, v);
+	int i = 0;
+
+	idlc_buf_printf(b, "\n/* a routine this link lacks: rc_server_register refuses %s "
+	                "(RC_PROCUNAVAIL) */\n__attribute__((constructor)) static void\n"
+	                "rc__%s_linked(void)\n{\n", pname, pname);
+	for (const idlc_proc *p = v->procs; p != NULL; p = p->next, i++)
+		idlc_buf_printf(b, "\tif (!%s_svc)\n\t\trc__%s_procs[%d].fn = NULL;\n",
+		                idlc_proc_cname(g, p), pname, i);
+	idlc_buf_puts(b, "}\n");
+}
+
+/* gen_version -- the wrappers, the table and the registration of one version; weak (a file
+ * of several programs: the comment at the top) or not. */
+static void
+gen_version(idlc_gen *g, const idlc_version *v, bool weak)
 {
 	idlc_buf *b = g->out;
 	const char *pname = idlc_prog_cname(g, v);
 
-	for (const idlc_proc *p = v->procs; p != NULL; p = p->next)
+	for (const idlc_proc *p = v->procs; p != NULL; p = p->next) {
+		if (weak)
+			idlc_buf_printf(b, "\n#pragma weak %s_svc\n", idlc_proc_cname(g, p));
 		gen_wrapper(g, p);
-	idlc_buf_printf(b, "\nstatic const rc_svc_proc rc__%s_procs[] = {\n", pname);
+	}
+	idlc_buf_printf(b, "\nstatic %src_svc_proc rc__%s_procs[] = {\n", weak ? "" : "const ",
+	                pname);
 	for (const idlc_proc *p = v->procs; p != NULL; p = p->next) {
 		const char *name = idlc_proc_cname(g, p);
 		idlc_buf_printf(b, "\t{ &%s_info, rc__%s },\n", name, name);
 	}
 	idlc_buf_puts(b, "};\n");
+	if (weak)
+		gen_linked(g, v);
 	idlc_buf_printf(b, "\nconst rc_svc_prog %s_program = {\n\t%s, %s, %d, rc__%s_procs\n};\n",
 	                pname, v->prog->name, v->name, v->nprocs, pname);
 	idlc_buf_printf(b,
@@ -97,8 +129,11 @@ idlc_gen_svc(idlc_gen *g)
 	for (const idlc_def *d = g->unit->defs; d != NULL; d = d->next)
 		if (d->kind == IDLC_DEF_PASSTHRU)
 			idlc_gen_passthru(g, d);
+	int nprogs = 0;
+	for (const idlc_def *d = g->unit->defs; d != NULL; d = d->next)
+		nprogs += d->kind == IDLC_DEF_PROGRAM;
 	for (const idlc_def *d = g->unit->defs; d != NULL; d = d->next)
 		if (d->kind == IDLC_DEF_PROGRAM)
 			for (const idlc_version *v = d->versions; v != NULL; v = v->next)
-				gen_version(g, v);
+				gen_version(g, v, nprogs > 1);
 }

@@ -221,6 +221,7 @@ typedef struct idlc_unit {
 	idlc_symtab syms;
 	const struct idlc_unit *env;   /* the header pass, consulted for names this pass lacks */
 	const char *input;             /* the .x file as named on the command line */
+	bool strict;                   /* --strict: an undefined type is an error (check.c) */
 } idlc_unit;
 
 /* idlc_unit_init -- an empty unit for pass p reporting to d. */

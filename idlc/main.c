@@ -2,7 +2,7 @@
  * idlc -- command line driver.
  *
  *   idlc [-D NAME[=V]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm] [--rpcgen-types]
- *        [--print] [--fuzz] NAME.x
+ *        [--strict] [--print] [--fuzz] NAME.x
  *
  * --print and --fuzz add NAME_print.c and NAME_fuzz.c to the four outputs (from the header
  * pass, as the samples).
@@ -40,7 +40,7 @@ extern char **environ;
 
 static const char usage_text[] =
 	"usage: idlc [-D NAME[=VALUE]] [-I DIR] [-o DIR|FILE] [-h|-c|-l|-m|-a|-Sc|-Ss|-Sm]\n"
-	"            [--rpcgen-types] [--print] [--fuzz] NAME.x\n"
+	"            [--rpcgen-types] [--strict] [--print] [--fuzz] NAME.x\n"
 	"\n"
 	"Compile an ONC RPC interface (the RPC language of rpcgen) into C for remotecall.\n"
 	"Without -h/-c/-l/-m/-Sc/-Ss/-Sm, write NAME.h, NAME_xdr.c, NAME_clnt.c and NAME_svc.c\n"
@@ -64,6 +64,8 @@ static const char usage_text[] =
 	"  --rpcgen-types  C types with rpcgen's layout: int, unsigned int, long (64-bit on\n"
 	"               LP64), unsigned long, short, a 4-byte bool (int32_t); default: the\n"
 	"               <stdint.h> types, bool, and long as int32_t\n"
+	"  --strict     a type the file does not define is an error (default: a warning, and\n"
+	"               an external type whose xdr_T() the program supplies, as rpcgen)\n"
 	"  --print      also write NAME_print.c: bool rc_print_TYPE(FILE *, const TYPE *)\n"
 	"               printing one JSON value, for every type, and NAME_print_args /\n"
 	"               NAME_print_res printing a call's arguments / results by procedure\n"
@@ -110,6 +112,7 @@ typedef struct options {
 	int only;              /* -1: the four outputs (with -a, the samples too); else OUT_ */
 	bool samples;          /* -a */
 	bool rpcgen_types;     /* --rpcgen-types */
+	bool strict;           /* --strict */
 	bool extra[NOUT];      /* --print, --fuzz: OUT_PRINT, OUT_FUZZ written too */
 	const char *input;
 } options;
@@ -147,6 +150,8 @@ parse_args(int argc, char **argv, options *o)
 			exit(0);
 		} else if (strcmp(a, "--rpcgen-types") == 0) {
 			o->rpcgen_types = true;
+		} else if (strcmp(a, "--strict") == 0) {
+			o->strict = true;
 		} else if (strcmp(a, "--print") == 0 || strcmp(a, "--fuzz") == 0) {
 			if (o->only >= 0)
 				fatal_usage("%s adds a file to the four; not with -h, -c, -l, -m, -Sc, -Ss, "
@@ -429,6 +434,7 @@ main(int argc, char **argv)
 			continue;
 		idlc_unit *u = &units[p];
 		idlc_unit_init(u, (idlc_pass)p, diag, o.input);
+		u->strict = o.strict;
 		used[p] = true;
 		if (p != IDLC_PASS_HDR)
 			u->env = &units[IDLC_PASS_HDR];

@@ -64,9 +64,10 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 		return RC_INVAL;
 	for (i = 0; i < def->nprocs; i++) {
 		const rc_svc_proc *p = &def->procs[i];
-		if (p->info == NULL || p->fn == NULL || p->info->xargs == NULL ||
-		    p->info->xres == NULL)
+		if (p->info == NULL || p->info->xargs == NULL || p->info->xres == NULL)
 			return RC_INVAL;
+		if (p->fn == NULL) /* a routine not linked (idlc, a file of several programs) */
+			return RC_PROCUNAVAIL;
 		if (p->info->proc < RC__DENSE_MAX) {
 			if (p->info->proc + 1 > maxdense)
 				maxdense = p->info->proc + 1;
@@ -217,11 +218,11 @@ rc_status rc_server_set_tls_required(rc_server *srv, uint32_t prog, uint32_t ver
 
 /* server.h: the least RPCSEC_GSS service (prog, vers) takes. */
 rc_status rc_server_set_gss_required(rc_server *srv, uint32_t prog, uint32_t vers,
-                                     uint32_t min_service)
+                                     rc_gss_service min_service)
 {
 	rc__reg *r;
 
-	if (srv == NULL || min_service > 3 || atomic_load(&srv->running))
+	if (srv == NULL || (uint32_t)min_service > RC_GSS_PRIVACY || atomic_load(&srv->running))
 		return RC_INVAL;
 	pthread_mutex_lock(&srv->mu);
 	if ((r = rc__find(srv, prog, vers)) != NULL) {

@@ -490,6 +490,14 @@ rc_status rc_client_create_tls(rc_client **out, const char *uri, uint32_t prog, 
 		st = rc__client_open(out, &u, prog, vers);
 		if ((st == RC_CANTSEND || st == RC_LOCALERROR || st == RC_TLSFAILED) && err != NULL)
 			err->sys_errno = errno;
+		if (st == RC_CANTSEND && err != NULL) {
+			err->low = 1; /* could not connect: rc_error_format says so */
+			if (err->rpcbind_vers != 0 && rc__tp_detail()[0] == '\0')
+				rc__tp_set_detail("port %d, which rpcbind version %u gave for the program%s",
+				                  u.port, (unsigned)err->rpcbind_vers,
+				                  err->sys_errno == ECONNREFUSED ?
+				                          ": nothing listens there" : "");
+		}
 	}
 	if (st != RC_OK && uri != NULL && out != NULL)
 		rc__tls_ctx_free(u.tls); /* the client took it only on success */

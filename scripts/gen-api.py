@@ -6,13 +6,16 @@
                                              a comment, if a name has two entries or an entry
                                              another's comment or an unpaired #if/#endif (see
                                              faults), if docs/api.md is not what this script
-                                             writes now, or (with LIB, libremotecall.a or .so)
+                                             writes now, if it lost the comment of a struct,
+                                             union or enum member, or (with LIB,
+                                             libremotecall.a or .so)
                                              if the library exports an rc_ symbol no public
                                              header declares
 
 The public headers are xdr/include/remotecall/*.h and runtime/include/remotecall/*.h. A
 declaration is documented by the comment right above it (no blank line between), or, for a
 function, type or macro declared in a group, by a comment of the same header that names it.
+A struct, union or enum is shown with its members' comments (their meanings and defaults).
 """
 import os
 import re
@@ -162,7 +165,9 @@ def parse(path):
             elif m and flat.startswith("static inline") and flat.endswith("}"):
                 kind, names = "function", [m.group(1)]  # shown with its body
         if kind:
-            shown = strip_comments(decl.strip()) if kind != "macro" else decl.strip()
+            # a type with members keeps their comments: what each means, its default
+            keep = kind == "macro" or (kind == "type" and "{" in decl)
+            shown = strip_comments(decl.strip()) if not keep else decl.strip()
             if doc is not None:
                 add(kind, names, shown, doc, grouped)
             else:
@@ -237,7 +242,8 @@ def generate():
                 out.append("(Described with the declarations around it, above.)")
             out.append("")
     text = "\n".join(out).rstrip() + "\n"
-    return text, undocumented + [f"docs/api.md: {f}" for f in faults(text)]
+    return text, (undocumented + [f"docs/api.md: {f}" for f in faults(text)] +
+                  lost_comments(text))
 
 
 def faults(text):
@@ -271,6 +277,31 @@ def faults(text):
             if depth:
                 found.append(f"the code of {', '.join(names)} leaves an #if open")
     return found
+
+
+def member_comments():
+    """(header, comment) for every comment inside the braces of a struct, union or enum of the
+    public headers: what api.md must show."""
+    found = []
+    for _, path in headers():
+        text = open(os.path.join(ROOT, path)).read()
+        for m in re.finditer(r"^(?:typedef\s+)?(?:struct|enum|union)\s+rc_\w+\s*\{", text, re.M):
+            depth, j = 0, m.end() - 1
+            while j < len(text):
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            for c in re.findall(r"/\*.*?\*/", text[m.end():j], re.S):
+                found.append((path, c))
+    return found
+
+
+def lost_comments(text):
+    """The member comments (member_comments) that text, api.md as written, does not show."""
+    flat = " ".join(text.split())
+    return [f"{path}: a member comment is not in docs/api.md: {' '.join(c.split())[:70]}"
+            for path, c in member_comments() if " ".join(c.split()) not in flat]
 
 
 def declared_names():

@@ -146,6 +146,42 @@ static void rc__tls_why(SSL *ssl, const char *what)
 	ERR_clear_error();
 }
 
+/* Record why OpenSSL could not load file path, the `role` ("certificate", "key", "CA file"):
+ * what is wrong with the file itself when that can be told -- it cannot be read (errno's
+ * words), is not PEM, holds no certificate (a key given as the certificate) or no private key
+ * (a certificate given as the key) -- else OpenSSL's reason. Clears OpenSSL's error queue. */
+static void rc__tls_file_why(const char *role, const char *path)
+{
+	bool want_key = strcmp(role, "key") == 0, pem = false, cert = false, key = false;
+	char line[128];
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL) {
+		rc__tp_set_detail("TLS %s %s: %s", role, path, strerror(errno));
+		ERR_clear_error();
+		return;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "-----BEGIN ", 11) != 0)
+			continue;
+		pem = true;
+		cert |= strstr(line, "CERTIFICATE") != NULL;
+		key |= strstr(line, "PRIVATE KEY") != NULL;
+	}
+	fclose(f);
+	if (!pem)
+		rc__tp_set_detail("TLS %s %s: not a PEM file (no -----BEGIN line)", role, path);
+	else if (!want_key && !cert)
+		rc__tp_set_detail("TLS %s %s: holds no certificate%s", role, path,
+		                  key ? " but a private key (a key given as the certificate?)" : "");
+	else if (want_key && !key)
+		rc__tp_set_detail("TLS key %s: holds no private key%s", path,
+		                  cert ? " but a certificate (a certificate given as the key?)" : "");
+	else
+		rc__tls_why(NULL, path);
+	ERR_clear_error();
+}
+
 /* The value of a hex digit, or -1. */
 static int rc__hexval(char ch);
 
@@ -203,16 +239,24 @@ static SSL_CTX *rc__tls_new_ctx(const SSL_METHOD *m)
 /* Load a certificate chain and its key into ctx; false with the detail set. */
 static bool rc__tls_load_cert(SSL_CTX *ctx, const char *cert, const char *key)
 {
+	bool mismatch = false;
+
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
-		rc__tls_why(NULL, cert);
+		rc__tls_file_why("certificate", cert);
 		return false;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, key ? key : cert, SSL_FILETYPE_PEM) != 1) {
-		rc__tls_why(NULL, key ? key : cert);
-		return false;
+		/* OpenSSL checks the key against the certificate as it loads it */
+		mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+		if (!mismatch) {
+			rc__tls_file_why("key", key ? key : cert);
+			return false;
+		}
 	}
-	if (SSL_CTX_check_private_key(ctx) != 1) {
-		rc__tls_why(NULL, "private key");
+	if (mismatch || SSL_CTX_check_private_key(ctx) != 1) {
+		rc__tp_set_detail("TLS key %s does not match the certificate %s", key ? key : cert,
+		                  cert);
+		ERR_clear_error();
 		return false;
 	}
 	return true;
@@ -239,7 +283,10 @@ rc_status rc__tls_client_ctx(const rc_tls_client_opts *o, rc__tls_ctx **out)
 	}
 	if (o->ca_file != NULL || o->ca_dir != NULL) {
 		if (SSL_CTX_load_verify_locations(c->ctx, o->ca_file, o->ca_dir) != 1) {
-			rc__tls_why(NULL, o->ca_file ? o->ca_file : o->ca_dir);
+			if (o->ca_file != NULL)
+				rc__tls_file_why("CA file", o->ca_file);
+			else
+				rc__tls_why(NULL, o->ca_dir);
 			goto fail;
 		}
 	} else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
@@ -300,7 +347,7 @@ rc_status rc__tls_server_ctx(const rc_tls_server_opts *o, rc__tls_ctx **out)
 		if (names == NULL ||
 		    SSL_CTX_load_verify_locations(c->ctx, o->client_ca_file, NULL) != 1) {
 			sk_X509_NAME_pop_free(names, X509_NAME_free);
-			rc__tls_why(NULL, o->client_ca_file);
+			rc__tls_file_why("client CA file", o->client_ca_file);
 			goto fail;
 		}
 		SSL_CTX_set_client_CA_list(c->ctx, names); /* takes names */

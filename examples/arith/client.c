@@ -89,9 +89,12 @@ int main(int argc, char **argv)
 	}
 	char **uris = argv + optind;
 	for (; n < (size_t)(argc - optind); n++) {
-		st = rc_client_create(&clnt[n], uris[n], ARITH_PROG, ARITH_VERS);
+		rc_error err; /* why, in words: "can't connect: Connection refused" */
+		char why[256];
+		st = rc_client_create_ex(&clnt[n], uris[n], ARITH_PROG, ARITH_VERS, &err);
 		if (st != RC_OK) {
-			fprintf(stderr, "%s: %s: %s\n", argv[0], uris[n], rc_strerror(st));
+			fprintf(stderr, "%s: %s: %s\n", argv[0], uris[n],
+			        rc_error_format(&err, why, sizeof why));
 			ret = 1;
 			goto out;
 		}

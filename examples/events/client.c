@@ -127,9 +127,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ap.t0);
-	rc_status st = rc_client_create(&ap.clnt, argv[1], EVENTS_PROG, EVENTS_VERS);
+	rc_error err; /* why, in words: "can't connect: Connection refused" */
+	char why[256];
+	rc_status st = rc_client_create_ex(&ap.clnt, argv[1], EVENTS_PROG, EVENTS_VERS, &err);
 	if (st != RC_OK) {
-		fprintf(stderr, "%s: %s: %s\n", argv[0], argv[1], rc_strerror(st));
+		fprintf(stderr, "%s: %s: %s\n", argv[0], argv[1],
+		        rc_error_format(&err, why, sizeof why));
 		return 1;
 	}
 	char **waits = argc > 2 ? argv + 2 : defaults;

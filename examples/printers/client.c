@@ -69,9 +69,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int a = optind; a < argc; a++) {
-		rc_status st = rc_client_create(&clnt[n], argv[a], PRINTER_PROG, PRINTER_VERS);
+		rc_error err; /* why, in words: "can't connect: Connection refused" */
+		char why[256];
+		rc_status st = rc_client_create_ex(&clnt[n], argv[a], PRINTER_PROG, PRINTER_VERS,
+		                                   &err);
 		if (st != RC_OK) {
-			fprintf(stderr, "%s: %s: %s\n", argv[0], argv[a], rc_strerror(st));
+			fprintf(stderr, "%s: %s: %s\n", argv[0], argv[a],
+			        rc_error_format(&err, why, sizeof why));
 			continue; /* ask the others */
 		}
 		ch.uri[n++] = argv[a];

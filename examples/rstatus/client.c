@@ -78,20 +78,26 @@ static rc_status broadcast(const char *uri, uint32_t ms)
 	return st;
 }
 
-/* Ask one host; print its line. Returns RC_OK or why it failed. */
-static rc_status show(const char *uri)
+/* Ask one host; print its line. Returns RC_OK, or the failure with why (len bytes) saying it
+ * in words ("can't connect: Connection refused"). */
+static rc_status show(const char *uri, char *why, size_t len)
 {
 	rc_client *clnt;
 	rstatus rs = {0};
+	rc_error err;
 
-	rc_status st = rc_client_create(&clnt, uri, RSTATUS_PROG, RSTATUS_VERS);
-	if (st != RC_OK)
+	rc_status st = rc_client_create_ex(&clnt, uri, RSTATUS_PROG, RSTATUS_VERS, &err);
+	if (st != RC_OK) {
+		rc_error_format(&err, why, len);
 		return st;
+	}
 	st = rc_client_set_timeout(clnt, 5000); /* a host that is down: give up after 5 s */
 	if (st == RC_OK)
 		st = rstatus_get_1(clnt, &rs);
 	if (st == RC_OK)
 		print_line(&rs);
+	rc_client_geterr(clnt, &err);
+	rc_error_format(&err, why, len);
 	rc_xdr_free((rc_xdrproc)xdr_rstatus, &rs); /* the host name decoding allocated */
 	rc_client_destroy(clnt);
 	return st;
@@ -113,9 +119,10 @@ int main(int argc, char **argv)
 		return st != RC_OK;
 	}
 	for (int i = 1; i < argc; i++) {
-		rc_status st = show(argv[i]);
+		char why[256];
+		rc_status st = show(argv[i], why, sizeof why);
 		if (st != RC_OK) {
-			fprintf(stderr, "%s: %s: %s\n", argv[0], argv[i], rc_strerror(st));
+			fprintf(stderr, "%s: %s: %s\n", argv[0], argv[i], why);
 			failed = 1;
 		}
 	}

@@ -113,8 +113,9 @@ int main(int argc, char **argv)
 	fflush(stdout); /* whoever started us reads the port from this line */
 
 	st = rc_server_run(srv);
-	signal(SIGINT, SIG_IGN); /* no rc_server_stop on a destroyed server */
-	signal(SIGTERM, SIG_IGN);
+	sa.sa_handler = SIG_IGN; /* no rc_server_stop on a destroyed server */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	rc_server_destroy(srv);
 	if (st != RC_OK) {
 		fprintf(stderr, "%s: %s\n", argv[0], rc_strerror(st));

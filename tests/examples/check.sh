@@ -45,7 +45,7 @@ refused() {
 	local out st=0
 	out=$(timeout 10 "$BIN/$1" "${@:2}" tcp://127.0.0.1:1 </dev/null 2>&1) || st=$?
 	[ $st -eq 1 ] || fail "$1 against a closed port exited with status $st, expected 1"
-	printf '%s\n' "$out" | grep -q "tcp://127.0.0.1:1: can't send request" ||
+	printf '%s\n' "$out" | grep -q "tcp://127.0.0.1:1: can't connect: Connection refused" ||
 		fail "$1 against a closed port: no error text in: $out"
 }
 

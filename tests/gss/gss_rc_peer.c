@@ -137,7 +137,7 @@ static int server(int argc, char **argv)
 	rc_server *srv;
 	char why[400], uri[256];
 
-	uint32_t min = 1;
+	rc_gss_service min = RC_GSS_NONE;
 	rc_server_limits lim = {0};
 	rc_tls_server_opts tls = {0};
 	bool tls_required = false;
@@ -159,8 +159,8 @@ static int server(int argc, char **argv)
 		else if (strcmp(argv[i], "--tls-required") == 0)
 			tls_required = strcmp(argv[i + 1], "yes") == 0;
 		else if (strcmp(argv[i], "--require") == 0)
-			min = strcmp(argv[i + 1], "privacy") == 0     ? 3
-			      : strcmp(argv[i + 1], "integrity") == 0 ? 2 : 1;
+			min = strcmp(argv[i + 1], "privacy") == 0     ? RC_GSS_PRIVACY
+			      : strcmp(argv[i + 1], "integrity") == 0 ? RC_GSS_INTEGRITY : RC_GSS_NONE;
 	}
 	if (rc_server_set_gss_required(srv, GSS_ECHO_PROG, 1, min) != RC_OK)
 		return 1;

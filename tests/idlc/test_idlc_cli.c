@@ -525,6 +525,51 @@ test_warning_is_not_failure(void **state)
 	assert_int_equal(count_files(d), 5);
 }
 
+/* An undefined type one edit from a known type or keyword keeps rpcgen's meaning (an external
+ * type: a warning, exit 0) and says which name was meant; --strict makes it an error. */
+static void
+test_undefined_type_near(void **state)
+{
+	(void)state;
+	const char *d = fresh_dir("near");
+	write_file(d, "t.x", "typedef int myint;\nstruct s {\n\tstrin name;\n\tmyin n;\n"
+	           "\tfoo_t f;\n};\n", (size_t)-1);
+	char *err;
+	assert_int_equal(run(d, NULL, NULL, &err, "t.x", NULL), 0);
+	assert_string_equal(err,
+	        "t.x:3:2: warning: type 'strin' is not defined in this file; assuming it is an "
+	        "external type whose xdr_strin() the program supplies; did you mean 'string'?\n"
+	        "\tstrin name;\n"
+	        "\t^~~~~\n"
+	        "t.x:4:2: warning: type 'myin' is not defined in this file; assuming it is an "
+	        "external type whose xdr_myin() the program supplies; did you mean 'myint'?\n"
+	        "\tmyin n;\n"
+	        "\t^~~~\n"
+	        "t.x:5:2: warning: type 'foo_t' is not defined in this file; assuming it is an "
+	        "external type whose xdr_foo_t() the program supplies\n"
+	        "\tfoo_t f;\n"
+	        "\t^~~~~\n");
+	free(err);
+	assert_int_equal(count_files(d), 5);
+	unlink_in(d, "t.h");
+	unlink_in(d, "t_xdr.c");
+	unlink_in(d, "t_clnt.c");
+	unlink_in(d, "t_svc.c");
+	assert_int_equal(run(d, NULL, NULL, &err, "--strict", "t.x", NULL), 1);
+	assert_string_equal(err,
+	        "t.x:3:2: error: undefined type 'strin' (--strict); did you mean 'string'?\n"
+	        "\tstrin name;\n"
+	        "\t^~~~~\n"
+	        "t.x:4:2: error: undefined type 'myin' (--strict); did you mean 'myint'?\n"
+	        "\tmyin n;\n"
+	        "\t^~~~\n"
+	        "t.x:5:2: error: undefined type 'foo_t' (--strict)\n"
+	        "\tfoo_t f;\n"
+	        "\t^~~~~\n");
+	free(err);
+	assert_int_equal(count_files(d), 1);
+}
+
 /* Every pass parses the file again: a problem is still reported once. */
 static void
 test_diagnostics_once(void **state)
@@ -793,6 +838,7 @@ main(void)
 		cmocka_unit_test(test_cpp_options),
 		cmocka_unit_test(test_cpp_missing),
 		cmocka_unit_test(test_warning_is_not_failure),
+		cmocka_unit_test(test_undefined_type_near),
 		cmocka_unit_test(test_diagnostics_once),
 		cmocka_unit_test(test_deep_expressions),
 		cmocka_unit_test(test_garbage),

@@ -211,8 +211,9 @@ static void create_ex_details(void **state)
 	assert_int_equal(e.status, RC_CANTSEND);
 	assert_int_equal(e.sys_errno, ECONNREFUSED);
 	assert_int_equal(e.rpcbind_vers, 0);
+	assert_int_equal(e.low, 1); /* could not connect */
 	assert_string_equal(rc_error_format(&e, buf, sizeof(buf)),
-	                    "can't send request: Connection refused");
+	                    "can't connect: Connection refused");
 	/* the detail's text for a look-up */
 	e.status = RC_PMAPFAILURE;
 	e.rpcbind_vers = 4;
@@ -457,6 +458,32 @@ static void stale_registration_replaced(void **state)
 	rt_stop(&a);
 }
 
+/* A registration left by a server that is gone, met by a client: the message names the port
+ * rpcbind gave and says nothing listens there (not "can't send request ... (rpcbind version
+ * 4)", which reads as if rpcbind failed). */
+static void stale_registration_named(void **state)
+{
+	rc_client *c = NULL;
+	rc_error e;
+	char stale[64], buf[256], want[256];
+	unsigned port;
+	int fd;
+	(void)state;
+
+	need_rpcbind();
+	clean_slate();
+	fd = bound(AF_INET, SOCK_STREAM, "127.0.0.1", -1, &port); /* bound, never listening */
+	snprintf(stale, sizeof(stale), "127.0.0.1.%u.%u", port >> 8, port & 255);
+	assert_true(rb_change(1, RT_PROG, 1, "tcp", stale));
+	assert_int_equal(rc_client_create_ex(&c, "tcp://127.0.0.1", RT_PROG, 1, &e), RC_CANTSEND);
+	assert_null(c);
+	snprintf(want, sizeof(want), "can't connect: Connection refused (port %u, which rpcbind "
+	         "version 4 gave for the program: nothing listens there)", port);
+	assert_string_equal(rc_error_format(&e, buf, sizeof(buf)), want);
+	close(fd);
+	clean_slate();
+}
+
 static void two_listeners_of_one_netid(void **state)
 {
 	static const char *const uris[] = {"udp://127.0.0.1:0", "udp://127.0.0.1:0",
@@ -662,6 +689,7 @@ int main(void)
 		cmocka_unit_test(dual_stack_registered_for_ipv4_and_ipv6),
 		cmocka_unit_test(live_server_kept_then_taken_over),
 		cmocka_unit_test(stale_registration_replaced),
+		cmocka_unit_test(stale_registration_named),
 		cmocka_unit_test(two_listeners_of_one_netid),
 		cmocka_unit_test(later_listeners_and_off),
 		cmocka_unit_test(pmap_v2_fallback),

@@ -370,12 +370,22 @@ static void registration_rules(void **state)
 	rc_server *srv;
 	static const rc_svc_proc dup[] = {{&rt_null_1, rt_null}, {&rt_null_1, rt_null}};
 	static const rc_svc_prog dupprog = {RT_PROG, 9, 2, dup};
+	/* a routine not linked (idlc's tables of a .x with several programs) */
+	static const rc_svc_proc unlinked[] = {{&rt_null_1, NULL}};
+	static const rc_svc_prog unlinkedprog = {RT_PROG, 8, 1, unlinked};
 	(void)state;
 	assert_int_equal(rc_server_create(&srv), RC_OK);
 	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_OK);
 	assert_int_equal(rc_server_register(srv, &rt_prog1, NULL), RC_INVAL); /* twice */
 	assert_int_equal(rc_server_register(srv, &dupprog, NULL), RC_INVAL); /* dup procedure */
+	assert_int_equal(rc_server_register(srv, &unlinkedprog, NULL), RC_PROCUNAVAIL);
 	assert_int_equal(rc_server_register(srv, NULL, NULL), RC_INVAL);
+	/* the least RPCSEC_GSS service, as rc_gss_service (0: no rule) */
+	assert_int_equal(rc_server_set_gss_required(srv, RT_PROG, 1, RC_GSS_INTEGRITY), RC_OK);
+	assert_int_equal(rc_server_set_gss_required(srv, RT_PROG, 1, RC_GSS_NOT_REQUIRED), RC_OK);
+	assert_int_equal(rc_server_set_gss_required(srv, RT_PROG, 1, (rc_gss_service)4), RC_INVAL);
+	assert_int_equal(rc_server_set_gss_required(srv, RT_PROG, 7, RC_GSS_PRIVACY),
+	                 RC_PROGUNAVAIL);
 	assert_int_equal(rc_server_listen(srv, "bogus://x", NULL, 0), RC_UNKNOWNPROTO);
 	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:99999", NULL, 0), RC_UNKNOWNADDR);
 	assert_int_equal(rc_server_run(srv), RC_INVAL); /* nothing to listen on */

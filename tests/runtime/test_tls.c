@@ -408,6 +408,12 @@ static void tls_failures(void **state)
 	o.verify_name = "other.example";
 	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
 	assert_non_null(strstr(e.detail, "hostname mismatch"));
+	{ /* the reason alone, no errno words ("Protocol error") before it */
+		char want[512];
+		snprintf(want, sizeof(want), "TLS handshake or certificate check failed (%s)",
+		         e.detail);
+		assert_string_equal(rc_error_format(&e, buf, sizeof(buf)), want);
+	}
 	o.verify_name = "127.0.0.2";
 	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
 	assert_non_null(strstr(e.detail, "IP address mismatch"));
@@ -426,20 +432,41 @@ static void tls_failures(void **state)
 	tw_client(&s, RT_PROG, &o, RC_TLSFAILED, &e);
 	rt_stop(&s);
 
-	/* set-up errors: a missing CA file, a key that is not the certificate's */
+	/* set-up errors name the file and what is wrong with it: a missing CA file, a key given
+	 * as the certificate, a certificate given as the key, a key that is not the
+	 * certificate's */
 	o.ca_file = P("nonexistent.pem");
 	o.policy = RC_TLS_REQUIRED;
 	tw_start(&s, &C_TLS);
 	tw_client(&s, RT_PROG, &o, RC_INVAL, &e);
-	assert_non_null(strstr(e.detail, "nonexistent.pem"));
+	{
+		char want[512];
+		snprintf(want, sizeof(want), "invalid argument (TLS CA file %s: No such file or "
+		         "directory)", P("nonexistent.pem"));
+		assert_string_equal(rc_error_format(&e, buf, sizeof(buf)), want);
+	}
 	rt_stop(&s);
 	{
 		rc_server *srv;
-		rc_tls_server_opts so = {P("server.pem"), P("client.key"), NULL, RC_TLS_CERT_NONE, 0};
-		char why[256];
+		rc_tls_server_opts so = {P("server.key"), P("server.key"), NULL, RC_TLS_CERT_NONE,
+		                         0};
+		char why[256], want[512];
 		assert_int_equal(rc_server_create(&srv), RC_OK);
 		assert_int_equal(rc_server_set_tls(srv, &so, why, sizeof(why)), RC_INVAL);
-		assert_non_null(strstr(why, "mismatch"));
+		snprintf(want, sizeof(want), "TLS certificate %s: holds no certificate but a private "
+		         "key (a key given as the certificate?)", P("server.key"));
+		assert_string_equal(why, want);
+		so.cert_file = P("server.pem");
+		so.key_file = P("server.pem");
+		assert_int_equal(rc_server_set_tls(srv, &so, why, sizeof(why)), RC_INVAL);
+		snprintf(want, sizeof(want), "TLS key %s: holds no private key but a certificate (a "
+		         "certificate given as the key?)", P("server.pem"));
+		assert_string_equal(why, want);
+		so.key_file = P("client.key");
+		assert_int_equal(rc_server_set_tls(srv, &so, why, sizeof(why)), RC_INVAL);
+		snprintf(want, sizeof(want), "TLS key %s does not match the certificate %s",
+		         P("client.key"), P("server.pem"));
+		assert_string_equal(why, want);
 		so.key_file = P("server.key");
 		so.clientcert = RC_TLS_CERT_REQUIRED; /* without a client CA */
 		assert_int_equal(rc_server_set_tls(srv, &so, why, sizeof(why)), RC_INVAL);

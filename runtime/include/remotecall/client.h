@@ -195,7 +195,11 @@ void rc_client_geterr(const rc_client *clnt, rc_error *err);
  * failure (RC_CANTRECV, RC_CANTSEND, RC_TIMEDOUT, ...) with its errno in sys_errno (e.g.
  * ECONNREFUSED: nothing listens on port 111) and status RC_PMAPFAILURE. rc_error_format
  * prints it all ("port mapper (rpcbind) failure: Connection refused (rpcbind version 4: can't
- * receive reply)"). Ownership and returns as rc_client_create; err stays the caller's.
+ * receive reply)"). A connect that fails (RC_CANTSEND: nothing was sent) sets err->low to 1
+ * and reads "can't connect: Connection refused"; when rpcbind gave the port, the detail names
+ * it ("(port 40321, which rpcbind version 4 gave for the program: nothing listens there)":
+ * a registration left by a server that is gone). Ownership and returns as rc_client_create;
+ * err stays the caller's.
  */
 rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
                               rc_error *err);
@@ -214,7 +218,8 @@ rc_status rc_client_create_ex(rc_client **out, const char *uri, uint32_t prog, u
  * Ownership as rc_client_create (the strings of tls are read now, not kept). Returns those of
  * rc_client_create_ex, plus RC_TLSUNAVAIL, RC_TLSFAILED (handshake or certificate check;
  * err->detail has OpenSSL's reason), RC_INVAL (unreadable CA, certificate or key file: detail
- * says which), RC_NOTSUPP, RC_UNKNOWNADDR (a bad query). A server that refuses the client's
+ * names the file and what is wrong with it -- missing, not PEM, a key given as the
+ * certificate, a key that is not the certificate's), RC_NOTSUPP, RC_UNKNOWNADDR (a bad query). A server that refuses the client's
  * certificate may let the handshake finish (TLS 1.3) and fail the first call instead: that
  * call then ends with RC_TLSFAILED and the reason in rc_client_geterr's detail.
  */
@@ -242,6 +247,7 @@ struct rc_svc_prog; /* <remotecall/server.h> */
  * started): it does not deadlock, and callbacks arriving meanwhile are served by the nested
  * call. rc_svc_req_defer returns RC_NOTSUPP in a client's handlers (answer before returning).
  * Returns RC_OK; RC_INVAL (clnt or def NULL, or def invalid as rc_server_register says);
+ * RC_PROCUNAVAIL (def's routines are not linked into this program, as rc_server_register);
  * RC_NOTSUPP on a datagram or in-process client (the back channel needs a stream);
  * RC_NOMEM. Nothing is owned by the client but its copy of the registration.
  */
@@ -253,7 +259,8 @@ bool rc_client_tls(rc_client *clnt);
 
 /* ---- driving calls from the application's own loop --------------------------------------- */
 
-/* A call in flight, started by rc_call_start. */
+/* rc_async -- a started call's handle (rc_call_start, idlc's proc_V_async): "async" in a name
+ * is the older word for a started call, kept so that no program breaks. */
 typedef struct rc_async rc_async;
 
 /*

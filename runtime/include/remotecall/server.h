@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <remotecall/client.h> /* rc_client, rc_gss_service */
 #include <remotecall/proc.h>
 #include <remotecall/status.h>
 #include <remotecall/tls.h>
@@ -78,7 +79,8 @@ typedef bool (*rc_svc_fn)(void *args, void *res, rc_svc_req *req);
 /* rc_svc_proc -- one procedure a server serves: its descriptor and the routine that serves it. */
 typedef struct rc_svc_proc {
 	const rc_procinfo *info; /* numbers and routines of the procedure */
-	rc_svc_fn fn;            /* the routine that serves it */
+	rc_svc_fn fn;            /* the routine that serves it (NULL: not linked, see
+	                            rc_server_register) */
 } rc_svc_proc;
 
 /* rc_svc_prog -- one (program, version) and its procedures, for rc_server_register (idlc's
@@ -95,7 +97,9 @@ typedef struct rc_svc_prog {
  * rc_svc_req_context). def must outlive the server (idlc's tables are static). Register before
  * rc_server_run (the dispatch table is read without a lock while serving). Returns RC_OK,
  * RC_INVAL (NULL def, duplicate procedure numbers, (prog, vers) already registered, or a
- * running server), RC_NOMEM.
+ * running server), RC_PROCUNAVAIL (a procedure of def has no routine: fn NULL -- idlc's
+ * table of a .x with several programs whose proc_V_svc routines this program does not link,
+ * docs/idl.md), RC_NOMEM.
  */
 rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx);
 
@@ -555,16 +559,21 @@ const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req);
 rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *keytab,
                             char *why, size_t whylen);
 
+/* RC_GSS_NOT_REQUIRED -- rc_server_set_gss_required's "no rule": any flavor is taken. */
+#define RC_GSS_NOT_REQUIRED ((rc_gss_service)0)
+
 /*
  * rc_server_set_gss_required -- the least protection (prog, vers), registered before, takes:
- * min_service 1 (RPCSEC_GSS, any service), 2 (integrity or privacy), 3 (privacy); 0 removes the
- * rule. Calls with less -- another flavor, or a weaker service -- are refused with AUTH_ERROR /
- * AUTH_TOOWEAK (the client sees RC_AUTHERROR, auth_stat 5); the NULL procedure is exempt (pings
- * and the context's own control calls). Returns RC_OK; RC_INVAL for a NULL or running server
- * or min_service over 3; RC_PROGUNAVAIL when (prog, vers) is not registered.
+ * min_service RC_GSS_NONE (RPCSEC_GSS, any service), RC_GSS_INTEGRITY (integrity or privacy),
+ * RC_GSS_PRIVACY (privacy); RC_GSS_NOT_REQUIRED removes the rule. (The parameter was a
+ * uint32_t 0..3 before: the same values, the same ABI.) Calls with less -- another flavor, or
+ * a weaker service -- are refused with AUTH_ERROR / AUTH_TOOWEAK (the client sees
+ * RC_AUTHERROR, auth_stat 5); the NULL procedure is exempt (pings and the context's own control
+ * calls). Returns RC_OK; RC_INVAL for a NULL or running server or min_service over
+ * RC_GSS_PRIVACY; RC_PROGUNAVAIL when (prog, vers) is not registered.
  */
 rc_status rc_server_set_gss_required(rc_server *srv, uint32_t prog, uint32_t vers,
-                                     uint32_t min_service);
+                                     rc_gss_service min_service);
 
 /* rc_svc_req_gss_principal -- the caller's principal ("user@REALM") of an RPCSEC_GSS call,
  * valid until its reply; NULL for any other flavor. rc_svc_req_gss_service -- its service

@@ -93,7 +93,9 @@ const char *rc_status_name(rc_status st);
 typedef struct rc_error {
 	rc_status status;  /* the call's (or the set-up's) status */
 	int sys_errno;     /* errno behind RC_CANTSEND, RC_CANTRECV, RC_LOCALERROR; else 0 */
-	uint32_t low;      /* RC_PROGVERSMISMATCH, RC_VERSMISMATCH: lowest version supported */
+	uint32_t low;      /* RC_PROGVERSMISMATCH, RC_VERSMISMATCH: lowest version supported;
+	                      RC_CANTSEND from a client's creation: 1, the connection could not
+	                      be made (rc_error_format says "can't connect") */
 	uint32_t high;     /*   ... and highest */
 	uint32_t auth_stat; /* RC_AUTHERROR: the server's auth_stat (RFC 5531: 1 AUTH_BADCRED ...) */
 	uint32_t rpcbind_vers;    /* rc_client_create_ex's rpcbind look-up: the version it asked
@@ -106,8 +108,10 @@ typedef struct rc_error {
 
 /* rc_error_format -- "timed out waiting for a reply" / "program version mismatch (server
  * supports 1..2)" / "can't receive reply: Connection refused" / "address already in use
- * (/run/x.sock is in use by a running server)" into buf (always NUL-terminated, truncated to
- * len). A local error (RC_LOCALERROR) is told by its errno alone. Returns buf. */
+ * (/run/x.sock is in use by a running server)" / "can't connect: Connection refused (port
+ * 40321, which rpcbind version 4 gave for the program: nothing listens there)" into buf
+ * (always NUL-terminated, truncated to len). A local error (RC_LOCALERROR) is told by its
+ * errno alone, a TLS failure by its detail. Returns buf. */
 char *rc_error_format(const rc_error *err, char *buf, size_t len);
 
 #ifdef __cplusplus
