@@ -15,10 +15,11 @@ fail() {
 	echo "FAIL $*"
 }
 
-# run_example [ARGS...] -- run.sh BIN ARGS; sets OUT (stdout and stderr); it must exit 0.
+# run_example [ARGS...] -- run.sh BIN ARGS (the run.sh of folder $FOLDER, default EXAMPLE,
+# within RUN_SECS, default 20); sets OUT (stdout and stderr); it must exit 0.
 run_example() {
 	local st=0
-	OUT=$(timeout -k 2 20 bash "$DIR/$EX/run.sh" "$BIN" "$@" 2>&1) || st=$?
+	OUT=$(timeout -k 2 "${RUN_SECS:-20}" bash "$DIR/${FOLDER:-$EX}/run.sh" "$BIN" "$@" 2>&1) || st=$?
 	printf '%s\n' "$OUT" | sed 's/^/    | /'
 	[ $st -eq 0 ] || fail "$EX/run.sh $* exited with status $st"
 }
@@ -133,6 +134,28 @@ notify)
 	has 'subscriber [0-9]+: topic "news"$' "the server saw the Unix subscriber"
 	has 'subscriber [0-9]+ dropped: ' "the server dropped a subscriber that left"
 	refused notify
+	;;
+jobs | jobs_krb5i)
+	# 10,000 jobs at once, default limits; each client gives up after 5 s saying what was
+	# missing (run.sh), well before RUN_SECS
+	FOLDER=jobs
+	modes="tcp unix tls"
+	[ $EX = jobs_krb5i ] && modes=krb5i
+	RUN_SECS=40 run_example 10000 $modes
+	for m in $modes; do
+		count "^$m:\$" 1 "the $m run"
+		count "^\[$m\] 10000 jobs run, 0 calls back failed, 0 answers failed\$" 1 \
+			"$m: the server ran every job and called each back"
+	done
+	n=$(printf '%s\n' $modes | wc -l)
+	count '^10000 job\(s\) submitted to (tcp://127\.0\.0\.1:[0-9]+|unix:/).*, all at once; 10000 answered, 10000 called back, in [0-9]+ ms$' \
+		"$n" "every client got its 10000 answers and calls back"
+	count '^every job answered once and called back once, on this connection$' "$n" \
+		"every client checked each job"
+	has '^  worker [1-4] ran [0-9]+$' "the workers' counts"
+	lacks '^  worker ([5-9]|[1-9][0-9]+) ran' "four workers, no more"
+	lacks 'FAILED' "no client failed"
+	refused jobs
 	;;
 *)
 	echo "unknown example '$EX'"
