@@ -149,6 +149,39 @@ static void bad_uris(void **state)
 	assert_int_equal(rc_client_create(&c, NULL, 1, 1), RC_INVAL);
 }
 
+/* A client URI's query is checked against the one key table a listen URI's also goes through
+ * (test_server listen_errors_say_why): an unknown key, a bad value and a malformed pair are
+ * refused with the keys a client takes. */
+static void uri_query_refusals_list_keys(void **state)
+{
+	static const char *const keys = "a client URI takes tls=off|opportunistic|required, ca, "
+	                                "cadir, cert, key, name";
+	rc_client *c = NULL;
+	rc_error e;
+	char want[200];
+	(void)state;
+	assert_int_equal(rc_client_create_ex(&c, "tcp://127.0.0.1:9?colour=blue", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	assert_null(c);
+	snprintf(want, sizeof want, "URI query: unknown key colour; %s", keys);
+	assert_string_equal(e.detail, want);
+	assert_int_equal(rc_client_create_ex(&c, "tcp://127.0.0.1:9?tls=maybe", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	assert_string_equal(e.detail, "URI query: tls=maybe; tls takes off|opportunistic|required");
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9?ca=a.pem&tls", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	snprintf(want, sizeof want, "URI query: tls is not key=value; %s", keys);
+	assert_string_equal(e.detail, want);
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9?name=%4", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	assert_string_equal(e.detail, "URI query: the value of name is malformed (%XX escapes) or "
+	                              "too long");
+	/* what the table takes is taken: an escaped value, off */
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9?name=a%2Db&tls=off", 1, 1, &e),
+	                 RC_OK);
+	rc_client_destroy(c);
+}
+
 /* A socket of type (SOCK_DGRAM, SOCK_STREAM) bound to a free loopback port, listening if
  * asked, and its URI ("udp://" or "tcp://127.0.0.1:PORT") in uri: a peer the test plays. */
 static int loopback_socket(int type, bool listening, char *uri, size_t urisize)
@@ -1283,6 +1316,7 @@ int main(void)
 		cmocka_unit_test(errors_each_kind),
 		cmocka_unit_test(auth_sys_reaches_server),
 		cmocka_unit_test(bad_uris),
+		cmocka_unit_test(uri_query_refusals_list_keys),
 		cmocka_unit_test(dead_server_times_out),
 		cmocka_unit_test(silent_udp_times_out_on_time),
 		cmocka_unit_test(slow_call_times_out),
