@@ -249,6 +249,16 @@ static inline void rc__set_lastok(const rc_client *c)
 	rc__tls.ok = true;
 }
 
+/* What a failure of c says in its detail when nothing filled it in: a UDP SYSTEM_ERR may be
+ * the server's answer to a reply too big for a datagram. */
+static void rc__err_explain(const rc_client *c, rc_error *e)
+{
+	if (e->status == RC_SYSTEMERROR && c->dgram && e->detail[0] == '\0')
+		snprintf(e->detail, sizeof(e->detail), "%s",
+		         "over UDP this is also how a reply that did not fit in a datagram ends: "
+		         "use tcp: or unix: for replies over 65,507 bytes");
+}
+
 /* rpc.h: keep e as the calling thread's last error on c. The fixed fields are copied, the
  * detail text only when there is one (a call's hot path pays for 28 bytes, not 188). */
 void rc__set_lasterr(const rc_client *c, const rc_error *e)
@@ -263,10 +273,8 @@ void rc__set_lasterr(const rc_client *c, const rc_error *e)
 	if (e->status == RC_CANTENCODEARGS && rc__xdr_why[0] != '\0') { /* which value, why */
 		snprintf(rc__tls.e.detail, sizeof(rc__tls.e.detail), "%s", rc__xdr_why);
 		rc__xdr_why[0] = '\0';
-	} else if (e->status == RC_SYSTEMERROR && c->dgram && e->detail[0] == '\0') {
-		snprintf(rc__tls.e.detail, sizeof(rc__tls.e.detail), "%s",
-		         "over UDP this is also how a reply that did not fit in a datagram ends: "
-		         "use tcp: or unix: for replies over 65,507 bytes");
+	} else {
+		rc__err_explain(c, &rc__tls.e);
 	}
 }
 
@@ -929,6 +937,10 @@ static void rc__run_callbacks(rc_client *c)
 		pthread_mutex_unlock(&c->mu);
 		if (p == NULL)
 			return;
+		if (p->st == RC_OK) /* rc_client_geterr in the callback: this call's */
+			rc__set_lastok(c);
+		else
+			rc__set_lasterr(c, &p->err);
 		p->cb(p, p->st, p->udata);
 		rc__free_call(p);
 	}
@@ -2463,6 +2475,30 @@ rc_status rc_async_wait(rc_async *call, int timeout_ms)
 	/* With a callback, the call may be freed by the callbacks run here: st was read before. */
 	rc__run_callbacks(c);
 	return st;
+}
+
+/* client.h: a completed call's error, as rc_client_geterr gives a blocking call's. */
+void rc_async_geterr(const rc_async *call, rc_error *err)
+{
+	rc_client *c;
+
+	if (err == NULL)
+		return;
+	memset(err, 0, sizeof(*err));
+	if (call == NULL) {
+		err->status = RC_INVAL;
+		return;
+	}
+	if ((c = call->clnt) != NULL)
+		pthread_mutex_lock(&c->mu);
+	if (call->state != RC__CALL_DONE && c != NULL)
+		err->status = RC_INPROGRESS;
+	else if (call->st != RC_OK)
+		*err = call->err; /* (status set at completion: rc__complete) */
+	if (c != NULL) {
+		rc__err_explain(c, err);
+		pthread_mutex_unlock(&c->mu);
+	}
 }
 
 void rc_async_cancel(rc_async *call)
