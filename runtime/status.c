@@ -93,7 +93,8 @@ char *rc_error_format(const rc_error *err, char *buf, size_t len)
 			snprintf(buf, len, "%s", rc_strerror(err->status));
 		else if (err->auth_stat < sizeof(rc__auth_stats) / sizeof(rc__auth_stats[0]))
 			snprintf(buf, len, "%s (%s: %s)", rc_strerror(err->status),
-			         rc__auth_stats[err->auth_stat][0], rc__auth_stats[err->auth_stat][1]);
+			         rc__auth_stats[err->auth_stat][0],
+			         rc__auth_stats[err->auth_stat][1]);
 		else
 			snprintf(buf, len, "%s (auth_stat %u, not one RFC 5531 or 2203 names)",
 			         rc_strerror(err->status), err->auth_stat);

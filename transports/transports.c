@@ -72,7 +72,8 @@ static const char *rc__uri_keys_of(unsigned side, char *out, size_t cap)
 static const rc__uri_key *rc__uri_key_find(const char *p, size_t klen)
 {
 	for (size_t i = 0; i < RC__NURIKEYS; i++)
-		if (strlen(rc__uri_keys[i].name) == klen && strncmp(p, rc__uri_keys[i].name, klen) == 0)
+		if (strlen(rc__uri_keys[i].name) == klen &&
+		    strncmp(p, rc__uri_keys[i].name, klen) == 0)
 			return &rc__uri_keys[i];
 	return NULL;
 }
@@ -140,19 +141,21 @@ rc_status rc__uri_query(const char *query, unsigned side, rc__uri_key_fn fn, voi
 		klen = (int)(eq - p < 40 ? eq - p : 40);
 		if ((k = rc__uri_key_find(p, (size_t)(eq - p))) == NULL) {
 			rc__tp_set_detail("URI query: unknown key %.*s; a %s takes %s", klen, p,
-			                  rc__uri_side(side), rc__uri_keys_of(side, keys, sizeof(keys)));
+			                  rc__uri_side(side),
+			                  rc__uri_keys_of(side, keys, sizeof(keys)));
 			return RC_UNKNOWNADDR;
 		}
 		if (!(k->sides & side)) {
-			rc__tp_set_detail("URI query: %s is a %s's key%s%s%s; a %s takes %s", k->name,
-			                  rc__uri_side(k->sides), k->elsewhere[0] ? " (" : "",
-			                  k->elsewhere, k->elsewhere[0] ? ")" : "", rc__uri_side(side),
+			const bool alt = k->elsewhere[0] != '\0';
+			rc__tp_set_detail("URI query: %s is a %s's key%s%s%s; a %s takes %s",
+			                  k->name, rc__uri_side(k->sides), alt ? " (" : "",
+			                  k->elsewhere, alt ? ")" : "", rc__uri_side(side),
 			                  rc__uri_keys_of(side, keys, sizeof(keys)));
 			return RC_UNKNOWNADDR;
 		}
 		if (!rc__uri_value(eq + 1, end, buf, &used, cap)) {
-			rc__tp_set_detail("URI query: the value of %s is malformed (%%XX escapes) or too "
-			                  "long", k->name);
+			rc__tp_set_detail("URI query: the value of %s is malformed (%%XX escapes) "
+			                  "or too long", k->name);
 			return RC_UNKNOWNADDR;
 		}
 		if (k->values != NULL && !rc__uri_value_ok(k->values, val)) {

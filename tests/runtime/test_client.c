@@ -1354,8 +1354,8 @@ static void toolarge_says_which_limit(void **state)
 	assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out),
 	                 RC_MSGTOOLARGE);
 	rc_client_geterr(c, &e);
-	assert_string_equal(e.detail, "the call's record is 70044 bytes, over the transport's limit "
-	                              "of 65507 bytes (a UDP datagram: use tcp: or unix:)");
+	assert_string_equal(e.detail, "the call's record is 70044 bytes, over the transport's "
+	                              "limit of 65507 bytes (a UDP datagram: use tcp: or unix:)");
 	rc_client_destroy(c);
 
 	/* a server's max_record: it closes the connection, the client tells what it knows */

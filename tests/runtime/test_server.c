@@ -1232,12 +1232,13 @@ static void listen_errors_say_why(void **state)
 			{"tcp://127.0.0.1:0?tls=required",
 			 "URI query: tls is a client URI's key (server TLS: rc_server_set_tls, "
 			 "rc_server_set_tls_required); a listen URI takes no keys"},
-			{"udp://127.0.0.1:0?ca=x.pem", "URI query: ca is a client URI's key (a "
-			                               "server's: rc_tls_server_opts); a listen URI "
-			                               "takes no keys"},
+			{"udp://127.0.0.1:0?ca=x.pem",
+			 "URI query: ca is a client URI's key (a server's: rc_tls_server_opts); a "
+			 "listen URI takes no keys"},
 		};
 		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
-			assert_int_equal(rc_server_listen(b, refused[i][0], NULL, 0), RC_UNKNOWNADDR);
+			assert_int_equal(rc_server_listen(b, refused[i][0], NULL, 0),
+			                 RC_UNKNOWNADDR);
 			rc_server_geterr(b, &e);
 			assert_string_equal(e.detail, refused[i][1]);
 		}

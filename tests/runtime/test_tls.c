@@ -514,7 +514,8 @@ static void tls_policy(void **state)
 		assert_string_equal(tp_seen[1], weak);
 		free(tp_seen[0]);
 		free(tp_seen[1]);
-		assert_int_equal(rc_call_start(c, 0, NULL, NULL, NULL, NULL, NULL, NULL, &h), RC_OK);
+		assert_int_equal(rc_call_start(c, 0, NULL, NULL, NULL, NULL, NULL, NULL, &h),
+		                 RC_OK);
 		rc_async_geterr(h, &e); /* (RC_INPROGRESS or, done already, the refusal) */
 		assert_true(e.status == RC_INPROGRESS || e.status == RC_AUTHERROR);
 		assert_int_equal(rc_async_wait(h, 5000), RC_AUTHERROR);
