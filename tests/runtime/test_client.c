@@ -149,6 +149,15 @@ static void bad_uris(void **state)
 	assert_int_equal(rc_client_create(&c, NULL, 1, 1), RC_INVAL);
 }
 
+/* rc_broadcast's reply handler where none may come. */
+static bool never_reply(void *udata, const void *res, const struct sockaddr *from,
+                        unsigned fromlen)
+{
+	(void)udata, (void)res, (void)from, (void)fromlen;
+	fail_msg("a reply to a broadcast that should not have gone");
+	return true;
+}
+
 /* A client URI's query is checked against the one key table a listen URI's also goes through
  * (test_server listen_errors_say_why): an unknown key, a bad value and a malformed pair are
  * refused with the keys a client takes. */
@@ -176,6 +185,11 @@ static void uri_query_refusals_list_keys(void **state)
 	                 RC_UNKNOWNADDR);
 	assert_string_equal(e.detail, "URI query: the value of name is malformed (%XX escapes) or "
 	                              "too long");
+	/* a broadcast takes no query (its keys are TLS's; none over UDP): refused, not ignored */
+	assert_int_equal(rc_broadcast("udp://127.0.0.1:9?tls=off", RT_PROG, 1, 0,
+	                              (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, 0,
+	                              never_reply, NULL, 1),
+	                 RC_UNKNOWNADDR);
 	/* what the table takes is taken: an escaped value, off */
 	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9?name=a%2Db&tls=off", 1, 1, &e),
 	                 RC_OK);

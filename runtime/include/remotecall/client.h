@@ -389,7 +389,8 @@ typedef bool (*rc_broadcast_fn)(void *udata, const void *res, const struct socka
  * 14 s (clnt_broadcast's rhythm) with the same xid until timeout_ms have passed or fn returns
  * true. Nothing is left allocated. Returns RC_OK (fn stopped it), RC_TIMEDOUT (the deadline
  * passed, however many replies came: count them in udata), RC_INVAL (a NULL uri, routine or
- * fn), RC_UNKNOWNPROTO (not udp), RC_UNKNOWNADDR (malformed, no port), RC_UNKNOWNHOST,
+ * fn), RC_UNKNOWNPROTO (not udp), RC_UNKNOWNADDR (malformed, no port, a ?query: none is
+ * taken), RC_UNKNOWNHOST,
  * RC_CANTENCODEARGS, RC_CANTSEND / RC_CANTRECV (errno kept), RC_NOMEM.
  */
 rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t proc,
