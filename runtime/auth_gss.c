@@ -275,8 +275,7 @@ static bool rc__gss_cl_marshal(rc__cl_auth *a, const unsigned char *head, rc_xdr
 	rc__st32(hdr + 24, RC__GSS_FLAVOR);
 	rc__st32(hdr + 28, (uint32_t)clen);
 	if (rc__gss_cli_header_verf(g->cli, hdr, 32 + clen, &verf, &ge) != 0) {
-		snprintf(err->detail, sizeof(err->detail), "%.*s", (int)sizeof(err->detail) - 1,
-		         ge.text);
+		rc__detail_put(err->detail, sizeof(err->detail), ge.text);
 		return false;
 	}
 	v = RC__GSS_FLAVOR;

@@ -98,7 +98,7 @@ static void rc__gss_fail(rc_error *err, rc_status st, const char *text)
 		return;
 	memset(err, 0, sizeof(*err));
 	err->status = st;
-	snprintf(err->detail, sizeof(err->detail), "%.*s", (int)sizeof(err->detail) - 1, text);
+	rc__detail_put(err->detail, sizeof(err->detail), text); /* whole, or cut at a word */
 }
 
 static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err);

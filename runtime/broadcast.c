@@ -182,7 +182,7 @@ rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t p
 		return st;
 	if (strcmp(u.scheme, "udp") != 0)
 		return RC_UNKNOWNPROTO;
-	if (u.port <= 0)
+	if (u.port <= 0 || u.query[0] != '\0') /* (a query's keys are TLS's: none over UDP) */
 		return RC_UNKNOWNADDR;
 	if ((st = rc__resolve(&u, SOCK_DGRAM, &to)) != RC_OK)
 		return st;

@@ -249,8 +249,18 @@ static inline void rc__set_lastok(const rc_client *c)
 	rc__tls.ok = true;
 }
 
+/* What a failure of c says in its detail when nothing filled it in: a UDP SYSTEM_ERR may be
+ * the server's answer to a reply too big for a datagram. */
+static void rc__err_explain(const rc_client *c, rc_error *e)
+{
+	if (e->status == RC_SYSTEMERROR && c->dgram && e->detail[0] == '\0')
+		snprintf(e->detail, sizeof(e->detail), "%s",
+		         "over UDP this is also how a reply that did not fit in a datagram ends: "
+		         "use tcp: or unix: for replies over 65,507 bytes");
+}
+
 /* rpc.h: keep e as the calling thread's last error on c. The fixed fields are copied, the
- * detail text only when there is one (a call's hot path pays for 28 bytes, not 188). */
+ * detail text only when there is one (a call's hot path pays for 28 bytes, not 284). */
 void rc__set_lasterr(const rc_client *c, const rc_error *e)
 {
 	rc__tls.c = c;
@@ -263,10 +273,8 @@ void rc__set_lasterr(const rc_client *c, const rc_error *e)
 	if (e->status == RC_CANTENCODEARGS && rc__xdr_why[0] != '\0') { /* which value, why */
 		snprintf(rc__tls.e.detail, sizeof(rc__tls.e.detail), "%s", rc__xdr_why);
 		rc__xdr_why[0] = '\0';
-	} else if (e->status == RC_SYSTEMERROR && c->dgram && e->detail[0] == '\0') {
-		snprintf(rc__tls.e.detail, sizeof(rc__tls.e.detail), "%s",
-		         "over UDP this is also how a reply that did not fit in a datagram ends: "
-		         "use tcp: or unix: for replies over 65,507 bytes");
+	} else {
+		rc__err_explain(c, &rc__tls.e);
 	}
 }
 
@@ -838,8 +846,18 @@ static void rc__complete(rc_client *c, rc_async *p, rc_status st)
 	rc__wake(c);
 }
 
-/* What a call that lost its connection to an orderly close says in its detail. */
-#define RC__CLOSED_WHY "the server closed the connection"
+/* What a call that lost its connection to an orderly close says in its detail: that, and its
+ * record's size n when it is known (0: not) -- all a client can know of a server that closes the
+ * connection on a record over its max_record (RFC 5531 gives it no way to say so). */
+static void rc__closed_why(rc_async *p, size_t n)
+{
+	if (n == 0)
+		snprintf(p->err.detail, sizeof(p->err.detail), "the server closed the connection");
+	else
+		snprintf(p->err.detail, sizeof(p->err.detail),
+		         "the server closed the connection after this call's record of %zu bytes, "
+		         "unanswered (as a server does on a record over its max_record)", n);
+}
 
 /* The status of call p whose connection broke with st (RC_CANTSEND, RC_CANTRECV,
  * RC_TIMEDOUT) and errno e, kept in p's error (none for a timeout): a TLS failure (EPROTO) is
@@ -848,7 +866,7 @@ static rc_status rc__broken_status(rc_async *p, rc_status st, int e)
 {
 	p->err.sys_errno = st == RC_TIMEDOUT ? 0 : e;
 	if (st == RC_CANTRECV && e == 0) /* end of stream: no errno to tell it */
-		snprintf(p->err.detail, sizeof(p->err.detail), "%s", RC__CLOSED_WHY);
+		rc__closed_why(p, 0); /* (the fast step's: its size is not kept) */
 	if (e != EPROTO)
 		return st;
 	snprintf(p->err.detail, sizeof(p->err.detail), "%s", rc__tp_detail());
@@ -866,6 +884,52 @@ static rc_status rc__send_status(rc_async *p, rc_status r, int e)
 	return rc__broken_status(p, RC_CANTSEND, e);
 }
 
+/* A write that keeps nothing: rc__call_size's record stream only counts. */
+static bool rc__count_write(void *ctx, const void *buf, size_t len)
+{
+	(void)ctx, (void)buf, (void)len;
+	return true;
+}
+
+/* The size of a call whose arguments xargs(args) outgrew the encode buffer's cap: hdrlen and
+ * the arguments encoded again through a record stream that only counts (0: they do not
+ * encode). A failure's path only. */
+static size_t rc__call_size(size_t hdrlen, rc_xdrproc xargs, const void *args)
+{
+	unsigned char buf[2048];
+	rc_xdr x;
+
+	if (rc_xdrrec_create(&x, buf, sizeof(buf), rc__count_write, NULL) != RC_OK ||
+	    !xargs(&x, (void *)args))
+		return 0;
+	return hdrlen + rc_xdr_getpos(&x);
+}
+
+/* A call of c too large to send: p's detail says which limit -- this client's max message or
+ * its transport's (a UDP datagram) -- and both sizes (len 0: sized again from xargs(args)
+ * behind a header of hdrlen). Returns RC_MSGTOOLARGE. */
+static __attribute__((noinline, cold)) rc_status
+rc__toolarge(const rc_client *c, rc_async *p, size_t len, size_t hdrlen, rc_xdrproc xargs,
+             const void *args)
+{
+	size_t limit = c->max_msg;
+	bool client = limit >= c->max_record;
+	char size[48];
+
+	if (len == 0 && xargs != NULL)
+		len = rc__call_size(hdrlen, xargs, args);
+	if (len != 0)
+		snprintf(size, sizeof(size), "is %zu bytes", len);
+	else
+		snprintf(size, sizeof(size), "is larger");
+	snprintf(p->err.detail, sizeof(p->err.detail),
+	         "the call's record %s, over %s of %zu bytes%s", size,
+	         client ? "this client's limit" : "the transport's limit", limit,
+	         client ? " (rc_client_set_max_message)"
+	                : c->dgram ? " (a UDP datagram: use tcp: or unix:)" : "");
+	return RC_MSGTOOLARGE;
+}
+
 /* Fail every call in flight with st and errno detail err (the connection broke); a TLS
  * failure (err EPROTO: only the TLS layer reports it) becomes RC_TLSFAILED, with the
  * transport's words in each call's detail. */
@@ -874,13 +938,18 @@ static void rc__fail_all(rc_client *c, rc_status st, int err)
 	if (err == EPROTO && st != RC_MSGTOOLARGE)
 		st = RC_TLSFAILED;
 	while (c->pending) {
+		rc_async *p = c->pending;
 		c->pending->err.sys_errno = err;
 		if (err == EPROTO || err == EDEADLK || st == RC_TOOMANY)
 			snprintf(c->pending->err.detail, sizeof(c->pending->err.detail), "%s",
 			         rc__tp_detail());
 		else if (err == 0 && st == RC_CANTRECV)
-			snprintf(c->pending->err.detail, sizeof(c->pending->err.detail), "%s",
-			         RC__CLOSED_WHY);
+			rc__closed_why(p, p->auth && p->wire ? p->wirelen : p->msglen);
+		else if (st == RC_MSGTOOLARGE) /* (the stream said how large, over which cap) */
+			snprintf(p->err.detail, sizeof(p->err.detail),
+			         "the reply's %s: this client's max message "
+			         "(rc_client_set_max_message)",
+			         rc__tp_detail()[0] ? rc__tp_detail() : "record is over the cap");
 		rc__complete(c, c->pending, st);
 	}
 }
@@ -929,6 +998,10 @@ static void rc__run_callbacks(rc_client *c)
 		pthread_mutex_unlock(&c->mu);
 		if (p == NULL)
 			return;
+		if (p->st == RC_OK) /* rc_client_geterr in the callback: this call's */
+			rc__set_lastok(c);
+		else
+			rc__set_lasterr(c, &p->err);
 		p->cb(p, p->st, p->udata);
 		rc__free_call(p);
 	}
@@ -1557,10 +1630,11 @@ static rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t p
 {
 	rc_xdr x;
 	unsigned char *h;
+	size_t hdrlen;
 
 	rc__encbuf_xdr(b, &x);
 	pthread_mutex_lock(&c->mu);
-	h = rc_xdr_inline(&x, c->hdr->len);
+	h = rc_xdr_inline(&x, hdrlen = c->hdr->len);
 	if (h != NULL) {
 		rc__hdr_put(h, c->hdr, proc);
 		if ((p->auth = c->hdr->auth) != NULL) /* sealed at each transmission (rc__seal) */
@@ -1570,7 +1644,7 @@ static rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t p
 	if (h == NULL)
 		return b->toolarge ? RC_MSGTOOLARGE : RC_NOMEM;
 	if (!xargs(&x, (void *)args))
-		return b->toolarge ? RC_MSGTOOLARGE : RC_CANTENCODEARGS;
+		return b->toolarge ? rc__toolarge(c, p, 0, hdrlen, xargs, args) : RC_CANTENCODEARGS;
 	*len = rc_xdr_getpos(&x);
 	return RC_OK;
 }
@@ -1724,7 +1798,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 	}
 	if (len > c->max_msg) {
 		pthread_mutex_unlock(&c->mu);
-		return RC_MSGTOOLARGE;
+		return rc__toolarge(c, p, len, 0, NULL, NULL);
 	}
 	if (p->auth != NULL && atomic_load(&p->auth->window) != 0 &&
 	    (st = rc__window_wait(c, p)) != RC_OK) {
@@ -1751,7 +1825,7 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 		len = p->wirelen;
 		if (len > c->max_msg) {
 			pthread_mutex_unlock(&c->mu);
-			return RC_MSGTOOLARGE;
+			return rc__toolarge(c, p, len, 0, NULL, NULL); /* (sealed: its size grew) */
 		}
 	}
 	if (c->trace != NULL && p->tr_begin != 0) {
@@ -2117,6 +2191,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 	size_t rlen = 0;
 	rc_status r;
 	int e = 0;
+	size_t big = 0; /* a call over max_msg: its size (done:) */
 	bool ran_out = false; /* a datagram's receive waited its whole interval (general:) */
 
 	/* the reader's role taken and eligibility checked by the caller; a datagram's step has
@@ -2154,6 +2229,7 @@ rc__fast(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xar
 		len = (size_t)(x.x_pos - x.x_base);
 	}
 	if (__builtin_expect(len + (b->gather ? b->gbytes : 0) > c->max_msg, 0)) {
+		big = len + (b->gather ? b->gbytes : 0);
 		*st = RC_MSGTOOLARGE;
 		goto done;
 	}
@@ -2261,6 +2337,9 @@ general:
 	return false;
 done:
 	rc__err_clear(&p->err);
+	if (*st == RC_MSGTOOLARGE) /* which limit, both sizes (big 0: the encoding stopped); hdr
+	                              lives while the role is held */
+		rc__toolarge(c, p, big, hdr->len, xargs, args);
 	rc__role_drop(c);
 	return true;
 }
@@ -2486,7 +2565,9 @@ rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, con
 		}
 	}
 	rc__encbuf_free(&b);
-	if (st != RC_OK) {
+	if (st != RC_OK) { /* no handle: rc_client_geterr tells why */
+		p->err.status = st;
+		rc__set_lasterr(clnt, &p->err);
 		rc__free_call(p);
 		return st;
 	}
@@ -2550,6 +2631,30 @@ rc_status rc_async_wait(rc_async *call, int timeout_ms)
 	/* With a callback, the call may be freed by the callbacks run here: st was read before. */
 	rc__run_callbacks(c);
 	return st;
+}
+
+/* client.h: a completed call's error, as rc_client_geterr gives a blocking call's. */
+void rc_async_geterr(const rc_async *call, rc_error *err)
+{
+	rc_client *c;
+
+	if (err == NULL)
+		return;
+	memset(err, 0, sizeof(*err));
+	if (call == NULL) {
+		err->status = RC_INVAL;
+		return;
+	}
+	if ((c = call->clnt) != NULL)
+		pthread_mutex_lock(&c->mu);
+	if (call->state != RC__CALL_DONE && c != NULL)
+		err->status = RC_INPROGRESS;
+	else if (call->st != RC_OK)
+		*err = call->err; /* (status set at completion: rc__complete) */
+	if (c != NULL) {
+		rc__err_explain(c, err);
+		pthread_mutex_unlock(&c->mu);
+	}
 }
 
 void rc_async_cancel(rc_async *call)

@@ -73,8 +73,9 @@ void rc__gss_buf_free(rc__gss_buf *b);
 
 /* What went wrong, with GSS's own words: major/minor are the GSS status codes (0 when the
  * failure was not GSS's: a malformed token, a wrong sequence number, memory), text is
- * "what: <gss_display_status of major>; <of minor>" or a plain sentence. Every function taking
- * an rc__gss_err * accepts NULL. */
+ * "what: <gss_display_status of major>; <of minor>" ("what: <of minor>" alone when major is
+ * GSS_S_FAILURE, whose text only says to read the minor's) or a plain sentence. Every
+ * function taking an rc__gss_err * accepts NULL. */
 typedef struct rc__gss_err {
 	uint32_t major;
 	uint32_t minor;

@@ -52,6 +52,13 @@ void rc__gss_err_status(rc__gss_err *err, const char *what, OM_uint32 major, OM_
 	size_t at = 0, cap = sizeof err->text;
 	int n = snprintf(err->text, cap, "%s: ", what);
 	at = n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+	if (GSS_ROUTINE_ERROR(major) == GSS_S_FAILURE && minor != 0) {
+		/* "Unspecified GSS failure.  Minor code may provide more information": the minor
+		 * code's text alone says what happened ("Server x@R not found in Kerberos
+		 * database") */
+		status_text(err->text, cap, &at, minor, GSS_C_MECH_CODE);
+		return;
+	}
 	status_text(err->text, cap, &at, major, GSS_C_GSS_CODE);
 	if (minor && at + 2 < cap) {
 		memcpy(err->text + at, "; ", 3);

@@ -212,6 +212,11 @@ rc_status rc__reply_header(rc_xdr *x, rc_error *err, rc__verf *v);
 /* Thread-local detail of the last call, for rc_client_geterr. */
 void rc__set_lasterr(const rc_client *c, const rc_error *e);
 
+/* Put text (another layer's words: GSS's, OpenSSL's, a transport's) into an rc_error detail
+ * dst[0..cap): whole when it fits, else cut at the last word boundary that leaves room for
+ * "..." (inside a word only when one word fills it), the ellipsis marking the cut (status.c). */
+void rc__detail_put(char *dst, size_t cap, const char *text);
+
 /*
  * The client's own open, for the layer above it (rpcbind.c's rc_client_create_ex resolves a
  * udp/tcp URI's missing port first; client.c never calls rpcbind.c): a connected client for

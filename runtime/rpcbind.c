@@ -436,11 +436,9 @@ static rc_status rc__client_tls(const rc_uri *u, const rc_tls_client_opts *tls,
 
 	*ctx = NULL;
 	memset(&o, 0, sizeof(o));
-	if (u->query[0] != '\0' && (st = rc__tls_query_parse(u->query, &o, buf, sizeof(buf))) != RC_OK) {
-		rc__tp_set_detail("URI query: expected tls=off|opportunistic|required, ca, cadir, "
-		                  "cert, key, name");
-		return st;
-	}
+	if (u->query[0] != '\0' &&
+	    (st = rc__tls_query_parse(u->query, &o, buf, sizeof(buf))) != RC_OK)
+		return st; /* (its detail says which key or value, and lists the keys) */
 	if (tls != NULL) {
 		if (tls->policy != RC_TLS_OFF)
 			o.policy = tls->policy;

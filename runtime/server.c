@@ -385,6 +385,11 @@ static rc_status rc__listen(rc_server *srv, const char *uri, char *bound, size_t
 
 	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
 		return st;
+	/* a key the listen side does not take is refused, never ignored (a client's ?tls=required
+	 * would otherwise look like a TLS policy the server does not run) */
+	if (u.query[0] != '\0' &&
+	    (st = rc__uri_query(u.query, RC__URIQ_LISTEN, NULL, NULL, at, sizeof(at))) != RC_OK)
+		return st;
 	if (srv->nlsn >= RC__MAX_LISTENERS)
 		return RC_TOOMANY;
 	k = rc__tp_find(u.scheme);

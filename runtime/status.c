@@ -6,6 +6,8 @@
 
 #include <remotecall/status.h>
 
+#include "runtime/rpc.h"
+
 static const char *const rc__status_text[] = {
 #define RC__TEXT(name, text) text,
 	RC_STATUS_LIST(RC__TEXT)
@@ -32,6 +34,48 @@ const char *rc_status_name(rc_status st)
 	return rc__status_names[st];
 }
 
+/* rpc.h: text whole, or cut at a word with "..." after it. */
+void rc__detail_put(char *dst, size_t cap, const char *text)
+{
+	size_t n = strlen(text), k;
+
+	if (cap == 0)
+		return;
+	if (n < cap || cap < 8) {
+		snprintf(dst, cap, "%s", text);
+		return;
+	}
+	k = cap - 4; /* text[0..k) kept, then "..." and the NUL */
+	while (k > 0 && text[k] != ' ')
+		k--; /* back to a space: what is kept ends a word */
+	if (k == 0)
+		k = cap - 4; /* one word fills it */
+	while (k > 0 && strchr(" ,;:.", text[k - 1]) != NULL)
+		k--; /* "found..." rather than "found; ..." */
+	memcpy(dst, text, k);
+	memcpy(dst + k, "...", 4);
+}
+
+/* The auth_stat values of RFC 5531 (1..7), its Kerberos ones (8..12) and RFC 2203's (13,
+ * 14): name, then RFC 5531's words. */
+static const char *const rc__auth_stats[][2] = {
+	{NULL, NULL}, /* AUTH_OK: not a refusal */
+	{"AUTH_BADCRED", "bad credential (seal broken)"},
+	{"AUTH_REJECTEDCRED", "client must begin new session"},
+	{"AUTH_BADVERF", "bad verifier (seal broken)"},
+	{"AUTH_REJECTEDVERF", "verifier expired or replayed"},
+	{"AUTH_TOOWEAK", "rejected for security reasons"},
+	{"AUTH_INVALIDRESP", "bogus response verifier"},
+	{"AUTH_FAILED", "reason unknown"},
+	{"AUTH_KERB_GENERIC", "kerberos generic error"},
+	{"AUTH_TIMEEXPIRE", "time of credential expired"},
+	{"AUTH_TKT_FILE", "problem with ticket file"},
+	{"AUTH_DECODE", "can't decode authenticator"},
+	{"AUTH_NET_ADDR", "wrong net address in ticket"},
+	{"RPCSEC_GSS_CREDPROBLEM", "no credentials for user"},
+	{"RPCSEC_GSS_CTXPROBLEM", "problem with context"},
+};
+
 /* status.h: the status in words, then what the error adds to it. */
 char *rc_error_format(const rc_error *err, char *buf, size_t len)
 {
@@ -52,8 +96,16 @@ char *rc_error_format(const rc_error *err, char *buf, size_t len)
 		snprintf(buf, len, "%s (server speaks %u..%u)", rc_strerror(err->status), err->low,
 		         err->high);
 		break;
-	case RC_AUTHERROR:
-		snprintf(buf, len, "%s (auth_stat %u)", rc_strerror(err->status), err->auth_stat);
+	case RC_AUTHERROR: /* the server's auth_stat by name; none (0: refused on this side) */
+		if (err->auth_stat == 0)
+			snprintf(buf, len, "%s", rc_strerror(err->status));
+		else if (err->auth_stat < sizeof(rc__auth_stats) / sizeof(rc__auth_stats[0]))
+			snprintf(buf, len, "%s (%s: %s)", rc_strerror(err->status),
+			         rc__auth_stats[err->auth_stat][0],
+			         rc__auth_stats[err->auth_stat][1]);
+		else
+			snprintf(buf, len, "%s (auth_stat %u, not one RFC 5531 or 2203 names)",
+			         rc_strerror(err->status), err->auth_stat);
 		break;
 	case RC_LOCALERROR: /* "local system error (see errno detail)" adds nothing to it */
 		if (err->sys_errno != 0) {

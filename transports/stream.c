@@ -450,6 +450,15 @@ static void rc__stream_shutdown(rc_tp *tp, bool both)
 	(void)shutdown(tp->fd, both ? SHUT_RDWR : SHUT_RD); /* fails only if not connected */
 }
 
+/* A record over s's cap (the reader failed): RC_MSGTOOLARGE, rc__tp_detail saying how large
+ * its header says it is and the cap -- what a client tells of a reply over its own. */
+static __attribute__((noinline, cold)) rc_status rc__stream_toolarge(const rc__stream *s)
+{
+	rc__tp_set_detail("record of at least %zu bytes over the cap of %zu",
+	                  s->rr.rec + s->rr.frag_left, s->rr.max_record);
+	return RC_MSGTOOLARGE;
+}
+
 /* The status of a receive that returned got <= 0. */
 static rc_status rc__stream_recv_failed(ssize_t got)
 {
@@ -505,7 +514,7 @@ rc__stream_recv_t(rc_tp *tp, void **msg, size_t *len, unsigned tflags, const boo
 		rc_status st = rc_recreader_next(&s->rr, msg, len);
 
 		if (st != RC_AGAIN)
-			return st; /* RC_OK or RC_MSGTOOLARGE */
+			return st == RC_OK ? st : rc__stream_toolarge(s); /* (RC_MSGTOOLARGE) */
 		if (rest != NULL && rc__recreader_head(&s->rr, RC_TP_PULL_MIN, msg, len, rest))
 			return RC_OK;
 		if (step == 0) {
@@ -597,7 +606,7 @@ static rc_status rc__stream_recv_pull(rc_tp *tp, void *dst, size_t n, void **msg
 
 		if (st != RC_AGAIN) {
 			s->more = st == RC_OK; /* bytes read past the record: rc__stream_ahead */
-			return st;
+			return st == RC_OK ? st : rc__stream_toolarge(s);
 		}
 		if ((st = rc_recreader_space(&s->rr, &p, &k)) != RC_OK)
 			return st;

@@ -182,8 +182,6 @@ static void rc__tls_file_why(const char *role, const char *path)
 	ERR_clear_error();
 }
 
-/* The value of a hex digit, or -1. */
-static int rc__hexval(char ch);
 
 /* OpenSSL's key log (NSS format) of a connection's handshake: keep its application traffic
  * secrets (CLIENT_TRAFFIC_SECRET_0, SERVER_TRAFFIC_SECRET_0) for the record layer. */
@@ -382,73 +380,32 @@ rc_tls_policy rc__tls_policy(const rc__tls_ctx *ctx)
 	return ctx != NULL ? ctx->policy : RC_TLS_OFF;
 }
 
-/* The value of a hex digit, or -1. */
-static int rc__hexval(char ch)
+/* rc__uri_query's fn for a client's query: each key into its field of the options. */
+static bool rc__tls_query_key(void *ctx, const rc__uri_key *k, const char *val)
 {
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
+	rc_tls_client_opts *o = ctx;
+
+	if (strcmp(k->name, "tls") == 0)
+		o->policy = strcmp(val, "required") == 0        ? RC_TLS_REQUIRED
+		            : strcmp(val, "opportunistic") == 0 ? RC_TLS_OPPORTUNISTIC
+		                                                : RC_TLS_OFF;
+	else if (strcmp(k->name, "ca") == 0)
+		o->ca_file = val;
+	else if (strcmp(k->name, "cadir") == 0)
+		o->ca_dir = val;
+	else if (strcmp(k->name, "cert") == 0)
+		o->cert_file = val;
+	else if (strcmp(k->name, "key") == 0)
+		o->key_file = val;
+	else if (strcmp(k->name, "name") == 0)
+		o->verify_name = val;
+	return true;
 }
 
 /* tls.h */
 rc_status rc__tls_query_parse(const char *query, rc_tls_client_opts *o, char *buf, size_t cap)
 {
-	const char *p = query;
-	size_t used = 0;
-
-	while (*p != '\0') {
-		const char *eq = strchr(p, '='), *amp = strchr(p, '&');
-		const char *end = amp ? amp : p + strlen(p);
-		size_t klen;
-		char *val = buf + used;
-
-		if (eq == NULL || eq > end)
-			return RC_UNKNOWNADDR;
-		klen = (size_t)(eq - p);
-		for (const char *q = eq + 1; q < end; q++) { /* the value, %XX decoded */
-			int ch = (unsigned char)*q;
-			if (ch == '%') {
-				int hi = q + 2 < end ? rc__hexval(q[1]) : -1;
-				int lo = hi >= 0 ? rc__hexval(q[2]) : -1;
-				if (lo < 0)
-					return RC_UNKNOWNADDR;
-				ch = hi * 16 + lo;
-				q += 2;
-			}
-			if (ch == 0 || used + 1 >= cap)
-				return RC_UNKNOWNADDR;
-			buf[used++] = (char)ch;
-		}
-		buf[used++] = '\0';
-		if (klen == 3 && strncmp(p, "tls", 3) == 0) {
-			if (strcmp(val, "off") == 0)
-				o->policy = RC_TLS_OFF;
-			else if (strcmp(val, "opportunistic") == 0)
-				o->policy = RC_TLS_OPPORTUNISTIC;
-			else if (strcmp(val, "required") == 0)
-				o->policy = RC_TLS_REQUIRED;
-			else
-				return RC_UNKNOWNADDR;
-		} else if (klen == 2 && strncmp(p, "ca", 2) == 0) {
-			o->ca_file = val;
-		} else if (klen == 5 && strncmp(p, "cadir", 5) == 0) {
-			o->ca_dir = val;
-		} else if (klen == 4 && strncmp(p, "cert", 4) == 0) {
-			o->cert_file = val;
-		} else if (klen == 3 && strncmp(p, "key", 3) == 0) {
-			o->key_file = val;
-		} else if (klen == 4 && strncmp(p, "name", 4) == 0) {
-			o->verify_name = val;
-		} else {
-			return RC_UNKNOWNADDR;
-		}
-		p = amp ? amp + 1 : end;
-	}
-	return RC_OK;
+	return rc__uri_query(query, RC__URIQ_CLIENT, rc__tls_query_key, o, buf, cap);
 }
 
 /* Milliseconds left until deadline (0: none -> -1, no limit); at least 1 while any is left,

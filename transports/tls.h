@@ -38,10 +38,11 @@ void rc__tls_ctx_free(rc__tls_ctx *ctx);
 rc_tls_policy rc__tls_policy(const rc__tls_ctx *ctx);
 
 /*
- * Parse a URI query ("tls=required&ca=/x/ca.pem&name=h") into o: keys tls
- * (off|opportunistic|required), ca, cadir, cert, key, name; values may use %XX escapes. The
- * strings o then points to are stored in buf[0..cap). RC_OK; RC_UNKNOWNADDR for an unknown
- * key, a bad value or a query longer than buf.
+ * Parse a client URI's query ("tls=required&ca=/x/ca.pem&name=h") into o, through
+ * rc__uri_query (its key table: tls=off|opportunistic|required, ca, cadir, cert, key, name;
+ * values may use %XX escapes). The strings o then points to are stored in buf[0..cap). RC_OK;
+ * RC_UNKNOWNADDR for an unknown key, a bad value or a query longer than buf (rc__tp_detail
+ * says which and lists the keys).
  */
 rc_status rc__tls_query_parse(const char *query, rc_tls_client_opts *o, char *buf, size_t cap);
 

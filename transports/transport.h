@@ -38,7 +38,7 @@ typedef struct rc_uri {
 	char host[256];  /* host name or address (no brackets); path or name for unix/inproc */
 	int port;        /* -1: none given */
 	bool v6literal;  /* host was written in [brackets] */
-	char query[RC_URI_MAX]; /* tcp/udp: what followed '?' ("" : nothing); TLS options */
+	char query[RC_URI_MAX]; /* tcp/udp: what followed '?' ("" : nothing): rc__uri_query */
 	/* Set by the client, not the parse: its TLS context (NULL: plaintext; tcp only) and the
 	 * program and version its TLS probe names. The client owns tls. */
 	struct rc__tls_ctx *tls;
@@ -48,6 +48,48 @@ typedef struct rc_uri {
 /* Parse text into u. RC_UNKNOWNADDR for a malformed or over-long URI, RC_UNKNOWNPROTO for an
  * unknown scheme. */
 rc_status rc__uri_parse(const char *text, rc_uri *u);
+
+/* The value of a hex digit, or -1 (a URI's %XX escapes, the TLS key log's secrets). */
+static inline int rc__hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/*
+ * The keys a URI's query may carry (transports.c holds the one table: a new key is one line
+ * there). Each names who takes it -- a client's URI (rc_client_create), a listen URI
+ * (rc_server_listen), or both -- and, for a key one side does not take, where that side says
+ * the same thing instead (shown in the refusal).
+ */
+enum { RC__URIQ_CLIENT = 1u, RC__URIQ_LISTEN = 2u };
+
+typedef struct rc__uri_key {
+	const char *name;
+	const char *values;    /* "off|opportunistic|required": one of these; NULL: any text */
+	unsigned sides;        /* RC__URIQ_CLIENT, RC__URIQ_LISTEN, or both */
+	const char *elsewhere; /* for the side without it: what to use instead ("" : nothing) */
+} rc__uri_key;
+
+/* What rc__uri_query hands each key=value to; false refuses the query (the callee set the
+ * detail). */
+typedef bool (*rc__uri_key_fn)(void *ctx, const rc__uri_key *key, const char *value);
+
+/*
+ * Walk query ("tls=required&ca=/x/ca.pem", no '?') as side (RC__URIQ_CLIENT or
+ * RC__URIQ_LISTEN) takes it: each value is %XX-decoded into buf[0..cap) (the strings handed
+ * to fn stay there) and, once its key is known to side and the value one of the key's values,
+ * handed to fn (NULL: only checked). RC_OK; RC_UNKNOWNADDR for a key side does not take, a bad
+ * value, a malformed pair or a query longer than buf -- rc__tp_detail then says which and
+ * lists the keys side takes ("URI query: unknown key foo; a client URI takes tls=off|...").
+ */
+rc_status rc__uri_query(const char *query, unsigned side, rc__uri_key_fn fn, void *ctx,
+                        char *buf, size_t cap);
 
 /* A peer address (datagram sender or receiver). */
 typedef struct rc_peer {

@@ -750,9 +750,16 @@ static void started_call_renewed(void **state)
 		                               (rc_xdrproc)xdr_rt_blob, &out, NULL, NULL, &h),
 		                 RC_OK);
 		assert_int_equal(rc_async_wait(h, 5000), RC_AUTHERROR);
+		{ /* its handle says why, the auth_stat by name */
+			char buf[200];
+			rc_async_geterr(h, &e);
+			assert_int_equal(e.auth_stat, RC__AUTH_CREDPROBLEM);
+			assert_string_equal(rc_error_format(&e, buf, sizeof buf),
+			                    "authentication error (RPCSEC_GSS_CREDPROBLEM: no "
+			                    "credentials for user)");
+		}
 		rc_async_release(h);
 		assert_int_equal(atomic_load(&xs_refreshes), 3);
-		rc_client_geterr(c, &e);
 		atomic_store(&xs_reject_next, 0);
 		/* released while it waits for the renewal: nothing left behind (valgrind) */
 		atomic_store(&xs_reject_next, 1);

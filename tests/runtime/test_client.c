@@ -149,6 +149,53 @@ static void bad_uris(void **state)
 	assert_int_equal(rc_client_create(&c, NULL, 1, 1), RC_INVAL);
 }
 
+/* rc_broadcast's reply handler where none may come. */
+static bool never_reply(void *udata, const void *res, const struct sockaddr *from,
+                        unsigned fromlen)
+{
+	(void)udata, (void)res, (void)from, (void)fromlen;
+	fail_msg("a reply to a broadcast that should not have gone");
+	return true;
+}
+
+/* A client URI's query is checked against the one key table a listen URI's also goes through
+ * (test_server listen_errors_say_why): an unknown key, a bad value and a malformed pair are
+ * refused with the keys a client takes. */
+static void uri_query_refusals_list_keys(void **state)
+{
+	static const char *const keys = "a client URI takes tls=off|opportunistic|required, ca, "
+	                                "cadir, cert, key, name";
+	rc_client *c = NULL;
+	rc_error e;
+	char want[200];
+	(void)state;
+	assert_int_equal(rc_client_create_ex(&c, "tcp://127.0.0.1:9?colour=blue", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	assert_null(c);
+	snprintf(want, sizeof want, "URI query: unknown key colour; %s", keys);
+	assert_string_equal(e.detail, want);
+	assert_int_equal(rc_client_create_ex(&c, "tcp://127.0.0.1:9?tls=maybe", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	assert_string_equal(e.detail, "URI query: tls=maybe; tls takes off|opportunistic|required");
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9?ca=a.pem&tls", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	snprintf(want, sizeof want, "URI query: tls is not key=value; %s", keys);
+	assert_string_equal(e.detail, want);
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9?name=%4", 1, 1, &e),
+	                 RC_UNKNOWNADDR);
+	assert_string_equal(e.detail, "URI query: the value of name is malformed (%XX escapes) or "
+	                              "too long");
+	/* a broadcast takes no query (its keys are TLS's; none over UDP): refused, not ignored */
+	assert_int_equal(rc_broadcast("udp://127.0.0.1:9?tls=off", RT_PROG, 1, 0,
+	                              (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, 0,
+	                              never_reply, NULL, 1),
+	                 RC_UNKNOWNADDR);
+	/* what the table takes is taken: an escaped value, off */
+	assert_int_equal(rc_client_create_ex(&c, "udp://127.0.0.1:9?name=a%2Db&tls=off", 1, 1, &e),
+	                 RC_OK);
+	rc_client_destroy(c);
+}
+
 /* A socket of type (SOCK_DGRAM, SOCK_STREAM) bound to a free loopback port, listening if
  * asked, and its URI ("udp://" or "tcp://127.0.0.1:PORT") in uri: a peer the test plays. */
 static int loopback_socket(int type, bool listening, char *uri, size_t urisize)
@@ -1273,6 +1320,73 @@ static void errors_name_their_cause(void **state)
 	rc_client_destroy(c);
 }
 
+/* A call or reply over a size limit says which limit and both sizes: the client's own max
+ * message (a call before anything is sent; a reply as its record mark arrives), a UDP
+ * datagram's, and -- as far as the protocol lets a client know -- a server's max_record,
+ * which closes the connection: the client says the server closed it after this call's
+ * record of N bytes. Blocking and started calls alike. */
+static void toolarge_says_which_limit(void **state)
+{
+	static const char *const srv_uris[] = {"udp://127.0.0.1:0", "tcp://127.0.0.1:0", NULL};
+	rc_server_limits lim = {.max_record = 8192};
+	rt_blob in = {10000, calloc(1, 70000)}, out = {0, NULL};
+	rt_sized sz = {10000, {0, NULL}};
+	rt_server small;
+	rc_client *c;
+	rc_async *h;
+	rc_error e;
+	char buf[300];
+	(void)state;
+
+	/* the client's cap, on a call: header 40 + length 4 + 10,000 bytes */
+	c = connect_to(1, 1);
+	assert_int_equal(rc_client_set_max_message(c, 4096), RC_OK);
+	assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out),
+	                 RC_MSGTOOLARGE);
+	rc_client_geterr(c, &e);
+	assert_string_equal(e.detail, "the call's record is 10044 bytes, over this client's limit "
+	                              "of 4096 bytes (rc_client_set_max_message)");
+	assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob,
+	                               &out, NULL, NULL, &h),
+	                 RC_MSGTOOLARGE);
+	rc_client_geterr(c, &e); /* (a start that fails leaves no handle: the client says) */
+	assert_string_equal(e.detail, "the call's record is 10044 bytes, over this client's limit "
+	                              "of 4096 bytes (rc_client_set_max_message)");
+	/* ... on a reply: 24 bytes of header, 4 of length, 10,000 of data */
+	assert_int_equal(rc_call(c, 8, (rc_xdrproc)xdr_rt_sized, &sz, (rc_xdrproc)xdr_rt_big, &out),
+	                 RC_MSGTOOLARGE);
+	rc_client_geterr(c, &e);
+	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
+	                    "message too large for the transport or over the configured cap (the "
+	                    "reply's record of at least 10028 bytes over the cap of 4096: this "
+	                    "client's max message (rc_client_set_max_message))");
+	rc_client_destroy(c);
+
+	/* a datagram's limit */
+	c = connect_to(0, 1);
+	in.len = 70000;
+	assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out),
+	                 RC_MSGTOOLARGE);
+	rc_client_geterr(c, &e);
+	assert_string_equal(e.detail, "the call's record is 70044 bytes, over the transport's "
+	                              "limit of 65507 bytes (a UDP datagram: use tcp: or unix:)");
+	rc_client_destroy(c);
+
+	/* a server's max_record: it closes the connection, the client tells what it knows */
+	assert_int_equal(rt_start_lim(&small, srv_uris, 0, &lim), 0);
+	assert_int_equal(rc_client_create(&c, small.uri[1], RT_PROG, 1), RC_OK);
+	in.len = 10000;
+	assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out),
+	                 RC_CANTRECV);
+	rc_client_geterr(c, &e);
+	assert_string_equal(e.detail, "the server closed the connection after this call's record "
+	                              "of 10044 bytes, unanswered (as a server does on a record "
+	                              "over its max_record)");
+	rc_client_destroy(c);
+	rt_stop(&small);
+	free(in.val);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1283,6 +1397,8 @@ int main(void)
 		cmocka_unit_test(errors_each_kind),
 		cmocka_unit_test(auth_sys_reaches_server),
 		cmocka_unit_test(bad_uris),
+		cmocka_unit_test(uri_query_refusals_list_keys),
+		cmocka_unit_test(toolarge_says_which_limit),
 		cmocka_unit_test(dead_server_times_out),
 		cmocka_unit_test(silent_udp_times_out_on_time),
 		cmocka_unit_test(slow_call_times_out),

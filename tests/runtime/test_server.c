@@ -1227,6 +1227,32 @@ static void listen_errors_say_why(void **state)
 	rc_server_geterr(b, &e);
 	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
 	                    "address unknown or malformed (local address tcp://127.0.0.1:80x)");
+
+	/* a query key the listen side does not take is refused, never ignored: an unknown one,
+	 * and a client's (tls=required would look like a TLS policy this listener does not run) */
+	assert_int_equal(rc_server_listen(b, "tcp://127.0.0.1:0?foo=bar", at, sizeof at),
+	                 RC_UNKNOWNADDR);
+	assert_string_equal(at, "");
+	rc_server_geterr(b, &e);
+	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
+	                    "address unknown or malformed (URI query: unknown key foo; a listen "
+	                    "URI takes no keys)");
+	{
+		static const char *const refused[][2] = {
+			{"tcp://127.0.0.1:0?tls=required",
+			 "URI query: tls is a client URI's key (server TLS: rc_server_set_tls, "
+			 "rc_server_set_tls_required); a listen URI takes no keys"},
+			{"udp://127.0.0.1:0?ca=x.pem",
+			 "URI query: ca is a client URI's key (a server's: rc_tls_server_opts); a "
+			 "listen URI takes no keys"},
+		};
+		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+			assert_int_equal(rc_server_listen(b, refused[i][0], NULL, 0),
+			                 RC_UNKNOWNADDR);
+			rc_server_geterr(b, &e);
+			assert_string_equal(e.detail, refused[i][1]);
+		}
+	}
 	rc_server_destroy(a);
 	rc_server_destroy(b);
 }

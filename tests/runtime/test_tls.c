@@ -474,6 +474,19 @@ static void tls_failures(void **state)
 	}
 }
 
+/* What a refused started call's callback sees: rc_client_geterr's text, rc_async_geterr's. */
+static char *tp_seen[2];
+static void tp_refused_cb(rc_async *h, rc_status st, void *udata)
+{
+	rc_error e;
+	char buf[200];
+	assert_int_equal(st, RC_AUTHERROR);
+	rc_client_geterr(udata, &e); /* (udata: the client) */
+	tp_seen[0] = strdup(rc_error_format(&e, buf, sizeof buf));
+	rc_async_geterr(h, &e);
+	tp_seen[1] = strdup(rc_error_format(&e, buf, sizeof buf));
+}
+
 /* The policy table against remotecall servers with and without TLS, and a TLS-required
  * program: opportunistic falls back; required fails with RC_TLSUNAVAIL having sent nothing
  * but the probe; plaintext calls to the required program get AUTH_TOOWEAK; UDP stays
@@ -511,6 +524,32 @@ static void tls_policy(void **state)
 	                 RC_AUTHERROR);
 	rc_client_geterr(c, &e);
 	assert_int_equal(e.auth_stat, 5); /* AUTH_TOOWEAK */
+	{
+		char buf[200];
+		rc_async *h;
+		static const char *const weak = "authentication error (AUTH_TOOWEAK: rejected for "
+		                                "security reasons)";
+		assert_string_equal(rc_error_format(&e, buf, sizeof buf), weak);
+		/* a started call's refusal says the same, in its callback (rc_client_geterr and
+		 * rc_async_geterr) and through a handle */
+		tp_seen[0] = tp_seen[1] = NULL;
+		assert_int_equal(rc_call_start(c, 0, NULL, NULL, NULL, NULL, tp_refused_cb, c, &h),
+		                 RC_OK);
+		assert_int_equal(rc_async_wait(h, 5000), RC_AUTHERROR);
+		assert_non_null(tp_seen[0]);
+		assert_string_equal(tp_seen[0], weak);
+		assert_string_equal(tp_seen[1], weak);
+		free(tp_seen[0]);
+		free(tp_seen[1]);
+		assert_int_equal(rc_call_start(c, 0, NULL, NULL, NULL, NULL, NULL, NULL, &h),
+		                 RC_OK);
+		rc_async_geterr(h, &e); /* (RC_INPROGRESS or, done already, the refusal) */
+		assert_true(e.status == RC_INPROGRESS || e.status == RC_AUTHERROR);
+		assert_int_equal(rc_async_wait(h, 5000), RC_AUTHERROR);
+		rc_async_geterr(h, &e);
+		assert_string_equal(rc_error_format(&e, buf, sizeof buf), weak);
+		rc_async_release(h);
+	}
 	rc_client_destroy(c);
 	/* the program's other version and other programs are not required */
 	assert_int_equal(rc_client_create(&c, s.uri[0], RT_PROG, 2), RC_OK);

@@ -178,7 +178,9 @@ rc_status rc_client_set_auth_gss(rc_client *clnt, const char *target, rc_gss_ser
 
 /*
  * rc_client_geterr -- details of the last call the calling thread made on clnt (status RC_OK
- * if it succeeded or none was made). Thread-safe: each thread sees its own calls.
+ * if it succeeded or none was made); in a started call's completion callback, that call's
+ * (rc_async_geterr says the same of any completed handle). Thread-safe: each thread sees its
+ * own calls.
  */
 void rc_client_geterr(const rc_client *clnt, rc_error *err);
 
@@ -266,7 +268,9 @@ typedef struct rc_async rc_async;
 /*
  * Completion callback: runs exactly once per started call, from rc_client_advance() or
  * rc_async_wait() (never inside rc_call_start), with the call's final status (RC_OK,
- * RC_TIMEDOUT, RC_CANCELLED, ...). The handle is freed when the callback returns.
+ * RC_TIMEDOUT, RC_CANCELLED, ...); its detail is rc_async_geterr(call) -- or
+ * rc_client_geterr on its client, in the callback. The handle is freed when the callback
+ * returns.
  */
 typedef void (*rc_async_cb)(rc_async *call, rc_status st, void *udata);
 
@@ -298,6 +302,17 @@ rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, con
 
 /* rc_async_status -- RC_INPROGRESS while the call is in flight, then its final status. */
 rc_status rc_async_status(const rc_async *call);
+
+/*
+ * rc_async_geterr -- the detail of a started call's failure, as rc_client_geterr gives a
+ * blocking call's (auth_stat, errno, the transport's or GSS's words, which size limit):
+ * status RC_OK and nothing else for a call that succeeded, RC_INPROGRESS while it is in
+ * flight, RC_INVAL for a NULL call. Use it in the completion callback (the handle is valid
+ * until the callback returns) or before rc_async_release. In a callback, rc_client_geterr on
+ * the call's client says the same (it is set for the calling thread before the callback
+ * runs). err stays the caller's.
+ */
+void rc_async_geterr(const rc_async *call, rc_error *err);
 
 /*
  * rc_async_wait -- block (driving the client) until call completes or timeout_ms passes
@@ -385,7 +400,8 @@ typedef bool (*rc_broadcast_fn)(void *udata, const void *res, const struct socka
  * 14 s (clnt_broadcast's rhythm) with the same xid until timeout_ms have passed or fn returns
  * true. Nothing is left allocated. Returns RC_OK (fn stopped it), RC_TIMEDOUT (the deadline
  * passed, however many replies came: count them in udata), RC_INVAL (a NULL uri, routine or
- * fn), RC_UNKNOWNPROTO (not udp), RC_UNKNOWNADDR (malformed, no port), RC_UNKNOWNHOST,
+ * fn), RC_UNKNOWNPROTO (not udp), RC_UNKNOWNADDR (malformed, no port, a ?query: none is
+ * taken), RC_UNKNOWNHOST,
  * RC_CANTENCODEARGS, RC_CANTSEND / RC_CANTRECV (errno kept), RC_NOMEM.
  */
 rc_status rc_broadcast(const char *uri, uint32_t prog, uint32_t vers, uint32_t proc,

@@ -218,7 +218,10 @@ void rc_server_destroy(rc_server *srv);
 
 /*
  * rc_server_listen -- listen on uri (udp://HOST:PORT, tcp://HOST:PORT, unix:/PATH,
- * inproc:NAME; port 0 picks a free port). The URI actually bound (with the real port) is
+ * inproc:NAME; port 0 picks a free port). A query (?key=value) is refused, RC_UNKNOWNADDR,
+ * unless the listen side takes its keys -- none yet: a client's keys such as tls=required
+ * are refused too, with a detail naming the server's way (rc_server_set_tls,
+ * rc_server_set_tls_required). The URI actually bound (with the real port) is
  * written to bound (if not NULL, NUL-terminated, truncated to len). Listen before
  * rc_server_run. Returns RC_OK, RC_INVAL (NULL srv or uri, or a running server),
  * RC_UNKNOWNPROTO, RC_UNKNOWNADDR, RC_UNKNOWNHOST, RC_LOCALERROR (bind/listen failed: errno

@@ -101,9 +101,11 @@ typedef struct rc_error {
 	uint32_t rpcbind_vers;    /* rc_client_create_ex's rpcbind look-up: the version it asked
 	                             last (4, 3: RPCBIND GETADDR; 2: PMAP GETPORT); 0: none */
 	rc_status rpcbind_status; /*   ... and how that call ended (RC_OK: rpcbind answered) */
-	char detail[160]; /* the transport's own words, or "": for RC_TLSFAILED / RC_TLSUNAVAIL
+	char detail[256]; /* the transport's own words, or "": for RC_TLSFAILED / RC_TLSUNAVAIL
 	                     the reason (OpenSSL's: "certificate verify failed: certificate has
-	                     expired", "tlsv13 alert certificate required", ...) */
+	                     expired", "tlsv13 alert certificate required", ...), for a GSS
+	                     failure Kerberos's; a longer text is cut at a word, "..." marking
+	                     the cut */
 } rc_error;
 
 /* rc_error_format -- "timed out waiting for a reply" / "program version mismatch (server
