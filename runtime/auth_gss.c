@@ -150,7 +150,9 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 	default:
 		return RC__AUTH_CTXPROBLEM;
 	}
+	_Static_assert(RC__GSS_HANDLE_LEN == RC__DRC_CTX_ID_LEN, "a handle is the DRC's context id");
 	a->ctx = acc.ctx;
+	a->ctx_id = rc__gss_svc_ctx_handle(acc.ctx); /* (the cache tells contexts apart) */
 	a->seq = acc.seq;
 	a->service = acc.service;
 	if (acc.proc == RC__GSS_DESTROY) {

@@ -4,7 +4,7 @@
  * served and called through the public API -- rc_server_set_gss and rc_svc_req_gss_principal,
  * rc_client_set_auth_gss.
  *
- *   gss_rc_peer server [--name nfs@localhost] [--require none|integrity|privacy] [--listen URI]...
+ *   gss_rc_peer server [--name nfs@localhost] [--require off|none|integrity|privacy] [--listen URI]...
  *                      [--gss-contexts N] [--gss-idle-ms MS]
  *                      [--tls-cert PEM --tls-key KEY [--tls-required yes]]
  *       prints "listening URI" per listener, serves until killed; ECHO answers with the data
@@ -14,7 +14,8 @@
  *       --tls-cert/--tls-key offer RPC-over-TLS (rc_server_set_tls), --tls-required yes
  *       refuses the program's plaintext calls (rc_server_set_tls_required); a call that is not RPCSEC_GSS, or under a service less
  *       than --require's (default none), gets AUTH_TOOWEAK (the NULL procedure aside:
- *       rc_server_set_gss_required)
+ *       rc_server_set_gss_required); --require off takes every flavor (ECHO then answers
+ *       another flavor's call with an empty principal)
  *   gss_rc_peer client --uri URI [--name nfs@localhost] [--service none|integrity|privacy]
  *                      [--echo BYTES] [--calls N] [--expect-principal P] [--pause FILE]
  *       establishes a context, echoes BYTES (checked, and the principal), then times N NULL
@@ -75,7 +76,7 @@ static bool srv_echo(void *a, void *r, rc_svc_req *q)
 	const char *who = rc_svc_req_gss_principal(q);
 
 	if (who == NULL)
-		return false;
+		who = ""; /* another flavor (--require off) */
 	out->data.len = in->len;
 	out->data.val = malloc(in->len ? in->len : 1);
 	out->principal = strdup(who);
@@ -160,7 +161,8 @@ static int server(int argc, char **argv)
 			tls_required = strcmp(argv[i + 1], "yes") == 0;
 		else if (strcmp(argv[i], "--require") == 0)
 			min = strcmp(argv[i + 1], "privacy") == 0     ? 3
-			      : strcmp(argv[i + 1], "integrity") == 0 ? 2 : 1;
+			      : strcmp(argv[i + 1], "integrity") == 0 ? 2
+			      : strcmp(argv[i + 1], "off") == 0       ? 0 : 1;
 	}
 	if (rc_server_set_gss_required(srv, GSS_ECHO_PROG, 1, min) != RC_OK)
 		return 1;

@@ -297,7 +297,9 @@ typedef struct rc_server_limits {
 /*
  * The duplicate request cache (UDP, every procedure but 0) never forgets a call before
  * drc_ttl_ms have passed since its reply: a retransmission within that time gets the stored
- * reply and never runs the procedure again. A call costs about 160 bytes with its reply (plus
+ * reply and never runs the procedure again. Calls are told apart by client address and port,
+ * xid, program, version, procedure, credential flavor (and RPCSEC_GSS context), argument
+ * length and a checksum of the arguments. A call costs about 185 bytes with its reply (plus
  * the reply if over 32 bytes). When drc_bytes or drc_entries would be exceeded by calls still
  * within their time, replies go before calls: replies over 32 bytes first, then the oldest
  * calls are kept as 24-byte fingerprints without their replies -- either way a retransmission
