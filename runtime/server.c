@@ -122,6 +122,8 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.max_deferred_conn = 64;
 	srv->lim.max_deferred = 65536;
 	srv->lim.gss_contexts = 1024;
+	srv->lim.gss_contexts_per_principal = 256;
+	srv->lim.gss_incomplete = 64;
 	srv->lim.gss_idle_ms = 15 * 60 * 1000;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -176,9 +178,14 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 		srv->lim.max_deferred_conn = lim->max_deferred_conn;
 	if (lim->max_deferred)
 		srv->lim.max_deferred = lim->max_deferred;
-	if (lim->gss_contexts || lim->gss_idle_ms) {
+	if (lim->gss_contexts || lim->gss_contexts_per_principal || lim->gss_incomplete ||
+	    lim->gss_idle_ms) {
 		if (lim->gss_contexts)
 			srv->lim.gss_contexts = lim->gss_contexts;
+		if (lim->gss_contexts_per_principal)
+			srv->lim.gss_contexts_per_principal = lim->gss_contexts_per_principal;
+		if (lim->gss_incomplete)
+			srv->lim.gss_incomplete = lim->gss_incomplete;
 		if (lim->gss_idle_ms)
 			srv->lim.gss_idle_ms = lim->gss_idle_ms;
 		rc__gss_apply_limits(srv);
@@ -223,7 +230,7 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	pthread_mutex_unlock(&srv->mu);
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
 	out->gss_dropped = __atomic_load_n(&srv->n_gss_dropped, __ATOMIC_RELAXED);
-	out->gss_contexts = rc__gss_contexts(srv);
+	rc__gss_get_stats(srv, &out->gss_contexts, &out->gss_evicted);
 	return RC_OK;
 }
 

@@ -5,7 +5,8 @@
 # and a too old seq dropped and counted (gss_dropped), a forged header MIC and an unknown
 # handle CREDPROBLEM, MAXSEQ CTXPROBLEM, corrupted or truncated integrity and privacy bodies
 # GARBAGE_ARGS, DESTROY with a bad MIC refused, 600 INITs and 5000 random handles (the table
-# stays at 16, the server's memory flat). Then gss_idle_ms 700: an idle context is gone, and
+# stays at 16, the server's memory flat, gss_evicted counts the rest). Then gss_idle_ms 700:
+# an idle context is gone, and
 # remotecall's client (gss_rc_peer client --pause) makes its context again by itself and its
 # call succeeds. Last, gss_wire_peer spoof over UDP: a spoofed AUTH_SYS duplicate of an
 # RPCSEC_GSS call's xid and arguments does not block or answer it (the duplicate request

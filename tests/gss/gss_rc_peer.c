@@ -8,8 +8,8 @@
  *                      [--gss-contexts N] [--gss-idle-ms MS]
  *                      [--tls-cert PEM --tls-key KEY [--tls-required yes]]
  *       prints "listening URI" per listener, serves until killed; ECHO answers with the data
- *       and the caller's principal, STATS (procedure 2) with "dropped=N contexts=N rss_kb=N"
- *       (rc_server_stats.gss_dropped, gss_contexts; VmRSS); --gss-contexts and --gss-idle-ms
+ *       and the caller's principal, STATS (procedure 2) with "dropped=N contexts=N rss_kb=N
+ *       evicted=N" (rc_server_stats.gss_dropped, gss_contexts; VmRSS; gss_evicted); --gss-contexts and --gss-idle-ms
  *       are rc_server_limits' bounds of the context table, set after rc_server_set_gss;
  *       --tls-cert/--tls-key offer RPC-over-TLS (rc_server_set_tls), --tls-required yes
  *       refuses the program's plaintext calls (rc_server_set_tls_required); a call that is not RPCSEC_GSS, or under a service less
@@ -86,8 +86,9 @@ static bool srv_echo(void *a, void *r, rc_svc_req *q)
 	return true;
 }
 
-/* STATS (procedure 2, this peer's own): "dropped=N contexts=N rss_kb=N" -- the server's
- * rc_server_stats.gss_dropped and gss_contexts, and its resident memory. */
+/* STATS (procedure 2, this peer's own): "dropped=N contexts=N rss_kb=N evicted=N" -- the
+ * server's rc_server_stats.gss_dropped and gss_contexts, its resident memory, and
+ * rc_server_stats.gss_evicted. */
 static rc_server *the_srv;
 
 static long rss_kb(void)
@@ -112,8 +113,9 @@ static bool srv_stats(void *a, void *r, rc_svc_req *q)
 	(void)a, (void)q;
 	if (rc_server_get_stats(the_srv, &st) != RC_OK)
 		return false;
-	snprintf(buf, sizeof(buf), "dropped=%llu contexts=%llu rss_kb=%ld",
-	         (unsigned long long)st.gss_dropped, (unsigned long long)st.gss_contexts, rss_kb());
+	snprintf(buf, sizeof(buf), "dropped=%llu contexts=%llu rss_kb=%ld evicted=%llu",
+	         (unsigned long long)st.gss_dropped, (unsigned long long)st.gss_contexts, rss_kb(),
+	         (unsigned long long)st.gss_evicted);
 	return (*out = strdup(buf)) != NULL;
 }
 

@@ -17,7 +17,8 @@
  *       against remotecall's runtime (gss_rc_peer server, its STATS procedure): replays,
  *       window edges, forged header MICs, corrupted and truncated bodies, MAXSEQ, an unknown
  *       handle, DESTROY with a bad MIC, a flood of INITs and of random handles (the table at
- *       most B, memory flat); with --idle-ms, only that a context idle for 1.5x MS is gone.
+ *       most B, memory flat, the evictions counted); with --idle-ms, only that a context idle
+ *       for 1.5x MS is gone.
  *       Prints a line per check; exit 0 when all held (gss_hostile.sh).
  *   gss_wire_peer spoof --port N --udp-port U [--name nfs@localhost]
  *       against gss_rc_peer server --require off listening on TCP N and UDP U: a context made
@@ -616,10 +617,12 @@ static int plain(rc__gss_cli *c, uint32_t gproc, uint32_t seq)
 	return r;
 }
 
-/* STATS (procedure 2 of gss_rc_peer) under c: dropped, contexts, rss_kb. 0, or -1. */
-static int stats(rc__gss_cli *c, unsigned long long *dropped, unsigned long long *contexts,
-		 long *rss)
+/* STATS (procedure 2 of gss_rc_peer) under c: dropped, contexts, rss_kb (and evicted, when
+ * not NULL). 0, or -1. */
+static int stats_ev(rc__gss_cli *c, unsigned long long *dropped, unsigned long long *contexts,
+		    long *rss, unsigned long long *evicted)
 {
+	unsigned long long ev;
 	rc__gss_buf r;
 	uint32_t len = 0;
 	char text[128];
@@ -632,10 +635,19 @@ static int stats(rc__gss_cli *c, unsigned long long *dropped, unsigned long long
 	if (ok) {
 		memcpy(text, t, len);
 		text[len] = 0;
-		ok = sscanf(text, "dropped=%llu contexts=%llu rss_kb=%ld", dropped, contexts, rss) == 3;
+		ok = sscanf(text, "dropped=%llu contexts=%llu rss_kb=%ld evicted=%llu", dropped,
+			    contexts, rss, &ev) == 4;
 	}
 	rc__gss_buf_free(&r);
+	if (ok && evicted)
+		*evicted = ev;
 	return ok ? 0 : -1;
+}
+
+static int stats(rc__gss_cli *c, unsigned long long *dropped, unsigned long long *contexts,
+		 long *rss)
+{
+	return stats_ev(c, dropped, contexts, rss, NULL);
 }
 
 static rc__gss_cli *new_context(const char *name, uint32_t svc)
@@ -806,10 +818,16 @@ static int hostile(int port, const char *name, unsigned bound, int idle_ms)
 			break;
 		}
 	}
-	if (!c || stats(c, &d1, &n1, &rss1)) {
+	unsigned long long ev = 0;
+	if (!c || stats_ev(c, &d1, &n1, &rss1, &ev)) {
 		printf("FAIL: STATS after the floods\n");
 		hostile_fails++;
 	} else {
+		/* (600 contexts made into a table of `bound`: all but `bound` were pushed out) */
+		printf("%s: gss_evicted %llu after 600 INITs into a table of %u\n",
+		       ev >= 600 - bound ? "ok" : "FAIL", ev, bound);
+		if (ev < 600 - bound)
+			hostile_fails++;
 		printf("%s: 600 INITs and 5000 random handles: contexts %llu (bound %u), RSS %ld kB "
 		       "after 100 INITs, %ld kB at the end\n",
 		       n1 <= bound && rss1 - rss_warm < 2048 ? "ok" : "FAIL", n1, bound, rss_warm, rss1);
