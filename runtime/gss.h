@@ -381,15 +381,17 @@ void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const
 
 /* Answer an INIT/CONTINUE_INIT (a from rc__gss_svc_accept with V_INIT; args/args_len the
  * call's arguments, rpc_gss_init_arg). Runs gss_accept_sec_context; on success (complete or
- * continue needed) the context is in the table under a new random handle. res gets the
+ * continue needed) the context is in the table under a new random handle (a CONTINUE_INIT's
+ * keeps its handle), among the established or the incomplete by the table's bounds
+ * (gss_svc.c's header: this may push out others). res gets the
  * encoded rpc_gss_init_res to send as the NULLPROC's results -- also when GSS refused the
  * token (major/minor say why, no handle; counted) -- and *verf_flavor/verf the reply verifier:
  * RPCSEC_GSS with the MIC over seq_window when the context completed, AUTH_NONE (empty)
  * otherwise. Returns
  *    0  reply with res and verf (the caller frees both)
  *   -1  GARBAGE_ARGS: args malformed (err set); nothing to free
- *   -2  CREDPROBLEM: CONTINUE_INIT with an unknown (or already complete) handle; nothing to
- *       free
+ *   -2  CREDPROBLEM: CONTINUE_INIT with an unknown (or already complete) handle, or of a
+ *       context evicted while GSS worked on it; nothing to free
  *   -3  SYSTEM_ERR: no memory or no randomness (err set); nothing to free, nothing kept
  * A context that completes is counted in created; the handle is random (getrandom), never
  * derived from pointers.
