@@ -84,6 +84,10 @@ typedef struct rc__svc_auth {
 	uint32_t seq;         /* the flavor's number for the call (RPCSEC_GSS: seq_num) */
 	uint32_t service;     /* how the body is protected (RPCSEC_GSS: 1 none, 2 integrity,
 	                         3 privacy); 0 for plain flavors */
+	const unsigned char *ctx_id; /* RC__DRC_CTX_ID_LEN bytes naming the security context
+	                                the call came under (RPCSEC_GSS: its handle; valid while
+	                                ctx is held), NULL for none: part of the duplicate request
+	                                cache's key */
 	/* a reply verifier the server's auth hook chose (rc_svc_req_set_verf); plain flavors */
 	uint32_t verf_flavor;
 	uint32_t verf_len;

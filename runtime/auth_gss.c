@@ -33,6 +33,8 @@ rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *k
 
 	if (srv != NULL) { /* the bounds of rc_server_limits (rc__gss_apply_limits later) */
 		o.max_contexts = srv->lim.gss_contexts;
+		o.max_principal = srv->lim.gss_contexts_per_principal;
+		o.max_incomplete = srv->lim.gss_incomplete;
 		o.idle_ms = srv->lim.gss_idle_ms;
 	}
 	rc__gss_err err = {0};
@@ -68,18 +70,23 @@ void rc__gss_free(rc_server *srv)
 
 void rc__gss_apply_limits(rc_server *srv)
 {
+	rc__gss_bounds b = {srv->lim.gss_contexts, srv->lim.gss_contexts_per_principal,
+	                    srv->lim.gss_incomplete, srv->lim.gss_idle_ms};
+
 	if (srv->gss != NULL)
-		rc__gss_table_set_bounds(srv->gss, srv->lim.gss_contexts, srv->lim.gss_idle_ms);
+		rc__gss_table_set_bounds(srv->gss, &b);
 }
 
-uint64_t rc__gss_contexts(rc_server *srv)
+void rc__gss_get_stats(rc_server *srv, uint64_t *contexts, uint64_t *evicted)
 {
 	rc__gss_stats st;
 
+	*contexts = *evicted = 0;
 	if (srv->gss == NULL)
-		return 0;
+		return;
 	rc__gss_table_stats(srv->gss, &st);
-	return st.contexts;
+	*contexts = st.contexts;
+	*evicted = st.evicted_lru + st.evicted_quota + st.evicted_incomplete;
 }
 
 /* The reply to an INIT/CONTINUE_INIT (a: its verdict): the GSS core's rpc_gss_init_res as
@@ -150,7 +157,9 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 	default:
 		return RC__AUTH_CTXPROBLEM;
 	}
+	_Static_assert(RC__GSS_HANDLE_LEN == RC__DRC_CTX_ID_LEN, "a handle is the DRC's context id");
 	a->ctx = acc.ctx;
+	a->ctx_id = rc__gss_svc_ctx_handle(acc.ctx); /* (the cache tells contexts apart) */
 	a->seq = acc.seq;
 	a->service = acc.service;
 	if (acc.proc == RC__GSS_DESTROY) {

@@ -10,7 +10,7 @@
  *   3. When the bound is reached by entries still within their time, replies are let go
  *      before calls ("shed"): first those over RC__DRC_INLINE bytes, oldest first; then the
  *      oldest finished entries are compacted into tombstones -- a 64-bit fingerprint of the key
- *      and the time it expires, 24 bytes instead of ~160 -- in the ledger. Either way the call
+ *      and the time it expires, 24 bytes instead of ~185 -- in the ledger. Either way the call
  *      stays remembered: a retransmission of it is dropped unanswered, never run again. Large
  *      replies also hold at most RC__DRC_BIG_CAP bytes in all (4 MiB), shed likewise.
  *   4. When even that leaves no room, the new call is refused: dropped without running, for
@@ -143,8 +143,8 @@ void rc__drc_destroy(rc__drc *d)
 }
 
 void rc__drc_make_key(rc__drc_key *k, uint32_t xid, uint32_t prog, uint32_t vers,
-                      uint32_t proc, const rc_peer *peer, const unsigned char *args,
-                      size_t arglen)
+                      uint32_t proc, uint32_t flavor, const unsigned char *ctx_id,
+                      const rc_peer *peer, const unsigned char *args, size_t arglen)
 {
 	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 	size_t n = arglen < 256 ? arglen : 256;
@@ -154,7 +154,10 @@ void rc__drc_make_key(rc__drc_key *k, uint32_t xid, uint32_t prog, uint32_t vers
 	k->prog = prog;
 	k->vers = vers;
 	k->proc = proc;
+	k->flavor = flavor;
 	k->arglen = (uint32_t)arglen;
+	if (ctx_id != NULL)
+		memcpy(k->ctx, ctx_id, sizeof(k->ctx));
 	if (peer != NULL) {
 		k->family = peer->ss.ss_family;
 		if (peer->ss.ss_family == AF_INET) {
@@ -189,9 +192,10 @@ static uint32_t rc__drc_hash(uint32_t nbuckets, const rc__drc_key *k)
 static bool rc__drc_eq(const rc__drc_key *a, const rc__drc_key *b)
 {
 	return a->xid == b->xid && a->prog == b->prog && a->vers == b->vers &&
-	       a->proc == b->proc && a->family == b->family && a->port == b->port &&
-	       a->arglen == b->arglen && a->csum == b->csum &&
-	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+	       a->proc == b->proc && a->flavor == b->flavor && a->family == b->family &&
+	       a->port == b->port && a->arglen == b->arglen && a->csum == b->csum &&
+	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0 &&
+	       memcmp(a->ctx, b->ctx, sizeof(a->ctx)) == 0;
 }
 
 /* The newest entry for k, or NULL (under d->mu). */
@@ -296,14 +300,14 @@ static void rc__drc_reclaim(rc__drc *d, int64_t now, size_t max)
 #define RC__DRC_LEDGER_MIN 1024u /* ring slots of a new ledger */
 #define RC__DRC_TOMB_COST (sizeof(rc__drc_tomb) + 2 * sizeof(uint32_t)) /* a ring and two set slots */
 
-/* The fingerprint of a key: its six words mixed into 64 bits (never 0). */
+/* The fingerprint of a key: its nine words mixed into 64 bits (never 0). */
 static uint64_t rc__drc_fp(const rc__drc_key *k)
 {
-	uint64_t w[6], h = 0x9E3779B97F4A7C15ULL;
+	uint64_t w[9], h = 0x9E3779B97F4A7C15ULL;
 
-	_Static_assert(sizeof(rc__drc_key) == sizeof(w), "the key is six 64-bit words");
+	_Static_assert(sizeof(rc__drc_key) == sizeof(w), "the key is nine 64-bit words");
 	memcpy(w, k, sizeof(w)); /* rc__drc_make_key zeroes the key first: no stray bytes */
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 9; i++) {
 		h = (h ^ w[i]) * 0xBF58476D1CE4E5B9ULL;
 		h ^= h >> 31;
 	}
@@ -386,7 +390,7 @@ static void rc__ledger_expire(rc__drc *d, int64_t now, size_t max)
 /*
  * Make room in the ledger for one more tombstone (under d->mu), doubling it if full. The
  * doubling may take the cache over its byte bound, as long as compacting the entries it holds
- * can pay it back (each compaction frees ~160 bytes and costs none: the slot is paid for; the
+ * can pay it back (each compaction frees ~185 bytes and costs none: the slot is paid for; the
  * caller compacts until the cache fits again, all but calls still running). While it doubles,
  * the old and new arrays are both held. False if neither.
  */
@@ -572,7 +576,9 @@ rc__drc_result rc__drc_lookup(rc__drc *d, const rc__drc_key *k, rc__encbuf *rb, 
 		pthread_mutex_unlock(&d->mu);
 		return r;
 	}
-	if (rc__ledger_has(d, rc__drc_fp(k), now)) { /* compacted: remembered, no reply kept */
+	/* (no fingerprint to compute while there are no tombstones: the usual case) */
+	if (d->ntomb != 0 && rc__ledger_has(d, rc__drc_fp(k), now)) { /* compacted: remembered,
+	                                                                   no reply kept */
 		d->st.unanswered++;
 		pthread_mutex_unlock(&d->mu);
 		return RC__DRC_DROP;

@@ -12,7 +12,8 @@
  *   runtime/gss_client.c  the initiator: context establishment as a step function over tokens,
  *                         atomic sequence numbers, header MIC, reply verifier check
  *   runtime/gss_svc.c     the acceptor: a bounded table of contexts keyed by random 16-byte
- *                         handles (LRU + idle eviction, expiry at the GSS context lifetime), the
+ *                         handles (per-principal quotas, a separate pool for incomplete
+ *                         contexts, idle eviction, expiry at the GSS context lifetime), the
  *                         sequence window (a bitmap), INIT/CONTINUE_INIT/DESTROY, verdicts
  *
  * Memory: every function that returns bytes returns them in an rc__gss_buf the callee
@@ -290,7 +291,11 @@ typedef struct rc__gss_table_opts {
 	const char *principal;  /* the acceptor: host-based "nfs@host", or a krb5 principal with
 				   a '/' ("nfs/host@REALM"); NULL: any key of the keytab */
 	const char *keytab;     /* NULL: the default (KRB5_KTNAME) */
-	unsigned max_contexts;  /* the table's bound, 0: 1024 */
+	unsigned max_contexts;  /* established contexts kept at most, 0: 1024 */
+	unsigned max_principal; /* ... of one principal, 0: a quarter of max_contexts (rounded
+				   up) */
+	unsigned max_incomplete; /* incomplete (CONTINUE_NEEDED) contexts kept at most, in a pool
+				    of their own, 0: a sixteenth of max_contexts (rounded up) */
 	uint32_t idle_ms;       /* a context with no call whose header MIC checked out for this
 				   long is evicted, 0: 15 minutes */
 	uint32_t window;        /* sequence window, 0: RC__GSS_WINDOW_DEFAULT; rounded up to a
@@ -305,19 +310,35 @@ int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__g
  * by callers live until their last rc__gss_svc_ctx_unref. */
 void rc__gss_table_destroy(rc__gss_table *t);
 
-/* Change the table's bound and idle time (0 keeps one): contexts over a lower bound go now,
- * least recently used first (counted in evicted_lru), and the idle ones. Any thread. */
-void rc__gss_table_set_bounds(rc__gss_table *t, unsigned max_contexts, uint32_t idle_ms);
+/* The table's bounds (gss_svc.c's header says how each is kept), as in rc__gss_table_opts;
+ * a 0 field keeps the current value. */
+typedef struct rc__gss_bounds {
+	unsigned max_contexts;
+	unsigned max_principal;
+	unsigned max_incomplete;
+	uint32_t idle_ms;
+} rc__gss_bounds;
+
+/* Change the table's bounds: contexts over a lower bound go now (the incomplete least
+ * recently used first, counted in evicted_incomplete; a principal's over its quota, in
+ * evicted_quota; then over the table's bound, the biggest principal's least recently used,
+ * in evicted_lru), and the idle ones. Any thread. */
+void rc__gss_table_set_bounds(rc__gss_table *t, const rc__gss_bounds *b);
 
 typedef struct rc__gss_stats {
-	uint64_t contexts;      /* in the table now */
+	uint64_t contexts;      /* in the table now: established + incomplete */
+	uint64_t established;   /* ... of them established */
+	uint64_t incomplete;    /* ... of them incomplete (CONTINUE_NEEDED) */
 	uint64_t live;          /* allocated now (in the table or held by a caller) */
 	uint64_t created;       /* contexts established */
 	uint64_t init_failed;   /* INITs whose token GSS refused */
 	uint64_t dropped;       /* replays and below-window requests dropped */
 	uint64_t credproblem;   /* unknown handle, expired context, bad header MIC */
 	uint64_t ctxproblem;    /* seq >= MAXSEQ */
-	uint64_t evicted_lru;   /* pushed out by a new context at the bound */
+	uint64_t evicted_lru;   /* established, pushed out by a new one at max_contexts */
+	uint64_t evicted_quota; /* established, pushed out by a new one of the same principal
+				   at max_principal */
+	uint64_t evicted_incomplete; /* incomplete, pushed out by a new one at max_incomplete */
 	uint64_t evicted_idle;  /* unused for idle_ms */
 	uint64_t expired;       /* past the GSS context lifetime */
 	uint64_t destroyed;     /* by DESTROY */
@@ -361,15 +382,17 @@ void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const
 
 /* Answer an INIT/CONTINUE_INIT (a from rc__gss_svc_accept with V_INIT; args/args_len the
  * call's arguments, rpc_gss_init_arg). Runs gss_accept_sec_context; on success (complete or
- * continue needed) the context is in the table under a new random handle. res gets the
+ * continue needed) the context is in the table under a new random handle (a CONTINUE_INIT's
+ * keeps its handle), among the established or the incomplete by the table's bounds
+ * (gss_svc.c's header: this may push out others). res gets the
  * encoded rpc_gss_init_res to send as the NULLPROC's results -- also when GSS refused the
  * token (major/minor say why, no handle; counted) -- and *verf_flavor/verf the reply verifier:
  * RPCSEC_GSS with the MIC over seq_window when the context completed, AUTH_NONE (empty)
  * otherwise. Returns
  *    0  reply with res and verf (the caller frees both)
  *   -1  GARBAGE_ARGS: args malformed (err set); nothing to free
- *   -2  CREDPROBLEM: CONTINUE_INIT with an unknown (or already complete) handle; nothing to
- *       free
+ *   -2  CREDPROBLEM: CONTINUE_INIT with an unknown (or already complete) handle, or of a
+ *       context evicted while GSS worked on it; nothing to free
  *   -3  SYSTEM_ERR: no memory or no randomness (err set); nothing to free, nothing kept
  * A context that completes is counted in created; the handle is random (getrandom), never
  * derived from pointers.

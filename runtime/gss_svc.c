@@ -1,13 +1,26 @@
 /*
  * RPCSEC_GSS, the acceptor (RFC 2203 sections 5.2-5.3 and 7): a bounded table of contexts
- * keyed by random 16-byte handles, LRU- and idle-evicted and expired at the GSS context's
- * lifetime; the sequence window (a bitmap, slid only after the header MIC checked out);
+ * keyed by random 16-byte handles, idle-evicted and expired at the GSS context's lifetime;
+ * the sequence window (a bitmap, slid only after the header MIC checked out);
  * INIT/CONTINUE_INIT through gss_accept_sec_context; DESTROY; the per-call transforms.
  *
- * Locks: the table's lock covers the hash chains, the LRU list, count and each context's
- * in_table/last_used; a context's window lock covers its window; its sec.lock every GSS call
- * on it. Never the table's lock inside the other two (gss_delete_sec_context happens after the
- * table's lock is let go).
+ * The table's bounds (issue 45: one principal's INITs must not flush everyone's contexts):
+ *   - established contexts: at most max, and at most max_principal of one principal (the
+ *     initiator GSS authenticated). A new one whose principal is at its quota pushes out that
+ *     principal's least recently used (evicted_quota); one that finds the table full pushes
+ *     out its own principal's least recently used if it has any, else the least recently used
+ *     of the principal holding the most (evicted_lru). So another principal's INITs never
+ *     take a context from a principal holding fewer than they do, and never lower the count.
+ *   - incomplete contexts (CONTINUE_NEEDED: no principal known yet) are a pool of their own,
+ *     at most max_incomplete, least recently used out first (evicted_incomplete); they never
+ *     displace an established context. One that completes moves to the established by the
+ *     rules above.
+ *
+ * Locks: the table's lock covers the hash chains, the two pools' LRU lists and counts, the
+ * principals (their hash and each one's LRU list of contexts) and each context's
+ * in_table/est/last_used; a context's window lock covers its window; its sec.lock every GSS
+ * call on it. Never the table's lock inside the other two (gss_delete_sec_context happens
+ * after the table's lock is let go).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -20,6 +33,24 @@
 #include "runtime/gss_int.h"
 #include "xdr/base.h"
 
+typedef struct rc__gss_princ rc__gss_princ;
+
+/* A list of contexts, most recently used first. */
+typedef struct rc__gss_list {
+	rc__gss_svc_ctx *head, *tail;
+} rc__gss_list;
+
+/* The links of a context: its pool's list, its principal's list. */
+enum { POOL = 0, PRINC = 1 };
+
+/* A principal holding established contexts (freed with its last one). */
+struct rc__gss_princ {
+	rc__gss_princ *hnext;       /* hash chain */
+	rc__gss_list ctxs;          /* its contexts */
+	unsigned n;
+	char name[];
+};
+
 struct rc__gss_svc_ctx {
 	rc__gss_sec sec;
 	atomic_uint refs;
@@ -28,8 +59,11 @@ struct rc__gss_svc_ctx {
 	atomic_bool complete;
 	/* the table's lock */
 	bool in_table;
+	bool est;                      /* in the established pool (else the incomplete) */
 	rc__gss_svc_ctx *hnext;        /* hash chain */
-	rc__gss_svc_ctx *lprev, *lnext; /* LRU list, most recent first */
+	rc__gss_svc_ctx *lprev, *lnext; /* its pool's LRU list */
+	rc__gss_svc_ctx *pprev, *pnext; /* its principal's LRU list (established) */
+	rc__gss_princ *pr;             /* its principal (established) */
 	uint64_t last_used_ns;
 	uint64_t expire_ns;            /* UINT64_MAX: never */
 	/* the window lock */
@@ -48,16 +82,17 @@ struct rc__gss_table {
 	pthread_mutex_t lock;
 	atomic_uint refs;              /* the owner's + one per context allocated */
 	gss_cred_id_t cred;
-	unsigned max;
+	unsigned max, max_principal, max_incomplete;
 	uint64_t idle_ns;
 	uint32_t window;
 	uint64_t (*now)(void);
 	rc__gss_svc_ctx **buckets;
 	unsigned mask;
-	rc__gss_svc_ctx *lru_head, *lru_tail;
-	unsigned count;
+	rc__gss_list est, inc;         /* the two pools */
+	unsigned n_est, n_inc;
+	rc__gss_princ **pbuckets;      /* principals by name (as many buckets as handles have) */
 	atomic_uint_fast64_t live, created, init_failed, dropped, credproblem, ctxproblem,
-		evicted_lru, evicted_idle, expired, destroyed;
+		evicted_lru, evicted_quota, evicted_incomplete, evicted_idle, expired, destroyed;
 };
 
 static uint64_t now_ns(const rc__gss_table *t)
@@ -81,6 +116,7 @@ static void table_unref(rc__gss_table *t)
 	if (t->cred != GSS_C_NO_CREDENTIAL)
 		gss_release_cred(&min, &t->cred);
 	free(t->buckets);
+	free(t->pbuckets);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -104,6 +140,8 @@ int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__g
 	atomic_init(&t->refs, 1);
 	t->cred = GSS_C_NO_CREDENTIAL;
 	t->max = o->max_contexts ? o->max_contexts : 1024;
+	t->max_principal = o->max_principal ? o->max_principal : (t->max + 3) / 4;
+	t->max_incomplete = o->max_incomplete ? o->max_incomplete : (t->max + 15) / 16;
 	t->idle_ns = (uint64_t)(o->idle_ms ? o->idle_ms : 15 * 60 * 1000) * 1000000u;
 	uint32_t w = o->window ? o->window : RC__GSS_WINDOW_DEFAULT;
 	w = (w + 63) & ~63u;
@@ -113,7 +151,8 @@ int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__g
 	while (nb < t->max && nb < (1u << 20))
 		nb <<= 1;
 	t->mask = nb - 1;
-	if (!(t->buckets = calloc(nb, sizeof *t->buckets))) {
+	if (!(t->buckets = calloc(nb, sizeof *t->buckets)) ||
+	    !(t->pbuckets = calloc(nb, sizeof *t->pbuckets))) {
 		rc__gss_err_msg(err, "out of memory");
 		goto fail;
 	}
@@ -210,42 +249,141 @@ static rc__gss_svc_ctx *find(rc__gss_table *t, const unsigned char *h)
 	return NULL;
 }
 
-static void lru_unlink(rc__gss_table *t, rc__gss_svc_ctx *x)
+static rc__gss_svc_ctx **link_prev(rc__gss_svc_ctx *x, int link)
 {
-	if (x->lprev)
-		x->lprev->lnext = x->lnext;
-	else
-		t->lru_head = x->lnext;
-	if (x->lnext)
-		x->lnext->lprev = x->lprev;
-	else
-		t->lru_tail = x->lprev;
-	x->lprev = x->lnext = NULL;
+	return link == PRINC ? &x->pprev : &x->lprev;
 }
 
-static void lru_push(rc__gss_table *t, rc__gss_svc_ctx *x)
+static rc__gss_svc_ctx **link_next(rc__gss_svc_ctx *x, int link)
 {
-	x->lprev = NULL;
-	x->lnext = t->lru_head;
-	if (t->lru_head)
-		t->lru_head->lprev = x;
-	else
-		t->lru_tail = x;
-	t->lru_head = x;
+	return link == PRINC ? &x->pnext : &x->lnext;
 }
 
-/* Take x out of the table; the table's reference moves to *dead (a list through hnext) for
- * the caller to drop after letting go of the lock. */
-static void unlink_ctx(rc__gss_table *t, rc__gss_svc_ctx *x, rc__gss_svc_ctx **dead)
+static void list_unlink(rc__gss_list *l, rc__gss_svc_ctx *x, int link)
+{
+	rc__gss_svc_ctx *p = *link_prev(x, link), *n = *link_next(x, link);
+
+	if (p)
+		*link_next(p, link) = n;
+	else
+		l->head = n;
+	if (n)
+		*link_prev(n, link) = p;
+	else
+		l->tail = p;
+	*link_prev(x, link) = *link_next(x, link) = NULL;
+}
+
+static void list_push(rc__gss_list *l, rc__gss_svc_ctx *x, int link)
+{
+	*link_prev(x, link) = NULL;
+	*link_next(x, link) = l->head;
+	if (l->head)
+		*link_prev(l->head, link) = x;
+	else
+		l->tail = x;
+	l->head = x;
+}
+
+/* x was used: to the front of its pool's and its principal's lists. */
+static void lru_front(rc__gss_table *t, rc__gss_svc_ctx *x)
+{
+	rc__gss_list *pool = x->est ? &t->est : &t->inc;
+
+	list_unlink(pool, x, POOL);
+	list_push(pool, x, POOL);
+	if (x->est) {
+		list_unlink(&x->pr->ctxs, x, PRINC);
+		list_push(&x->pr->ctxs, x, PRINC);
+	}
+}
+
+/* ---- principals (the table's lock) ---- */
+
+static rc__gss_princ **princ_chain(rc__gss_table *t, const char *name)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return &t->pbuckets[h & t->mask];
+}
+
+/* The principal called name; with make, made if new (NULL: no memory). */
+static rc__gss_princ *princ_find(rc__gss_table *t, const char *name, bool make)
+{
+	rc__gss_princ **pp = princ_chain(t, name), *p;
+	size_t len = strlen(name);
+
+	for (p = *pp; p; p = p->hnext)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	if (!make || !(p = calloc(1, sizeof *p + len + 1)))
+		return NULL;
+	memcpy(p->name, name, len + 1);
+	p->hnext = *pp;
+	*pp = p;
+	return p;
+}
+
+/* The principal holding the most contexts (of two as many, the one whose least recently
+ * used is older); NULL when there is none. (A walk over the buckets: only a table at its
+ * bound meeting a new principal, or a lower bound, comes here.) */
+static rc__gss_princ *princ_biggest(rc__gss_table *t)
+{
+	rc__gss_princ *best = NULL;
+
+	for (unsigned b = 0; b <= t->mask; b++)
+		for (rc__gss_princ *p = t->pbuckets[b]; p; p = p->hnext)
+			if (!best || p->n > best->n ||
+			    (p->n == best->n &&
+			     p->ctxs.tail->last_used_ns < best->ctxs.tail->last_used_ns))
+				best = p;
+	return best;
+}
+
+static void princ_free(rc__gss_table *t, rc__gss_princ *p)
+{
+	rc__gss_princ **pp = princ_chain(t, p->name);
+
+	while (*pp != p)
+		pp = &(*pp)->hnext;
+	*pp = p->hnext;
+	free(p);
+}
+
+/* ---- the table's membership (its lock) ---- */
+
+/* Take x out of the hash chains, its pool and its principal; x keeps its handle and the
+ * table's reference stays with the caller. */
+static void detach(rc__gss_table *t, rc__gss_svc_ctx *x)
 {
 	rc__gss_svc_ctx **pp = chain(t, x->handle);
 
 	while (*pp != x)
 		pp = &(*pp)->hnext;
 	*pp = x->hnext;
-	lru_unlink(t, x);
+	x->hnext = NULL;
+	if (x->est) {
+		list_unlink(&t->est, x, POOL);
+		t->n_est--;
+		list_unlink(&x->pr->ctxs, x, PRINC);
+		if (--x->pr->n == 0)
+			princ_free(t, x->pr);
+		x->pr = NULL;
+	} else {
+		list_unlink(&t->inc, x, POOL);
+		t->n_inc--;
+	}
+	x->est = false;
 	x->in_table = false;
-	t->count--;
+}
+
+/* Take x out of the table; the table's reference moves to *dead (a list through hnext) for
+ * the caller to drop after letting go of the lock. */
+static void unlink_ctx(rc__gss_table *t, rc__gss_svc_ctx *x, rc__gss_svc_ctx **dead)
+{
+	detach(t, x);
 	x->hnext = *dead;
 	*dead = x;
 }
@@ -259,11 +397,11 @@ static void unref_all(rc__gss_svc_ctx *dead)
 	}
 }
 
-/* Evict the idle from the LRU end, and expired contexts met there. */
-static void sweep(rc__gss_table *t, uint64_t now, rc__gss_svc_ctx **dead)
+/* Evict the idle from a pool's LRU end, and expired contexts met there. */
+static void sweep_pool(rc__gss_table *t, rc__gss_list *pool, uint64_t now, rc__gss_svc_ctx **dead)
 {
-	while (t->lru_tail) {
-		rc__gss_svc_ctx *x = t->lru_tail;
+	while (pool->tail) {
+		rc__gss_svc_ctx *x = pool->tail;
 		if (idle(t, x, now)) {
 			atomic_fetch_add(&t->evicted_idle, 1);
 		} else if (now >= x->expire_ns) {
@@ -275,47 +413,125 @@ static void sweep(rc__gss_table *t, uint64_t now, rc__gss_svc_ctx **dead)
 	}
 }
 
-void rc__gss_table_set_bounds(rc__gss_table *t, unsigned max_contexts, uint32_t idle_ms)
+static void sweep(rc__gss_table *t, uint64_t now, rc__gss_svc_ctx **dead)
+{
+	sweep_pool(t, &t->est, now, dead);
+	sweep_pool(t, &t->inc, now, dead);
+}
+
+/* Make room for one more established context of principal name: its quota, then the table's
+ * bound (its own principal's least recently used first, else the biggest principal's).
+ * Returns the principal (made if new), or NULL for no memory. */
+static rc__gss_princ *room_established(rc__gss_table *t, const char *name, rc__gss_svc_ctx **dead)
+{
+	rc__gss_princ *pr = princ_find(t, name, false);
+
+	while (pr && pr->n >= t->max_principal) {
+		atomic_fetch_add(&t->evicted_quota, 1);
+		unlink_ctx(t, pr->ctxs.tail, dead);
+		pr = princ_find(t, name, false); /* (freed with its last context) */
+	}
+	while (t->n_est >= t->max) {
+		rc__gss_princ *v = pr ? pr : princ_biggest(t);
+		atomic_fetch_add(&t->evicted_lru, 1);
+		unlink_ctx(t, v->ctxs.tail, dead);
+		pr = princ_find(t, name, false);
+	}
+	return pr ? pr : princ_find(t, name, true);
+}
+
+void rc__gss_table_set_bounds(rc__gss_table *t, const rc__gss_bounds *b)
 {
 	rc__gss_svc_ctx *dead = NULL;
 
 	pthread_mutex_lock(&t->lock);
-	if (max_contexts)
-		t->max = max_contexts;
-	if (idle_ms)
-		t->idle_ns = (uint64_t)idle_ms * 1000000u;
+	if (b->max_contexts)
+		t->max = b->max_contexts;
+	if (b->max_principal)
+		t->max_principal = b->max_principal;
+	if (b->max_incomplete)
+		t->max_incomplete = b->max_incomplete;
+	if (b->idle_ms)
+		t->idle_ns = (uint64_t)b->idle_ms * 1000000u;
 	sweep(t, now_ns(t), &dead);
-	while (t->count > t->max && t->lru_tail) { /* a lower bound applies now */
+	/* lower bounds apply now */
+	while (t->n_inc > t->max_incomplete) {
+		atomic_fetch_add(&t->evicted_incomplete, 1);
+		unlink_ctx(t, t->inc.tail, &dead);
+	}
+	for (unsigned i = 0; i <= t->mask; i++) {
+		for (rc__gss_princ *p = t->pbuckets[i]; p; p = p->hnext) {
+			while (p->n > t->max_principal) { /* (p keeps one at least: not freed) */
+				atomic_fetch_add(&t->evicted_quota, 1);
+				unlink_ctx(t, p->ctxs.tail, &dead);
+			}
+		}
+	}
+	while (t->n_est > t->max) {
 		atomic_fetch_add(&t->evicted_lru, 1);
-		unlink_ctx(t, t->lru_tail, &dead);
+		unlink_ctx(t, princ_biggest(t)->ctxs.tail, &dead);
 	}
 	pthread_mutex_unlock(&t->lock);
 	unref_all(dead);
 }
 
-/* Put x (one reference given to the table) in under a fresh random handle, evicting to stay
- * within the bound. Returns 0, or -1 (no randomness). */
-static int insert(rc__gss_table *t, rc__gss_svc_ctx *x, rc__gss_svc_ctx **dead)
+/* Put x in its pool by the rules at the top: an established one (x->complete) under its
+ * principal, else among the incomplete. A fresh x (one reference given to the table) gets a
+ * random handle; an x in the table (an incomplete one a CONTINUE_INIT just completed) keeps
+ * its handle and moves. Returns 0; -2 when x is not fresh but was taken out meanwhile
+ * (evicted: nothing done); -1 (no randomness) or -3 (no memory): x is then not in the table,
+ * and for an x that was, the table's reference went to *dead. */
+static int place(rc__gss_table *t, rc__gss_svc_ctx *x, bool fresh, rc__gss_svc_ctx **dead)
 {
 	uint64_t now = now_ns(t);
+	rc__gss_princ *pr = NULL;
 
+	if (!fresh && !x->in_table)
+		return -2;
+	if (!fresh)
+		detach(t, x);
 	sweep(t, now, dead);
-	while (t->count >= t->max && t->lru_tail) {
-		atomic_fetch_add(&t->evicted_lru, 1);
-		unlink_ctx(t, t->lru_tail, dead);
+	if (x->complete) {
+		if (!(pr = room_established(t, x->principal, dead)))
+			goto fail;
+	} else {
+		while (t->n_inc >= t->max_incomplete && t->inc.tail) {
+			atomic_fetch_add(&t->evicted_incomplete, 1);
+			unlink_ctx(t, t->inc.tail, dead);
+		}
 	}
-	do {
-		if (getrandom(x->handle, sizeof x->handle, 0) != (ssize_t)sizeof x->handle)
+	while (fresh) {
+		if (getrandom(x->handle, sizeof x->handle, 0) != (ssize_t)sizeof x->handle) {
+			if (pr && pr->n == 0)
+				princ_free(t, pr);
 			return -1;
-	} while (find(t, x->handle));
+		}
+		if (!find(t, x->handle))
+			break;
+	}
 	rc__gss_svc_ctx **pp = chain(t, x->handle);
 	x->hnext = *pp;
 	*pp = x;
-	lru_push(t, x);
 	x->in_table = true;
+	x->est = pr != NULL;
+	if (pr) {
+		x->pr = pr;
+		pr->n++;
+		list_push(&pr->ctxs, x, PRINC);
+		list_push(&t->est, x, POOL);
+		t->n_est++;
+	} else {
+		list_push(&t->inc, x, POOL);
+		t->n_inc++;
+	}
 	x->last_used_ns = now;
-	t->count++;
 	return 0;
+fail:
+	if (!fresh) {
+		x->hnext = *dead;
+		*dead = x;
+	}
+	return -3;
 }
 
 /* x was used by a call whose header MIC checked out: stamp it and move it to the LRU front
@@ -327,8 +543,7 @@ static void touch(rc__gss_table *t, rc__gss_svc_ctx *x)
 		uint64_t now = now_ns(t);
 		if (now > x->last_used_ns)
 			x->last_used_ns = now;
-		lru_unlink(t, x);
-		lru_push(t, x);
+		lru_front(t, x);
 	}
 	pthread_mutex_unlock(&t->lock);
 }
@@ -357,8 +572,7 @@ static rc__gss_svc_ctx *lookup(rc__gss_table *t, const unsigned char *h, size_t 
 		rc__gss_svc_ctx_ref(x);
 		if (stamp) {
 			x->last_used_ns = now;
-			lru_unlink(t, x);
-			lru_push(t, x);
+			lru_front(t, x);
 		}
 	}
 	sweep(t, now, &dead);
@@ -388,8 +602,10 @@ void rc__gss_table_destroy(rc__gss_table *t)
 	if (!t)
 		return;
 	pthread_mutex_lock(&t->lock);
-	while (t->lru_head)
-		unlink_ctx(t, t->lru_head, &dead);
+	while (t->est.head)
+		unlink_ctx(t, t->est.head, &dead);
+	while (t->inc.head)
+		unlink_ctx(t, t->inc.head, &dead);
 	pthread_mutex_unlock(&t->lock);
 	unref_all(dead);
 	table_unref(t);
@@ -398,7 +614,9 @@ void rc__gss_table_destroy(rc__gss_table *t)
 void rc__gss_table_stats(rc__gss_table *t, rc__gss_stats *st)
 {
 	pthread_mutex_lock(&t->lock);
-	st->contexts = t->count;
+	st->contexts = t->n_est + t->n_inc;
+	st->established = t->n_est;
+	st->incomplete = t->n_inc;
 	pthread_mutex_unlock(&t->lock);
 	st->live = atomic_load(&t->live);
 	st->created = atomic_load(&t->created);
@@ -407,6 +625,8 @@ void rc__gss_table_stats(rc__gss_table *t, rc__gss_stats *st)
 	st->credproblem = atomic_load(&t->credproblem);
 	st->ctxproblem = atomic_load(&t->ctxproblem);
 	st->evicted_lru = atomic_load(&t->evicted_lru);
+	st->evicted_quota = atomic_load(&t->evicted_quota);
+	st->evicted_incomplete = atomic_load(&t->evicted_incomplete);
 	st->evicted_idle = atomic_load(&t->evicted_idle);
 	st->expired = atomic_load(&t->expired);
 	st->destroyed = atomic_load(&t->destroyed);
@@ -620,20 +840,28 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 		src = GSS_C_NO_NAME;
 		x->complete = true;
 	}
-	if (fresh) {
+	if (fresh || maj == GSS_S_COMPLETE) { /* into the table, or to the established pool */
 		rc__gss_svc_ctx *dead = NULL;
-		rc__gss_svc_ctx_ref(x); /* the table's */
+		if (fresh)
+			rc__gss_svc_ctx_ref(x); /* the table's */
 		pthread_mutex_lock(&t->lock);
-		int bad = insert(t, x, &dead);
+		int bad = place(t, x, fresh, &dead);
 		pthread_mutex_unlock(&t->lock);
 		unref_all(dead);
 		if (bad) {
-			rc__gss_svc_ctx_unref(x);
+			if (fresh)
+				rc__gss_svc_ctx_unref(x);
 			rc__gss_buf_free(verf);
 			*verf_flavor = 0;
-			rc__gss_err_msg(err, "getrandom failed");
-			r = -3;
-			goto drop;
+			if (bad == -2) {
+				atomic_fetch_add(&t->credproblem, 1);
+				rc__gss_err_msg(err, "CONTINUE_INIT of a context evicted meanwhile");
+				r = -2;
+			} else {
+				rc__gss_err_msg(err, bad == -1 ? "getrandom failed" : "out of memory");
+				r = -3;
+			}
+			goto drop_ref;
 		}
 	}
 	if (maj == GSS_S_COMPLETE)

@@ -25,21 +25,21 @@
 #include "runtime/server_priv.h"
 
 /*
- * At most once (datagrams, procedures other than NULL): look req's call up in the duplicate
+ * At most once (datagrams, procedures other than NULL; rc__drc_begin checks those, then
+ * rc__drc_admit does the work): look req's call up in the duplicate
  * request cache before it runs. True: run it, and *cached says whether its outcome must be
  * reported to rc__drc_done. False: do not run it; *rlen is the length of the cached reply
  * replayed into w->rb, or 0 to drop the call unanswered (a duplicate of a call still running,
  * one whose reply was let go, or no room to remember it: the client retransmits).
  */
-static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *req,
-                                 const rc__rd *rd, size_t max, rc__drc_key *key, bool *cached,
-                                 size_t *rlen)
+static __attribute__((noinline)) bool rc__drc_admit(rc_server *srv, rc__wctx *w,
+                                                    const rc_svc_req *req, const rc__rd *rd,
+                                                    size_t max, rc__drc_key *key, bool *cached,
+                                                    size_t *rlen)
 {
-	*cached = false;
-	if (req->rq_proc == 0 || !req->dgram || srv->drc == NULL)
-		return true;
-	rc__drc_make_key(key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc, req->peer, rd->p,
-	                 (size_t)(rd->end - rd->p));
+	rc__drc_make_key(key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc,
+	                 req->rq_cred.oa_flavor, w->auth != NULL ? w->auth->ctx_id : NULL, req->peer,
+	                 rd->p, (size_t)(rd->end - rd->p));
 	rc__reply_reset(w, max);
 	switch (rc__drc_lookup(srv->drc, key, &w->rb, rlen)) {
 	case RC__DRC_REPLAY:
@@ -54,6 +54,17 @@ static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *
 	}
 	*cached = true;
 	return true;
+}
+
+static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *req,
+                                 const rc__rd *rd, size_t max, rc__drc_key *key, bool *cached,
+                                 size_t *rlen)
+{
+	*cached = false;
+	if (req->rq_proc == 0 || !req->dgram || srv->drc == NULL)
+		return true;
+	/* (out of line: the key's arguments would cost the null call's path spills) */
+	return rc__drc_admit(srv, w, req, rd, max, key, cached, rlen);
 }
 
 /* The end of a call rc__drc_begin let run with *cached set: when it ran, its reply goes into
@@ -226,6 +237,7 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 			r->auth.fl = fl;
 			r->auth.ctx = NULL;
 			r->auth.seq = r->auth.service = 0;
+			r->auth.ctx_id = NULL;
 			r->auth.verf_flavor = r->auth.verf_len = 0;
 			st = fl->svc_accept(&in, &r->auth, req, &rlen);
 		}

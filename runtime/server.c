@@ -122,6 +122,8 @@ rc_status rc_server_create(rc_server **out)
 	srv->lim.max_deferred_conn = 64;
 	srv->lim.max_deferred = 65536;
 	srv->lim.gss_contexts = 1024;
+	srv->lim.gss_contexts_per_principal = 256;
+	srv->lim.gss_incomplete = 64;
 	srv->lim.gss_idle_ms = 15 * 60 * 1000;
 	srv->lim.max_parked_conn = (size_t)4 << 20;
 	srv->lim.max_inbound_bytes = (size_t)256 << 20;
@@ -182,9 +184,14 @@ rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
 		srv->lim.max_parked_conn = lim->max_parked_conn;
 	if (lim->max_inbound_bytes)
 		srv->lim.max_inbound_bytes = lim->max_inbound_bytes;
-	if (lim->gss_contexts || lim->gss_idle_ms) {
+	if (lim->gss_contexts || lim->gss_contexts_per_principal || lim->gss_incomplete ||
+	    lim->gss_idle_ms) {
 		if (lim->gss_contexts)
 			srv->lim.gss_contexts = lim->gss_contexts;
+		if (lim->gss_contexts_per_principal)
+			srv->lim.gss_contexts_per_principal = lim->gss_contexts_per_principal;
+		if (lim->gss_incomplete)
+			srv->lim.gss_incomplete = lim->gss_incomplete;
 		if (lim->gss_idle_ms)
 			srv->lim.gss_idle_ms = lim->gss_idle_ms;
 		rc__gss_apply_limits(srv);
@@ -229,7 +236,7 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	pthread_mutex_unlock(&srv->mu);
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
 	out->gss_dropped = __atomic_load_n(&srv->n_gss_dropped, __ATOMIC_RELAXED);
-	out->gss_contexts = rc__gss_contexts(srv);
+	rc__gss_get_stats(srv, &out->gss_contexts, &out->gss_evicted);
 	out->inbound_bytes = atomic_load_explicit(&srv->inbound, memory_order_relaxed);
 	out->inbound_waits = __atomic_load_n(&srv->n_inbound_waits, __ATOMIC_RELAXED);
 	out->requests_parked = __atomic_load_n(&srv->n_parked, __ATOMIC_RELAXED);

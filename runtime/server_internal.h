@@ -14,12 +14,21 @@
 
 /* nfsd's key: xid, procedure, program, version, client address and port, argument length and
  * a checksum of (the first 256 bytes of) the arguments. */
+/* A call as the cache tells calls apart: who sent it (address and port), under which
+ * credential (the flavor, and for a flavor with security contexts the context: a spoofed
+ * AUTH_SYS call from a victim's address and port never shares an entry with the victim's
+ * RPCSEC_GSS call), its numbers and a checksum of its arguments. Nine 64-bit words, every
+ * byte written by rc__drc_make_key (padding included). */
+#define RC__DRC_CTX_ID_LEN 16u
 typedef struct rc__drc_key {
 	uint32_t xid, prog, vers, proc;
+	uint32_t flavor;                       /* the credential's flavor */
 	uint16_t family, port;
 	unsigned char addr[16];
-	uint32_t arglen;
+	uint32_t arglen, pad;
 	uint64_t csum;
+	unsigned char ctx[RC__DRC_CTX_ID_LEN]; /* the security context's id (RPCSEC_GSS: its
+	                                          handle), zeros for a flavor without one */
 } rc__drc_key;
 
 typedef struct rc__drc rc__drc;
@@ -52,11 +61,12 @@ typedef enum {
 rc__drc *rc__drc_create(uint32_t entries, size_t bytes, uint32_t ttl_ms);
 /* Free d and everything it holds (NULL: nothing). No call may be using it. */
 void rc__drc_destroy(rc__drc *d);
-/* Fill k for a call from peer (NULL: no address) with these numbers and arguments (the
- * checksum covers the first 256 bytes of args). */
+/* Fill k for a call from peer (NULL: no address) under credential flavor (ctx_id: the
+ * RC__DRC_CTX_ID_LEN bytes naming its security context, NULL for none) with these numbers and
+ * arguments (the checksum covers the first 256 bytes of args). */
 void rc__drc_make_key(rc__drc_key *k, uint32_t xid, uint32_t prog, uint32_t vers,
-                      uint32_t proc, const rc_peer *peer, const unsigned char *args,
-                      size_t arglen);
+                      uint32_t proc, uint32_t flavor, const unsigned char *ctx_id,
+                      const rc_peer *peer, const unsigned char *args, size_t arglen);
 /* Look k up and admit it if it is new (thread-safe). REPLAY: rb was reset and holds the
  * stored reply (its buffer may now be on the heap: rc__encbuf_free releases it), *rlen its
  * length. Every other result leaves rb and *rlen alone. See rc__drc_result. */

@@ -640,11 +640,11 @@ bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, u
 size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid);
 
 /* RPCSEC_GSS (auth_gss.c): free srv's context table (rc_server_destroy); apply srv->lim's
- * gss_contexts and gss_idle_ms to it (rc_server_set_limits); the contexts in it now
- * (rc_server_get_stats). */
+ * gss_* bounds to it (rc_server_set_limits); the contexts in it now and those evicted to make
+ * room (rc_server_get_stats; 0 and 0 without a table). */
 void rc__gss_free(rc_server *srv);
 void rc__gss_apply_limits(rc_server *srv);
-uint64_t rc__gss_contexts(rc_server *srv);
+void rc__gss_get_stats(rc_server *srv, uint64_t *contexts, uint64_t *evicted);
 
 /* Let go of what a call's authentication holds (its flavor's reference). */
 static inline void rc__svc_auth_done(rc__svc_auth *a)

@@ -5,9 +5,12 @@
 # and a too old seq dropped and counted (gss_dropped), a forged header MIC and an unknown
 # handle CREDPROBLEM, MAXSEQ CTXPROBLEM, corrupted or truncated integrity and privacy bodies
 # GARBAGE_ARGS, DESTROY with a bad MIC refused, 600 INITs and 5000 random handles (the table
-# stays at 16, the server's memory flat). Then gss_idle_ms 700: an idle context is gone, and
+# stays at 16, the server's memory flat, gss_evicted counts the rest). Then gss_idle_ms 700:
+# an idle context is gone, and
 # remotecall's client (gss_rc_peer client --pause) makes its context again by itself and its
-# call succeeds. Run inside krb5_fixture.sh's realm.
+# call succeeds. Last, gss_wire_peer spoof over UDP: a spoofed AUTH_SYS duplicate of an
+# RPCSEC_GSS call's xid and arguments does not block or answer it (the duplicate request
+# cache's key). Run inside krb5_fixture.sh's realm.
 set -u
 BIN=${1:?usage: gss_hostile.sh BIN}
 : "${RC_KRB5_DIR:?run inside tests/gss/krb5_fixture.sh}"
@@ -48,6 +51,15 @@ else
 	echo "FAIL: remotecall's client after an idle eviction:"; cat "$TMPD/cl"
 	FAILS=$((FAILS + 1))
 fi
+stop_rc
+
+# The duplicate request cache's key holds the flavor and the context handle (issue 45): an
+# AUTH_SYS call from the victim's UDP address and port with the xid and arguments of its
+# RPCSEC_GSS call that follows neither answers nor blocks that call.
+start_rc --require off --listen udp://127.0.0.1:0
+UPORT=$(sed -n 's/^listening udp:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$TMPD/srv.out")
+timeout 60 "$BIN/gss_wire_peer" spoof --port "$PORT" --udp-port "$UPORT" >"$TMPD/h" 2>&1 || FAILS=$((FAILS + 1))
+cat "$TMPD/h"
 stop_rc
 [ $FAILS -eq 0 ] && echo "gss_hostile: all passed" || echo "gss_hostile: $FAILS failed"
 exit $((FAILS > 0))

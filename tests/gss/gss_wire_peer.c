@@ -17,8 +17,14 @@
  *       against remotecall's runtime (gss_rc_peer server, its STATS procedure): replays,
  *       window edges, forged header MICs, corrupted and truncated bodies, MAXSEQ, an unknown
  *       handle, DESTROY with a bad MIC, a flood of INITs and of random handles (the table at
- *       most B, memory flat); with --idle-ms, only that a context idle for 1.5x MS is gone.
+ *       most B, memory flat, the evictions counted); with --idle-ms, only that a context idle
+ *       for 1.5x MS is gone.
  *       Prints a line per check; exit 0 when all held (gss_hostile.sh).
+ *   gss_wire_peer spoof --port N --udp-port U [--name nfs@localhost]
+ *       against gss_rc_peer server --require off listening on TCP N and UDP U: a context made
+ *       over TCP, then from one UDP socket an AUTH_SYS ECHO call with the xid and arguments
+ *       of the RPCSEC_GSS ECHO call that follows it: the latter must get its own reply (the
+ *       duplicate request cache's key holds the flavor and the context handle).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -611,10 +617,12 @@ static int plain(rc__gss_cli *c, uint32_t gproc, uint32_t seq)
 	return r;
 }
 
-/* STATS (procedure 2 of gss_rc_peer) under c: dropped, contexts, rss_kb. 0, or -1. */
-static int stats(rc__gss_cli *c, unsigned long long *dropped, unsigned long long *contexts,
-		 long *rss)
+/* STATS (procedure 2 of gss_rc_peer) under c: dropped, contexts, rss_kb (and evicted, when
+ * not NULL). 0, or -1. */
+static int stats_ev(rc__gss_cli *c, unsigned long long *dropped, unsigned long long *contexts,
+		    long *rss, unsigned long long *evicted)
 {
+	unsigned long long ev;
 	rc__gss_buf r;
 	uint32_t len = 0;
 	char text[128];
@@ -627,10 +635,19 @@ static int stats(rc__gss_cli *c, unsigned long long *dropped, unsigned long long
 	if (ok) {
 		memcpy(text, t, len);
 		text[len] = 0;
-		ok = sscanf(text, "dropped=%llu contexts=%llu rss_kb=%ld", dropped, contexts, rss) == 3;
+		ok = sscanf(text, "dropped=%llu contexts=%llu rss_kb=%ld evicted=%llu", dropped,
+			    contexts, rss, &ev) == 4;
 	}
 	rc__gss_buf_free(&r);
+	if (ok && evicted)
+		*evicted = ev;
 	return ok ? 0 : -1;
+}
+
+static int stats(rc__gss_cli *c, unsigned long long *dropped, unsigned long long *contexts,
+		 long *rss)
+{
+	return stats_ev(c, dropped, contexts, rss, NULL);
 }
 
 static rc__gss_cli *new_context(const char *name, uint32_t svc)
@@ -801,10 +818,16 @@ static int hostile(int port, const char *name, unsigned bound, int idle_ms)
 			break;
 		}
 	}
-	if (!c || stats(c, &d1, &n1, &rss1)) {
+	unsigned long long ev = 0;
+	if (!c || stats_ev(c, &d1, &n1, &rss1, &ev)) {
 		printf("FAIL: STATS after the floods\n");
 		hostile_fails++;
 	} else {
+		/* (600 contexts made into a table of `bound`: all but `bound` were pushed out) */
+		printf("%s: gss_evicted %llu after 600 INITs into a table of %u\n",
+		       ev >= 600 - bound ? "ok" : "FAIL", ev, bound);
+		if (ev < 600 - bound)
+			hostile_fails++;
 		printf("%s: 600 INITs and 5000 random handles: contexts %llu (bound %u), RSS %ld kB "
 		       "after 100 INITs, %ld kB at the end\n",
 		       n1 <= bound && rss1 - rss_warm < 2048 ? "ok" : "FAIL", n1, bound, rss_warm, rss1);
@@ -894,10 +917,134 @@ static int client(int port, const char *name, const char *svcname, int echo, int
 	return bad ? 1 : 0;
 }
 
+/* ---- a spoofed AUTH_SYS duplicate over UDP (issue 45) --------------------------------------- */
+
+/* Send rec on the connected UDP socket u and wait up to 2 s for the datagram answering its
+ * xid into buf (cap bytes). Its length, or -1. */
+static ssize_t udp_call(int u, const out *rec, unsigned char *buf, size_t cap)
+{
+	struct pollfd pf = { u, POLLIN, 0 };
+
+	if (send(u, rec->p, rec->n, 0) != (ssize_t)rec->n)
+		return -1;
+	while (poll(&pf, 1, 2000) == 1) {
+		ssize_t n = recv(u, buf, cap, 0);
+		if (n >= 12 && rc__ld32(buf) == rc__ld32(rec->p))
+			return n;
+	}
+	return -1;
+}
+
+/* A call from one UDP address and port (the victim's) with an AUTH_SYS credential and the
+ * xid and ECHO arguments the victim's RPCSEC_GSS call will carry -- what an attacker who
+ * spoofs the victim's address and predicts its xid sends -- then the victim's call itself:
+ * it must get its own answer (the reply verifier checks out, the data and the principal are
+ * its), not the spoof's reply from the duplicate request cache, nor be dropped as a
+ * duplicate. The server (gss_rc_peer --require off) takes both flavors. 0 when it held. */
+static int spoof(int port, int udp_port, const char *name)
+{
+	static const char data[] = "the victim's arguments";
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)udp_port) };
+	unsigned char buf[4096];
+	rc__gss_cli *c;
+	out a = { 0 }, s = { 0 }, cb = { 0 }, rec = { 0 };
+	uint32_t xid, seq;
+	size_t hl;
+	int u, bad = 1;
+
+	if (connect_c(port) || !(c = new_context(name, RC__GSS_SVC_INTEGRITY)))
+		return 1;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	u = socket(AF_INET, SOCK_DGRAM, 0);
+	if (u < 0 || connect(u, (struct sockaddr *)&sin, sizeof sin)) {
+		perror("gss_wire_peer: udp");
+		goto out;
+	}
+	put_opaque(&a, data, sizeof data - 1); /* ECHO's argument: opaque<> */
+	xid = xid_c + 1000;
+	/* the spoof: AUTH_SYS {stamp, machinename, uid 0, gid 0, no gids}, AUTH_NONE verifier */
+	put32(&cb, 1);
+	put_opaque(&cb, "intruder", 8);
+	put32(&cb, 0);
+	put32(&cb, 0);
+	put32(&cb, 0);
+	put32(&s, xid);
+	put32(&s, 0);
+	put32(&s, 2);
+	put32(&s, PROG);
+	put32(&s, VERS);
+	put32(&s, 1);
+	put32(&s, 1); /* AUTH_SYS */
+	put_opaque(&s, cb.p, cb.n);
+	put32(&s, 0);
+	put32(&s, 0);
+	put(&s, a.p, a.n);
+	ssize_t n = udp_call(u, &s, buf, sizeof buf);
+	if (n < 24 || rc__ld32(buf + 8) != 0) {
+		printf("FAIL: the AUTH_SYS call was not answered as accepted (%zd bytes)\n", n);
+		goto out;
+	}
+	printf("ok: the spoofed AUTH_SYS call (xid %u) ran\n", xid);
+	/* the victim's call: same xid, same address and port, same arguments */
+	xid_c = xid - 1;
+	if (rc__gss_cli_next_seq(c, &seq) || build(c, RC__GSS_DATA, 1, seq, a.p, a.n, &rec, &hl))
+		goto out;
+	n = udp_call(u, &rec, buf, sizeof buf);
+	if (n < 0) {
+		printf("FAIL: the RPCSEC_GSS call with the spoof's xid got no reply (dropped as a "
+		       "duplicate)\n");
+		goto out;
+	}
+	in i = { buf, buf + n, 0 };
+	uint32_t vl = 0;
+	(void)get32(&i);
+	(void)get32(&i);
+	uint32_t rs = get32(&i), vfl = get32(&i);
+	const unsigned char *v = get_opaque(&i, &vl, RC__MAX_AUTH_BYTES);
+	uint32_t st = get32(&i);
+	rc__gss_seqs sent;
+	rc__gss_err e = { 0 };
+	rc__gss_buf res = { 0 };
+	rc__gss_seqs_init(&sent);
+	rc__gss_seqs_add(&sent, seq);
+	if (i.bad || rs != 0 || st != 0) {
+		printf("FAIL: the RPCSEC_GSS call: reply_stat %u accept_stat %u\n", rs, st);
+		goto out;
+	}
+	if (rc__gss_cli_validate(c, &sent, vfl, v, vl, &e)) {
+		printf("FAIL: the RPCSEC_GSS call got another call's reply (verifier flavor %u: "
+		       "%s)\n", vfl, e.text);
+		goto out;
+	}
+	if (rc__gss_cli_unwrap(c, &sent, i.p, (size_t)(i.end - i.p), &res, &e)) {
+		printf("FAIL: the RPCSEC_GSS call's results: %s\n", e.text);
+		goto out;
+	}
+	in ri = { res.data, res.data + res.len, 0 };
+	uint32_t dl = 0, pl = 0;
+	const unsigned char *d = get_opaque(&ri, &dl, sizeof buf);
+	const unsigned char *pr = get_opaque(&ri, &pl, sizeof buf);
+	bad = ri.bad || dl != sizeof data - 1 || memcmp(d, data, dl) != 0 || pl < 7 ||
+	      memcmp(pr, "rcuser@", 7) != 0;
+	printf("%s: the RPCSEC_GSS call with the spoof's xid got its own reply (principal "
+	       "%.*s)\n", bad ? "FAIL" : "ok", ri.bad ? 0 : (int)pl, ri.bad ? "" : (const char *)pr);
+	rc__gss_buf_free(&res);
+out:
+	if (u >= 0)
+		close(u);
+	free(a.p);
+	free(s.p);
+	free(cb.p);
+	free(rec.p);
+	close(fd_c);
+	rc__gss_cli_destroy(c);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = "nfs@localhost", *svc = "integrity", *expect = NULL;
-	int port = 0, echo = 1000, calls = 100, destroy = 0, bound = 1024, idle_ms = 0;
+	int port = 0, udp_port = 0, echo = 1000, calls = 100, destroy = 0, bound = 1024, idle_ms = 0;
 	if (argc < 2)
 		goto usage;
 	for (int i = 2; i < argc; i++) {
@@ -905,6 +1052,8 @@ int main(int argc, char **argv)
 			name = argv[++i];
 		else if (!strcmp(argv[i], "--port") && i + 1 < argc)
 			port = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--udp-port") && i + 1 < argc)
+			udp_port = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--service") && i + 1 < argc)
 			svc = argv[++i];
 		else if (!strcmp(argv[i], "--echo") && i + 1 < argc)
@@ -928,6 +1077,8 @@ int main(int argc, char **argv)
 		return client(port, name, svc, echo, calls, expect, destroy);
 	if (!strcmp(argv[1], "hostile") && port > 0)
 		return hostile(port, name, (unsigned)bound, idle_ms);
+	if (!strcmp(argv[1], "spoof") && port > 0 && udp_port > 0)
+		return spoof(port, udp_port, name);
 usage:
 	fprintf(stderr, "usage: see the comment at the top of gss_wire_peer.c\n");
 	return 2;

@@ -70,6 +70,7 @@ static rc__gss_table *table(unsigned max, uint32_t window, bool fake)
 
 	o.principal = "nfs@localhost";
 	o.max_contexts = max;
+	o.max_principal = max; /* (no quota below the bound: flood_by_another_principal has one) */
 	o.window = window;
 	if (fake) {
 		atomic_store(&fake_now, 1000000000000ull);
@@ -1122,7 +1123,8 @@ static void init_flood_bounded(void **state)
 	assert_int_equal(s.contexts, 64);
 	assert_int_equal(s.live, 64);
 	assert_int_equal(s.created, (uint64_t)N);
-	assert_int_equal(s.evicted_lru, (uint64_t)N - 64);
+	/* (one principal: its quota, equal to the bound here, is what pushes out) */
+	assert_int_equal(s.evicted_lru + s.evicted_quota, (uint64_t)N - 64);
 	size_t heap_end = heap_in_use();
 	print_message("heap after 1,000 INITs %zu B, after %d: %zu B\n", heap_warm, N, heap_end);
 #ifndef RC_TEST_SANITIZED
@@ -1170,6 +1172,205 @@ static void init_flood_bounded(void **state)
 	assert_int_equal(data(t, c, 1), RC__GSS_V_OK);
 	rc__gss_cli_destroy(c);
 	rc__gss_table_destroy(t);
+}
+
+/* Initiator credentials of a second principal, host/localhost@REALM, from the fixture's
+ * keytab (a client keytab: MIT gets its ticket into a memory ccache). */
+static gss_cred_id_t other_principal(void)
+{
+	char kt[512], who[128];
+	OM_uint32 maj, min;
+	gss_name_t name;
+	gss_cred_id_t cred = GSS_C_NO_CREDENTIAL;
+
+	snprintf(kt, sizeof kt, "FILE:%s/keytab", getenv("RC_KRB5_DIR"));
+	snprintf(who, sizeof who, "host/localhost@%s", getenv("RC_KRB5_REALM"));
+	gss_key_value_element_desc kv[2] = { { "client_keytab", kt },
+					     { "ccache", "MEMORY:rc-test-other" } };
+	gss_key_value_set_desc store = { 2, kv };
+	gss_buffer_desc nb = { strlen(who), who };
+	maj = gss_import_name(&min, &nb, (gss_OID)GSS_KRB5_NT_PRINCIPAL_NAME, &name);
+	assert_false(GSS_ERROR(maj));
+	maj = gss_acquire_cred_from(&min, name, GSS_C_INDEFINITE, GSS_C_NO_OID_SET, GSS_C_INITIATE,
+				    &store, &cred, NULL, NULL);
+	gss_release_name(&min, &name);
+	if (GSS_ERROR(maj)) {
+		rc__gss_err e;
+		rc__gss_err_status(&e, "gss_acquire_cred_from (host/localhost)", maj, min);
+		fail_msg("%s", e.text);
+	}
+	return cred;
+}
+
+/* A context left incomplete, made by hand: a DCE-style initiator token (GSS_C_DCE_STYLE --
+ * the acceptor answers CONTINUE_NEEDED and waits for the initiator's AP-REP, a third leg).
+ * dce_start sends the INIT and returns the init_res major (handle and token kept in d);
+ * dce_finish sends the third leg as CONTINUE_INIT and returns its major. */
+typedef struct dce {
+	gss_ctx_id_t ictx;
+	gss_name_t target;
+	unsigned char handle[RC__GSS_HANDLE_LEN];
+	unsigned char tok[4096];
+	size_t tok_len;
+} dce;
+
+static uint32_t dce_leg(rc__gss_table *t, dce *d, uint32_t proc)
+{
+	OM_uint32 maj, min;
+	gss_buffer_desc in = { d->tok_len, d->tok }, out = GSS_C_EMPTY_BUFFER;
+	rc__gss_buf args, res, verf;
+	rc__gss_err e = { 0 };
+	rc__gss_accepted a;
+	rc__gss_init_res ir;
+	unsigned char cred[64];
+	uint32_t vf;
+
+	if (proc == RC__GSS_INIT) {
+		gss_buffer_desc nb = { strlen("nfs@localhost"), "nfs@localhost" };
+		d->ictx = GSS_C_NO_CONTEXT;
+		assert_false(GSS_ERROR(gss_import_name(&min, &nb, GSS_C_NT_HOSTBASED_SERVICE,
+						       &d->target)));
+	}
+	maj = gss_init_sec_context(&min, GSS_C_NO_CREDENTIAL, &d->ictx, d->target,
+				   (gss_OID)gss_mech_krb5, GSS_C_DCE_STYLE | GSS_C_MUTUAL_FLAG, 0,
+				   GSS_C_NO_CHANNEL_BINDINGS, proc == RC__GSS_INIT ? GSS_C_NO_BUFFER : &in,
+				   NULL, &out, NULL, NULL);
+	assert_false(GSS_ERROR(maj));
+	assert_int_equal(rc__gss_init_arg_encode(out.value, out.length, &args), 0);
+	gss_release_buffer(&min, &out);
+	rc__gss_cred cc = { 1, proc, 0, RC__GSS_SVC_NONE, proc == RC__GSS_INIT ? 0 : RC__GSS_HANDLE_LEN,
+			    d->handle };
+	size_t cl = rc__gss_cred_encode(&cc, cred, sizeof cred);
+	rc__gss_svc_accept(t, NULL, 0, cred, cl, 0, NULL, 0, &a);
+	assert_int_equal(a.verdict, RC__GSS_V_INIT);
+	assert_int_equal(rc__gss_svc_init(t, &a, args.data, args.len, &res, &vf, &verf, &e), 0);
+	assert_int_equal(rc__gss_init_res_decode(res.data, res.len, &ir), 0);
+	if (ir.handle_len == RC__GSS_HANDLE_LEN)
+		memcpy(d->handle, ir.handle, RC__GSS_HANDLE_LEN);
+	assert_true(ir.token_len <= sizeof d->tok);
+	memcpy(d->tok, ir.token, ir.token_len);
+	d->tok_len = ir.token_len;
+	uint32_t major = ir.major;
+	rc__gss_buf_free(&args);
+	rc__gss_buf_free(&res);
+	rc__gss_buf_free(&verf);
+	return major;
+}
+
+static uint32_t dce_start(rc__gss_table *t, dce *d)
+{
+	return dce_leg(t, d, RC__GSS_INIT);
+}
+
+static uint32_t dce_finish(rc__gss_table *t, dce *d)
+{
+	return dce_leg(t, d, RC__GSS_CONTINUE_INIT);
+}
+
+static void dce_free(dce *d)
+{
+	OM_uint32 min;
+	gss_delete_sec_context(&min, &d->ictx, GSS_C_NO_BUFFER);
+	gss_release_name(&min, &d->target);
+}
+
+/* Issue 45: one principal's INITs must not flush everyone's contexts. A table of 32 (24 a
+ * principal, 4 incomplete) where rcuser holds 20 established contexts; then principal B
+ * (host/localhost) makes 2,000 contexts and 2,000 more are left incomplete. After every INIT
+ * the established count is at least what it was (it fills to the bound and stays there) and
+ * the incomplete stay within their pool; at the end all 20 of rcuser's contexts still take
+ * calls -- B's INITs at the bound pushed out B's own -- and B's newest works. (A plain LRU
+ * table -- the old one -- loses rcuser's 20 after B's first dozen.) Then an incomplete
+ * context that completes moves to the established pool by the same rules. */
+static void flood_by_another_principal(void **state)
+{
+	(void)state;
+	NEED_KDC();
+	rc__gss_table_opts o = { .principal = "nfs@localhost", .max_contexts = 32,
+				 .max_principal = 24, .max_incomplete = 4 };
+	rc__gss_table *t;
+	rc__gss_err e = { 0 };
+	rc__gss_cli *a[20];
+	const int N = under_valgrind() ? 200 : 2000;
+
+	assert_int_equal(rc__gss_table_create(&t, &o, &e), 0);
+	for (int i = 0; i < 20; i++) {
+		a[i] = client(RC__GSS_SVC_NONE);
+		establish(t, a[i]);
+	}
+	assert_int_equal(stats(t).established, 20);
+	gss_cred_id_t bcred = other_principal();
+	rc__gss_cli_opts bo = { .target = "nfs@localhost", .service = RC__GSS_SVC_NONE,
+				.cred = bcred };
+	rc__gss_cli *b;
+	assert_int_equal(rc__gss_cli_create(&b, &bo, &e), 0);
+	uint64_t floor = 20;
+	for (int i = 0; i < N; i++) {
+		establish(t, b);
+		dce d;
+		assert_int_equal(dce_start(t, &d), GSS_S_CONTINUE_NEEDED);
+		dce_free(&d);
+		rc__gss_stats s = stats(t);
+		if (s.established < floor || s.established > 32 || s.incomplete > 4)
+			fail_msg("after %d INITs of B: %llu established (was %llu), %llu incomplete", i + 1,
+				 (unsigned long long)s.established, (unsigned long long)floor,
+				 (unsigned long long)s.incomplete);
+		floor = s.established;
+	}
+	rc__gss_stats s = stats(t);
+	print_message("%d INITs of B and %d incomplete: %llu established, %llu incomplete; "
+		      "evicted %llu at the bound, %llu at a quota, %llu incomplete\n", N, N,
+		      (unsigned long long)s.established, (unsigned long long)s.incomplete,
+		      (unsigned long long)s.evicted_lru, (unsigned long long)s.evicted_quota,
+		      (unsigned long long)s.evicted_incomplete);
+	assert_int_equal(s.established, 32);
+	assert_int_equal(s.incomplete, 4);
+	assert_int_equal(s.evicted_lru, (uint64_t)N - 12);
+	assert_int_equal(s.evicted_incomplete, (uint64_t)N - 4);
+	assert_int_equal(s.evicted_quota, 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(data(t, a[i], 1), RC__GSS_V_OK);
+	assert_int_equal(data(t, b, 1), RC__GSS_V_OK);
+	/* an incomplete context completes: it moves to the established pool (rcuser's: at the
+	 * bound it pushes out rcuser's least recently used, a[0]'s) */
+	dce d;
+	assert_int_equal(dce_start(t, &d), GSS_S_CONTINUE_NEEDED);
+	assert_int_equal(dce_finish(t, &d), GSS_S_COMPLETE);
+	dce_free(&d);
+	s = stats(t);
+	assert_int_equal(s.established, 32);
+	assert_int_equal(s.incomplete, 3);
+	assert_int_equal(s.evicted_lru, (uint64_t)N - 12 + 1);
+	assert_int_equal(data(t, a[0], 2), RC__GSS_V_CREDPROBLEM);
+	assert_int_equal(data(t, a[1], 2), RC__GSS_V_OK);
+	assert_int_equal(data(t, b, 2), RC__GSS_V_OK);
+	rc__gss_table_destroy(t);
+
+	/* the quota: B alone holds at most 16 of 64; a lower bound applies at once */
+	o.max_contexts = 64;
+	o.max_principal = 16;
+	assert_int_equal(rc__gss_table_create(&t, &o, &e), 0);
+	for (int i = 0; i < 100; i++)
+		establish(t, b);
+	establish(t, a[1]);
+	s = stats(t);
+	assert_int_equal(s.established, 17);
+	assert_int_equal(s.evicted_quota, 100 - 16);
+	assert_int_equal(s.evicted_lru, 0);
+	rc__gss_bounds lower = { .max_contexts = 8, .max_principal = 4 };
+	rc__gss_table_set_bounds(t, &lower);
+	s = stats(t);
+	assert_int_equal(s.established, 5);
+	assert_int_equal(s.evicted_quota, 100 - 16 + 12);
+	assert_int_equal(data(t, a[1], 1), RC__GSS_V_OK);
+	assert_int_equal(data(t, b, 1), RC__GSS_V_OK);
+	rc__gss_table_destroy(t);
+
+	for (int i = 0; i < 20; i++)
+		rc__gss_cli_destroy(a[i]);
+	rc__gss_cli_destroy(b);
+	OM_uint32 min;
+	gss_release_cred(&min, &bcred);
 }
 
 static void destroy_with_bad_mic_ignored(void **state)
@@ -1576,8 +1777,8 @@ static void table_churn_threads(void **state)
 	assert_int_equal(s.created, 4 * 30);
 	assert_true(s.contexts <= 6);
 	assert_int_equal(s.live, s.contexts); /* no reference left behind */
-	assert_int_equal(s.contexts + s.evicted_lru + s.destroyed + s.evicted_idle + s.expired,
-			 s.created);
+	assert_int_equal(s.contexts + s.evicted_lru + s.evicted_quota + s.destroyed +
+			 s.evicted_idle + s.expired, s.created);
 	rc__gss_table_destroy(t);
 }
 
@@ -1753,6 +1954,7 @@ int main(void)
 		cmocka_unit_test(forged_header_mic_before_window),
 		cmocka_unit_test(unknown_handle_credproblem),
 		cmocka_unit_test(init_flood_bounded),
+		cmocka_unit_test(flood_by_another_principal),
 		cmocka_unit_test(destroy_with_bad_mic_ignored),
 		cmocka_unit_test(expiry_and_idle),
 		cmocka_unit_test(deferred_reply_after_table),

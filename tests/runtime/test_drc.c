@@ -1,6 +1,7 @@
 /* The duplicate request cache (runtime/drc.c) through its internal interface: the rules at
  * the top of drc.c, each in a named case -- nothing forgotten before its TTL, the byte bound,
- * large replies shed before new calls are refused, a long-running call kept, expiry. */
+ * large replies shed before new calls are refused, a long-running call kept, expiry, and
+ * calls under different credentials (flavor, security context) told apart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +12,9 @@
 
 #include "runtime/server_internal.h"
 
-/* The key of call xid from 127.0.0.1:port with 8 bytes of arguments. */
-static rc__drc_key key(uint32_t xid, uint16_t port)
+/* The key of call xid from 127.0.0.1:port with 8 bytes of arguments under credential flavor
+ * (ctx: its security context's id, or NULL). */
+static rc__drc_key key_as(uint32_t xid, uint16_t port, uint32_t flavor, const unsigned char *ctx)
 {
 	rc__drc_key k;
 	rc_peer p;
@@ -23,8 +25,14 @@ static rc__drc_key key(uint32_t xid, uint16_t port)
 	s->sin_port = htons(port);
 	s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	p.len = sizeof(*s);
-	rc__drc_make_key(&k, xid, 0x20000099u, 1, 2, &p, args, sizeof(args));
+	rc__drc_make_key(&k, xid, 0x20000099u, 1, 2, flavor, ctx, &p, args, sizeof(args));
 	return k;
+}
+
+/* The same under AUTH_NONE. */
+static rc__drc_key key(uint32_t xid, uint16_t port)
+{
+	return key_as(xid, port, 0, NULL);
 }
 
 /* Look k up with a fresh reply buffer; *rlen and *first (the reply's first byte) on REPLAY. */
@@ -227,6 +235,61 @@ static void tombstones_expire(void **state)
 	rc__drc_destroy(d);
 }
 
+/* A spoofed AUTH_SYS call from a victim's address and port with the xid (and arguments) the
+ * victim's RPCSEC_GSS call will carry neither blocks that call (in progress) nor answers it
+ * (a replay of the spoof's reply): the flavor and the context handle are part of the key.
+ * Calls of two contexts are told apart too, also once compacted into tombstones; and a
+ * retransmission under the same context still replays. */
+static void credentials_tell_calls_apart(void **state)
+{
+	const unsigned char h1[RC__DRC_CTX_ID_LEN] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+	unsigned char h2[RC__DRC_CTX_ID_LEN];
+	rc__drc *d = rc__drc_create(1u << 20, (size_t)64 << 20, 60000);
+	size_t n;
+	unsigned char f;
+	(void)state;
+	assert_non_null(d);
+	memcpy(h2, h1, sizeof(h2));
+	h2[15] ^= 0x80;
+	/* the spoof, still running: the victim's call is new, not in progress */
+	assert_int_equal(look(d, key_as(7, 800, 1, NULL), &n, &f), RC__DRC_NEW);
+	assert_int_equal(look(d, key_as(7, 800, 6, h1), &n, &f), RC__DRC_NEW);
+	assert_int_equal(look(d, key_as(7, 800, 1, NULL), &n, &f), RC__DRC_INPROGRESS);
+	/* answered: each replays its own reply */
+	rc__drc_key sys = key_as(7, 800, 1, NULL), gss = key_as(7, 800, 6, h1);
+	rc__drc_store(d, &sys, (const unsigned char *)"S", 1);
+	rc__drc_store(d, &gss, (const unsigned char *)"G", 1);
+	assert_int_equal(look(d, key_as(7, 800, 6, h1), &n, &f), RC__DRC_REPLAY);
+	assert_int_equal(f, 'G');
+	assert_int_equal(look(d, key_as(7, 800, 1, NULL), &n, &f), RC__DRC_REPLAY);
+	assert_int_equal(f, 'S');
+	/* another context of the same flavor, and AUTH_NONE: new calls */
+	run(d, key_as(7, 800, 6, h2), 1, 'H');
+	run(d, key(7, 800), 1, 'N');
+	assert_int_equal(look(d, key_as(7, 800, 6, h2), &n, &f), RC__DRC_REPLAY);
+	assert_int_equal(f, 'H');
+	assert_int_equal(stats(d).entries, 4);
+	rc__drc_destroy(d);
+	/* compacted: a tiny cache keeps the oldest calls as tombstones; a tombstone of one
+	 * context's call does not stand for the other's */
+	d = rc__drc_create(1u << 20, 64 << 10, 60000);
+	assert_non_null(d);
+	run(d, key_as(9, 900, 6, h1), 1, 'A');
+	for (uint32_t i = 0; i < 100000; i++) { /* until it is full */
+		rc__drc_key k = key(100000 + i, 900);
+		if (look(d, k, &n, &f) == RC__DRC_REFUSED)
+			break;
+		rc__drc_store(d, &k, (const unsigned char *)"x", 1);
+	}
+	assert_int_equal(stats(d).refused, 1);
+	assert_int_equal(look(d, key_as(9, 900, 6, h1), &n, &f), RC__DRC_DROP); /* a tombstone */
+	/* the others are new calls (the full cache has no room for them), not the tombstone */
+	assert_int_equal(look(d, key_as(9, 900, 6, h2), &n, &f), RC__DRC_REFUSED);
+	assert_int_equal(look(d, key_as(9, 900, 1, NULL), &n, &f), RC__DRC_REFUSED);
+	assert_int_equal(stats(d).unanswered, 1);
+	rc__drc_destroy(d);
+}
+
 /* Bad sizes are refused at creation (the server then runs without a cache). */
 static void creation_limits(void **state)
 {
@@ -244,6 +307,7 @@ int main(void)
 		cmocka_unit_test(large_replies_shed_before_refusing),
 		cmocka_unit_test(expiry_and_long_running_calls),
 		cmocka_unit_test(tombstones_expire),
+		cmocka_unit_test(credentials_tell_calls_apart),
 		cmocka_unit_test(creation_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

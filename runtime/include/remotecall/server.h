@@ -285,10 +285,18 @@ typedef struct rc_server_limits {
 	uint32_t max_deferred;  /* requests deferred at once in the whole server: at this many
 	                           stream connections are not read, and a datagram call cannot be
 	                           deferred (RC_TOOMANY) [65536] */
-	uint32_t gss_contexts;  /* RPCSEC_GSS contexts kept at most (rc_server_set_gss): a new
-	                           one at the bound pushes out the least recently used [1024] */
+	uint32_t gss_contexts;  /* established RPCSEC_GSS contexts kept at most
+	                           (rc_server_set_gss): a new one at the bound pushes out its own
+	                           principal's least recently used, or if it has none the least
+	                           recently used of the principal holding the most [1024] */
 	uint32_t gss_idle_ms;   /* an RPCSEC_GSS context no call used for this long is dropped
 	                           (its client makes another) [900000: 15 minutes] */
+	uint32_t gss_contexts_per_principal; /* established RPCSEC_GSS contexts of one
+	                           principal kept at most: its new one over it pushes out its
+	                           least recently used [256] */
+	uint32_t gss_incomplete; /* RPCSEC_GSS contexts still being made (CONTINUE_NEEDED) kept
+	                           at most, apart from gss_contexts: they never push out an
+	                           established one [64] */
 	size_t max_parked_conn; /* request bytes one stream connection may have read and parked
 	                           (not yet dispatched) past its caps while calls back on it wait
 	                           for replies -- the reading that finds those replies goes on;
@@ -315,7 +323,9 @@ typedef struct rc_server_limits {
 /*
  * The duplicate request cache (UDP, every procedure but 0) never forgets a call before
  * drc_ttl_ms have passed since its reply: a retransmission within that time gets the stored
- * reply and never runs the procedure again. A call costs about 160 bytes with its reply (plus
+ * reply and never runs the procedure again. Calls are told apart by client address and port,
+ * xid, program, version, procedure, credential flavor (and RPCSEC_GSS context), argument
+ * length and a checksum of the arguments. A call costs about 185 bytes with its reply (plus
  * the reply if over 32 bytes). When drc_bytes or drc_entries would be exceeded by calls still
  * within their time, replies go before calls: replies over 32 bytes first, then the oldest
  * calls are kept as 24-byte fingerprints without their replies -- either way a retransmission
@@ -326,8 +336,8 @@ typedef struct rc_server_limits {
  */
 
 /* rc_server_set_limits -- apply the non-zero fields of lim (copied; a record cap under 64
- * bytes counts as 64; a lower gss_contexts drops the least recently used contexts over it
- * now). Returns RC_OK, or RC_INVAL for NULL arguments or a running server. */
+ * bytes counts as 64; lower gss_* bounds drop the contexts over them now, least recently
+ * used first). Returns RC_OK, or RC_INVAL for NULL arguments or a running server. */
 rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim);
 
 /* rc_server_stats -- what a server has done, for operators (rc_server_get_stats). Counters
@@ -354,6 +364,9 @@ typedef struct rc_server_stats {
 	uint64_t gss_dropped;     /* calls dropped unanswered: a replayed sequence number, or one
 	                             below the context's window */
 	uint64_t gss_contexts;    /* contexts held now */
+	uint64_t gss_evicted;     /* contexts pushed out to make room for new ones (at
+	                             gss_contexts, gss_contexts_per_principal or gss_incomplete;
+	                             not the idle or expired) */
 	/* flow control (docs/runtime.md, "Limits") */
 	uint64_t inbound_bytes;   /* bytes held now for requests not yet served (max_inbound_bytes) */
 	uint64_t inbound_waits;   /* times a connection was left unread at max_inbound_bytes */
@@ -552,8 +565,11 @@ const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req);
  * rc_server_set_gss -- accept RPCSEC_GSS calls (services none, integrity and privacy) as
  * principal, a host-based name ("nfs@host") or a Kerberos one ("nfs/host@REALM"; NULL: any
  * key of the keytab), with keys from keytab (NULL: KRB5_KTNAME or the system's). Contexts are
- * kept in a bounded table (rc_server_limits.gss_contexts, 1,024; idle ones go after
- * gss_idle_ms, 15 minutes, expired ones at their lifetime) under random 16-byte handles, each with a 128-call sequence window: a replayed or
+ * kept in a bounded table (rc_server_limits.gss_contexts, 1,024 established, at most
+ * gss_contexts_per_principal, 256, of one principal, so that one principal's INITs never push
+ * out another's contexts while it holds more than they do; gss_incomplete, 64, still being
+ * made, apart; idle ones go after gss_idle_ms, 15 minutes, expired ones at their lifetime)
+ * under random 16-byte handles, each with a 128-call sequence window: a replayed or
  * too old call is dropped unanswered (rc_server_stats.gss_dropped). Set it before
  * rc_server_run. Returns RC_OK; RC_AUTHERROR when the acceptor credential cannot be had (why,
  * if not NULL, gets GSS's words, whylen bytes at most); RC_INVAL for a NULL or running
