@@ -29,6 +29,7 @@
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
+#include "runtime/testpoint.h"
 
 static pthread_mutex_t rc__defer_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -305,7 +306,7 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	/* other calls of its connection under way: this answer is part of a burst */
 	more = r->c != NULL && (r->c->deferred > 1 || r->c->jobs > 0);
 	rc__defer_unlink(srv, r);
-	atomic_fetch_add(&srv->answering, 1);
+	srv->answering++;
 	atomic_store(&r->state, RC__REQ_ANSWERED);
 	pthread_mutex_unlock(&srv->mu);
 	pthread_mutex_unlock(&rc__defer_mu);
@@ -326,13 +327,14 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	                         r->cached ? &r->key : NULL, true);
 	rc__wctx_fini(&tw);
 	rc__req_unhold(r, srv); /* (srv lives while answering counts this answer) */
-	/* the last answer under way wakes rc__defer_orphan if it waits; without taking srv->mu
-	 * otherwise (seq_cst: it sees orphaning, or the orphaner sees answering at 0) */
-	if (atomic_fetch_sub(&srv->answering, 1) == 1 && atomic_load(&srv->orphaning) > 0) {
-		pthread_mutex_lock(&srv->mu);
+	RC__TEST_POINT("defer.answer_end");
+	/* the answer's last touch of srv, under the mutex rc__defer_orphan holds while it looks at
+	 * answering and waits: the orphaner (and so rc_server_destroy) goes on only once this
+	 * thread has let go of the mutex, and touches nothing of the server after */
+	pthread_mutex_lock(&srv->mu);
+	if (--srv->answering == 0 && srv->orphaning > 0)
 		pthread_cond_broadcast(&srv->answered);
-		pthread_mutex_unlock(&srv->mu);
-	}
+	pthread_mutex_unlock(&srv->mu);
 	return broken ? RC_CANTSEND : st;
 }
 
@@ -356,10 +358,10 @@ void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 		atomic_store(&r->state, RC__REQ_ORPHANED);
 	}
 	pthread_mutex_unlock(&rc__defer_mu);
-	atomic_fetch_add(&srv->orphaning, 1);
-	while (atomic_load(&srv->answering) > 0) /* answers already under way finish first */
+	srv->orphaning++;
+	while (srv->answering > 0) /* answers already under way finish first */
 		pthread_cond_wait(&srv->answered, &srv->mu);
-	atomic_fetch_sub(&srv->orphaning, 1);
+	srv->orphaning--;
 	srv->defer_room(srv);
 	pthread_mutex_unlock(&srv->mu);
 }

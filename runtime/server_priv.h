@@ -256,10 +256,11 @@ struct rc_server {
 	struct rc__req *_Atomic direct_req;
 	struct rc__req *deferred; /* under mu: requests deferred and not answered (rc__req) */
 	uint32_t ndeferred;  /* under mu: how many */
-	atomic_uint answering; /* answers being sent on other threads right now (raised under
-	                          mu with the request's unlinking; lowered without it) */
-	atomic_uint orphaning; /* rc__defer_orphan calls waiting for answering to drop to 0 */
-	pthread_cond_t answered; /* signalled (under mu) when it does, if orphaning */
+	unsigned answering;  /* under mu: answers being sent on other threads right now (raised
+	                        with the request's unlinking, lowered as the answer's last touch
+	                        of the server: rc__defer_orphan, which waits for 0, holds mu) */
+	unsigned orphaning;  /* under mu: rc__defer_orphan calls waiting for answering to be 0 */
+	pthread_cond_t answered; /* signalled (under mu) when it is, if orphaning */
 	rc_error err;        /* the last set-up call's detail (rc_server_geterr); set-up thread */
 	int epfd;
 	int stopfd;

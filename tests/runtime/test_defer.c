@@ -8,8 +8,40 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rt_fixture.h"
+
+/* The test-only delay points of this test's copy of runtime/defer.c (runtime/testpoint.h):
+ * tp_wait holds the thread that reaches the armed point for 300 ms, and says it got there. */
+void (*rc__test_point)(const char *where);
+static const char *_Atomic tp_armed; /* the point that waits next (once), or NULL */
+static atomic_int tp_reached;
+
+static void tp_wait(const char *where)
+{
+	const char *armed = atomic_load(&tp_armed);
+	if (armed != NULL && strcmp(where, armed) == 0 &&
+	    atomic_compare_exchange_strong(&tp_armed, &armed, NULL)) {
+		atomic_store(&tp_reached, 1);
+		usleep(300000);
+	}
+}
+
+/* Arm point where (the next thread to reach it waits there). */
+static void tp_arm(const char *where)
+{
+	atomic_store(&tp_reached, 0);
+	atomic_store(&tp_armed, where);
+}
+
+/* Wait (5 s at most) until the armed point is reached. */
+static bool tp_wait_reached(void)
+{
+	for (int i = 0; i < 500 && !atomic_load(&tp_reached); i++)
+		usleep(10000);
+	return atomic_load(&tp_reached) != 0;
+}
 
 #define DF_PROG 0x20000177u
 
@@ -514,8 +546,55 @@ static void in_process_deferred(void **state)
 	df_close_then_stop(&s, c, false);
 }
 
+/* The answering thread of answer_while_destroyed: answers df.req[0] with 2 * its argument. */
+static void *df_answer_first(void *arg)
+{
+	uint32_t res;
+	pthread_mutex_lock(&df.mu);
+	res = df.arg[0] * 2;
+	*(rc_status *)arg = rc_svc_req_reply(df.req[0], (rc_xdrproc)rc_xdr_u_int, &res);
+	pthread_mutex_unlock(&df.mu);
+	return NULL;
+}
+
+/* Issue 45, item 2: a deferred request answered while its server is stopped and destroyed.
+ * The answering thread is held (the test point defer.answer_end, 300 ms) after its reply has
+ * left and before its last touch of the server; meanwhile the server stops and is destroyed,
+ * which must wait for it -- before the fix destroy freed the server under it (ASan:
+ * heap-use-after-free in rc__answer). The reply reaches the caller. */
+static void answer_while_destroyed(void **state)
+{
+	df_server s;
+	rc_client *c;
+	rc_async *h;
+	pthread_t ans;
+	rc_status st = RC_INVAL;
+	uint32_t in = 21, out = 0;
+	(void)state;
+	df_reset();
+	df_start(&s, "tcp://127.0.0.1:0", 2, 64);
+	assert_int_equal(rc_client_create(&c, s.uri, DF_PROG, 1), RC_OK);
+	assert_int_equal(rc_call_start(c, 1, (rc_xdrproc)rc_xdr_u_int, &in, (rc_xdrproc)rc_xdr_u_int,
+	                               &out, NULL, NULL, &h), RC_OK);
+	assert_true(df_wait_for(1));
+	tp_arm("defer.answer_end");
+	assert_int_equal(pthread_create(&ans, NULL, df_answer_first, &st), 0);
+	assert_true(tp_wait_reached());
+	df_stop(&s); /* stop and destroy while the answer is still under way */
+	pthread_join(ans, NULL);
+	assert_int_equal(st, RC_OK);
+	assert_int_equal(rc_async_wait(h, 5000), RC_OK);
+	assert_int_equal(out, 42);
+	rc_async_release(h);
+	rc_client_destroy(c);
+	pthread_mutex_lock(&df.mu);
+	df.n = 0;
+	pthread_mutex_unlock(&df.mu);
+}
+
 int main(void)
 {
+	rc__test_point = tp_wait;
 	pthread_mutex_init(&df.mu, NULL);
 	pthread_cond_init(&df.cv, NULL);
 	(void)rt_stop;
@@ -528,6 +607,7 @@ int main(void)
 		cmocka_unit_test(unlisten_with_a_datagram_deferred),
 		cmocka_unit_test(defer_misuse_refused),
 		cmocka_unit_test(in_process_deferred),
+		cmocka_unit_test(answer_while_destroyed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
