@@ -151,9 +151,10 @@ static rc__conn *rc__req_conn(rc__req *r)
 }
 
 /* server.h */
-rc_status rc_svc_req_conn(rc_svc_req *req, rc_server_conn **out)
+rc_status rc_svc_req_conn(rc_svc_req *handle, rc_server_conn **out)
 {
-	rc__req *r = (rc__req *)req;
+	rc__req *r = rc__req_of(handle); /* (NULL for a stale handle) */
+	rc_svc_req *req = r != NULL ? &r->pub : NULL;
 	rc_server *srv;
 	rc__conn *c;
 	rc_server_conn *h;
