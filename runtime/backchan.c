@@ -166,6 +166,8 @@ rc_status rc_svc_req_conn(rc_svc_req *handle, rc_server_conn **out)
 		return RC_INVAL;
 	if (req->dgram)
 		return RC_NOTSUPP; /* a datagram: nothing to call back on */
+	if (atomic_load(&r->state) == RC__REQ_ORPHANED)
+		return RC_CANTSEND; /* let go of by its server, which may be gone: not touched */
 	srv = req->srv;
 	pthread_mutex_lock(&srv->mu);
 	c = rc__req_conn(r);

@@ -369,6 +369,9 @@ void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 			r->sink.ops->orphaned(r);
 		r->c = NULL;
 		r->l = NULL;
+		r->orphan_ctx = r->pub.reg->ctx; /* (rc_svc_req_context: its registration goes with
+		                                    the server) */
+		r->pub.reg = NULL;
 		atomic_store(&r->state, RC__REQ_ORPHANED);
 	}
 	pthread_mutex_unlock(&rc__defer_mu);

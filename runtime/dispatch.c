@@ -172,9 +172,11 @@ bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi)
  * the request through rc__svc_req_of, server_priv.h). */
 void *rc_svc_req_context(const rc_svc_req *h)
 {
-	const rc_svc_req *req = rc__svc_req_of(h);
+	const rc__req *r = rc__req_of(h);
 
-	return req ? req->reg->ctx : NULL;
+	if (r == NULL)
+		return NULL;
+	return r->pub.reg != NULL ? r->pub.reg->ctx : r->orphan_ctx; /* (orphaned: its copy) */
 }
 
 const rc_procinfo *rc_svc_req_proc(const rc_svc_req *h)

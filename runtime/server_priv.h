@@ -575,6 +575,8 @@ typedef struct rc__req {
 	rc__sink sink;              /* deferred: where its answer goes (the connection's or the
 	                               datagram listener's) */
 	rc__conn *c;                /* a stream's connection (referenced), or NULL */
+	void *orphan_ctx;           /* orphaned: its registration's ctx (pub.reg, the server's,
+	                               is then NULL: the server may be gone) */
 	rc_tp_reply_to to;          /* in-process: the caller's way back (held), or zero */
 	struct rc__lsn *l;          /* a datagram listener, or NULL */
 	rc_peer peer;               /* the datagram caller's address */
