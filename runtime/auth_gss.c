@@ -237,9 +237,10 @@ static void rc__gss_release(rc__svc_auth *a)
 }
 
 /* server.h: the caller's principal, and the service, of an RPCSEC_GSS call. */
-const char *rc_svc_req_gss_principal(const rc_svc_req *req)
+const char *rc_svc_req_gss_principal(const rc_svc_req *h)
 {
-	const rc__req *r = (const rc__req *)req;
+	const rc__req *r = rc__req_of(h);
+	const rc_svc_req *req = r != NULL ? &r->pub : NULL;
 
 	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.ctx == NULL ||
 	    r->auth.fl != &rc__flavor_gss)
@@ -247,9 +248,10 @@ const char *rc_svc_req_gss_principal(const rc_svc_req *req)
 	return rc__gss_svc_ctx_principal(r->auth.ctx);
 }
 
-uint32_t rc_svc_req_gss_service(const rc_svc_req *req)
+uint32_t rc_svc_req_gss_service(const rc_svc_req *h)
 {
-	const rc__req *r = (const rc__req *)req;
+	const rc__req *r = rc__req_of(h);
+	const rc_svc_req *req = r != NULL ? &r->pub : NULL;
 
 	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.ctx == NULL ||
 	    r->auth.fl != &rc__flavor_gss)
@@ -393,9 +395,10 @@ rc__gss_cli *rc__gss_cl_core(const rc__cl_auth *a, rc_client **clnt)
 }
 
 /* sunrpc_gss_int.h: the server-side context of an RPCSEC_GSS call being served. */
-rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *req)
+rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *h)
 {
-	const rc__req *r = (const rc__req *)req;
+	const rc__req *r = rc__req_of(h);
+	const rc_svc_req *req = r != NULL ? &r->pub : NULL;
 
 	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.fl != &rc__flavor_gss)
 		return NULL;

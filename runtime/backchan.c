@@ -189,9 +189,10 @@ static rc__conn *rc__req_conn(rc__req *r)
 }
 
 /* server.h */
-rc_status rc_svc_req_conn(rc_svc_req *req, rc_server_conn **out)
+rc_status rc_svc_req_conn(rc_svc_req *handle, rc_server_conn **out)
 {
-	rc__req *r = (rc__req *)req;
+	rc__req *r = rc__req_of(handle); /* (NULL for a stale handle) */
+	rc_svc_req *req = r != NULL ? &r->pub : NULL;
 	rc_server *srv;
 	rc__conn *c;
 	rc_server_conn *h;
@@ -203,6 +204,8 @@ rc_status rc_svc_req_conn(rc_svc_req *req, rc_server_conn **out)
 		return RC_INVAL;
 	if (req->dgram)
 		return RC_NOTSUPP; /* a datagram: nothing to call back on */
+	if (atomic_load(&r->state) == RC__REQ_ORPHANED)
+		return RC_CANTSEND; /* let go of by its server, which may be gone: not touched */
 	srv = req->srv;
 	pthread_mutex_lock(&srv->mu);
 	c = rc__req_conn(r);

@@ -15,6 +15,11 @@
  * Two holds keep the object alive: the serving thread's (until its routine has returned and
  * it has let go) and the deferral's (until the answer). Whichever lets go last frees it.
  *
+ * Routines get a handle, not the object's address (server_priv.h, "Request handles"): a slot
+ * of a process-wide table and its generation. The answer moves the generation on under
+ * rc__defer_mu, so a second answer -- even once the object serves another call -- finds the
+ * handle stale and returns RC_INVAL without touching the object.
+ *
  * A server that stops (rc_server_run returns) or is destroyed orphans what is still
  * deferred: each request lets go of its connection and cache entry at once, and its later
  * answer frees it and returns RC_CANCELLED. rc__defer_mu makes that hand-over safe against a
@@ -29,27 +34,32 @@
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
+#include "runtime/testpoint.h"
 
 static pthread_mutex_t rc__defer_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* server_priv.h: a request object from srv's pool, or a new one. */
+/* server_priv.h: a request object from srv's pool (the oldest), or a new one. */
 rc__req *rc__req_new(rc_server *srv, rc__wctx *w)
 {
 	rc__req *r;
 
 	pthread_mutex_lock(&srv->poolmu);
 	if ((r = srv->pool) != NULL) {
-		srv->pool = r->dnext;
+		if ((srv->pool = r->dnext) == NULL)
+			srv->pool_tail = NULL;
 		srv->npool--;
 	}
 	pthread_mutex_unlock(&srv->poolmu);
 	if (r != NULL) {
 		unsigned char *own = r->own;
 		size_t cap = r->owncap;
-		memset(r, 0, offsetof(rc__req, argbuf)); /* (the buffers are set when used) */
+		memset(r, 0, offsetof(rc__req, handle)); /* (the buffers are set when used) */
 		r->own = own;
 		r->owncap = cap;
 	} else if ((r = rc__zalloc_lines(sizeof(rc__req))) == NULL) { /* (its usual fields: 3) */
+		return NULL;
+	} else if (!rc__req_handle_take(r)) {
+		free(r);
 		return NULL;
 	}
 	r->wc = w;
@@ -61,16 +71,13 @@ void rc__req_pool_free(rc_server *srv)
 {
 	rc__req *d = atomic_exchange(&srv->direct_req, NULL);
 
-	if (d != NULL) { /* (direct.c's kept one) */
-		free(d->own);
-		free(d);
-	}
+	if (d != NULL) /* (direct.c's kept one) */
+		rc__req_free(d);
 	for (rc__req *r = srv->pool, *next; r != NULL; r = next) {
 		next = r->dnext;
-		free(r->own);
-		free(r);
+		rc__req_free(r);
 	}
-	srv->pool = NULL;
+	srv->pool = srv->pool_tail = NULL;
 	srv->npool = 0;
 }
 
@@ -101,8 +108,7 @@ void rc__wctx_fini(rc__wctx *w)
 {
 	rc__encbuf_free(&w->rb);
 	if (w->req != NULL)
-		free(w->req->own); /* (one from the pool may keep an argument copy) */
-	free(w->req);
+		rc__req_free(w->req);
 	free(w->rbuf);
 	free(w->batch);
 	w->req = NULL;
@@ -132,10 +138,8 @@ void rc__req_unhold(rc__req *r, rc_server *pool)
 	rc__svc_auth_done(&r->auth);
 	free(r->unwrapped);
 	r->unwrapped = NULL;
-	if (pool == NULL || !rc__req_pool_put(pool, r)) {
-		free(r->own);
-		free(r);
-	}
+	if (pool == NULL || !rc__req_pool_put(pool, r))
+		rc__req_free(r);
 }
 
 /* server_priv.h: r, idle, into srv's pool (a big argument's copy is not kept). False: the
@@ -150,9 +154,13 @@ bool rc__req_pool_put(rc_server *srv, rc__req *r)
 		r->owncap = 0;
 	}
 	pthread_mutex_lock(&srv->poolmu);
-	if (srv->npool < RC__REQ_POOL) {
-		r->dnext = srv->pool;
-		srv->pool = r;
+	if (srv->npool < RC__REQ_POOL) { /* behind the others: reused last */
+		r->dnext = NULL;
+		if (srv->pool_tail != NULL)
+			srv->pool_tail->dnext = r;
+		else
+			srv->pool = r;
+		srv->pool_tail = r;
 		srv->npool++;
 		put = true;
 	}
@@ -161,16 +169,18 @@ bool rc__req_pool_put(rc_server *srv, rc__req *r)
 }
 
 /* server.h: keep req past its routine. */
-rc_status rc_svc_req_defer(rc_svc_req *req)
+rc_status rc_svc_req_defer(rc_svc_req *h)
 {
-	rc__req *r = (rc__req *)req;
+	rc__req *r = rc__req_of(h);
+	rc_svc_req *req;
 	rc_server *srv;
 	rc__wctx *w;
 	const rc__rd *rd;
 	size_t n;
 
-	if (req == NULL || r->rd == NULL || atomic_load(&r->state) != RC__REQ_INLINE)
+	if (r == NULL || r->rd == NULL || atomic_load(&r->state) != RC__REQ_INLINE)
 		return RC_INVAL; /* not inside its routine, or deferred already */
+	req = &r->pub;
 	srv = req->srv;
 	w = r->wc;
 	rd = r->rd;
@@ -253,16 +263,15 @@ rc_status rc_svc_req_defer(rc_svc_req *req)
 	srv->deferred = r;
 	srv->ndeferred++;
 	atomic_store(&r->state, RC__REQ_DEFERRED);
+	atomic_store(&rc__hslot_of(r->handle)->deferred, 1); /* answers take rc__answer now */
 	pthread_mutex_unlock(&srv->mu);
 	return RC_OK;
 }
 
 /* server.h: answer a deferred request with no reply at all. */
-rc_status rc_svc_req_drop(rc_svc_req *req)
+rc_status rc_svc_req_drop(rc_svc_req *h)
 {
-	if (req == NULL)
-		return RC_INVAL;
-	return rc__answer((rc__req *)req, RC__ANSWER_DROP, NULL, NULL, 0, 0, 0);
+	return rc__answer(h, RC__ANSWER_DROP, NULL, NULL, 0, 0, 0);
 }
 
 /* Take r off its server's list (under srv->mu). */
@@ -280,9 +289,10 @@ static void rc__defer_unlink(rc_server *srv, rc__req *r)
 }
 
 /* server_priv.h: encode, cache, send, release. */
-rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_svc_err err,
-                     uint32_t lo, uint32_t hi)
+rc_status rc__answer(const rc_svc_req *h, int kind, rc_xdrproc xres, const void *res,
+                     rc_svc_err err, uint32_t lo, uint32_t hi)
 {
+	rc__req *r;
 	rc_server *srv;
 	rc__wctx tw; /* a reply buffer on this thread's stack */
 	rc_status st = RC_OK;
@@ -291,12 +301,17 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	int state;
 
 	pthread_mutex_lock(&rc__defer_mu);
-	state = atomic_load(&r->state);
-	if (state != RC__REQ_DEFERRED) {
+	/* the handle looked at under the lock every answer takes: of two answers, the second
+	 * finds it stale (and never reads the object, which may be gone or serve another call) */
+	if ((r = rc__req_of(h)) == NULL ||
+	    ((state = atomic_load(&r->state)) != RC__REQ_DEFERRED && state != RC__REQ_ORPHANED)) {
 		pthread_mutex_unlock(&rc__defer_mu);
-		if (state != RC__REQ_ORPHANED)
-			return RC_INVAL;
-		atomic_store(&r->state, RC__REQ_ANSWERED); /* (never answered twice) */
+		return RC_INVAL;
+	}
+	rc__req_handle_bump(r); /* (answered: h is stale from now on) */
+	if (state == RC__REQ_ORPHANED) {
+		atomic_store(&r->state, RC__REQ_ANSWERED);
+		pthread_mutex_unlock(&rc__defer_mu);
 		rc__req_unhold(r, NULL); /* (its server may be gone) */
 		return RC_CANCELLED;
 	}
@@ -305,7 +320,7 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	/* other calls of its connection under way: this answer is part of a burst */
 	more = r->c != NULL && (r->c->deferred > 1 || r->c->jobs > 0);
 	rc__defer_unlink(srv, r);
-	atomic_fetch_add(&srv->answering, 1);
+	srv->answering++;
 	atomic_store(&r->state, RC__REQ_ANSWERED);
 	pthread_mutex_unlock(&srv->mu);
 	pthread_mutex_unlock(&rc__defer_mu);
@@ -326,13 +341,14 @@ rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_
 	                         r->cached ? &r->key : NULL, true);
 	rc__wctx_fini(&tw);
 	rc__req_unhold(r, srv); /* (srv lives while answering counts this answer) */
-	/* the last answer under way wakes rc__defer_orphan if it waits; without taking srv->mu
-	 * otherwise (seq_cst: it sees orphaning, or the orphaner sees answering at 0) */
-	if (atomic_fetch_sub(&srv->answering, 1) == 1 && atomic_load(&srv->orphaning) > 0) {
-		pthread_mutex_lock(&srv->mu);
+	RC__TEST_POINT("defer.answer_end");
+	/* the answer's last touch of srv, under the mutex rc__defer_orphan holds while it looks at
+	 * answering and waits: the orphaner (and so rc_server_destroy) goes on only once this
+	 * thread has let go of the mutex, and touches nothing of the server after */
+	pthread_mutex_lock(&srv->mu);
+	if (--srv->answering == 0 && srv->orphaning > 0)
 		pthread_cond_broadcast(&srv->answered);
-		pthread_mutex_unlock(&srv->mu);
-	}
+	pthread_mutex_unlock(&srv->mu);
 	return broken ? RC_CANTSEND : st;
 }
 
@@ -353,13 +369,16 @@ void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 			r->sink.ops->orphaned(r);
 		r->c = NULL;
 		r->l = NULL;
+		r->orphan_ctx = r->pub.reg->ctx; /* (rc_svc_req_context: its registration goes with
+		                                    the server) */
+		r->pub.reg = NULL;
 		atomic_store(&r->state, RC__REQ_ORPHANED);
 	}
 	pthread_mutex_unlock(&rc__defer_mu);
-	atomic_fetch_add(&srv->orphaning, 1);
-	while (atomic_load(&srv->answering) > 0) /* answers already under way finish first */
+	srv->orphaning++;
+	while (srv->answering > 0) /* answers already under way finish first */
 		pthread_cond_wait(&srv->answered, &srv->mu);
-	atomic_fetch_sub(&srv->orphaning, 1);
+	srv->orphaning--;
 	srv->defer_room(srv);
 	pthread_mutex_unlock(&srv->mu);
 }

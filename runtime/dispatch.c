@@ -169,20 +169,28 @@ bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi)
 	return any;
 }
 
-/* server.h: the request accessors (NULL / AUTH_NONE for a NULL request). */
-void *rc_svc_req_context(const rc_svc_req *req)
+/* server.h: the request accessors (NULL / AUTH_NONE for a NULL or stale handle: each finds
+ * the request through rc__svc_req_of, server_priv.h). */
+void *rc_svc_req_context(const rc_svc_req *h)
 {
-	return req ? req->reg->ctx : NULL;
+	const rc__req *r = rc__req_of(h);
+
+	if (r == NULL)
+		return NULL;
+	return r->pub.reg != NULL ? r->pub.reg->ctx : r->orphan_ctx; /* (orphaned: its copy) */
 }
 
-const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req)
+const rc_procinfo *rc_svc_req_proc(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	return req && req->proc ? req->proc->info : NULL;
 }
 
 /* server.h: the caller's address: the datagram's sender or the stream's peer. */
-rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len)
+rc_status rc_svc_req_caller(const rc_svc_req *h, void *sa, unsigned *len)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
 	size_t n;
 
 	if (req == NULL || sa == NULL || len == NULL)
@@ -234,8 +242,10 @@ rc_status rc_server_set_gss_required(rc_server *srv, uint32_t prog, uint32_t ver
 }
 
 /* server.h: the result is the routine's: serve.c does not free it. */
-rc_status rc_svc_req_keep_result(rc_svc_req *req)
+rc_status rc_svc_req_keep_result(rc_svc_req *h)
 {
+	rc_svc_req *req = rc__svc_req_of(h);
+
 	if (req == NULL)
 		return RC_INVAL;
 	req->keep_res = true;
@@ -243,8 +253,10 @@ rc_status rc_svc_req_keep_result(rc_svc_req *req)
 }
 
 /* server.h: asks the transport of the stream the call came on (only TLS streams say yes). */
-bool rc_svc_req_tls(const rc_svc_req *req)
+bool rc_svc_req_tls(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	if (req == NULL)
 		return false;
 	if (atomic_load_explicit(&((const rc__req *)req)->state, memory_order_relaxed) !=
@@ -254,28 +266,34 @@ bool rc_svc_req_tls(const rc_svc_req *req)
 }
 
 /* server.h: the identity the TLS stream verified, or NULL (no TLS, or no client certificate). */
-const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req)
+const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
 	const rc_tls_peer *peer = NULL;
 
 	return req != NULL && rc__conn_secure(req->conn, &peer) ? peer : NULL;
 }
 
-uint32_t rc_svc_req_flavor(const rc_svc_req *req)
+uint32_t rc_svc_req_flavor(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	return req ? req->rq_cred.oa_flavor : RC_AUTH_NONE;
 }
 
-const rc_authsys *rc_svc_req_authsys(const rc_svc_req *req)
+const rc_authsys *rc_svc_req_authsys(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	return req && req->rq_cred.oa_flavor == RC_AUTH_SYS ? &req->sys : NULL;
 }
 
 /* server.h: the reply verifier the auth hook (or the routine) chose, for a plain flavor. */
-rc_status rc_svc_req_set_verf(const rc_svc_req *req, uint32_t flavor, const void *body,
+rc_status rc_svc_req_set_verf(const rc_svc_req *h, uint32_t flavor, const void *body,
                               uint32_t len)
 {
-	rc__req *r = (rc__req *)req;
+	rc__req *r = rc__req_of(h);
+	const rc_svc_req *req = r != NULL ? &r->pub : NULL;
 	const rc__flavor *fl;
 
 	if (req == NULL || len > RC__MAX_AUTH_BYTES || (len > 0 && body == NULL) || r->wc == NULL ||
@@ -295,35 +313,47 @@ rc_status rc_svc_req_set_verf(const rc_svc_req *req, uint32_t flavor, const void
 }
 
 /* server.h: the call's header facts. */
-uint32_t rc_svc_req_prog(const rc_svc_req *req)
+uint32_t rc_svc_req_prog(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	return req ? req->rq_prog : 0;
 }
 
-uint32_t rc_svc_req_vers(const rc_svc_req *req)
+uint32_t rc_svc_req_vers(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	return req ? req->rq_vers : 0;
 }
 
-uint32_t rc_svc_req_procnum(const rc_svc_req *req)
+uint32_t rc_svc_req_procnum(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	return req ? req->rq_proc : 0;
 }
 
-const rc_opaque_auth *rc_svc_req_cred(const rc_svc_req *req)
+const rc_opaque_auth *rc_svc_req_cred(const rc_svc_req *h)
 {
+	const rc_svc_req *req = rc__svc_req_of(h);
+
 	return req ? &req->rq_cred : NULL;
 }
 
 /* server_internal.h: for the Sun layer's struct svc_req. */
-bool rc__svc_req_dgram(const rc_svc_req *req)
+bool rc__svc_req_dgram(const rc_svc_req *h)
 {
-	return req->dgram;
+	const rc_svc_req *req = rc__svc_req_of(h);
+
+	return req != NULL && req->dgram;
 }
 
-const rc_svc_unixcred *rc__svc_req_unixcred(const rc_svc_req *req)
+const rc_svc_unixcred *rc__svc_req_unixcred(const rc_svc_req *h)
 {
-	return req->rq_clntcred;
+	const rc_svc_req *req = rc__svc_req_of(h);
+
+	return req != NULL ? req->rq_clntcred : NULL;
 }
 
 /* Tell the layer above's hook, if one is installed, of ev; called without srv->mu held (the
@@ -344,9 +374,10 @@ void rc__server_notify(rc_server *srv, rc__srv_event ev)
 /* ---- a raw call's arguments and answers ---------------------------------------------------- */
 
 /* server.h: decode a raw call's arguments under the server's allocation cap. */
-rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
+rc_status rc_svc_req_getargs(rc_svc_req *h, rc_xdrproc xargs, void *args)
 {
-	rc__req *r = (rc__req *)req;
+	rc__req *r = rc__req_of(h);
+	rc_svc_req *req = r != NULL ? &r->pub : NULL;
 	rc_xdr x;
 
 	if (req == NULL || xargs == NULL)
@@ -366,30 +397,39 @@ rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args)
 
 /* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails; a deferred
  * request's is sent now (defer.c). */
-rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res)
+rc_status rc_svc_req_reply(rc_svc_req *h, rc_xdrproc xres, const void *res)
 {
+	rc__hslot *s = rc__hslot_of(h);
+	rc__req *r;
+	rc_svc_req *req;
 	rc_status st;
 
-	if (req == NULL || xres == NULL)
+	if (s == NULL || xres == NULL)
 		return RC_INVAL;
-	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
-		return rc__answer((rc__req *)req, RC__ANSWER_RESULT, xres, res, 0, 0, 0);
-	if (req->w == NULL)
-		return RC_INVAL;
+	if (atomic_load(&s->deferred)) /* (the object is not read here: it may go meanwhile) */
+		return rc__answer(h, RC__ANSWER_RESULT, xres, res, 0, 0, 0);
+	if ((r = atomic_load_explicit(&s->req, memory_order_relaxed)) == NULL || r->pub.w == NULL)
+		return RC_INVAL; /* not a raw call being served */
+	req = &r->pub;
 	req->rlen = rc__reply_result(req->srv, req->w, req->srv->lim.max_record, req->dgram,
 	                             req->xid, xres, res, &st);
 	return st;
 }
 
 /* server.h: a raw call's error reply; a deferred request's is sent now (defer.c). */
-rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi)
+rc_status rc_svc_req_error(rc_svc_req *h, rc_svc_err err, uint32_t lo, uint32_t hi)
 {
-	if (req == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
+	rc__hslot *s = rc__hslot_of(h);
+	rc__req *r;
+	rc_svc_req *req;
+
+	if (s == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
 		return RC_INVAL;
-	if (atomic_load(&((rc__req *)req)->state) != RC__REQ_INLINE)
-		return rc__answer((rc__req *)req, RC__ANSWER_ERROR, NULL, NULL, err, lo, hi);
-	if (req->w == NULL)
-		return RC_INVAL;
+	if (atomic_load(&s->deferred))
+		return rc__answer(h, RC__ANSWER_ERROR, NULL, NULL, err, lo, hi);
+	if ((r = atomic_load_explicit(&s->req, memory_order_relaxed)) == NULL || r->pub.w == NULL)
+		return RC_INVAL; /* not a raw call being served */
+	req = &r->pub;
 	req->rlen = rc__reply_error(req->w, req->srv->lim.max_record, req->xid, err, lo, hi);
 	return RC_OK;
 }

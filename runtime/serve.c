@@ -100,7 +100,7 @@ static size_t rc__serve_raw(rc_server *srv, rc__wctx *w, rc__req *r, const rc__r
 	r->keyp = cached ? &r->key : NULL;
 	r->rd = rd;
 	RC__TRACE(srv, RC_TP_SRV_DISPATCH, req->xid);
-	req->reg->raw(req, req->reg->ctx);
+	req->reg->raw(r->handle, req->reg->ctx); /* (the handle, not the address) */
 	r->rd = NULL;
 	r->keyp = NULL;
 	if (atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE) {
@@ -275,7 +275,7 @@ authenticated:
 			return rc__reply_simple(w, max, xid, false, RC__PROC_UNAVAIL, NULL, 0);
 	}
 	if (__builtin_expect(srv->auth != NULL, 0)) {
-		uint32_t st = srv->auth(req, srv->auth_ctx);
+		uint32_t st = srv->auth(r->handle, srv->auth_ctx);
 		if (st != 0)
 			return rc__reply_simple(w, max, xid, true, RC__AUTH_ERROR, &st, 1);
 	}
@@ -327,7 +327,7 @@ authenticated:
 	if (cached) /* what rc_svc_req_defer needs while the routine runs: this, and rd */
 		r->keyp = &r->key;
 	r->rd = &rd;
-	ok = req->proc->fn(args, res, req);
+	ok = req->proc->fn(args, res, r->handle); /* (the handle, not the address) */
 	r->rd = NULL;
 	RC__STEP(traced, srv, RC_TP_SRV_PROC, xid);
 	if (__builtin_expect(atomic_load_explicit(&r->state, memory_order_relaxed) != RC__REQ_INLINE,

@@ -269,17 +269,20 @@ struct rc_server {
 	bool memwait;           /* under mu: connections wait unread for the inbound budget */
 	struct rc__gss_table *gss; /* rc_server_set_gss's contexts, or NULL (auth_gss.c) */
 	pthread_mutex_t poolmu; /* the request pool (rc__req_new, rc__req_unhold) */
-	struct rc__req *pool;   /* under poolmu: request objects let go of, kept for reuse */
+	struct rc__req *pool;   /* under poolmu: request objects let go of, kept for reuse (taken
+	                           from here, oldest first) */
+	struct rc__req *pool_tail; /* under poolmu: the newest (put back after it) */
 	unsigned npool;         /* under poolmu: how many (at most RC__REQ_POOL) */
 	/* the request object of the last message served directly (direct.c), idle, for the next
 	 * one: taken and put back by exchange, as a worker keeps its own (NULL: none) */
 	struct rc__req *_Atomic direct_req;
 	struct rc__req *deferred; /* under mu: requests deferred and not answered (rc__req) */
 	uint32_t ndeferred;  /* under mu: how many */
-	atomic_uint answering; /* answers being sent on other threads right now (raised under
-	                          mu with the request's unlinking; lowered without it) */
-	atomic_uint orphaning; /* rc__defer_orphan calls waiting for answering to drop to 0 */
-	pthread_cond_t answered; /* signalled (under mu) when it does, if orphaning */
+	unsigned answering;  /* under mu: answers being sent on other threads right now (raised
+	                        with the request's unlinking, lowered as the answer's last touch
+	                        of the server: rc__defer_orphan, which waits for 0, holds mu) */
+	unsigned orphaning;  /* under mu: rc__defer_orphan calls waiting for answering to be 0 */
+	pthread_cond_t answered; /* signalled (under mu) when it is, if orphaning */
 	rc_error err;        /* the last set-up call's detail (rc_server_geterr); set-up thread */
 	int epfd;
 	int stopfd;
@@ -592,6 +595,8 @@ typedef struct rc__req {
 	rc__sink sink;              /* deferred: where its answer goes (the connection's or the
 	                               datagram listener's) */
 	rc__conn *c;                /* a stream's connection (referenced), or NULL */
+	void *orphan_ctx;           /* orphaned: its registration's ctx (pub.reg, the server's,
+	                               is then NULL: the server may be gone) */
 	rc_tp_reply_to to;          /* in-process: the caller's way back (held), or zero */
 	struct rc__lsn *l;          /* a datagram listener, or NULL */
 	rc_peer peer;               /* the datagram caller's address */
@@ -602,9 +607,93 @@ typedef struct rc__req {
 	                               w->auth was not NULL) */
 	void *unwrapped;            /* the arguments as the flavor unwrapped them (malloc'd), or
 	                               NULL; rd points into it while they are */
+	/* its handle (below; kept through the object's reuses, never zeroed by rc__req_new) */
+	rc_svc_req *handle;         /* what its routines and hooks get: its slot and generation */
+	uint32_t hidx;              /* its slot */
 	_Alignas(16) unsigned char argbuf[RC__ARGS_STACK];
 	_Alignas(16) unsigned char resbuf[RC__ARGS_STACK];
 } rc__req;
+
+/*
+ * Request handles (defer.c). The rc_svc_req * a routine, a raw dispatcher or the auth hook
+ * gets is not the object's address but a handle: a slot number and the slot's generation
+ * ((slot << RC__HGEN_BITS) | generation). Every public entry finds the object through
+ * rc__req_of, which refuses a handle whose generation is not the slot's now. A slot belongs to
+ * one request object for the object's life (pooled reuses included); its generation moves on
+ * when the object's deferred request is answered (reply, error, drop, or the answer of an
+ * orphaned one) and when the object is freed, so a handle that was answered, or whose object
+ * was freed or reused since, is refused -- without reading the object, whose memory may be
+ * gone: the slots themselves are never freed (chunks of RC__HCHUNK, a process-wide table of at
+ * most RC__HCHUNK * RC__HCHUNKS slots, 16 bytes each, as many as request objects ever alive at
+ * once). Freed slots are reused oldest first, and so are pooled objects, which spreads the
+ * reuse of any one generation counter. A stale handle is taken for a live one only if its
+ * slot's generation has since wrapped to the same value exactly: 2^32 answers or frees of
+ * that slot on a 64-bit build (2^10 on a 32-bit one). Slot 0 is never used (NULL is refused).
+ */
+#define RC__HCHUNK 1024u
+#define RC__HCHUNKS 4096u
+#if UINTPTR_MAX > 0xffffffffu
+#define RC__HGEN_BITS 32
+#else
+#define RC__HGEN_BITS 10
+#endif
+#define RC__HGEN_MASK ((uint32_t)(((uint64_t)1 << RC__HGEN_BITS) - 1))
+
+typedef struct rc__hslot {
+	_Atomic uint32_t gen;        /* the generation of the one valid handle */
+	_Atomic uint32_t deferred;   /* non-zero: its request is deferred (answers go through
+	                                rc__answer, which looks again under rc__defer_mu) */
+	struct rc__req *_Atomic req; /* the object, or NULL (the slot is free) */
+	uint32_t next;               /* the free list (defer.c, under its lock); 0: the last */
+} rc__hslot;
+
+extern rc__hslot *_Atomic rc__hslots[RC__HCHUNKS];
+
+/* The slot of handle h if h is valid now, else NULL. No lock: a handle used on one thread while
+ * another answers or frees it may pass this check and then meet a request that is gone (the
+ * answers look again under rc__defer_mu); used one after the other, never. */
+static inline rc__hslot *rc__hslot_of(const rc_svc_req *h)
+{
+	uintptr_t v = (uintptr_t)h, i = v >> RC__HGEN_BITS;
+	rc__hslot *chunk;
+
+	if (i == 0 || i >= (uintptr_t)RC__HCHUNK * RC__HCHUNKS ||
+	    (chunk = atomic_load_explicit(&rc__hslots[i / RC__HCHUNK], memory_order_acquire)) == NULL)
+		return NULL;
+	chunk += i % RC__HCHUNK;
+	return atomic_load_explicit(&chunk->gen, memory_order_acquire) ==
+	               (uint32_t)(v & RC__HGEN_MASK)
+	           ? chunk
+	           : NULL;
+}
+
+/* The request object of handle h, or NULL (NULL, answered, freed, reused since: stale). */
+static inline rc__req *rc__req_of(const rc_svc_req *h)
+{
+	rc__hslot *s = rc__hslot_of(h);
+
+	return s != NULL ? atomic_load_explicit(&s->req, memory_order_relaxed) : NULL;
+}
+
+/* Give new request object r a slot (the oldest free one, else a fresh one) and its handle
+ * (r->handle, r->hidx). False: the table is full or memory short (r has none). */
+bool rc__req_handle_take(rc__req *r);
+
+/* Move r's slot to its next generation: every handle of r given so far is stale (r->handle is
+ * the new one). Under rc__defer_mu (an answer), or by r's only user (its freeing). */
+void rc__req_handle_bump(rc__req *r);
+
+/* Free request object r (nothing of its call held any more: its own argument copy goes too)
+ * and give its slot back, stale, to be reused after every other free slot. */
+void rc__req_free(rc__req *r);
+
+/* The same, as its public part (what the accessors read), or NULL. */
+static inline rc_svc_req *rc__svc_req_of(const rc_svc_req *h)
+{
+	rc__req *r = rc__req_of(h);
+
+	return r != NULL ? &r->pub : NULL;
+}
 
 /* Set up / let go of a serving thread's context (reply buffer, request object, datagram
  * buffers) for srv. */
@@ -659,17 +748,19 @@ static inline void rc__svc_auth_done(rc__svc_auth *a)
 /* What the answer to a deferred request is (rc__answer). */
 enum { RC__ANSWER_RESULT, RC__ANSWER_ERROR, RC__ANSWER_DROP };
 
-/* Answer deferred request r from any thread (defer.c): encode, record in the duplicate cache,
- * send, release and free it. Returns RC_OK; RC_CANTSEND (its connection broke or closed);
- * RC_CANCELLED (its server stopped or went away: nothing sent); the encoder's failure (a
- * SYSTEM_ERR went instead); RC_INVAL (not deferred). r is freed whatever it returns but
- * RC_INVAL. */
-rc_status rc__answer(rc__req *r, int kind, rc_xdrproc xres, const void *res, rc_svc_err err,
-                     uint32_t lo, uint32_t hi);
+/* Answer the deferred request of handle h from any thread (defer.c): encode, record in the
+ * duplicate cache, send, release and free it. Returns RC_OK; RC_CANTSEND (its connection broke
+ * or closed); RC_CANCELLED (its server stopped or went away: nothing sent); the encoder's
+ * failure (a SYSTEM_ERR went instead); RC_INVAL (NULL, not deferred, or a stale handle:
+ * answered already, its object freed or reused -- nothing sent). The request is freed (h made
+ * stale) whatever it returns but RC_INVAL. */
+rc_status rc__answer(const rc_svc_req *h, int kind, rc_xdrproc xres, const void *res,
+                     rc_svc_err err, uint32_t lo, uint32_t hi);
 
-/* A fresh request object of serving thread w of srv: from srv's pool when it has one (so
- * deferring calls allocates nothing once the pool has filled), else allocated; zeroed but
- * for its argument buffers. NULL if memory is short. */
+/* A fresh request object of serving thread w of srv: from srv's pool when it has one, oldest
+ * first (so deferring calls allocates nothing once the pool has filled), else allocated with a
+ * handle slot; zeroed but for its argument buffers and its handle. NULL if memory (or the
+ * handle table) is short. */
 rc__req *rc__req_new(rc_server *srv, rc__wctx *w);
 
 /* Let go of one hold on deferred request r -- the serving thread's once its routine has

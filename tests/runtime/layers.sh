@@ -59,7 +59,8 @@ auth_reg.c.o
 auth_gss.c.o
 auth.c.o
 reply.c.o
-drc.c.o"
+drc.c.o
+reqhandle.c.o"
 
 # The client's: making an RPCSEC_GSS context takes calls, so it sits above the client; the
 # flavors, below it, never call it.

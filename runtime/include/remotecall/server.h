@@ -62,6 +62,20 @@ typedef struct rc_svc_unixcred {
  * rc_svc_req_error or rc_svc_req_drop -- when the routine deferred it (rc_svc_req_defer).
  * A Sun dispatch function gets Sun's view of it instead (<remotecall/sunrpc.h>, struct
  * svc_req).
+ *
+ * The pointer is a handle, not the request's address: it names the request and its
+ * generation. Once a deferred request is answered (reply, error or drop, whatever the answer
+ * returned but RC_INVAL), every later use of its handle is refused -- an answer returns
+ * RC_INVAL and sends nothing, an accessor returns its NULL/0 value -- even after the request's
+ * memory has been reused for another call or freed, and after its server is destroyed: a
+ * stale answer never reaches another caller. Two limits: the check holds for uses one after
+ * the other (a handle used on one thread while another answers it is a race, as with any
+ * object being freed; two answers racing each other are safe: one wins, the other gets
+ * RC_INVAL); and a handle is taken for a live one again only after its slot's generation has
+ * wrapped, 2^32 answers or frees later on a 64-bit build (2^10 on a 32-bit one), slots reused
+ * oldest first. A handle kept past a routine that did not defer its call is not valid either,
+ * but is detected only as far as the call's state allows (an answer outside the routine is
+ * refused with RC_INVAL; an accessor may read the thread's next call).
  */
 typedef struct rc_svc_req rc_svc_req;
 
@@ -141,7 +155,8 @@ rc_status rc_svc_req_getargs(rc_svc_req *req, rc_xdrproc xargs, void *args);
  * RC_CANTSEND and RC_CANCELLED then say it could not go (see rc_svc_req_defer). Returns RC_OK; RC_CANTENCODEARGS when
  * xres fails, RC_MSGTOOLARGE when the reply is over max_record or, on a datagram, over 65,507
  * bytes (the reply becomes SYSTEM_ERR either way; a datagram one is counted in
- * rc_server_stats.replies_too_big); RC_INVAL (not a raw call).
+ * rc_server_stats.replies_too_big); RC_INVAL (not a raw call, or a deferred request answered
+ * already: nothing sent).
  */
 rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res);
 
@@ -168,6 +183,7 @@ rc_status rc_svc_req_reply(rc_svc_req *req, rc_xdrproc xres, const void *res);
  * destroyed first, RC_CANCELLED -- either way req is freed, and nothing of the server's is
  * touched after it is gone. rc_server_destroy waits
  * for answers already under way on other threads, never for requests not yet answered.
+ * Any answer after the first returns RC_INVAL and sends nothing (see rc_svc_req).
  */
 rc_status rc_svc_req_defer(rc_svc_req *req);
 
@@ -175,7 +191,8 @@ rc_status rc_svc_req_defer(rc_svc_req *req);
  * rc_svc_req_drop -- answer a deferred request with no reply at all (the caller times out or
  * retransmits; a datagram's duplicate-cache entry is forgotten, so a retransmission runs
  * again), and free it. Returns RC_OK; RC_CANCELLED (the server stopped or went: freed all
- * the same); RC_INVAL (NULL, or a request that is not deferred).
+ * the same); RC_INVAL (NULL, a request that is not deferred, or one answered already: nothing
+ * done).
  */
 rc_status rc_svc_req_drop(rc_svc_req *req);
 
@@ -193,7 +210,9 @@ typedef enum rc_svc_err {
  * rc_svc_req_error -- in a raw dispatcher, or on a deferred request from any thread (sent now,
  * req freed, as rc_svc_req_reply): answer with error err (lo and hi: the version
  * range of RC_SVC_PROG_MISMATCH; lo: the auth_stat of RC_SVC_AUTH_ERROR; else unused).
- * Replaces an earlier reply. Returns RC_OK, or RC_INVAL (not a raw call, unknown err).
+ * Replaces an earlier reply. Returns RC_OK, or RC_INVAL (not a raw call, unknown err, or a
+ * deferred request answered already: nothing sent); on a deferred request also RC_CANTSEND
+ * and RC_CANCELLED, as rc_svc_req_reply.
  */
 rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_t hi);
 
