@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "sec_util.h"
-#include "runtime/server_internal.h"
+#include "runtime/server/server_internal.h"
 
 static rc_server *srv;
 

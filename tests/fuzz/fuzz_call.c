@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "sec_util.h"
-#include "runtime/server_internal.h"
+#include "runtime/server/server_internal.h"
 
 static rc_server *srv, *usrv;
 static int ufd = -1;

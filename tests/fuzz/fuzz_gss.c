@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/gss.h"
+#include "runtime/auth/gss.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/gss.h"
+#include "runtime/auth/gss.h"
 #include "xdr/base.h"
 
 #define PROG 0x20000528u

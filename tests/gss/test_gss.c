@@ -21,8 +21,8 @@
 
 #include <remotecall/client.h>
 
-#include "runtime/gss_int.h"
-#include "runtime/rpc.h"
+#include "runtime/auth/gss_int.h"
+#include "runtime/core/rpc.h"
 #include "xdr/base.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

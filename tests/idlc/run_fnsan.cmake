@@ -65,7 +65,7 @@ foreach(n basic lists)
   run("${n}_xdr.c" ${CLANG} ${flags} -c ${GEN}/${n}_xdr.c -o ${WORK}/${n}_xdr.o)
   list(APPEND objs ${WORK}/${n}_clnt.o ${WORK}/${n}_svc.o ${WORK}/${n}_xdr.o)
 endforeach()
-run("multi.c" ${CLANG} ${flags} ${san} -c ${SRC}/runtime/multi.c -o ${WORK}/multi.o)
+run("multi.c" ${CLANG} ${flags} ${san} -c ${SRC}/runtime/client/multi.c -o ${WORK}/multi.o)
 run("test_idlc_calls.c" ${CLANG} ${flags} ${san} -c ${SRC}/tests/idlc/test_idlc_calls.c
   -o ${WORK}/test.o)
 run("linking" ${CLANG} ${san} ${WORK}/test.o ${WORK}/multi.o ${objs} ${LIB} ${CMOCKA_LIB}

@@ -17,10 +17,10 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
-#include "runtime/auth.h"
-#include "runtime/rpc.h"
-#include "runtime/server_internal.h"
-#include "runtime/server_priv.h"
+#include "runtime/auth/auth.h"
+#include "runtime/core/rpc.h"
+#include "runtime/server/server_internal.h"
+#include "runtime/server/server_priv.h"
 #include "rt_fixture.h"
 
 /* ---- bytes ------------------------------------------------------------------------------ */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/server_internal.h"
+#include "runtime/server/server_internal.h"
 
 /* The key of call xid from 127.0.0.1:port with 8 bytes of arguments under credential flavor
  * (ctx: its security context's id, or NULL). */

@@ -23,7 +23,7 @@
 #include <sys/un.h>
 
 #include "rt_fixture.h"
-#include "runtime/rpcbind.h"
+#include "runtime/rpcbind/rpcbind.h"
 
 #define RB_PROG 100000u
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "runtime/server_internal.h"
+#include "runtime/server/server_internal.h"
 #include "rt_fixture.h"
 
 enum { NONE = -1 };

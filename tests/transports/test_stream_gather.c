@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "runtime/rpc.h"
+#include "runtime/core/rpc.h"
 #include "transports/transport.h"
 
 enum { NBIG = 5 };
