@@ -62,7 +62,7 @@ static inline int rc__hexval(char ch)
 }
 
 /*
- * The keys a URI's query may carry (transports.c holds the one table: a new key is one line
+ * The keys a URI's query may carry (uri.c holds the one table: a new key is one line
  * there). Each names who takes it -- a client's URI (rc_client_create), a listen URI
  * (rc_server_listen), or both -- and, for a key one side does not take, where that side says
  * the same thing instead (shown in the refusal).
