@@ -11,15 +11,6 @@
 #include "runtime/auth/gss_int.h"
 #include "xdr/base.h"
 
-void rc__gss_buf_free(rc__gss_buf *b)
-{
-	if (!b)
-		return;
-	free(b->data);
-	b->data = NULL;
-	b->len = 0;
-}
-
 /* Append every message gss_display_status has for code to text[*at..cap). */
 static void status_text(char *text, size_t cap, size_t *at, OM_uint32 code, int type)
 {

@@ -9,6 +9,16 @@
 #include "runtime/auth/gss.h"
 #include "xdr/base.h"
 
+/* gss.h: the encoders' buffers (malloc) go back. */
+void rc__gss_buf_free(rc__gss_buf *b)
+{
+	if (!b)
+		return;
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+}
+
 /* A read cursor over [p, end). */
 typedef struct rd {
 	const unsigned char *p;

@@ -1,7 +1,7 @@
 /*
  * The back channel, server side: calls from the server to a client over the connection the
  * client made (RFC 8167's bidirectional ONC RPC; NFSv4.1's back channel). The client's side,
- * which answers them, is rc_client_serve (client.c).
+ * which answers them, is rc_client_serve (client_serve.c).
  *
  * A connection's handle (rc_server_conn, server_priv.h) is what the application keeps; a back
  * channel is an ordinary rc_client whose transport is this file's: its sends go into the
@@ -106,8 +106,8 @@ static void rc__back_end(rc__back *b)
 	pthread_cond_broadcast(&b->cv);
 }
 
-/* server_priv.h */
-void rc__back_hangup(rc__conn *c)
+/* rc__back_hooks (server_priv.h) */
+static void rc__back_hangup(rc__conn *c)
 {
 	rc_server_conn *h = atomic_load(&c->handle);
 
@@ -129,8 +129,8 @@ void rc__back_hangup(rc__conn *c)
 	pthread_mutex_unlock(&h->mu);
 }
 
-/* server_priv.h */
-void rc__back_detach(rc__conn *c)
+/* rc__back_hooks (server_priv.h) */
+static void rc__back_detach(rc__conn *c)
 {
 	rc_server_conn *h = atomic_load(&c->handle);
 
@@ -141,8 +141,8 @@ void rc__back_detach(rc__conn *c)
 	rc__handle_unref(h); /* the connection's reference */
 }
 
-/* server_priv.h */
-void rc__back_starve(rc__conn *c)
+/* rc__back_hooks (server_priv.h) */
+static void rc__back_starve(rc__conn *c)
 {
 	rc_server_conn *h = atomic_load(&c->handle);
 	const char *why;
@@ -168,6 +168,13 @@ void rc__back_starve(rc__conn *c)
 	pthread_mutex_unlock(&h->rmu);
 	pthread_mutex_unlock(&h->mu);
 }
+
+static bool rc__back_route(rc__conn *c, const void *msg, size_t len);
+
+/* What the server loop asks of the back channel (server_priv.h), installed on a server before
+ * its first connection handle is made (rc_svc_req_conn). */
+static const rc__back_hooks rc__back_hooks_on = {rc__back_route, rc__back_hangup,
+                                                 rc__back_detach, rc__back_starve};
 
 /* The detail of calls back failed by rc__back_starve, for the receiving thread. */
 static void rc__back_starved_detail(const char *limit)
@@ -224,6 +231,8 @@ rc_status rc_svc_req_conn(rc_svc_req *handle, rc_server_conn **out)
 			pthread_mutex_init(&h->rmu, NULL);
 			h->srv = srv;
 			h->c = c;
+			/* the server loop reaches back channels through these from now on */
+			atomic_store_explicit(&srv->back, &rc__back_hooks_on, memory_order_release);
 			atomic_store(&c->handle, h);
 			/* from now on kept true while it is held (rc__conn_plan) */
 			atomic_store(&c->held, c->state == RC__CONN_HELD);
@@ -310,8 +319,8 @@ static bool rc__xw_take(rc__back *b, uint32_t x)
 	return true;
 }
 
-/* server_priv.h */
-bool rc__back_route(rc__conn *c, const void *msg, size_t len)
+/* rc__back_hooks (server_priv.h) */
+static bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 {
 	rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_acquire);
 	const unsigned char *m = msg;

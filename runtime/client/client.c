@@ -41,7 +41,6 @@
 
 #include "runtime/auth/auth.h"
 #include "runtime/core/rpc.h"
-#include "runtime/server/server_priv.h"
 #include "transports/tls.h"
 
 #define RC__MAX_RETRY_MS 4000u
@@ -191,9 +190,10 @@ struct rc_client {
 	size_t fastcap;
 	rc_trace_fn trace; /* NULL: off */
 	/* The back channel (rc_client_serve): the programs the client answers (a private server,
-	 * never run; NULL: none, every call gets PROG_UNAVAIL) and, under mu, the calls read and
-	 * not yet served (inq). */
-	rc_server *srv;
+	 * never run, reached through srv_ops; NULL: none, every call gets PROG_UNAVAIL) and,
+	 * under mu, the calls read and not yet served (inq). */
+	void *srv;
+	const rc__cl_server *srv_ops;
 	_Alignas(64) rc__hdr hdr0; /* the first template, never freed */
 
 	uint32_t prog, vers;
@@ -1226,7 +1226,7 @@ static void rc__serve_inq(rc_client *c)
 		c->ninq--;
 		pthread_mutex_unlock(&c->mu);
 		if (c->srv != NULL)
-			rc__deliver(c->srv, q->msg, q->len, rc__inq_reply, c);
+			c->srv_ops->deliver(c->srv, q->msg, q->len, rc__inq_reply, c);
 		else
 			rc__inq_unavail(c, q->msg, q->len);
 		pthread_mutex_lock(&c->mu);
@@ -2786,19 +2786,19 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 	return st;
 }
 
-rc_status rc_client_serve(rc_client *clnt, const rc_svc_prog *def, void *ctx)
+/* rpc.h */
+rc_status rc__client_serve_with(rc_client *clnt, const rc__cl_server *ops, const rc_svc_prog *def,
+                                void *ctx)
 {
 	rc_status st = RC_OK;
 
-	if (clnt == NULL || def == NULL)
-		return RC_INVAL;
 	if (clnt->dgram || (clnt->kind->props & (RC_TPP_SYNC | RC_TPP_BACK)))
 		return RC_NOTSUPP; /* calls come back only on a stream connection of the client's */
 	pthread_mutex_lock(&clnt->mu);
-	if (clnt->srv == NULL)
-		st = rc_server_create(&clnt->srv);
+	if (clnt->srv == NULL && (st = ops->create(&clnt->srv)) == RC_OK)
+		clnt->srv_ops = ops;
 	if (st == RC_OK)
-		st = rc_server_register(clnt->srv, def, ctx);
+		st = clnt->srv_ops->add(clnt->srv, def, ctx);
 	pthread_mutex_unlock(&clnt->mu);
 	return st;
 }
@@ -2835,7 +2835,8 @@ void rc_client_destroy(rc_client *clnt)
 		free(q);
 	}
 	free(clnt->inq_spare);
-	rc_server_destroy(clnt->srv);
+	if (clnt->srv != NULL)
+		clnt->srv_ops->destroy(clnt->srv);
 	if (clnt->hdr != &clnt->hdr0) {
 		rc__cl_auth_unref(clnt->hdr->auth);
 		free(clnt->hdr);

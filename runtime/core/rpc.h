@@ -234,6 +234,24 @@ rc_status rc__client_open_tp(rc_client **out, const rc_tp_kind *kind, rc_tp *tp,
 bool rc__client_back(const rc_client *c);
 
 /*
+ * The server that answers the calls a client's peer sends on the client's connection, as the
+ * back channel above the client makes it (backchan/'s rc_client_serve): the client engine
+ * knows no server, only these. create makes one into *srv; add registers def (with ctx) on
+ * it (rc_server_register's statuses); deliver serves one call, and passes its reply to reply
+ * (the engine calls it outside its lock); destroy ends it with the client.
+ */
+typedef struct rc__cl_server {
+	rc_status (*create)(void **srv);
+	rc_status (*add)(void *srv, const rc_svc_prog *def, void *ctx);
+	void (*deliver)(void *srv, const void *msg, size_t len, rc_reply_fn reply, void *rctx);
+	void (*destroy)(void *srv);
+} rc__cl_server;
+/* rc_client_serve's work on c (not NULL): the server made with ops on first use (kept until
+ * rc_client_destroy), and def (not NULL) added to it. rc_client_serve's statuses. */
+rc_status rc__client_serve_with(rc_client *c, const rc__cl_server *ops, const rc_svc_prog *def,
+                                void *ctx);
+
+/*
  * broadcast.c: rc_broadcast's engine. rc__broadcast_to sends one call to to[0..nto) (IPv4
  * and IPv6 addresses may mix) and hands each successful reply to fn as rc_broadcast does;
  * resends after first_ms, then every interval doubled (double_it) or grown by 2 s up to 14 s.

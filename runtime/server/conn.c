@@ -25,6 +25,28 @@
 static void rc__room_freed(rc_server *srv);
 static void rc__conn_unhold(rc_server *srv, rc__conn *c);
 
+/* The back channel's hooks (server_priv.h), or NULL while backchan/ installed none. */
+static inline const rc__back_hooks *rc__back_hooks_of(rc_server *srv)
+{
+	return atomic_load_explicit(&srv->back, memory_order_acquire);
+}
+
+/* A REPLY read on c goes to the back channel that sent its call (true), if backchan/ is in. */
+static inline bool rc__conn_route(rc_server *srv, rc__conn *c, const void *msg, size_t len)
+{
+	const rc__back_hooks *b = rc__back_hooks_of(srv);
+
+	return b != NULL && b->route(c, msg, len);
+}
+
+/* Tell c's back channels (op: hangup, detach or starve), if backchan/ is in. */
+#define rc__conn_back(srv, op, c)                                    \
+	do {                                                         \
+		const rc__back_hooks *b_ = rc__back_hooks_of(srv);   \
+		if (b_ != NULL)                                      \
+			b_->op(c);                                   \
+	} while (0)
+
 /* ---- the inbound budget (rc_server_limits.max_inbound_bytes) ------------------------------
  * srv->inbound counts the bytes the server holds for requests not yet served: each
  * connection's partial record (c->incount, brought up to date at the end of each turn), the
@@ -124,7 +146,7 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 		srv->ndoomed--;
 	if (c->end == RC__CONN_EVICTED)
 		srv->nevicting--;
-	rc__back_detach(c); /* its handle and back channels (backchan.c) let go of it */
+	rc__conn_back(srv, detach, c); /* its handle and back channels (backchan.c) let go of it */
 	rc__park_free(srv, c);
 	rc__inbound_sub(srv, c->incount); /* its partial record goes with it */
 	c->incount = 0;
@@ -851,8 +873,8 @@ size_t rc__conn_pending(rc__conn *c)
  * stream behind requests the caps keep it from reading; so it goes on reading, and requests
  * past the caps are parked on c (in order, copied, not dispatched) up to max_parked_conn
  * bytes, and dispatched as room frees. At that budget reading stops, and the calls back in
- * flight fail at once with RC_TOOMANY (rc__back_starve): nothing waits for a reply that cannot
- * be read, and new calls back fail at once too until room frees (c->parkfull).
+ * flight fail at once with RC_TOOMANY (the back hooks' starve): nothing waits for a reply that
+ * cannot be read, and new calls back fail at once too until room frees (c->parkfull).
  *
  * What c's reader does at the end of a turn (rc__conn_plan): hold it, arm it for reading, or
  * arm it to come back at once (work already here: records in its buffer, parked requests with
@@ -865,7 +887,7 @@ enum { RC__PLAN_HOLD, RC__PLAN_READ, RC__PLAN_NOW };
  * c->held first and reads inflight (rc__conn_backwait) after: every call a back channel sends
  * raises inflight, then reads c->held -- so either the plan here counts that call (and reads
  * on), or that call sees c held and re-arms it (srv->conn_poke). *starve: held with calls back
- * in flight and its parking budget spent -- the caller fails them (rc__back_starve).
+ * in flight and its parking budget spent -- the caller fails them (the back hooks' starve).
  */
 static int rc__conn_plan(rc_server *srv, rc__conn *c, size_t pending, bool *starve)
 {
@@ -938,7 +960,7 @@ static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 	plan = rc__conn_plan(srv, c, rc__conn_pending(c), &starve);
 	if (plan == RC__PLAN_HOLD) {
 		if (starve)
-			rc__back_starve(c);
+			rc__conn_back(srv, starve, c);
 		return;
 	}
 	atomic_store_explicit(&c->held, false, memory_order_relaxed);
@@ -1218,7 +1240,7 @@ static void rc__turn_read(rc_server *srv, rc__wctx *w, rc__conn *c, rc__turn *t)
 			t->memstop = true; /* inside a big record at the inbound budget */
 			break;
 		}
-		if (st == RC_OK && rc__back_route(c, msg, len))
+		if (st == RC_OK && rc__conn_route(srv, c, msg, len))
 			continue; /* a reply to a call back (backchan.c): taken, or dropped */
 		if (st == RC_OK && rc__is_tls_probe(msg, len)) {
 			/* served here, now: what follows its reply is TLS, not more jobs (a client
@@ -1317,7 +1339,7 @@ static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc
 	rc__inbound_set(srv, c, in);
 	if (t->dead) {
 		c->state = RC__CONN_DEAD;
-		rc__back_hangup(c); /* no reply to a call back can come any more */
+		rc__conn_back(srv, hangup, c); /* no reply to a call back can come any more */
 		rc__disarm(srv, c->tp);
 		/* no more reading; replies still due go out, and the sweeper shuts the rest down
 		 * after stall_ms without progress (an armed output descriptor then lets go) */
@@ -1343,7 +1365,7 @@ static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc
 		}
 	}
 	if (starve)
-		rc__back_starve(c); /* its calls back could never get their replies */
+		rc__conn_back(srv, starve, c); /* its calls back could never get their replies */
 	/* a back channel's caller that ends its turn is counted out of srv->backreaders last,
 	 * after its last touch of c (below): the server's destroy waits for that count, and
 	 * would free c and srv under it */
@@ -1511,7 +1533,7 @@ void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
 		else
 			rc__conn_arm_plan(srv, c, c->tp->vt->buffered(c->tp) > 0 ? RC__PLAN_NOW : plan);
 		if (starve)
-			rc__back_starve(c);
+			rc__conn_back(srv, starve, c);
 	}
 	pthread_mutex_unlock(&srv->mu);
 }

@@ -506,6 +506,8 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
  * table and the cache. */
 void rc_server_destroy(rc_server *srv)
 {
+	const rc__back_hooks *back;
+
 	if (srv == NULL)
 		return;
 	rc__server_notify(srv, RC__SRV_DESTROY); /* the hook's last call: it lets go of srv */
@@ -521,8 +523,9 @@ void rc_server_destroy(rc_server *srv)
 	/* back channels' callers reading connections themselves (conn.c): hung up, they end
 	 * their turns; none takes one from now on */
 	srv->destroying = true;
-	for (rc__conn *c = srv->conns; c != NULL; c = c->next)
-		rc__back_hangup(c);
+	back = atomic_load_explicit(&srv->back, memory_order_acquire); /* NULL: no back channel */
+	for (rc__conn *c = srv->conns; back != NULL && c != NULL; c = c->next)
+		back->hangup(c);
 	while (srv->backreaders > 0)
 		pthread_cond_wait(&srv->answered, &srv->mu);
 	while (srv->jobq) { /* queued when the server stopped: never run */

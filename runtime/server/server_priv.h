@@ -220,22 +220,29 @@ static inline bool rc__conn_kept(rc__conn *c)
 	return h != NULL && atomic_load_explicit(&h->refs, memory_order_relaxed) > 1;
 }
 
-/* backchan.c, for the stream connections (conn.c): a REPLY read on c goes to the back channel
- * that sent its call, or nowhere (true: msg was a reply, taken or dropped; false: not one, or
- * c has no handle -- serve it). Called by c's reader, without locks. */
-bool rc__back_route(rc__conn *c, const void *msg, size_t len);
-/* c's reading has ended: its handle is detached, its back channels' calls end (under srv->mu;
- * nothing if c has no handle). */
-void rc__back_hangup(rc__conn *c);
-/* c closes: as rc__back_hangup, and the connection's reference to the handle goes (under
- * srv->mu). */
-void rc__back_detach(rc__conn *c);
-/* c's reading has stopped with calls back in flight whose replies it cannot read (its
- * parking budget, or the inbound budget, is spent): those calls fail at once with RC_TOOMANY
- * and a detail saying so, their late replies are dropped, and the server counts them
- * (rc_server_stats.backcalls_starved). The connection and its back channels stay usable.
- * Under srv->mu; nothing if c has no handle. */
-void rc__back_starve(rc__conn *c);
+/*
+ * The back channel's hooks on the stream connections: backchan/ installs them (srv->back)
+ * before it gives a connection its first handle, and the server loop (conn.c) calls them
+ * only through srv->back -- the server knows no back channel.
+ * route -- a REPLY read on c goes to the back channel that sent its call, or nowhere (true:
+ * msg was a reply, taken or dropped; false: not one, or c has no handle -- serve it). Called
+ * by c's reader, without locks.
+ * hangup -- c's reading has ended: its handle is detached, its back channels' calls end
+ * (under srv->mu; nothing if c has no handle).
+ * detach -- c closes: as hangup, and the connection's reference to the handle goes (under
+ * srv->mu).
+ * starve -- c's reading has stopped with calls back in flight whose replies it cannot read
+ * (its parking budget, or the inbound budget, is spent): those calls fail at once with
+ * RC_TOOMANY and a detail saying so, their late replies are dropped, and the server counts
+ * them (rc_server_stats.backcalls_starved). The connection and its back channels stay
+ * usable. Under srv->mu; nothing if c has no handle.
+ */
+typedef struct rc__back_hooks {
+	bool (*route)(rc__conn *c, const void *msg, size_t len);
+	void (*hangup)(rc__conn *c);
+	void (*detach)(rc__conn *c);
+	void (*starve)(rc__conn *c);
+} rc__back_hooks;
 
 /* A request copied out of a connection, for a worker thread to serve. */
 typedef struct rc__job {
@@ -255,6 +262,7 @@ struct rc_server {
 	size_t nlsn;
 	rc__conn *conns;
 	uint32_t nconns;
+	const rc__back_hooks *_Atomic back; /* NULL until backchan/ installs its hooks */
 	uint32_t ndoomed;    /* under mu: connections doomed and not yet closed */
 	uint32_t nevicting;  /* under mu: of those, the ones doomed to make room */
 	int64_t evicted_at;  /* under mu: when rc__evict last doomed some */

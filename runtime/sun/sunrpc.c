@@ -172,8 +172,10 @@ AUTH *rc_sunrpc_authunix_create_default(void)
 
 void rc_sunrpc_auth_destroy(AUTH *auth)
 {
-	if (auth != NULL && auth->ah_cred.oa_flavor == RC_AUTH_GSS)
-		rc__sunrpc_gss_free(auth); /* (sunrpc_gss.c's, with its context) */
+	const rc__sungss_hooks *gss = atomic_load(&rc__sungss_hooks_on);
+
+	if (auth != NULL && auth->ah_cred.oa_flavor == RC_AUTH_GSS && gss != NULL)
+		gss->free(auth); /* (sunrpc_gss.c's, with its context) */
 	else if (auth != NULL && auth != &rc__authnone)
 		free(auth);
 }
@@ -183,14 +185,16 @@ void rc_sunrpc_auth_destroy(AUTH *auth)
 static rc_status rc__auth_apply(CLIENT *clnt)
 {
 	AUTH *a = clnt->cl_auth;
+	const rc__sungss_hooks *gss;
 	rc_status st;
 
 	if (a == NULL || a->rc_id == clnt->rc_auth_id)
 		return RC_OK;
 	/* the credential as the AUTH encoded it, through its flavor (auth.h); RPCSEC_GSS's
 	 * context object (sunrpc_gss.c) */
-	if (a->ah_cred.oa_flavor == RC_AUTH_GSS)
-		st = rc__sunrpc_gss_apply(clnt, a);
+	if (a->ah_cred.oa_flavor == RC_AUTH_GSS &&
+	    (gss = atomic_load(&rc__sungss_hooks_on)) != NULL)
+		st = gss->apply(clnt, a);
 	else
 		st = rc__client_set_cred(clnt, a->ah_cred.oa_flavor,
 		                         (const unsigned char *)a->ah_cred.oa_base,

@@ -79,6 +79,20 @@ typedef struct rc__sungss_auth {
 	rc_client *clnt;
 } rc__sungss_auth;
 
+static bool rc__sunrpc_gss_admit(struct svc_req *sun, rc_svc_req *req);
+static rc_status rc__sunrpc_gss_apply(rc_client *clnt, AUTH *auth);
+static void rc__sunrpc_gss_free(AUTH *auth);
+
+/* What the Sun server and client call of this layer (sunrpc_gss_int.h), installed before it
+ * makes its first AUTH or names its server's principal (rc__sungss_install). */
+static const rc__sungss_hooks rc__sungss_hooks_mine = {rc__sunrpc_gss_admit, rc__sunrpc_gss_apply,
+                                                       rc__sunrpc_gss_free};
+
+static void rc__sungss_install(void)
+{
+	atomic_store(&rc__sungss_hooks_on, &rc__sungss_hooks_mine);
+}
+
 /* The ids of these AUTHs: apart from sunrpc.c's (which count up from 2). */
 static _Atomic uint64_t rc__sungss_next = UINT64_C(1) << 63;
 
@@ -94,6 +108,7 @@ static AUTH *rc__sungss_create(CLIENT *clnt, const rc__gss_cli_opts *o,
 
 	if (ret != NULL)
 		memset(ret, 0, sizeof(*ret));
+	rc__sungss_install();
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		st = RC_NOMEM;
 	else
@@ -236,8 +251,8 @@ bool_t rc_sunrpc_is_authgss_client(CLIENT *clnt)
 	       clnt->cl_auth->ah_cred.oa_flavor == RC_AUTH_GSS;
 }
 
-/* sunrpc_gss_int.h: the AUTH goes on its client again; freed. */
-rc_status rc__sunrpc_gss_apply(rc_client *clnt, AUTH *auth)
+/* rc__sungss_hooks (sunrpc_gss_int.h): the AUTH goes on its client again; freed. */
+static rc_status rc__sunrpc_gss_apply(rc_client *clnt, AUTH *auth)
 {
 	rc__sungss_auth *g = (rc__sungss_auth *)auth;
 
@@ -247,7 +262,7 @@ rc_status rc__sunrpc_gss_apply(rc_client *clnt, AUTH *auth)
 	return rc__client_set_auth(clnt, g->cl);
 }
 
-void rc__sunrpc_gss_free(AUTH *auth)
+static void rc__sunrpc_gss_free(AUTH *auth)
 {
 	rc__sungss_auth *g = (rc__sungss_auth *)auth;
 
@@ -287,6 +302,7 @@ bool_t rc_sunrpc_gss_set_svc_name(char *principal, char *mechanism, u_int req_ti
 		rc__gss_seterr(EINVAL);
 		return FALSE;
 	}
+	rc__sungss_install(); /* before a call of its can come */
 	pthread_mutex_lock(&rc__sungss_mu);
 	if (atomic_load(&rc__sungss_named))
 		e = strcmp(rc__sungss_name, principal) == 0 ? 0 : EINVAL;
@@ -404,8 +420,9 @@ static rpc_gss_rawcred_t *rc__sungss_rawcred(rc__sungss_ctx *d, uint32_t service
 	return &rc__sungss_raw;
 }
 
-/* sunrpc_gss_int.h: the callback at a context's first call to its program; its lock. */
-bool rc__sunrpc_gss_admit(struct svc_req *sun, rc_svc_req *req)
+/* rc__sungss_hooks (sunrpc_gss_int.h): the callback at a context's first call to its
+ * program; its lock. */
+static bool rc__sunrpc_gss_admit(struct svc_req *sun, rc_svc_req *req)
 {
 	rc__gss_svc_ctx *x = rc__gss_req_ctx(req);
 	rc__sungss_ctx *d;
@@ -492,3 +509,4 @@ int rc_sunrpc_gss_svc_max_data_length(struct svc_req *req, int max_tp_unit_len)
 		return 0;
 	return rc__gss_svc_ctx_max_data(x, rc_svc_req_gss_service(cur), max_tp_unit_len);
 }
+

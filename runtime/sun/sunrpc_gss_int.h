@@ -6,6 +6,7 @@
 #ifndef RC_SUNRPC_GSS_INT_H
 #define RC_SUNRPC_GSS_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <remotecall/client.h>
@@ -47,15 +48,24 @@ rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *req);
 rc_server *rc__sunrpc_server(void);
 rc_svc_req *rc__sunrpc_current(void);
 
-/* sunrpc_gss.c, for sunrpc_svc.c: before a dispatch function sees an RPCSEC_GSS call (req,
- * this thread's current call): run rpc_gss_set_callback's callback at a context's first call
- * and hold the context to a service it locked; set sun->rq_clntcred to the raw credential.
- * False: the call was refused (answered with AUTH_ERROR here) and is not dispatched. */
-bool rc__sunrpc_gss_admit(struct rc_sunrpc_svc_req *sun, rc_svc_req *req);
-
-/* sunrpc_gss.c, for sunrpc.c: an RPCSEC_GSS AUTH (ah_cred.oa_flavor 6) made on client clnt
- * goes on it again (RC_OK; RC_AUTHERROR for another client), and is freed. */
-rc_status rc__sunrpc_gss_apply(rc_client *clnt, struct rc_sunrpc_auth *auth);
-void rc__sunrpc_gss_free(struct rc_sunrpc_auth *auth);
+/*
+ * What the Sun server (sunrpc_svc.c) and client (sunrpc.c) ask of the Sun RPCSEC_GSS layer
+ * above them (sunrpc_gss.c), through rc__sungss_hooks_on: it installs these before it makes
+ * its first AUTH or names its server's principal, and no AUTH or call of flavor RPCSEC_GSS is
+ * its before then (NULL: the others treat such as any other flavor's).
+ * admit -- before a dispatch function sees an RPCSEC_GSS call (req, this thread's current
+ * call): run rpc_gss_set_callback's callback at a context's first call and hold the context
+ * to a service it locked; set sun->rq_clntcred to the raw credential. False: the call was
+ * refused (answered with AUTH_ERROR here) and is not dispatched.
+ * apply, free -- an RPCSEC_GSS AUTH (ah_cred.oa_flavor 6) made on client clnt goes on it
+ * again (RC_OK; RC_AUTHERROR for another client), and is freed.
+ */
+typedef struct rc__sungss_hooks {
+	bool (*admit)(struct rc_sunrpc_svc_req *sun, rc_svc_req *req);
+	rc_status (*apply)(rc_client *clnt, struct rc_sunrpc_auth *auth);
+	void (*free)(struct rc_sunrpc_auth *auth);
+} rc__sungss_hooks;
+/* sunrpc_svc.c: the hooks sunrpc_gss.c installed, or NULL. */
+extern const rc__sungss_hooks *_Atomic rc__sungss_hooks_on;
 
 #endif

@@ -34,6 +34,9 @@ static rc__sun_prog *rc__sun_progs;   /* under rc__sun_mu */
 static SVCXPRT rc__sun_none = {-1, 0, "", ""}; /* rq_xprt of a call with no transport known */
 static _Thread_local rc_svc_req *rc__sun_cur; /* the call being dispatched on this thread */
 
+/* sunrpc_gss_int.h */
+const rc__sungss_hooks *_Atomic rc__sungss_hooks_on;
+
 static struct netconfig rc__netconfigs[] = {
 	{"udp", NC_TPI_CLTS, NC_VISIBLE, "inet", "udp", "-", 0, NULL, {0}},
 	{"tcp", NC_TPI_COTS_ORD, NC_VISIBLE, "inet", "tcp", "-", 0, NULL, {0}},
@@ -205,6 +208,7 @@ static void rc__sun_raw(rc_svc_req *req, void *ctx)
 	rc_svc_req *prev = rc__sun_cur;
 	SVCXPRT *x = rc__svc_req_dgram(req) ? p->dg : p->st;
 	struct svc_req sun; /* Sun's view of the call */
+	const rc__sungss_hooks *gss;
 
 	if (x == NULL)
 		x = p->dg ? p->dg : p->st ? p->st : &rc__sun_none;
@@ -215,7 +219,8 @@ static void rc__sun_raw(rc_svc_req *req, void *ctx)
 	sun.rq_clntcred = (void *)rc__svc_req_unixcred(req);
 	sun.rq_xprt = x;
 	rc__sun_cur = req;
-	if (sun.rq_cred.oa_flavor != RC_AUTH_GSS || rc__sunrpc_gss_admit(&sun, req))
+	if (sun.rq_cred.oa_flavor != RC_AUTH_GSS ||
+	    (gss = atomic_load(&rc__sungss_hooks_on)) == NULL || gss->admit(&sun, req))
 		p->dispatch(&sun, x);
 	rc__sun_cur = prev;
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# tests/runtime/layers.sh LIB -- the runtime's layers call downward only. The rpcbind layer
-# (runtime/rpcbind.c: rc_client_create's look-up, rc_server_rpcbind) sits above the client and
-# the server, so no member of LIB (libremotecall.a) may use a symbol rpcbind.c.o defines but
-# rpcbind.c.o itself and the Sun RPC compatibility layer above it (sunrpc.c.o, whose
-# clnt_create calls rc_client_create, and sunrpc_svc.c.o, whose pmap_set calls
-# rc__rpcb_local_set). Fails naming each member and symbol that breaks this. Then the same
-# for the server's layers and the transports' (the layers function below).
+# tests/runtime/layers.sh LIB -- the library's layers call downward only (docs/design.md,
+# "Layers"): one ordered list of the members of LIB (libremotecall.a), the runtime's folders
+# and the transports together, top to bottom; each may use what members below it define,
+# never what a member above it or beside it defines, so a circle anywhere fails. Then the
+# client and the server, which the list must place one above the other, are checked apart:
+# neither uses what the other defines (the back channel, above both, joins them). Fails
+# naming each member and symbol that breaks this.
 set -u
 LIB=$1
 members() { # members DEFINED|UNDEFINED -> "member symbol" lines
@@ -13,20 +13,10 @@ members() { # members DEFINED|UNDEFINED -> "member symbol" lines
 	[ "$1" = UNDEFINED ] && opt=-u
 	nm -A $opt "$LIB" | awk '{ split($1, p, ":"); t = $(NF - 1); if (t ~ /^[TDBRU]$/) print p[2], $NF }'
 }
-defs=$(members DEFINED | awk '$1 == "rpcbind.c.o" { print $2 }')
-if [ -z "$defs" ]; then
+if ! members DEFINED | grep -q '^rpcbind\.c\.o '; then
 	echo "FAIL: $LIB has no rpcbind.c.o defining symbols"
 	exit 1
 fi
-bad=$(members UNDEFINED | awk -v d="$defs" '
-	BEGIN { n = split(d, a, "\n"); for (i = 1; i <= n; i++) s[a[i]] = 1 }
-	$1 != "rpcbind.c.o" && $1 != "sunrpc.c.o" && $1 != "sunrpc_svc.c.o" && ($2 in s) { print "     " $1 " uses " $2 }')
-if [ -n "$bad" ]; then
-	echo "FAIL: calls up into the rpcbind layer:"
-	echo "$bad"
-	exit 1
-fi
-echo "ok   nothing below the rpcbind layer calls it ($(echo "$defs" | wc -l) symbols checked)"
 
 # layers NAME LIST: LIST names members top to bottom, one layer a line (the members on one line
 # do not use each other at all); each may use what members below it define, never what a
@@ -45,13 +35,31 @@ layers() {
 		echo "$bad"
 		exit 1
 	fi
+	# every member of LIB but xdr/'s is in the list: a new file takes its place in a layer
+	bad=$(nm -A --defined-only "$LIB" 2>/dev/null | awk -F: '{ print $2 }' | sort -u |
+		grep -v '^xdr_' | grep -vxF -f <(echo "$list" | tr ' ' '\n'))
+	if [ -n "$bad" ]; then
+		echo "FAIL: $name: members in no layer (add them to the list):"
+		echo "$bad" | sed 's/^/     /'
+		exit 1
+	fi
 	echo "ok   $name call downward only ($(echo "$list" | wc -w) files)"
 }
 
-# The server's own layers (docs/design.md, "Layers"; runtime/server_priv.h).
-layers "the server's layers" "server.c.o
+# Folder by folder, top down: sun/, rpcbind/, backchan/ (with the client's RPCSEC_GSS context
+# making, which takes calls), client/, server/ (its loop, listener kinds, serve step, dispatch
+# table, requests), auth/ (flavors; their server side answers through server/'s reply path,
+# below them), the rest of server/ (the reply path, the cache, request handles), auth/'s GSS
+# core, core/, then transports/ (the table and URIs; each transport; TLS; socket helpers).
+layers "the library's layers" "sunrpc_gss.c.o
+sunrpc.c.o
+sunrpc_svc.c.o
+rpcbind.c.o broadcast.c.o
+backchan.c.o client_serve.c.o auth_gss_cl.c.o
+multi.c.o
+client.c.o
+server.c.o
 conn.c.o dgram.c.o direct.c.o
-backchan.c.o
 serve.c.o
 dispatch.c.o
 defer.c.o
@@ -60,19 +68,36 @@ auth_gss.c.o
 auth.c.o
 reply.c.o
 drc.c.o
-reqhandle.c.o"
-
-# The client's: making an RPCSEC_GSS context takes calls, so it sits above the client; the
-# flavors, below it, never call it.
-layers "the client's layers" "auth_gss_cl.c.o backchan.c.o
-client.c.o
-auth_reg.c.o
-auth_gss.c.o
-auth.c.o"
-
-# The transports (transports/transport.h): the table, URI parsing and socket adoption on top;
-# then each transport; TLS, a byte layer under the stream transport; the socket helpers.
-layers "the transports' layers" "transports.c.o
+reqhandle.c.o
+gss_client.c.o gss_svc.c.o
+gss_common.c.o
+gss_krb5.c.o gss_xdr.c.o
+msg.c.o trace.c.o
+status.c.o
+transports.c.o
 stream.c.o udp.c.o inproc.c.o bcast.c.o
 tls.c.o
+uri.c.o
 sock.c.o"
+
+# apart NAME A B: no member of the list A uses what a member of B defines, nor B of A.
+apart() {
+	local name=$1 a=$2 b=$3 bad
+	bad=$( { echo "$a" | awk '{ for (i = 1; i <= NF; i++) print "L", $i, "A" }'
+		 echo "$b" | awk '{ for (i = 1; i <= NF; i++) print "L", $i, "B" }'
+		 members DEFINED | awk '{ print "D", $1, $2 }'
+		 members UNDEFINED | awk '{ print "U", $1, $2 }'; } | awk '
+		$1 == "L" { side[$2] = $3; next }
+		$1 == "D" { if ($2 in side) owner[$3] = $2; next }
+		$1 == "U" && ($2 in side) && ($3 in owner) && side[owner[$3]] != side[$2] {
+		    print "     " $2 " uses " $3 " of " owner[$3] }')
+	if [ -n "$bad" ]; then
+		echo "FAIL: $name know each other:"
+		echo "$bad"
+		exit 1
+	fi
+	echo "ok   $name know nothing of each other"
+}
+
+apart "the client and the server" "client.c.o multi.c.o" "server.c.o conn.c.o dgram.c.o
+direct.c.o serve.c.o dispatch.c.o defer.c.o reply.c.o drc.c.o reqhandle.c.o"
