@@ -47,7 +47,8 @@ layers() {
 }
 
 # Folder by folder, top down: sun/, rpcbind/, backchan/ (with the client's RPCSEC_GSS context
-# making, which takes calls), client/, server/ (its loop, listener kinds, serve step, dispatch
+# making, which takes calls), client/ (multi-calls; started and blocking calls; the object; the
+# engine; the peer's calls; what all of it uses), server/ (its loop, listener kinds, serve step, dispatch
 # table, requests), auth/ (flavors; their server side answers through server/'s reply path,
 # below them), the rest of server/ (the reply path, the cache, request handles), auth/'s GSS
 # core, core/, then transports/ (the table and URIs; each transport; TLS; socket helpers).
@@ -57,7 +58,11 @@ sunrpc_svc.c.o
 rpcbind.c.o broadcast.c.o
 backchan.c.o client_serve.c.o auth_gss_cl.c.o
 multi.c.o
+async.c.o fast.c.o
 client.c.o
+engine.c.o
+inbound.c.o
+common.c.o
 server.c.o
 conn.c.o dgram.c.o direct.c.o
 serve.c.o
@@ -99,5 +104,6 @@ apart() {
 	echo "ok   $name know nothing of each other"
 }
 
-apart "the client and the server" "client.c.o multi.c.o" "server.c.o conn.c.o dgram.c.o
+apart "the client and the server" "multi.c.o async.c.o fast.c.o client.c.o engine.c.o
+inbound.c.o common.c.o" "server.c.o conn.c.o dgram.c.o
 direct.c.o serve.c.o dispatch.c.o defer.c.o reply.c.o drc.c.o reqhandle.c.o"

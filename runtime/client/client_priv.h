@@ -1,0 +1,497 @@
+/*
+ * Internal to the client's files (runtime/client/): the client object, a call's object, and
+ * what one of the client's files calls of another. The layer's contract:
+ *
+ * Every call in flight -- a blocking call on the caller's stack, or a started call on the
+ * heap -- sits in the client's pending list under its xid. One thread at a time reads from the
+ * transport (the "reader"); whatever reply it gets, it decodes into the call the xid names and
+ * wakes that call's thread. So a client may be shared by threads, calls on one TCP connection
+ * proceed concurrently, and started calls complete from whoever reads: rc_call,
+ * rc_async_wait or rc_client_advance. Completion callbacks run only from rc_client_advance,
+ * rc_async_wait and rc_client_destroy, never under the client's lock.
+ *
+ * One engine: every call is started (rc__start: encoded, registered in flight, sent) and then
+ * waited for (rc__drive), whether the caller blocks in rc_call, waits in rc_async_wait or is
+ * driven from its own loop through rc_client_advance; every reply is decoded by one function
+ * (rc__decode) and every call completes once (rc__complete). A blocking call on an idle client
+ * first tries one step that needs no lock (rc__fast: send, one receive); anything unusual hands
+ * it to the engine, registered as in flight. The fast step is no second engine: it writes the
+ * header with the engine's rc__hdr_put, checks the reply (verifier included, through the
+ * credentials' flavor) and decodes it with the engine's rc__decode, and only skips the lock
+ * and the registration; calls whose credentials seal each transmission (rc__seal) never take
+ * it.
+ *
+ * UDP calls are retransmitted with the same xid, with doubling intervals, inside the call's
+ * total deadline. A stream connection that broke is reopened by the next call, within that
+ * call's deadline and without the client's lock held. The client never touches a socket: the
+ * transport (transports/transport.h) frames, queues and sends.
+ */
+#ifndef RC_CLIENT_PRIV_H
+#define RC_CLIENT_PRIV_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/auth/auth.h"
+#include "runtime/core/rpc.h"
+
+#define RC__MAX_RETRY_MS 4000u
+#define RC__IDLE_CHECK_NS 200000LL /* probe a stream idle this long before using it */
+#define RC__OQ_BLOCK ((size_t)4 << 20) /* queued output beyond which a started call waits */
+#define RC__RETIRED_MAX 16             /* replaced header templates kept before waiting */
+#define RC__NOFAST_SPIN 1u             /* rc_client.nofast bits */
+#define RC__NOFAST_SEALED 2u
+#define RC__INQ_MAX 256u /* calls from the peer held to be served; more are dropped */
+#define RC__INQ_SPARE 512u /* a served call's buffer up to this size is kept for the next */
+
+/* A call the peer sent on the client's stream (the back channel), copied, waiting to be
+ * served outside the client's lock (rc__serve_inq). */
+typedef struct rc__inq {
+	struct rc__inq *next;
+	size_t len;
+	_Alignas(16) unsigned char msg[];
+} rc__inq;
+
+/* REPLY (1) then MSG_ACCEPTED (0), as the 8 bytes lie on the wire, read as one word. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+static const uint64_t rc__reply_accepted = (uint64_t)1 << 32;
+#else
+static const uint64_t rc__reply_accepted = (uint64_t)1 << 24;
+#endif
+_Static_assert(RC__REPLY == 1 && RC__MSG_ACCEPTED == 0 && RC__SUCCESS == 0, "RFC 5531 values");
+/* rc_error's detail text is its last field: the fixed fields are the bytes before it */
+_Static_assert(offsetof(rc_error, detail) + sizeof(((rc_error *)0)->detail) == sizeof(rc_error),
+               "rc_error.detail last");
+
+/*
+ * A call's state (rc_async.state, under the client's mu):
+ *
+ *   IDLE      not in flight: not started yet (a blocking call before rc__register; the
+ *             fast step never leaves IDLE), or its start failed (rc__start unlinked it)
+ *   INFLIGHT  on the pending list under its xid, waiting for its reply (rc__register)
+ *   DONE      completed, once (rc__complete: st and err set; its waiter woken, its callback
+ *             queued); never anything else after
+ *
+ *   IDLE -> INFLIGHT -> DONE       the usual way
+ *   INFLIGHT -> IDLE               its send failed under rc__start (its status says why)
+ *   IDLE -> DONE                   rc_client_destroy or a broken connection completes it
+ *
+ * Apart from the state, who may free a started call: `starting` (rc__start has not returned:
+ * a completion meanwhile stands, but the starter frees nothing) and `released` (the
+ * application released a no-callback handle while in flight: rc__complete frees it). Lock
+ * order on the client: mu before smu, never the reverse.
+ */
+typedef enum rc__call_state {
+	RC__CALL_IDLE = 0,
+	RC__CALL_INFLIGHT,
+	RC__CALL_DONE,
+} rc__call_state;
+
+struct rc_async {
+	rc_async *next, *prev; /* pending list, or the done queue (next only) */
+	rc_client *clnt;
+	uint32_t xid;
+	uint32_t retry_ms; /* (xid to res: a blocking call's fast step sets them, one line) */
+	rc_xdrproc xres;
+	void *res;
+	rc_status st;
+	rc_error err;
+	rc__call_state state; /* under mu: see rc__call_state */
+	bool has_cb;
+	bool released; /* no-callback handle released while in flight: free at completion */
+	bool starting; /* rc__start has not returned: another thread must not free it yet */
+	bool handle;   /* a started call without callback: in the client's handle list */
+	bool windowed; /* counted in auth->inflight while in flight (auth->window) */
+	/* A started call denied for a credential problem, waiting on the client's renew list for
+	 * its credentials to be renewed and itself sent again (rc__renew): while `renewing`, a
+	 * completion (a release, a cancel) is only recorded in renew_st and its renewer ends it. */
+	bool renewing, renewed;
+	uint32_t renew_why;     /* the auth_stat it was denied with */
+	rc_status renew_st;     /* a completion that came while renewing, or RC_OK */
+	rc_async *hnext, *hprev; /* that list (the handles rc_client_destroy orphans) */
+	rc_async_cb cb;
+	void *udata;
+	/* datagram retransmission: the message (headroom before it) and its timers */
+	unsigned char *msg;
+	size_t msglen;
+	unsigned char *msgblock; /* heap block holding msg, freed with the call (started calls) */
+	/* a flavor that is not plain (auth.h): msg is the call with only its first 24 bytes
+	 * before the arguments; each transmission is sealed into wire (credential, verifier,
+	 * wrapped arguments) with a fresh number, kept in seqs for the reply's check */
+	rc__cl_auth *auth;       /* a reference, or NULL (plain credentials: msg goes as it is) */
+	unsigned char *wire;     /* heap block: headroom, then the sealed message */
+	size_t wirelen;
+	rc__cl_seqs seqs;
+	int64_t deadline;
+	int64_t next_retry;
+	/* a traced blocking call on the general path: when it began and was encoded (0: not
+	 * traced, or a started call) */
+	uint64_t tr_begin, tr_encoded;
+};
+
+/* A call-header template: xid, CALL, 2, prog, vers, proc, cred, verf. Replaced whole (never
+ * rewritten in place) when the credentials change, because the fast path copies it without the
+ * lock; a replaced one is freed once no fast path can be reading it (rc__retire). */
+typedef struct rc__hdr {
+	struct rc__hdr *next; /* the retired list */
+	size_t len;
+	_Alignas(16) unsigned char b[24 + 8 + RC__MAX_AUTH_BYTES + 8];
+	const rc__flavor *fl; /* the credentials' flavor (auth.h) */
+	rc__cl_auth *auth;    /* a flavor that is not plain: its credentials (a reference), and
+	                         b holds the first 24 bytes of a call only; else NULL */
+} rc__hdr;
+
+struct rc_client {
+	/* What <remotecall/sunrpc.h> sees of a client (its struct rc_client): Sun's cl_auth and
+	 * the id of the AUTH its clnt_call last applied. Only sunrpc.c uses them; keep first. */
+	void *cl_auth;
+	uint64_t rc_auth_id;
+	/*
+	 * What a blocking call's fast step reads and writes, together: two cache lines, then the
+	 * template's (hdr0). A call between two system calls finds its lines cold; the fewer, the
+	 * cheaper (the client is allocated 64-aligned, rc_client_create).
+	 *
+	 * `reading` is the reader's role: taken only by compare-and-swap (rc__read under mu; a
+	 * blocking call's fast path without it), given up by a plain store. nwaiters counts the
+	 * threads waiting on cv. A waiter counts itself before it looks at `reading`, and the
+	 * fast path clears `reading` before it looks at the count, so one of them always sees
+	 * the other (sequentially consistent atomics) and no wake-up is lost.
+	 */
+	_Alignas(64) atomic_bool reading;
+	atomic_bool queued; /* the transport holds output not yet sent (the fast path then waits) */
+	/* A blocking call's fast step sends on a stream without smu: it raises fsending, then
+	 * looks at ssending, which a sender under smu raises before it sends and then waits for
+	 * fsending to fall (rc__smu_send, rc__smu_sent) -- so at most one of them sends, and a
+	 * fast step that finds ssending raised takes smu instead (Dekker's two flags, seq_cst). */
+	atomic_bool fsending, ssending;
+	bool dgram;
+	/* Why blocking calls may not take the fast step, as bits (0: they may): spinning
+	 * (rc_client_set_spin), credentials of a flavor that seals every call (rc__seal). */
+	_Atomic uint32_t nofast;
+	atomic_int nwaiters;
+	atomic_uint xid;
+	uint32_t timeout_ms, retry_ms;
+	rc_tp *tp;               /* NULL while a stream is disconnected */
+	rc__hdr *hdr;            /* the current template (atomic: the fast path reads it) */
+	_Atomic int64_t last_io; /* relaxed: the fast path writes it without mu */
+	size_t max_msg; /* the cap in force: max_record, or less where the transport is smaller */
+	size_t npending;
+	rc_async *doneq; /* completed calls whose callbacks have not run (doneq_tail: the last) */
+	/* the fast path's heap encode buffer, kept between calls (only the reader uses it) */
+	unsigned char *fastbuf;
+	size_t fastcap;
+	rc_trace_fn trace; /* NULL: off */
+	/* The back channel (rc_client_serve): the programs the client answers (a private server,
+	 * never run, reached through srv_ops; NULL: none, every call gets PROG_UNAVAIL) and,
+	 * under mu, the calls read and not yet served (inq). */
+	void *srv;
+	const rc__cl_server *srv_ops;
+	_Alignas(64) rc__hdr hdr0; /* the first template, never freed */
+
+	uint32_t prog, vers;
+	uint32_t spin_us;
+	size_t max_record; /* the cap set on calls and replies (rc_client_set_max_message) */
+	unsigned big_spare; /* calls that used little of a big kept buffer (rc__keep_buffer) */
+	rc_async *pending;
+	rc_async *renew; /* under mu: started calls waiting for their credentials' renewal (next) */
+	rc_async *doneq_tail;
+	rc_async *handles; /* started calls without callback, not yet released */
+	rc__hdr *retired;  /* under mu: replaced templates not yet freed */
+	unsigned nretired;
+	void *trace_arg;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_mutex_t smu; /* one sender at a time on a stream; guards cork */
+	/*
+	 * Corking: while rc_client_advance runs completion callbacks, calls they start on a
+	 * stream are gathered in the transport's output queue (RC_TPF_MORE) and leave in one
+	 * write afterwards (pipelined calls cost one system call per batch, not one per call).
+	 */
+	int cork;
+	/* Datagram clients: requests started while corked, copied here and sent together at the
+	 * uncork (send_batch); under smu. And the reader's batch of received datagrams (the
+	 * reader's role guards it). Both made on first use. */
+	struct rc__dq *dq;
+	struct rc__rxb *rxb;
+	bool connecting;    /* under mu: a thread is connecting without the lock */
+	const rc_tp_kind *kind;
+	rc_uri uri;
+	rc__inq *inq, *inq_tail; /* (srv) */
+	unsigned ninq;
+	rc__inq *inq_spare; /* under mu: one served call's buffer kept for the next (cap in len) */
+};
+
+/* The calling thread's last call on a client, for rc_client_geterr (client.c). */
+typedef struct rc__lasterr {
+	const rc_client *c;
+	bool ok; /* the last call succeeded: e is not filled in (rc_client_geterr gives zeros) */
+	rc_error e;
+} rc__lasterr;
+extern _Thread_local rc__lasterr rc__tls;
+
+#define rc__now() ((int64_t)rc__clock_ns())
+#define rc__put32 rc__st32
+#define rc__get32 rc__ld32
+
+/* ---- common.c: what every part of the client uses ------------------------------------------- */
+
+/* What a failure of c says in its detail when nothing filled it in: a UDP SYSTEM_ERR may be
+ * the server's answer to a reply too big for a datagram. */
+void rc__err_explain(const rc_client *c, rc_error *e);
+/* Free the retired templates (under c->mu, holding the reader's role: no fast path can be
+ * copying one). */
+void rc__free_retired(rc_client *c);
+/* Release the reader's role and wake whoever waits for it (under c->mu). */
+void rc__role_drop_locked(rc_client *c);
+/* Whether c's transport holds records read ahead (under c->mu). Its read state is looked at
+ * only with the reader's role, taken and given back here: a blocking call's fast step takes
+ * the role without the lock, so "no reader" seen under the lock does not keep it still. A
+ * reader at work: false (it sees them itself). */
+bool rc__ahead_locked(rc_client *c);
+/* Connect c's transport by deadline (0: no limit) and make it current. Called without c->mu
+ * by the one thread that set c->connecting, or while the client is not yet shared (open).
+ * RC_OK, or the transport's failure (errno kept). */
+rc_status rc__connect(rc_client *c, int64_t deadline);
+/* A call's status when (re)connecting failed with st: what the call can report. */
+rc_status rc__connect_status(rc_status st);
+/* Report step pt of call xid now (tracing on). Out of line: the untraced paths stay small. */
+void rc__trace(const rc_client *c, rc_trace_point pt, uint32_t xid);
+
+/* ---- inbound.c: the calls the peer sends (the back channel, client side) -------------------- */
+
+/* Keep a call the peer sent (under c->mu) for rc__serve_inq; beyond RC__INQ_MAX waiting, or
+ * without memory, it is dropped (the peer's call times out, as on a lost datagram). */
+void rc__inq_add(rc_client *c, const unsigned char *msg, size_t len);
+/* What a reply to the peer's call that could not be sent calls (under c->mu): the engine's
+ * rc__send_failed, handed down by whoever serves (the engine, rc_client_advance). */
+typedef void (*rc__send_failed_fn)(rc_client *c, const rc_tp *tp, int e);
+/* Serve the calls the peer sent (entered and left under c->mu, dropped while each is served,
+ * on the calling thread: see rc_client_serve); a reply's failed send calls failed. */
+void rc__serve_inq(rc_client *c, rc__send_failed_fn failed);
+
+/* ---- engine.c: calls in flight, completion, replies, reading, sending ----------------------- */
+
+/* Take p off the list of calls in flight, if it is on it (under c->mu). */
+void rc__unlink(rc_client *c, rc_async *p);
+/* Put p on the list of calls in flight, completing at deadline, first retransmission after
+ * retry_ms (under c->mu). */
+void rc__register(rc_client *c, rc_async *p, int64_t now, uint32_t retry_ms);
+/* Add a started call without callback to the client's handles, or take it off (under c->mu):
+ * rc_client_destroy orphans the handles still listed. */
+void rc__handle_link(rc_client *c, rc_async *p);
+void rc__handle_unlink(rc_client *c, rc_async *p);
+/* Free a started call and the message it kept for retransmission. */
+void rc__free_call(rc_async *p);
+/* Complete p with st, once (under c->mu): the only place a call's outcome is set. Wakes its
+ * waiter; queues its callback; frees a handle released while in flight. */
+void rc__complete(rc_client *c, rc_async *p, rc_status st);
+/* The status of call p whose connection broke with st (RC_CANTSEND, RC_CANTRECV,
+ * RC_TIMEDOUT) and errno e, kept in p's error (none for a timeout): a TLS failure (EPROTO) is
+ * RC_TLSFAILED with the transport's reason in p's detail. */
+rc_status rc__broken_status(rc_async *p, rc_status st, int e);
+/* The status of call p whose send failed with r and errno e: RC_MSGTOOLARGE and RC_NOMEM as
+ * they are, anything else as rc__broken_status's RC_CANTSEND. */
+rc_status rc__send_status(rc_async *p, rc_status r, int e);
+/* A call of c too large to send: p's detail says which limit -- this client's max message or
+ * its transport's (a UDP datagram) -- and both sizes (len 0: sized again from xargs(args)
+ * behind a header of hdrlen). Returns RC_MSGTOOLARGE. */
+__attribute__((noinline, cold)) rc_status
+rc__toolarge(const rc_client *c, rc_async *p, size_t len, size_t hdrlen, rc_xdrproc xargs,
+             const void *args);
+/* Fail every call in flight with st and errno detail err (the connection broke); a TLS
+ * failure (err EPROTO: only the TLS layer reports it) becomes RC_TLSFAILED, with the
+ * transport's words in each call's detail. */
+void rc__fail_all(rc_client *c, rc_status st, int err);
+/* Close a stream connection (under c->mu, not as a sender): the next call reconnects. Takes
+ * the send lock, so no thread is inside a send on it. Datagram clients keep their socket. */
+void rc__disconnect(rc_client *c);
+/* Run the callbacks of completed calls (without the lock held); each handle is freed after
+ * its callback returns. */
+void rc__run_callbacks(rc_client *c);
+/* Read everything that is there, without waiting (under c->mu): up to 1,024 messages, the
+ * peer's calls served whenever a quarter of the queue's room is used, before more are read.
+ * Returns the status of the read that ended it (RC_AGAIN or RC_TIMEDOUT: nothing more). */
+rc_status rc__read_all(rc_client *c);
+/* Retransmit due datagram calls and expire calls past their deadline (under c->mu); return
+ * the earliest time something is due for any call. */
+int64_t rc__timers(rc_client *c, int64_t now);
+/*
+ * What the reader does with what the transport gave it (under c->mu): hand a message to its
+ * call, or fail the calls a broken connection strands; then give up the reader's role.
+ */
+void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, int e);
+/* Send what c's cork queue holds (under c->smu): send_batch, as many system calls as the
+ * kernel takes; what the socket refuses (its buffer full) is as if lost, and retransmission
+ * covers it, as for a single send. */
+void rc__dq_flush(rc_client *c);
+/* Encode a call for proc into b: the header template (copied under the lock) then the
+ * arguments. RC_OK with *len; RC_MSGTOOLARGE, RC_CANTENCODEARGS, RC_NOMEM. */
+rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc, rc_xdrproc xargs,
+                     const void *args, size_t *len);
+/* Send queued stream output, waiting at most timeout_ms (0: not at all; negative: no limit).
+ * Under c->smu. RC_OK (nothing left), RC_AGAIN (some left), RC_CANTSEND (errno kept). */
+rc_status rc__flush_locked(rc_client *c, int timeout_ms);
+/* A send on the stream failed under a thread that is not the reader: fail the calls in flight
+ * on that connection and close it (under c->mu). */
+void rc__send_failed(rc_client *c, const rc_tp *tp, int e);
+/*
+ * Start p: connect if needed (by p->deadline), give it an xid, register it as in flight and
+ * send msg[0..len) (headroom before msg). flags RC_TPF_DONTWAIT: a started call, which does not
+ * wait for the socket (a datagram that does not fit is as if lost; stream output is queued,
+ * up to RC__OQ_BLOCK bytes). On failure p is not in flight and the status says why.
+ */
+rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len, unsigned flags);
+/*
+ * Renew the credentials of the started calls on c's renew list and send each again (without
+ * c->mu; a thread that may block: rc_client_advance, rc_async_wait). The calls were denied for
+ * a credential problem (rc__handle); the flavor renews their credentials once -- RPCSEC_GSS
+ * makes a new context with calls on this client -- and each goes again as it was encoded,
+ * with a new xid, sealed anew. A call whose credentials could not be renewed, or that was
+ * released or cancelled meanwhile, ends as that says.
+ */
+void rc__renew(rc_client *c);
+/* Wait for p as the reader or beside it (under c->mu), until it completes or `until`. */
+void rc__drive(rc_client *c, rc_async *p, int64_t until);
+/* An accepted reply's verifier v, checked through the flavor of p's credentials (a: p->auth,
+ * or NULL for plain credentials: the template's): RC_OK, or RC_AUTHERROR with auth_stat
+ * AUTH_INVALIDRESP in p->err (as libtirpc's clnt_call). */
+rc_status rc__check_verf(const rc_client *c, rc_async *p, rc__cl_auth *a, const rc__verf *v);
+/* The results of p's SUCCESS reply from x, unwrapped first by its flavor (a: p->auth, or NULL)
+ * if that wraps them. */
+bool rc__decode_results(const rc_client *c, rc_async *p, rc__cl_auth *a, rc_xdr *x,
+                        const unsigned char *m, size_t len);
+/* Read as the reader (under c->mu; RC_AGAIN at once if another thread reads): one message,
+ * waiting until wake (flags 0, after c's spin), or, with RC_TPF_DONTWAIT, what is there (a
+ * datagram client's batch); handed on by rc__after_recv. The transport's status. */
+rc_status rc__read(rc_client *c, int64_t wake, unsigned flags);
+/* A blocking call has its reply, on a client that serves (under c->mu): its receive may have
+ * read the peer's calls along with it into the transport's buffer, which no descriptor would
+ * announce now (the socket has nothing more) -- read and serve them on this thread, as
+ * rc_client_advance does, unless a reader is at work (it sees them). */
+void rc__serve_ahead_locked(rc_client *c);
+void rc__serve_ahead(rc_client *c);
+
+/* ---- inline: the hot path's own (the engine and the fast step), and the smallest ------------ */
+
+/* Clear e (every field but the detail text, whose first byte says it is empty). */
+static inline void rc__err_clear(rc_error *e)
+{
+	memset(e, 0, offsetof(rc_error, detail));
+	e->detail[0] = '\0';
+}
+
+/* A call on c succeeded: what rc_client_geterr reports for it, in two stores. */
+static inline void rc__set_lastok(const rc_client *c)
+{
+	rc__tls.c = c;
+	rc__tls.ok = true;
+}
+
+/* What decoding one reply may allocate: the results of the largest message, four times over
+ * (pointers and lengths outgrow their XDR encoding), plus slack for small ones. */
+static inline size_t rc__budget(const rc_client *c)
+{
+	return c->max_msg * 4 + 4096;
+}
+
+/* Whether reply m (24 bytes or more) is the usual one: accepted, an empty AUTH_NONE
+ * verifier, SUCCESS (three loads) -- all a plain flavor's credentials need to see. */
+static inline bool rc__plain_success(const unsigned char *m)
+{
+	uint64_t type_stat, verflen_accept;
+	uint32_t vflavor;
+
+	memcpy(&type_stat, m + 4, 8);
+	memcpy(&vflavor, m + 12, 4);
+	memcpy(&verflen_accept, m + 16, 8);
+	return type_stat == rc__reply_accepted && (vflavor | verflen_accept) == 0;
+}
+
+/*
+ * Decode reply m[0..len) (len >= 12; its xid names p) into p: the header, then the results
+ * with p->xres into p->res. The usual reply (accepted, empty verifier, SUCCESS) is recognised
+ * with two loads. Returns the call's status; RC_BADREPLY for a malformed reply, which a
+ * datagram client ignores (a forged or mangled datagram: the real reply may still come).
+ */
+static inline __attribute__((always_inline)) rc_status
+rc__decode(const rc_client *c, rc_async *p, const unsigned char *m, size_t len,
+           const bool sealable)
+{
+	rc_xdr x;
+	rc_status st, st2 = RC_OK;
+	rc__verf v;
+
+	if (len >= 24 && !(sealable && p->auth != NULL)) { /* (a flavor's replies: its checks) */
+		if (rc__plain_success(m)) {
+			if (p->xres == rc_xdr_void)
+				return RC_OK; /* nothing to decode (what follows is ignored, as ever) */
+			rc__xdr_decoder(&x, m + 24, len - 24, rc__budget(c));
+			if (p->xres(&x, p->res))
+				return RC_OK;
+			rc__err_clear(&p->err); /* every failure leaves p's error cleared and filled */
+			return RC_CANTDECODERES;
+		}
+	}
+	rc__xdr_decoder(&x, m + 4, len - 4, rc__budget(c));
+	rc__err_clear(&p->err); /* a blocking call's is not cleared until something fails */
+	v.flavor = RC_AUTH_NONE;
+	v.len = 0;
+	v.body = NULL;
+	st = rc__reply_header(&x, &p->err, &v);
+	if (st != RC_BADREPLY && st != RC_AUTHERROR && st != RC_VERSMISMATCH) /* accepted */
+		st2 = rc__check_verf(c, p, sealable ? p->auth : NULL, &v);
+	if (st2 != RC_OK)
+		return st2;
+	if (st == RC_OK && !rc__decode_results(c, p, sealable ? p->auth : NULL, &x, m, len))
+		st = RC_CANTDECODERES;
+	return st;
+}
+
+/* The call header of template hdr for procedure proc at h (the xid is written when the call
+ * gets one): the one writer of a call's header, for the engine (rc__encode) and the fast step
+ * alike. Inline; an AUTH_NONE template is a fixed-size copy the compiler inlines. */
+static inline __attribute__((always_inline)) void rc__hdr_put(unsigned char *h,
+                                                              const rc__hdr *hdr, uint32_t proc)
+{
+	if (__builtin_expect(hdr->len == 40, 1))
+		memcpy(h, hdr->b, 40);
+	else
+		memcpy(h, hdr->b, hdr->len);
+	rc__put32(h + 20, proc);
+}
+
+/* A stream send under smu begins: after a fast step's send under way (see fsending). */
+static inline void rc__smu_send(rc_client *c)
+{
+	atomic_store(&c->ssending, true);
+	while (atomic_load(&c->fsending))
+		sched_yield(); /* one small record's write: its thread is running or runnable */
+}
+
+/* ... and has ended (still under smu). */
+static inline void rc__smu_sent(rc_client *c)
+{
+	atomic_store_explicit(&c->ssending, false, memory_order_release);
+}
+
+/* Wake threads waiting beside the reader, if any (under c->mu). */
+static inline void rc__wake(rc_client *c)
+{
+	if (c->nwaiters > 0)
+		pthread_cond_broadcast(&c->cv);
+}
+
+/* The total time a call with options opts may take, in ms. */
+static inline uint32_t rc__call_timeout(const rc_client *c, const rc_callopts *opts)
+{
+	return opts != NULL && opts->timeout_ms != 0 ? opts->timeout_ms : c->timeout_ms;
+}
+
+#endif

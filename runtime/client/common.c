@@ -1,0 +1,123 @@
+/*
+ * What every part of the client uses (client_priv.h): the calling thread's last error, the
+ * reader's role and the header templates it retires, connecting, and tracing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/client/client_priv.h"
+
+/* client_priv.h */
+_Thread_local rc__lasterr rc__tls;
+
+/* client_priv.h */
+void rc__err_explain(const rc_client *c, rc_error *e)
+{
+	if (e->status == RC_SYSTEMERROR && c->dgram && e->detail[0] == '\0')
+		snprintf(e->detail, sizeof(e->detail), "%s",
+		         "over UDP this is also how a reply that did not fit in a datagram ends: "
+		         "use tcp: or unix: for replies over 65,507 bytes");
+}
+
+/* rpc.h: keep e as the calling thread's last error on c. The fixed fields are copied, the
+ * detail text only when there is one (a call's hot path pays for 28 bytes, not 284). */
+void rc__set_lasterr(const rc_client *c, const rc_error *e)
+{
+	rc__tls.c = c;
+	rc__tls.ok = false;
+	memcpy(&rc__tls.e, e, offsetof(rc_error, detail));
+	if (__builtin_expect(e->detail[0] != '\0', 0))
+		memcpy(rc__tls.e.detail, e->detail, sizeof(e->detail));
+	else
+		rc__tls.e.detail[0] = '\0';
+	if (e->status == RC_CANTENCODEARGS && rc__xdr_why[0] != '\0') { /* which value, why */
+		snprintf(rc__tls.e.detail, sizeof(rc__tls.e.detail), "%s", rc__xdr_why);
+		rc__xdr_why[0] = '\0';
+	} else {
+		rc__err_explain(c, &rc__tls.e);
+	}
+}
+
+void rc_client_geterr(const rc_client *clnt, rc_error *err)
+{
+	if (err == NULL)
+		return;
+	if (rc__tls.c == clnt && clnt != NULL && !rc__tls.ok)
+		*err = rc__tls.e;
+	else
+		memset(err, 0, sizeof(*err));
+}
+
+/* client_priv.h */
+void rc__free_retired(rc_client *c)
+{
+	while (c->retired) {
+		rc__hdr *h = c->retired;
+		c->retired = h->next;
+		rc__cl_auth_unref(h->auth);
+		free(h);
+	}
+	c->nretired = 0;
+}
+
+/* client_priv.h */
+void rc__role_drop_locked(rc_client *c)
+{
+	atomic_store(&c->reading, false);
+	if (atomic_load(&c->nwaiters) > 0)
+		pthread_cond_broadcast(&c->cv);
+}
+
+/* client_priv.h */
+bool rc__ahead_locked(rc_client *c)
+{
+	bool idle = false, ahead;
+
+	if (c->tp == NULL || !atomic_compare_exchange_strong(&c->reading, &idle, true))
+		return false;
+	ahead = rc__tp_ahead(c->tp);
+	rc__role_drop_locked(c);
+	return ahead;
+}
+
+/* client_priv.h */
+rc_status rc__connect(rc_client *c, int64_t deadline)
+{
+	rc_tp *tp = NULL;
+	rc_status st;
+
+	rc__tp_clear_detail();
+	st = c->kind->connect(&c->uri, c->max_record, deadline, &tp);
+
+	if (st == RC_OK) {
+		size_t m = tp->max_msg;
+		c->max_msg = m > c->max_record ? c->max_record : m;
+		c->last_io = rc__now();
+	}
+	/* tp, npending and doneq are stored atomically: rc__fast_eligible reads them unlocked */
+	__atomic_store_n(&c->tp, tp, __ATOMIC_RELEASE);
+	return st;
+}
+
+/* client_priv.h */
+rc_status rc__connect_status(rc_status st)
+{
+	switch (st) {
+	case RC_NOMEM:
+	case RC_TIMEDOUT:
+	case RC_TLSFAILED:
+	case RC_TLSUNAVAIL:
+	case RC_BADREPLY:
+		return st;
+	default:
+		return RC_CANTSEND;
+	}
+}
+
+/* client_priv.h */
+__attribute__((noinline)) void rc__trace(const rc_client *c, rc_trace_point pt,
+                                                 uint32_t xid)
+{
+	c->trace(c->trace_arg, pt, xid, rc__trace_clock());
+}
