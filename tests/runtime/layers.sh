@@ -51,7 +51,8 @@ layers() {
 # engine; the peer's calls; what all of it uses), server/ (its loop, listener kinds, serve step, dispatch
 # table, requests), auth/ (flavors; their server side answers through server/'s reply path,
 # below them), the rest of server/ (the reply path, the cache, request handles), auth/'s GSS
-# core, core/, then transports/ (the table and URIs; each transport; TLS; socket helpers).
+# core, core/, then transports/ (the table and URI parsing; each transport; TLS's connections
+# above its contexts; the URI query keys; the socket helpers).
 layers "the library's layers" "sunrpc_gss.c.o
 sunrpc.c.o
 sunrpc_svc.c.o
@@ -82,6 +83,7 @@ status.c.o
 transports.c.o
 stream.c.o udp.c.o inproc.c.o bcast.c.o
 tls.c.o
+tls_ctx.c.o
 uri.c.o
 sock.c.o"
 
