@@ -10,7 +10,7 @@
 #include "runtime/auth/auth.h"
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/request.h"
 
 #define RC__AUTH_SHORT 2u /* AUTH_SYS's shorthand verifier (RFC 5531 section 14) */
 

@@ -19,7 +19,7 @@
 #include "runtime/auth/gss.h"
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/request.h"
 #include "runtime/sun/sunrpc_gss_int.h"
 
 /* ---- server ----------------------------------------------------------------------------- */

@@ -3,7 +3,7 @@
  * client made (RFC 8167's bidirectional ONC RPC; NFSv4.1's back channel). The client's side,
  * which answers them, is rc_client_serve (client_serve.c).
  *
- * A connection's handle (rc_server_conn, server_priv.h) is what the application keeps; a back
+ * A connection's handle (rc_server_conn, listener.h) is what the application keeps; a back
  * channel is an ordinary rc_client whose transport is this file's: its sends go into the
  * connection's output under the connection's write lock, as the server's own replies do, and
  * its receives take the replies whoever reads the connection hands over (rc__back_route) --
@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "runtime/core/rpc.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/listener.h"
 
 #define RC__XW_BITS 65536u /* a back channel's xid window: its last this many calls */
 #define RC__BACK_OQ ((size_t)4 << 20) /* output queued past which a blocking send waits */

@@ -3,7 +3,7 @@
  * making room for them when the table is full or descriptors run out: the admission section),
  * serving what one connection brings on the one-thread loop (records in, replies gathered in
  * the transport's output queue) or with worker threads (the worker section: a connection's
- * calls as jobs), their replies' ways out (sinks, server_priv.h), and ending them.
+ * calls as jobs), their replies' ways out (sinks, reply.h), and ending them.
  * rc__conn_event is the one entry the loops use for a connection's event, in either mode.
  */
 #include <errno.h>
@@ -20,7 +20,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/listener.h"
 
 static void rc__room_freed(rc_server *srv);
 static void rc__conn_unhold(rc_server *srv, rc__conn *c);
@@ -249,7 +249,7 @@ static inline bool rc__conn_sink_send(void *ctx, const rc__out *o)
 
 const rc__sink_ops rc__conn_sink = {rc__conn_sink_send, NULL, NULL, NULL};
 
-/* server_priv.h: rc__serve for a request of connection c, replies gathered through gs where
+/* listener.h: rc__serve for a request of connection c, replies gathered through gs where
  * the transport can. */
 size_t rc__serve_conn(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len,
                       uint64_t t_rcv, const rc__sink *gs, bool *broken)
@@ -277,7 +277,7 @@ bool rc__conn_flush(rc__conn *c, bool *broken)
 	return st == RC_OK;
 }
 
-/* server_priv.h: serve a probe now; reply (flushed, with whatever was queued before it);
+/* request.h: serve a probe now; reply (flushed, with whatever was queued before it);
  * then start TLS if the reply promised it. Under c->wmu: jobs may be replying. */
 bool rc__conn_probe(rc_server *srv, rc__wctx *w, rc__conn *c, const void *msg, size_t len)
 {
@@ -582,7 +582,7 @@ static void rc__lsn_resume(rc_server *srv, rc__lsn *l)
 	l->wait_room = false;
 }
 
-/* server_priv.h: resume the listeners whose pause is over, and note when the next one is due
+/* listener.h: resume the listeners whose pause is over, and note when the next one is due
  * (under srv->mu). */
 void rc__lsn_wake(rc_server *srv, int64_t now)
 {
@@ -598,7 +598,7 @@ void rc__lsn_wake(rc_server *srv, int64_t now)
 	atomic_store_explicit(&srv->wake_at, wake, memory_order_relaxed);
 }
 
-/* server_priv.h: timeout_ms for epoll_wait, shortened to wake up when a paused listener is
+/* listener.h: timeout_ms for epoll_wait, shortened to wake up when a paused listener is
  * due. */
 int rc__wake_timeout(rc_server *srv, int timeout_ms)
 {
@@ -612,7 +612,7 @@ int rc__wake_timeout(rc_server *srv, int timeout_ms)
 	return timeout_ms < 0 || left < timeout_ms ? (int)left : timeout_ms;
 }
 
-/* server_priv.h: open the reserve descriptor if it is wanted and not held (under srv->mu);
+/* listener.h: open the reserve descriptor if it is wanted and not held (under srv->mu);
  * failing (out of descriptors) it is tried again when one frees. */
 void rc__reserve_take(rc_server *srv)
 {
@@ -677,7 +677,7 @@ static rc_status rc__accept_nofile(rc_server *srv, rc__lsn *l, rc_tp **out)
 	return st;
 }
 
-/* server_priv.h: register a connection just accepted, or handed over by the application
+/* listener.h: register a connection just accepted, or handed over by the application
  * (rc_server_listen_fd). */
 rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 {
@@ -721,7 +721,7 @@ rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 }
 
 /*
- * server_priv.h: a listener's event: accept up to 64 connections. A full table (max_conns, not counting
+ * listener.h: a listener's event: accept up to 64 connections. A full table (max_conns, not counting
  * connections being closed) makes room first, or leaves the rest waiting in the backlog.
  */
 void rc__accept(rc_server *srv, rc__lsn *l)
@@ -759,7 +759,7 @@ void rc__accept(rc_server *srv, rc__lsn *l)
 	}
 }
 
-/* server_priv.h: mark c busy, then serve it here or, with worker threads, as jobs. */
+/* listener.h: mark c busy, then serve it here or, with worker threads, as jobs. */
 void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 {
 	bool doomed;
@@ -853,7 +853,7 @@ static inline bool rc__park_room(const rc_server *srv, const rc__conn *c, size_t
 	return c->parkbytes + more < srv->lim.max_parked_conn;
 }
 
-/* server_priv.h: reply bytes waiting in a connection's output queue (takes c->wmu). */
+/* listener.h: reply bytes waiting in a connection's output queue (takes c->wmu). */
 size_t rc__conn_pending(rc__conn *c)
 {
 	size_t pending;
@@ -1017,7 +1017,7 @@ static bool rc__conn_arm_out(rc_server *srv, rc__conn *c)
 	return true;
 }
 
-/* server_priv.h: send what a connection's output queue holds, as far as the socket takes it;
+/* listener.h: send what a connection's output queue holds, as far as the socket takes it;
  * arm the output descriptor for the rest (under c->wmu). False: the connection is broken. */
 bool rc__conn_push_out(rc_server *srv, rc__conn *c)
 {
@@ -1030,7 +1030,7 @@ bool rc__conn_push_out(rc_server *srv, rc__conn *c)
 	return rc__conn_outq(c) == 0 || rc__conn_arm_out(srv, c);
 }
 
-/* server_priv.h */
+/* listener.h */
 bool rc__conn_poke(rc_server *srv, rc__conn *c)
 {
 	return c->out_armed || rc__conn_arm_out(srv, c);
@@ -1439,7 +1439,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
  * re-armed), never freed memory.
  */
 
-/* server_priv.h (srv->conn_take) */
+/* listener.h (srv->conn_take) */
 bool rc__conn_back_take(rc_server *srv, rc__conn *c)
 {
 	if (srv->jobfd < 0 || c->state != RC__CONN_ARMED || c->end != RC__CONN_LIVE ||
@@ -1456,7 +1456,7 @@ bool rc__conn_back_take(rc_server *srv, rc__conn *c)
 	return true;
 }
 
-/* server_priv.h (srv->conn_read) */
+/* listener.h (srv->conn_read) */
 rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline)
 {
 	rc__turn t;
@@ -1490,7 +1490,7 @@ rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t de
 	return rc__turn_end(srv, c, &t, true, NULL) ? RC_CLOSED : RC_OK;
 }
 
-/* server_priv.h (srv->conn_give) */
+/* listener.h (srv->conn_give) */
 void rc__conn_back_give(rc_server *srv, rc__conn *c)
 {
 	rc__turn t;
@@ -1505,7 +1505,7 @@ void rc__conn_back_give(rc_server *srv, rc__conn *c)
 
 /* ---- deferred requests (defer.c) ------------------------------------------------------- */
 
-/* server_priv.h: the one-thread loop served c until a request of it was deferred: from here
+/* listener.h: the one-thread loop served c until a request of it was deferred: from here
  * on c is served as jobs. Send what its batch queued (under its write lock now: the deferred
  * reply may be on its way from another thread), then arm it one-shot, or hold it. */
 void rc__conn_to_jobs(rc_server *srv, rc__conn *c)
@@ -1604,7 +1604,7 @@ const rc__sink_ops rc__conn_later = {rc__later_send, rc__later_release, rc__late
                                      rc__later_orphaned};
 
 
-/* server_priv.h: room under the server's cap again: re-arm what it held (srv->defer_room). */
+/* listener.h: room under the server's cap again: re-arm what it held (srv->defer_room). */
 void rc__defer_room(rc_server *srv)
 {
 	for (rc__conn *c = srv->conns; c != NULL; c = c->next)

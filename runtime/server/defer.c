@@ -3,7 +3,7 @@
  * rc_svc_req_defer, returns, and answers later from any thread with rc_svc_req_reply,
  * rc_svc_req_error or rc_svc_req_drop (a typed one through idlc's proc_V_reply helper).
  *
- * The request object (server_priv.h, rc__req) leaves the serving thread when deferred: it
+ * The request object (request.h, rc__req) leaves the serving thread when deferred: it
  * takes a copy of the call's encoded arguments (the receive buffer they were read from is
  * reused for the next call) and decodes the typed argument again from that copy, into the
  * same object; it joins srv->deferred; a stream request holds a reference to its connection
@@ -15,7 +15,7 @@
  * Two holds keep the object alive: the serving thread's (until its routine has returned and
  * it has let go) and the deferral's (until the answer). Whichever lets go last frees it.
  *
- * Routines get a handle, not the object's address (server_priv.h, "Request handles"): a slot
+ * Routines get a handle, not the object's address (request.h, "Request handles"): a slot
  * of a process-wide table and its generation. The answer moves the generation on under
  * rc__defer_mu, so a second answer -- even once the object serves another call -- finds the
  * handle stale and returns RC_INVAL without touching the object.
@@ -33,12 +33,12 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/listener.h"
 #include "runtime/core/testpoint.h"
 
 static pthread_mutex_t rc__defer_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* server_priv.h: a request object from srv's pool (the oldest), or a new one. */
+/* request.h: a request object from srv's pool (the oldest), or a new one. */
 rc__req *rc__req_new(rc_server *srv, rc__wctx *w)
 {
 	rc__req *r;
@@ -66,7 +66,7 @@ rc__req *rc__req_new(rc_server *srv, rc__wctx *w)
 	return r;
 }
 
-/* server_priv.h: the pool's objects go (the server is destroyed). */
+/* request.h: the pool's objects go (the server is destroyed). */
 void rc__req_pool_free(rc_server *srv)
 {
 	rc__req *d = atomic_exchange(&srv->direct_req, NULL);
@@ -81,7 +81,7 @@ void rc__req_pool_free(rc_server *srv)
 	srv->npool = 0;
 }
 
-/* server_priv.h: a serving thread's context; its request object is made on first use. */
+/* request.h: a serving thread's context; its request object is made on first use. */
 void rc__wctx_init(rc__wctx *w, rc_server *srv)
 {
 	rc__encbuf_init(&w->rb, w->stack, sizeof(w->stack), srv->lim.max_record);
@@ -103,7 +103,7 @@ void rc__wctx_init(rc__wctx *w, rc_server *srv)
 	w->auth = NULL;
 }
 
-/* server_priv.h: what rc__wctx_init and the serving made. */
+/* request.h: what rc__wctx_init and the serving made. */
 void rc__wctx_fini(rc__wctx *w)
 {
 	rc__encbuf_free(&w->rb);
@@ -116,7 +116,7 @@ void rc__wctx_fini(rc__wctx *w)
 	w->batch = NULL;
 }
 
-/* server_priv.h: one hold on r fewer; the last frees what it holds, and pools or frees the
+/* request.h: one hold on r fewer; the last frees what it holds, and pools or frees the
  * object. */
 void rc__req_unhold(rc__req *r, rc_server *pool)
 {
@@ -142,7 +142,7 @@ void rc__req_unhold(rc__req *r, rc_server *pool)
 		rc__req_free(r);
 }
 
-/* server_priv.h: r, idle, into srv's pool (a big argument's copy is not kept). False: the
+/* request.h: r, idle, into srv's pool (a big argument's copy is not kept). False: the
  * pool is full, r is still the caller's. */
 bool rc__req_pool_put(rc_server *srv, rc__req *r)
 {
@@ -288,7 +288,7 @@ static void rc__defer_unlink(rc_server *srv, rc__req *r)
 		srv->defer_room(srv);
 }
 
-/* server_priv.h: encode, cache, send, release. */
+/* request.h: encode, cache, send, release. */
 rc_status rc__answer(const rc_svc_req *h, int kind, rc_xdrproc xres, const void *res,
                      rc_svc_err err, uint32_t lo, uint32_t hi)
 {
@@ -352,7 +352,7 @@ rc_status rc__answer(const rc_svc_req *h, int kind, rc_xdrproc xres, const void 
 	return broken ? RC_CANTSEND : st;
 }
 
-/* server_priv.h: the server stops or goes (l NULL: everything deferred lets go of it), or
+/* request.h: the server stops or goes (l NULL: everything deferred lets go of it), or
  * listener l closes (its datagram requests do). */
 void rc__defer_orphan(rc_server *srv, const struct rc__lsn *l)
 {

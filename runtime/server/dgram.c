@@ -13,7 +13,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/listener.h"
 
 /* A blocking receive on datagram listener l that first polls for up to srv->spin_ns
  * (rc_server_set_spin). Same returns as recv_into. */
@@ -278,7 +278,7 @@ rc__dgram_serve_body(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, const unsig
 	return i;
 }
 
-/* server_priv.h: rc__dgram_serve's body compiled twice, for the blocking loop (flags 0) and
+/* listener.h: rc__dgram_serve's body compiled twice, for the blocking loop (flags 0) and
  * for the epoll loops, so neither tests per datagram what its flags already say. */
 int rc__dgram_serve(rc_server *srv, rc__wctx *w, rc__lsn *l, int n, unsigned flags, bool rearm)
 {

@@ -10,7 +10,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/listener.h"
 
 /* The way out of an inline reply: the caller's reply function, called at once. */
 static bool rc__direct_send(void *ctx, const rc__out *o)
@@ -99,7 +99,7 @@ void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void
 	rc__server_handle_direct(ctx, msg, len, reply, rctx);
 }
 
-/* server_priv.h: as rc__deliver, with a way back a deferred request keeps. */
+/* listener.h: as rc__deliver, with a way back a deferred request keeps. */
 void rc__deliver_to(void *ctx, const void *msg, size_t len, const rc_tp_reply_to *to)
 {
 	rc__direct_serve(ctx, msg, len, to);

@@ -17,7 +17,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/request.h"
 
 /* qsort order of procedure entries: by procedure number. */
 static int rc__proc_cmp(const void *a, const void *b)
@@ -170,7 +170,7 @@ bool rc__vers_range(rc_server *srv, uint32_t prog, uint32_t *lo, uint32_t *hi)
 }
 
 /* server.h: the request accessors (NULL / AUTH_NONE for a NULL or stale handle: each finds
- * the request through rc__svc_req_of, server_priv.h). */
+ * the request through rc__svc_req_of, request.h). */
 void *rc_svc_req_context(const rc_svc_req *h)
 {
 	const rc__req *r = rc__req_of(h);

@@ -1,7 +1,7 @@
 /*
  * The way out of the server: the reply encoders -- every reply's header, verifier and wrapped
  * results, through the call's flavor (w->auth); rc__reply_send, the one function every reply
- * leaves by, is inline in server_priv.h ("The one way out"). Below the serve step
+ * leaves by, is inline in reply.h ("The one way out"). Below the serve step
  * and the flavors, which make replies with these; above nothing but the duplicate request
  * cache and the trace: a reply reaches its socket through its sink, never by a call up into
  * the listener kinds.
@@ -12,7 +12,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/reply.h"
 
 /* Start a reply to xid in w's buffer: returns the stream positioned after the reply header's
  * common part (xid, REPLY). */
@@ -50,7 +50,7 @@ static bool rc__reply_verf(const rc__wctx *w, rc_xdr *x)
 	       (vlen == 0 || rc_xdr_opaque(x, (void *)v, vlen));
 }
 
-/* server_priv.h: an accepted reply's header through accept_stat, its verifier from w->auth. */
+/* reply.h: an accepted reply's header through accept_stat, its verifier from w->auth. */
 bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat)
 {
 	uint32_t acc = RC__MSG_ACCEPTED;
@@ -59,7 +59,7 @@ bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, u
 	return rc_xdr_u_int(x, &acc) && rc__reply_verf(w, x) && rc_xdr_u_int(x, &stat);
 }
 
-/* server_priv.h: a complete reply with no body beyond the status (and optional low/high
+/* reply.h: a complete reply with no body beyond the status (and optional low/high
  * range); 0 when an accepted one's verifier cannot be made. */
 size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint32_t stat,
                         const uint32_t *extra, int nextra)
@@ -79,7 +79,7 @@ size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint
 	return rc_xdr_getpos(&x);
 }
 
-/* server_priv.h: SUCCESS to an AUTH_TLS probe, verifier AUTH_NONE "STARTTLS"; the serving
+/* reply.h: SUCCESS to an AUTH_TLS probe, verifier AUTH_NONE "STARTTLS"; the serving
  * thread starts TLS once it is out (w->starttls). */
 size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid)
 {
@@ -97,14 +97,14 @@ size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid)
 	return rc_xdr_getpos(&x);
 }
 
-/* server_priv.h: a datagram reply to xid did not fit: counted and traced. */
+/* reply.h: a datagram reply to xid did not fit: counted and traced. */
 void rc__reply_too_big(rc_server *srv, uint32_t xid)
 {
 	__atomic_add_fetch(&srv->n_toobig, 1, __ATOMIC_RELAXED);
 	RC__TRACE(srv, RC_TP_SRV_TOOBIG, xid);
 }
 
-/* server_priv.h: a SUCCESS reply to xid with *res coded by xres into w's buffer (at most max
+/* reply.h: a SUCCESS reply to xid with *res coded by xres into w's buffer (at most max
  * bytes; a datagram's when dgram); SYSTEM_ERR when xres fails. */
 size_t rc__reply_result(rc_server *srv, rc__wctx *w, size_t max, bool dgram, uint32_t xid,
                         rc_xdrproc xres, const void *res, rc_status *st)
@@ -128,7 +128,7 @@ size_t rc__reply_result(rc_server *srv, rc__wctx *w, size_t max, bool dgram, uin
 	return rc_xdr_getpos(&rx);
 }
 
-/* server_priv.h: an error reply to xid: rc_svc_err -> (denied?, status, extra words). 0 for an
+/* reply.h: an error reply to xid: rc_svc_err -> (denied?, status, extra words). 0 for an
  * err out of range. */
 size_t rc__reply_error(rc__wctx *w, size_t max, uint32_t xid, rc_svc_err err, uint32_t lo,
                        uint32_t hi)

@@ -1,5 +1,5 @@
 /*
- * Request handles (server_priv.h, "Request handles"): the process-wide table of slots that the
+ * Request handles (request.h, "Request handles"): the process-wide table of slots that the
  * rc_svc_req * handed to routines names, a slot per request object alive, and each slot's
  * generation. The bottom of the server's layers: defer.c makes, moves on and frees handles;
  * dispatch.c, backchan.c and auth_gss.c's public entries look them up (rc__req_of).
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "runtime/server/server_priv.h"
+#include "runtime/server/request.h"
 
 rc__hslot *_Atomic rc__hslots[RC__HCHUNKS]; /* chunks made as needed, never freed */
 static pthread_mutex_t rc__hslot_mu = PTHREAD_MUTEX_INITIALIZER; /* what follows, the chunks'
@@ -31,7 +31,7 @@ static rc_svc_req *rc__handle_make(uint32_t i, uint32_t gen)
 	return (rc_svc_req *)(((uintptr_t)i << RC__HGEN_BITS) | gen);
 }
 
-/* server_priv.h: a slot (the oldest free one, else a fresh one) and a handle for new r. */
+/* request.h: a slot (the oldest free one, else a fresh one) and a handle for new r. */
 bool rc__req_handle_take(rc__req *r)
 {
 	rc__hslot *s;
@@ -69,7 +69,7 @@ bool rc__req_handle_take(rc__req *r)
 	return true;
 }
 
-/* server_priv.h: r's slot to its next generation. */
+/* request.h: r's slot to its next generation. */
 void rc__req_handle_bump(rc__req *r)
 {
 	rc__hslot *s = rc__hslot_at(r->hidx);
@@ -80,7 +80,7 @@ void rc__req_handle_bump(rc__req *r)
 	r->handle = rc__handle_make(r->hidx, gen);
 }
 
-/* server_priv.h: free r, its slot back to the free list (stale). */
+/* request.h: free r, its slot back to the free list (stale). */
 void rc__req_free(rc__req *r)
 {
 	rc__hslot *s;

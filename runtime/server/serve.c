@@ -5,7 +5,7 @@
  * arguments under an allocation cap, run the routine, encode the reply into the thread's
  * buffer with headroom for a record mark (reply.c's encoders), and free what decoding and the
  * routine allocated. It never sends: the listener kind that called it sends what it hands
- * back, through the one way out (server_priv.h) -- but for a big gathered reply, which leaves
+ * back, through the one way out (reply.h) -- but for a big gathered reply, which leaves
  * through the sink it was given while the result it points into lives. Stream connections
  * (conn.c), datagram listeners (dgram.c), synchronous transports (rc__deliver) and the fuzzers
  * all come through rc__serve.
@@ -22,7 +22,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/request.h"
 
 /*
  * At most once (datagrams, procedures other than NULL; rc__drc_begin checks those, then
@@ -398,7 +398,7 @@ system_err:
 	goto out;
 }
 
-/* server_priv.h: serve one request message (the untraced copy unless the server traces). */
+/* reply.h: serve one request message (the untraced copy unless the server traces). */
 size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
                  const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn)
 {

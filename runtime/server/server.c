@@ -32,7 +32,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/listener.h"
 #include "transports/tls.h"
 
 /* server_internal.h: a copy of the socket listeners and registrations, under srv->mu. */

@@ -20,7 +20,7 @@
 #include "runtime/auth/auth.h"
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/server_priv.h"
+#include "runtime/server/reply.h"
 #include "rt_fixture.h"
 
 /* ---- bytes ------------------------------------------------------------------------------ */

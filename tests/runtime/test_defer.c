@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rt_fixture.h"
-#include "runtime/server/server_priv.h" /* (rc__req_of: which object a handle names) */
+#include "runtime/server/request.h" /* (rc__req_of: which object a handle names) */
 
 /* The test-only delay points of this test's copy of runtime/defer.c (runtime/testpoint.h):
  * tp_wait holds the thread that reaches the armed point for 300 ms, and says it got there. */
