@@ -537,7 +537,7 @@ CG_GROUPS = [  # (group, predicate on (file, fn, obj))
     ("generated stubs + dispatch table", lambda f, fn, o: "bench_svc.c" in f or "bench_clnt.c" in f or fn.startswith("bench_prog_")),
     ("server procedure", lambda f, fn, o: fn.endswith("_svc") and fn.startswith("bench_")),
     ("server: header, auth, dispatch, reply", lambda f, fn, o: any(("runtime/server/" + n) in f for n in ("server.c", "serve.c", "dispatch.c", "conn.c", "jobs.c", "drc.c", "server_internal.h", "server_priv.h"))),
-    ("client: header, xid match, reply check", lambda f, fn, o: "runtime/client/client.c" in f or "runtime/core/rpc.h" in f or "runtime/core/msg.c" in f or "runtime/client/multi.c" in f),
+    ("client: header, xid match, reply check", lambda f, fn, o: "runtime/client/" in f or "runtime/core/rpc.h" in f or "runtime/core/msg.c" in f),
     ("transport (UDP/TCP send/recv code)", lambda f, fn, o: "/transports/" in f),
     ("libc syscall wrappers", lambda f, fn, o: re.match(r"^(__)?(libc_)?(send|sendto|sendmsg|sendmmsg|recv|recvfrom|recvmsg|recvmmsg|read|write|writev|readv|poll|ppoll|epoll_wait|epoll_ctl|select|syscall|__syscall_cancel|__internal_syscall_cancel)", fn) is not None),
     ("locks, atomics", lambda f, fn, o: "pthread_mutex" in fn or "pthread_cond" in fn or "pthread_rwlock" in fn or "lll_" in fn),
@@ -1599,7 +1599,7 @@ def sec_gss(run, targets):
             m_rows.append([svc + (" null" if proc == "null" else " 1 MiB echo"), fci(a, 1), fci(m, 1),
                            fratio(ratio(a and a["median"], m["median"]))])
     if m_rows:
-        L.append("\nPer-message tokens computed from the exported (lucid) context (runtime/gss_krb5.c) "
+        L.append("\nPer-message tokens computed from the exported (lucid) context (runtime/auth/gss_krb5.c) "
                  "against MIT's GSS-API making each one (`RC_GSS_NO_LUCID=1`, server and client), same run:\n")
         L.append(md_table(["call", "remotecall µs", "MIT per message µs", "÷"], m_rows))
     e_rows = []

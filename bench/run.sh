@@ -1130,7 +1130,7 @@ exp_gss() {
 		done
 		stop "$RCS_PID"
 		# the same server and client with MIT's GSS-API making every token (RC_GSS_NO_LUCID:
-		# the per-message path runtime/gss_krb5.c replaces), side rc-mit, in the same run
+		# the per-message path runtime/auth/gss_krb5.c replaces), side rc-mit, in the same run
 		export RC_GSS_NO_LUCID=1
 		if srv RCM local "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" \
 			--gss-principal rcbench@localhost; then

@@ -1,5 +1,5 @@
 /*
- * The socket side of rc_broadcast (runtime/broadcast.c): an unconnected UDP socket allowed
+ * The socket side of rc_broadcast (runtime/rpcbind/broadcast.c): an unconnected UDP socket allowed
  * to send to broadcast and multicast addresses, one send, and a receive with a deadline that
  * reports the sender.
  */

@@ -112,7 +112,7 @@ enum {
 	RC_TPP_DGRAM = 1u << 0,  /* one message a datagram; lost, duplicated or reordered */
 	RC_TPP_STREAM = 1u << 1, /* a reliable byte stream; the transport frames messages */
 	RC_TPP_SYNC = 1u << 2,   /* in-process: a send is served before it returns; no descriptor */
-	RC_TPP_BACK = 1u << 3,   /* a server connection's back channel (runtime/backchan.c): the
+	RC_TPP_BACK = 1u << 3,   /* a server connection's back channel (runtime/backchan/backchan.c): the
 	                            connection is the server's -- never reconnected, and calls
 	                            that come on it are the server's to serve */
 };

@@ -4,14 +4,14 @@
  * (client and server side) calls it. Nothing here is installed or exported (rc__ names are
  * hidden in libremotecall.so).
  *
- *   runtime/gss_xdr.c     the wire types: credential, init arguments and results, integrity and
+ *   gss_xdr.c             the wire types: credential, init arguments and results, integrity and
  *                         privacy bodies; bounded parsers that never read past their input;
  *                         rc__gss_fuzz_one (a libFuzzer entry point)
- *   runtime/gss_common.c  errors (gss_display_status text), a locked GSS context ("sec"), MIC
+ *   gss_common.c          errors (gss_display_status text), a locked GSS context ("sec"), MIC
  *                         make/verify, body wrap/unwrap for the three services
- *   runtime/gss_client.c  the initiator: context establishment as a step function over tokens,
+ *   gss_client.c          the initiator: context establishment as a step function over tokens,
  *                         atomic sequence numbers, header MIC, reply verifier check
- *   runtime/gss_svc.c     the acceptor: a bounded table of contexts keyed by random 16-byte
+ *   gss_svc.c             the acceptor: a bounded table of contexts keyed by random 16-byte
  *                         handles (per-principal quotas, a separate pool for incomplete
  *                         contexts, idle eviction, expiry at the GSS context lifetime), the
  *                         sequence window (a bitmap), INIT/CONTINUE_INIT/DESTROY, verdicts

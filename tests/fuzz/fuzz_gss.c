@@ -1,5 +1,5 @@
 /*
- * Fuzz target: RPCSEC_GSS's wire parsers (runtime/gss_xdr.c) -- the credential, the INIT
+ * Fuzz target: RPCSEC_GSS's wire parsers (runtime/auth/gss_xdr.c) -- the credential, the INIT
  * arguments and results, the integrity and privacy bodies -- through rc__gss_fuzz_one, which
  * also checks that whatever decodes re-encodes to the same bytes and that every borrowed
  * pointer stays inside the input (it aborts otherwise; ASan catches an over-read).

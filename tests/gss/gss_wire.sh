@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/gss/gss_wire.sh BIN -- ctest gss_wire: the RPCSEC_GSS core (runtime/gss.h) on a real
+# tests/gss/gss_wire.sh BIN -- ctest gss_wire: the RPCSEC_GSS core (runtime/auth/gss.h) on a real
 # TCP wire against libtirpc's RPCSEC_GSS, before the runtime's plumbing exists. BIN holds
 # gss_wire_peer (a bare RPC client/server over the core), tirpc_gss_server and
 # tirpc_gss_client. For each service (none, integrity, privacy):

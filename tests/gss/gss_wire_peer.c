@@ -1,4 +1,4 @@
-/* The RPCSEC_GSS core (runtime/gss.h) on a real wire before the runtime's plumbing exists: a
+/* The RPCSEC_GSS core (runtime/auth/gss.h) on a real wire before the runtime's plumbing exists: a
  * bare ONC RPC client and server over TCP (record marking, headers written and read here)
  * that use only rc__gss_* for the security -- so the core's bytes can be checked against
  * libtirpc's RPCSEC_GSS both ways (tests/gss/gss_wire.sh). Program GSS_ECHO_PROG of

@@ -1,5 +1,5 @@
 /*
- * test_sunrpc_svc -- the Sun server API of <remotecall/sunrpc.h> (runtime/sunrpc_svc.c) on
+ * test_sunrpc_svc -- the Sun server API of <remotecall/sunrpc.h> (runtime/sun/sunrpc_svc.c) on
  * remotecall, without rpcbind (svc_register's protocol 0): a dispatch function answers through
  * svc_getargs / svc_sendreply / svcerr_* and sees Sun's svc_req fields; remotecall clients
  * over UDP and TCP get each reply as the right rc_status; svc_getcaller, svc_exit, and the

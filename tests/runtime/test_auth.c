@@ -1,5 +1,5 @@
 /*
- * test_auth -- auth flavors as objects (runtime/auth.h): the registry; each built-in flavor
+ * test_auth -- auth flavors as objects (runtime/auth/auth.h): the registry; each built-in flavor
  * on the server's serve step (the auth_stat a bad credential gets); a flavor registered here
  * that uses every server method (credential and verifier checks, its own reply verifiers,
  * wrapped arguments and results, silent drops, answering itself, releasing what it holds);

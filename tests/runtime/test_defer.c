@@ -1,4 +1,4 @@
-/* Deferred requests (runtime/defer.c): routines that answer later, from another thread, over
+/* Deferred requests (runtime/server/defer.c): routines that answer later, from another thread, over
  * every socket transport, on one-thread and worker servers; the duplicate cache around them;
  * the per-connection cap; connections closing and servers stopping with requests deferred. */
 #include <setjmp.h>
@@ -13,8 +13,9 @@
 #include "rt_fixture.h"
 #include "runtime/server/request.h" /* (rc__req_of: which object a handle names) */
 
-/* The test-only delay points of this test's copy of runtime/defer.c (runtime/testpoint.h):
- * tp_wait holds the thread that reaches the armed point for 300 ms, and says it got there. */
+/* The test-only delay points of this test's copy of runtime/server/defer.c
+ * (runtime/core/testpoint.h): tp_wait holds the thread that reaches the armed point for
+ * 300 ms, and says it got there. */
 void (*rc__test_point)(const char *where);
 static const char *_Atomic tp_armed; /* the point that waits next (once), or NULL */
 static atomic_int tp_reached;

@@ -1,4 +1,4 @@
-/* The duplicate request cache (runtime/drc.c) through its internal interface: the rules at
+/* The duplicate request cache (runtime/server/drc.c) through its internal interface: the rules at
  * the top of drc.c, each in a named case -- nothing forgotten before its TTL, the byte bound,
  * large replies shed before new calls are refused, a long-running call kept, expiry, and
  * calls under different credentials (flavor, security context) told apart. */

@@ -1,5 +1,5 @@
 /*
- * The rpcbind layer (runtime/rpcbind.c): universal addresses, what a listening socket is
+ * The rpcbind layer (runtime/rpcbind/rpcbind.c): universal addresses, what a listening socket is
  * registered as, the entry report's text and rc_client_create_ex's detail -- and, against a
  * real rpcbind, the registration rules: a [::] listener registered for IPv4 and IPv6, a live
  * server's registration never taken over by surprise, a stale one replaced, RC_RPCBIND_TAKEOVER,

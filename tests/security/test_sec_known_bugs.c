@@ -210,7 +210,7 @@ static void drc_bytes_bounded(void **state)
 
 /*
  * BUG 6 -- the client's fast path decodes some replies without the client's allocation cap.
- * rc__fast() (runtime/client.c) decodes the usual reply (AUTH_NONE verifier, SUCCESS) under
+ * rc__fast() (runtime/client/fast.c) decodes the usual reply (AUTH_NONE verifier, SUCCESS) under
  * the client's budget (4 x the largest message + 4 KiB: about 260 KiB on UDP), but a reply
  * in any other shape -- here the same result behind a 4-byte verifier -- goes through
  * rc_xdrmem_create + rc__reply_header with no rc_xdr_set_limits, i.e. the XDR default of

@@ -289,7 +289,7 @@ typedef struct rc_sunrpc_auth {
 	unsigned char rc_cred[400];    /* the credential body */
 } AUTH;
 
-/* The part of an rc_client that Sun code sees (client.c's struct begins with these): the
+/* The part of an rc_client that Sun code sees (client_priv.h's struct begins with these): the
  * AUTH clnt_call sends, and which one it last applied. */
 struct rc_client {
 	AUTH *cl_auth;
