@@ -1,7 +1,10 @@
 /*
- * Deferred requests: a routine (typed or raw) that cannot answer at once calls
- * rc_svc_req_defer, returns, and answers later from any thread with rc_svc_req_reply,
- * rc_svc_req_error or rc_svc_req_drop (a typed one through idlc's proc_V_reply helper).
+ * A request's life past the serve step: the request objects and their pool, every answer --
+ * a raw call's reply or error (rc_svc_req_reply, rc_svc_req_error) goes at once into the
+ * serving thread's buffer -- and deferred requests: a routine (typed or raw) that cannot
+ * answer at once calls rc_svc_req_defer, returns, and answers later from any thread with
+ * rc_svc_req_reply, rc_svc_req_error or rc_svc_req_drop (a typed one through idlc's
+ * proc_V_reply helper).
  *
  * The request object (request.h, rc__req) leaves the serving thread when deferred: it
  * takes a copy of the call's encoded arguments (the receive buffer they were read from is
@@ -265,6 +268,45 @@ rc_status rc_svc_req_defer(rc_svc_req *h)
 	atomic_store(&r->state, RC__REQ_DEFERRED);
 	atomic_store(&rc__hslot_of(r->handle)->deferred, 1); /* answers take rc__answer now */
 	pthread_mutex_unlock(&srv->mu);
+	return RC_OK;
+}
+
+/* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails; a deferred
+ * request's is sent now (rc__answer). */
+rc_status rc_svc_req_reply(rc_svc_req *h, rc_xdrproc xres, const void *res)
+{
+	rc__hslot *s = rc__hslot_of(h);
+	rc__req *r;
+	rc_svc_req *req;
+	rc_status st;
+
+	if (s == NULL || xres == NULL)
+		return RC_INVAL;
+	if (atomic_load(&s->deferred)) /* (the object is not read here: it may go meanwhile) */
+		return rc__answer(h, RC__ANSWER_RESULT, xres, res, 0, 0, 0);
+	if ((r = atomic_load_explicit(&s->req, memory_order_relaxed)) == NULL || r->pub.w == NULL)
+		return RC_INVAL; /* not a raw call being served */
+	req = &r->pub;
+	req->rlen = rc__reply_result(req->srv, req->w, req->srv->lim.max_record, req->dgram,
+	                             req->xid, xres, res, &st);
+	return st;
+}
+
+/* server.h: a raw call's error reply; a deferred request's is sent now (rc__answer). */
+rc_status rc_svc_req_error(rc_svc_req *h, rc_svc_err err, uint32_t lo, uint32_t hi)
+{
+	rc__hslot *s = rc__hslot_of(h);
+	rc__req *r;
+	rc_svc_req *req;
+
+	if (s == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
+		return RC_INVAL;
+	if (atomic_load(&s->deferred))
+		return rc__answer(h, RC__ANSWER_ERROR, NULL, NULL, err, lo, hi);
+	if ((r = atomic_load_explicit(&s->req, memory_order_relaxed)) == NULL || r->pub.w == NULL)
+		return RC_INVAL; /* not a raw call being served */
+	req = &r->pub;
+	req->rlen = rc__reply_error(req->w, req->srv->lim.max_record, req->xid, err, lo, hi);
 	return RC_OK;
 }
 

@@ -3,7 +3,7 @@
  * request (a hash table of registrations, each with a direct-index table of its procedures
  * below RC__DENSE_MAX and a sorted array of the rest), telling the layer above's hook of
  * changes (rc__server_notify), and what a procedure may ask of the request it serves
- * (rc_svc_req_*: its facts, a raw call's arguments and answers; deferral is defer.c's).
+ * (rc_svc_req_*: its facts, a raw call's arguments; every answer is defer.c's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -392,44 +392,5 @@ rc_status rc_svc_req_getargs(rc_svc_req *h, rc_xdrproc xargs, void *args)
 	rc__xdr_decoder(&x, req->args, req->argslen, req->srv->lim.max_alloc);
 	if (!xargs(&x, args) || x.x_pos != x.x_end)
 		return RC_CANTDECODEARGS;
-	return RC_OK;
-}
-
-/* server.h: a raw call's SUCCESS reply with *res, or SYSTEM_ERR when xres fails; a deferred
- * request's is sent now (defer.c). */
-rc_status rc_svc_req_reply(rc_svc_req *h, rc_xdrproc xres, const void *res)
-{
-	rc__hslot *s = rc__hslot_of(h);
-	rc__req *r;
-	rc_svc_req *req;
-	rc_status st;
-
-	if (s == NULL || xres == NULL)
-		return RC_INVAL;
-	if (atomic_load(&s->deferred)) /* (the object is not read here: it may go meanwhile) */
-		return rc__answer(h, RC__ANSWER_RESULT, xres, res, 0, 0, 0);
-	if ((r = atomic_load_explicit(&s->req, memory_order_relaxed)) == NULL || r->pub.w == NULL)
-		return RC_INVAL; /* not a raw call being served */
-	req = &r->pub;
-	req->rlen = rc__reply_result(req->srv, req->w, req->srv->lim.max_record, req->dgram,
-	                             req->xid, xres, res, &st);
-	return st;
-}
-
-/* server.h: a raw call's error reply; a deferred request's is sent now (defer.c). */
-rc_status rc_svc_req_error(rc_svc_req *h, rc_svc_err err, uint32_t lo, uint32_t hi)
-{
-	rc__hslot *s = rc__hslot_of(h);
-	rc__req *r;
-	rc_svc_req *req;
-
-	if (s == NULL || err < RC_SVC_PROG_UNAVAIL || err > RC_SVC_AUTH_ERROR)
-		return RC_INVAL;
-	if (atomic_load(&s->deferred))
-		return rc__answer(h, RC__ANSWER_ERROR, NULL, NULL, err, lo, hi);
-	if ((r = atomic_load_explicit(&s->req, memory_order_relaxed)) == NULL || r->pub.w == NULL)
-		return RC_INVAL; /* not a raw call being served */
-	req = &r->pub;
-	req->rlen = rc__reply_error(req->w, req->srv->lim.max_record, req->xid, err, lo, hi);
 	return RC_OK;
 }

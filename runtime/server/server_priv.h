@@ -19,8 +19,8 @@
  *   dgram.c     datagram listeners                                                | listener
  *   direct.c    in-process (synchronous transports)                               | kinds
  *   serve.c     one request: decode, authenticate, dispatch; hands back the reply's bytes
- *   dispatch.c  the table, and every rc_svc_req_* a routine calls
- *   defer.c     request objects, deferral and the deferred answer
+ *   dispatch.c  the table, and the rc_svc_req_* facts a routine asks for
+ *   defer.c     request objects and their pool, every answer, deferral
  *   auth_reg.c  the flavor registry -> auth_gss.c, auth.c (the flavors, runtime/auth/)
  *   reply.c     the reply encoders (the one way out itself is rc__reply_out, inline)
  *   drc.c       the duplicate request cache
