@@ -211,15 +211,12 @@ static inline size_t rc__conn_outq(rc__conn *c)
 void rc__deliver(void *ctx, const void *msg, size_t len, rc_reply_fn reply, void *rctx);
 void rc__deliver_to(void *ctx, const void *msg, size_t len, const rc_tp_reply_to *to);
 
-/* ---- conn.c ------------------------------------------------------------------------------- */
+/* ---- accept.c ----------------------------------------------------------------------------- */
 
-/* A connection's epoll event (the one entry the loops use): serve it on this thread, or with
- * worker threads read its requests out as jobs. */
-void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events);
 /* Accept what a stream listener has, making room when the table is full or descriptors run
- * out (see conn.c's admission section). */
+ * out (see accept.c). */
 void rc__accept(rc_server *srv, rc__lsn *l);
-/* conn.c: serve tp, a connection just accepted or one the application handed over
+/* Serve tp, a connection just accepted or one the application handed over
  * (rc_server_listen_fd). RC_OK, or RC_NOMEM (tp closed, counted refused). */
 rc_status rc__conn_admit(rc_server *srv, rc_tp *tp);
 /* Resume the listeners whose pause is over; note when the next is due (under srv->mu). */
@@ -228,6 +225,15 @@ void rc__lsn_wake(rc_server *srv, int64_t now);
 int rc__wake_timeout(rc_server *srv, int timeout_ms);
 /* Open the reserve descriptor if it is wanted and not held (under srv->mu). */
 void rc__reserve_take(rc_server *srv);
+/* srv->room_freed: a descriptor was freed (under srv->mu): take the reserve back if it was
+ * given up, and resume the listeners waiting for room. */
+void rc__room_freed(rc_server *srv);
+
+/* ---- conn.c ------------------------------------------------------------------------------- */
+
+/* A connection's epoll event (the one entry the loops use): serve it on this thread, or with
+ * worker threads read its requests out as jobs. */
+void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events);
 /* Unlink, disarm, close and free c (under srv->mu). */
 void rc__conn_close(rc_server *srv, rc__conn *c);
 /* Ask for c to be closed by its own event handler (under srv->mu; counted in srv->ndoomed). */

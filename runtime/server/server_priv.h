@@ -14,7 +14,8 @@
  * The layers, top to bottom -- each uses only what the ones below it define
  * (tests/runtime/layers.sh checks it with nm):
  *
- *   server.c    life cycle, listeners, the loops (epoll, workers, sweeper, listener pauses)
+ *   server.c    life cycle, listeners, the loops (epoll, workers, sweeper)
+ *   accept.c    admission: accepting connections, making room, listener pauses
  *   conn.c      stream connections (one event entry, one-thread and worker mode) |
  *   dgram.c     datagram listeners                                                | listener
  *   direct.c    in-process (synchronous transports)                               | kinds
@@ -193,6 +194,10 @@ struct rc_server {
 	 * by the life cycle (the stream connections' rc__defer_room), so the request layer
 	 * below them reaches them without calling up. */
 	void (*defer_room)(struct rc_server *srv);
+	/* A descriptor was freed (under mu): take the reserve back, resume the listeners waiting
+	 * for room. Set by the life cycle (accept.c's rc__room_freed), for the connections below
+	 * it (conn.c). */
+	void (*room_freed)(struct rc_server *srv);
 	/* Send what connection c's output queue holds, as far as the socket takes it, and arm its
 	 * output descriptor for the rest (under c->wmu; false: broken). Set by the life cycle
 	 * (conn.c's rc__conn_push_out), for the back channels below it (backchan.c). */

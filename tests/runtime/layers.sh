@@ -65,6 +65,7 @@ engine.c.o
 inbound.c.o
 common.c.o
 server.c.o
+accept.c.o
 conn.c.o dgram.c.o direct.c.o
 serve.c.o
 dispatch.c.o
@@ -107,5 +108,5 @@ apart() {
 }
 
 apart "the client and the server" "multi.c.o async.c.o fast.c.o client.c.o engine.c.o
-inbound.c.o common.c.o" "server.c.o conn.c.o dgram.c.o
+inbound.c.o common.c.o" "server.c.o accept.c.o conn.c.o dgram.c.o
 direct.c.o serve.c.o dispatch.c.o defer.c.o reply.c.o drc.c.o reqhandle.c.o"
