@@ -536,7 +536,7 @@ CG_GROUPS = [  # (group, predicate on (file, fn, obj))
     ("XDR (encode/decode)", lambda f, fn, o: fn.startswith(("rc_xdr", "xdr_")) or "/xdr/" in f),
     ("generated stubs + dispatch table", lambda f, fn, o: "bench_svc.c" in f or "bench_clnt.c" in f or fn.startswith("bench_prog_")),
     ("server procedure", lambda f, fn, o: fn.endswith("_svc") and fn.startswith("bench_")),
-    ("server: header, auth, dispatch, reply", lambda f, fn, o: any(("runtime/server/" + n) in f for n in ("server.c", "serve.c", "dispatch.c", "conn.c", "jobs.c", "drc.c", "server_internal.h", "server_priv.h"))),
+    ("server: header, auth, dispatch, reply", lambda f, fn, o: any(("runtime/server/" + n) in f for n in ("server.c", "serve.c", "dispatch.c", "conn.c", "jobs.c", "drc.c", "server_internal.h", "base.h", "reply.h", "request.h", "listener.h", "accept.c"))),
     ("client: header, xid match, reply check", lambda f, fn, o: "runtime/client/" in f or "runtime/core/rpc.h" in f or "runtime/core/msg.c" in f),
     ("transport (UDP/TCP send/recv code)", lambda f, fn, o: "/transports/" in f),
     ("libc syscall wrappers", lambda f, fn, o: re.match(r"^(__)?(libc_)?(send|sendto|sendmsg|sendmmsg|recv|recvfrom|recvmsg|recvmmsg|read|write|writev|readv|poll|ppoll|epoll_wait|epoll_ctl|select|syscall|__syscall_cancel|__internal_syscall_cancel)", fn) is not None),

@@ -59,7 +59,7 @@ rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *k
 	return RC_OK;
 }
 
-/* server_priv.h: the table goes with the server; rc_server_set_limits's bounds; the contexts
+/* server/base.h: the table goes with the server; rc_server_set_limits's bounds; the contexts
  * it holds now. */
 void rc__gss_free(rc_server *srv)
 {

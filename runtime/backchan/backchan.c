@@ -106,7 +106,7 @@ static void rc__back_end(rc__back *b)
 	pthread_cond_broadcast(&b->cv);
 }
 
-/* rc__back_hooks (server_priv.h) */
+/* rc__back_hooks (server/base.h) */
 static void rc__back_hangup(rc__conn *c)
 {
 	rc_server_conn *h = atomic_load(&c->handle);
@@ -129,7 +129,7 @@ static void rc__back_hangup(rc__conn *c)
 	pthread_mutex_unlock(&h->mu);
 }
 
-/* rc__back_hooks (server_priv.h) */
+/* rc__back_hooks (server/base.h) */
 static void rc__back_detach(rc__conn *c)
 {
 	rc_server_conn *h = atomic_load(&c->handle);
@@ -141,7 +141,7 @@ static void rc__back_detach(rc__conn *c)
 	rc__handle_unref(h); /* the connection's reference */
 }
 
-/* rc__back_hooks (server_priv.h) */
+/* rc__back_hooks (server/base.h) */
 static void rc__back_starve(rc__conn *c)
 {
 	rc_server_conn *h = atomic_load(&c->handle);
@@ -171,7 +171,7 @@ static void rc__back_starve(rc__conn *c)
 
 static bool rc__back_route(rc__conn *c, const void *msg, size_t len);
 
-/* What the server loop asks of the back channel (server_priv.h), installed on a server before
+/* What the server loop asks of the back channel (server/base.h), installed on a server before
  * its first connection handle is made (rc_svc_req_conn). */
 static const rc__back_hooks rc__back_hooks_on = {rc__back_route, rc__back_hangup,
                                                  rc__back_detach, rc__back_starve};
@@ -319,7 +319,7 @@ static bool rc__xw_take(rc__back *b, uint32_t x)
 	return true;
 }
 
-/* rc__back_hooks (server_priv.h) */
+/* rc__back_hooks (server/base.h) */
 static bool rc__back_route(rc__conn *c, const void *msg, size_t len)
 {
 	rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_acquire);

@@ -1,6 +1,6 @@
 /*
  * Started calls (rc_call_start, handles, callbacks) and the application's own loop
- * (rc_client_pollinfo, rc_client_advance): the engine driven from outside (client_priv.h).
+ * (rc_client_pollinfo, rc_client_advance): the engine driven from outside (common.h).
  */
 #include <errno.h>
 #include <poll.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/client/client_priv.h"
+#include "runtime/client/common.h"
 
 /* ---- started calls ---------------------------------------------------------------------- */
 

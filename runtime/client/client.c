@@ -1,5 +1,5 @@
 /*
- * The client object (client_priv.h has the whole picture): its errors, its call header
+ * The client object (common.h has the whole picture): its errors, its call header
  * template and credentials, connecting, creating and destroying it, and its options.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/client/client_priv.h"
+#include "runtime/client/common.h"
 #include "transports/tls.h"
 
 /* ---- the header template --------------------------------------------------------------- */

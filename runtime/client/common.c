@@ -1,17 +1,17 @@
 /*
- * What every part of the client uses (client_priv.h): the calling thread's last error, the
+ * What every part of the client uses (common.h): the calling thread's last error, the
  * reader's role and the header templates it retires, connecting, and tracing.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/client/client_priv.h"
+#include "runtime/client/common.h"
 
-/* client_priv.h */
+/* common.h */
 _Thread_local rc__lasterr rc__tls;
 
-/* client_priv.h */
+/* common.h */
 void rc__err_explain(const rc_client *c, rc_error *e)
 {
 	if (e->status == RC_SYSTEMERROR && c->dgram && e->detail[0] == '\0')
@@ -49,7 +49,7 @@ void rc_client_geterr(const rc_client *clnt, rc_error *err)
 		memset(err, 0, sizeof(*err));
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__free_retired(rc_client *c)
 {
 	while (c->retired) {
@@ -61,7 +61,7 @@ void rc__free_retired(rc_client *c)
 	c->nretired = 0;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__role_drop_locked(rc_client *c)
 {
 	atomic_store(&c->reading, false);
@@ -69,7 +69,7 @@ void rc__role_drop_locked(rc_client *c)
 		pthread_cond_broadcast(&c->cv);
 }
 
-/* client_priv.h */
+/* common.h */
 bool rc__ahead_locked(rc_client *c)
 {
 	bool idle = false, ahead;
@@ -81,7 +81,7 @@ bool rc__ahead_locked(rc_client *c)
 	return ahead;
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__connect(rc_client *c, int64_t deadline)
 {
 	rc_tp *tp = NULL;
@@ -100,7 +100,7 @@ rc_status rc__connect(rc_client *c, int64_t deadline)
 	return st;
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__connect_status(rc_status st)
 {
 	switch (st) {
@@ -115,9 +115,53 @@ rc_status rc__connect_status(rc_status st)
 	}
 }
 
-/* client_priv.h */
+/* common.h */
 __attribute__((noinline)) void rc__trace(const rc_client *c, rc_trace_point pt,
                                                  uint32_t xid)
 {
 	c->trace(c->trace_arg, pt, xid, rc__trace_clock());
+}
+
+/* common.h */
+rc_status rc__check_verf(const rc_client *c, rc_async *p, rc__cl_auth *a,
+                                const rc__verf *v)
+{
+	const rc__flavor *fl;
+	bool ok;
+
+	if (a != NULL) {
+		fl = a->fl;
+		ok = fl->cl_validate(a, &p->seqs, v->flavor, v->body, v->len);
+	} else {
+		fl = __atomic_load_n(&c->hdr, __ATOMIC_ACQUIRE)->fl;
+		ok = fl == NULL || rc__cl_plain_verf_ok(fl, v->flavor, v->len);
+	}
+	if (ok)
+		return RC_OK;
+	p->err.auth_stat = RC__AUTH_INVALIDRESP;
+	snprintf(p->err.detail, sizeof(p->err.detail),
+	         "the reply's verifier (flavor %u, %u bytes) is not one %s accepts", v->flavor,
+	         v->len, fl->name);
+	return RC_AUTHERROR;
+}
+
+/* common.h */
+bool rc__decode_results(const rc_client *c, rc_async *p, rc__cl_auth *a, rc_xdr *x,
+                               const unsigned char *m, size_t len)
+{
+	const unsigned char *body, *out;
+	size_t outn;
+	void *owned = NULL;
+	rc_xdr y;
+	bool ok;
+
+	if (a == NULL || a->fl->cl_unwrap == NULL)
+		return p->xres(x, p->res);
+	body = m + len - rc_xdr_remaining(x);
+	if (!a->fl->cl_unwrap(a, &p->seqs, body, rc_xdr_remaining(x), &out, &outn, &owned))
+		return false;
+	rc__xdr_decoder(&y, out, outn, rc__budget(c));
+	ok = p->xres(&y, p->res);
+	free(owned);
+	return ok;
 }

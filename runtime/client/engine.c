@@ -1,5 +1,5 @@
 /*
- * The client's engine (client_priv.h): calls in flight under their xids, completion (once),
+ * The client's engine (common.h): calls in flight under their xids, completion (once),
  * failures, replies and their decoding, timers and retransmission, reading (one reader at a
  * time), and sending: every call is started here (rc__start) and driven here (rc__drive).
  */
@@ -13,11 +13,11 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "runtime/client/client_priv.h"
+#include "runtime/client/common.h"
 
 /* ---- completion ------------------------------------------------------------------------- */
 
-/* client_priv.h */
+/* common.h */
 void rc__unlink(rc_client *c, rc_async *p)
 {
 	if (p->state != RC__CALL_INFLIGHT)
@@ -37,7 +37,7 @@ void rc__unlink(rc_client *c, rc_async *p)
 	__atomic_store_n(&c->npending, c->npending - 1, __ATOMIC_RELAXED);
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__register(rc_client *c, rc_async *p, int64_t now, uint32_t retry_ms)
 {
 	p->retry_ms = retry_ms;
@@ -53,7 +53,7 @@ void rc__register(rc_client *c, rc_async *p, int64_t now, uint32_t retry_ms)
 	__atomic_store_n(&c->npending, c->npending + 1, __ATOMIC_RELAXED);
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__handle_link(rc_client *c, rc_async *p)
 {
 	p->handle = true;
@@ -64,7 +64,7 @@ void rc__handle_link(rc_client *c, rc_async *p)
 	c->handles = p;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__handle_unlink(rc_client *c, rc_async *p)
 {
 	if (!p->handle)
@@ -79,7 +79,7 @@ void rc__handle_unlink(rc_client *c, rc_async *p)
 	p->handle = false;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__free_call(rc_async *p)
 {
 	free(p->msgblock);
@@ -137,7 +137,7 @@ fail:
 	return NULL;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__complete(rc_client *c, rc_async *p, rc_status st)
 {
 	if (p->state == RC__CALL_DONE)
@@ -179,7 +179,7 @@ static void rc__closed_why(rc_async *p, size_t n)
 		         "unanswered (as a server does on a record over its max_record)", n);
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__broken_status(rc_async *p, rc_status st, int e)
 {
 	p->err.sys_errno = st == RC_TIMEDOUT ? 0 : e;
@@ -191,7 +191,7 @@ rc_status rc__broken_status(rc_async *p, rc_status st, int e)
 	return RC_TLSFAILED;
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__send_status(rc_async *p, rc_status r, int e)
 {
 	if (r == RC_MSGTOOLARGE || r == RC_NOMEM) {
@@ -222,7 +222,7 @@ static size_t rc__call_size(size_t hdrlen, rc_xdrproc xargs, const void *args)
 	return hdrlen + rc_xdr_getpos(&x);
 }
 
-/* client_priv.h */
+/* common.h */
 __attribute__((noinline, cold)) rc_status
 rc__toolarge(const rc_client *c, rc_async *p, size_t len, size_t hdrlen, rc_xdrproc xargs,
              const void *args)
@@ -245,7 +245,7 @@ rc__toolarge(const rc_client *c, rc_async *p, size_t len, size_t hdrlen, rc_xdrp
 	return RC_MSGTOOLARGE;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__fail_all(rc_client *c, rc_status st, int err)
 {
 	if (err == EPROTO && st != RC_MSGTOOLARGE)
@@ -267,7 +267,7 @@ void rc__fail_all(rc_client *c, rc_status st, int err)
 	}
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__disconnect(rc_client *c)
 {
 	if (c->tp != NULL && !c->dgram) {
@@ -292,7 +292,7 @@ static void rc__break_stream(rc_client *c)
 		rc__disconnect(c);
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__run_callbacks(rc_client *c)
 {
 	for (;;) {
@@ -320,50 +320,6 @@ void rc__run_callbacks(rc_client *c)
 
 /* ---- replies ---------------------------------------------------------------------------- */
 
-/* client_priv.h */
-rc_status rc__check_verf(const rc_client *c, rc_async *p, rc__cl_auth *a,
-                                const rc__verf *v)
-{
-	const rc__flavor *fl;
-	bool ok;
-
-	if (a != NULL) {
-		fl = a->fl;
-		ok = fl->cl_validate(a, &p->seqs, v->flavor, v->body, v->len);
-	} else {
-		fl = __atomic_load_n(&c->hdr, __ATOMIC_ACQUIRE)->fl;
-		ok = fl == NULL || rc__cl_plain_verf_ok(fl, v->flavor, v->len);
-	}
-	if (ok)
-		return RC_OK;
-	p->err.auth_stat = RC__AUTH_INVALIDRESP;
-	snprintf(p->err.detail, sizeof(p->err.detail),
-	         "the reply's verifier (flavor %u, %u bytes) is not one %s accepts", v->flavor,
-	         v->len, fl->name);
-	return RC_AUTHERROR;
-}
-
-/* client_priv.h */
-bool rc__decode_results(const rc_client *c, rc_async *p, rc__cl_auth *a, rc_xdr *x,
-                               const unsigned char *m, size_t len)
-{
-	const unsigned char *body, *out;
-	size_t outn;
-	void *owned = NULL;
-	rc_xdr y;
-	bool ok;
-
-	if (a == NULL || a->fl->cl_unwrap == NULL)
-		return p->xres(x, p->res);
-	body = m + len - rc_xdr_remaining(x);
-	if (!a->fl->cl_unwrap(a, &p->seqs, body, rc_xdr_remaining(x), &out, &outn, &owned))
-		return false;
-	rc__xdr_decoder(&y, out, outn, rc__budget(c));
-	ok = p->xres(&y, p->res);
-	free(owned);
-	return ok;
-}
-
 /* Whether p, just denied with RC_AUTHERROR, is a started call whose credentials' flavor can
  * renew them after this auth_stat, and that was not renewed before (under c->mu). */
 static bool rc__renewable(const rc_async *p)
@@ -373,7 +329,7 @@ static bool rc__renewable(const rc_async *p)
 	       (p->err.auth_stat == RC__AUTH_CREDPROBLEM || p->err.auth_stat == RC__AUTH_CTXPROBLEM);
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__read_all(rc_client *c)
 {
 	rc_status r = RC_OK;
@@ -430,7 +386,7 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 	rc__complete(c, p, st);
 }
 
-/* client_priv.h */
+/* common.h */
 int64_t rc__timers(rc_client *c, int64_t now)
 {
 	int64_t next = INT64_MAX;
@@ -474,7 +430,7 @@ int64_t rc__timers(rc_client *c, int64_t now)
 	return next;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, int e)
 {
 	c->reading = false;
@@ -501,23 +457,6 @@ void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, int e)
 	}
 	rc__wake(c);
 }
-
-/*
- * Read from the transport as the reader (entered and left under c->mu, which it drops while
- * reading). flags 0 blocks up to wake; RC_TPF_DONTWAIT reads what is there. Returns the
- * transport status of the last read (RC_TIMEDOUT: an in-process transport had no reply).
- */
-/*
- * A datagram client's receive batch: RC_TP_BATCH slots of RC__DGRAM_SLOT bytes (one
- * allocation; the kernel touches only the pages replies land in) and how many slots the next
- * receive asks for (twice what the last one filled, 2..RC_TP_BATCH).
- */
-#define RC__DGRAM_SLOT 65536
-typedef struct rc__rxb {
-	unsigned want;
-	rc_tp_dgram v[RC_TP_BATCH];
-	_Alignas(16) unsigned char bytes[];
-} rc__rxb;
 
 /* c's receive batch, made on first use (the reader's role held); NULL when memory is short. */
 static rc__rxb *rc__rxb_get(rc_client *c)
@@ -564,7 +503,7 @@ static rc_status rc__read_batch(rc_client *c, rc_tp *tp, rc__rxb *b)
 	return st;
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__read(rc_client *c, int64_t wake, unsigned flags)
 {
 	rc_tp *tp = c->tp;
@@ -618,20 +557,7 @@ got:
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
-/*
- * A datagram client's cork queue: copies of requests started while rc_client_advance runs
- * callbacks, sent together when it uncorks. RC__DQ_BYTES of room; a request that does not fit
- * flushes the queue first, one over the whole room goes on its own.
- */
-#define RC__DQ_BYTES 65536
-typedef struct rc__dq {
-	unsigned n;
-	size_t used;
-	rc_tp_dgram v[RC_TP_BATCH];
-	_Alignas(16) unsigned char bytes[RC__DQ_BYTES];
-} rc__dq;
-
-/* client_priv.h */
+/* common.h */
 void rc__dq_flush(rc_client *c)
 {
 	rc__dq *q = c->dq;
@@ -717,7 +643,7 @@ static rc_status rc__ensure(rc_client *c, int64_t deadline, int *err)
 	return RC_OK;
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc,
                             rc_xdrproc xargs, const void *args, size_t *len)
 {
@@ -742,7 +668,7 @@ rc_status rc__encode(rc_client *c, rc_async *p, rc__encbuf *b, uint32_t proc,
 	return RC_OK;
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__flush_locked(rc_client *c, int timeout_ms)
 {
 	rc_tp *tp = c->tp;
@@ -757,7 +683,7 @@ rc_status rc__flush_locked(rc_client *c, int timeout_ms)
 	return st;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__send_failed(rc_client *c, const rc_tp *tp, int e)
 {
 	if (!c->dgram && c->tp == tp && tp != NULL) {
@@ -866,7 +792,7 @@ static rc_status rc__outq_wait(rc_client *c, rc_async *p)
 	}
 }
 
-/* client_priv.h */
+/* common.h */
 rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len,
                            unsigned flags)
 {
@@ -985,7 +911,7 @@ rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len,
 	return st;
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__renew(rc_client *c)
 {
 	rc_async *list, *p, *n;
@@ -1042,7 +968,7 @@ static void rc__drain_output(rc_client *c, int64_t wake)
 		rc__send_failed(c, tp, e);
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__drive(rc_client *c, rc_async *p, int64_t until)
 {
 	while (p->state != RC__CALL_DONE) {
@@ -1080,7 +1006,7 @@ void rc__drive(rc_client *c, rc_async *p, int64_t until)
 	}
 }
 
-/* client_priv.h */
+/* common.h */
 __attribute__((noinline)) void rc__serve_ahead_locked(rc_client *c)
 {
 	if (rc__ahead_locked(c))
@@ -1088,7 +1014,7 @@ __attribute__((noinline)) void rc__serve_ahead_locked(rc_client *c)
 	rc__serve_inq(c, rc__send_failed);
 }
 
-/* client_priv.h */
+/* common.h */
 __attribute__((noinline)) void rc__serve_ahead(rc_client *c)
 {
 	pthread_mutex_lock(&c->mu);

@@ -1,6 +1,6 @@
 /*
  * Blocking calls (rc_call, rc_call_ex): the fast step, one send and one receive that need no
- * lock on an idle client, and the engine for anything unusual (client_priv.h).
+ * lock on an idle client, and the engine for anything unusual (common.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/client/client_priv.h"
+#include "runtime/client/common.h"
 
 /* ---- blocking calls --------------------------------------------------------------------- */
 

@@ -1,15 +1,15 @@
 /*
  * The calls the client's peer sends on its stream (the back channel's, client side): queued
  * by the reader, served outside the client's lock through the server rc_client_serve set
- * (rc__cl_server), each reply sent on the client's connection (client_priv.h).
+ * (rc__cl_server), each reply sent on the client's connection (common.h).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/client/client_priv.h"
+#include "runtime/client/common.h"
 
-/* client_priv.h */
+/* common.h */
 void rc__inq_add(rc_client *c, const unsigned char *msg, size_t len)
 {
 	rc__inq *q;
@@ -89,7 +89,7 @@ static void rc__inq_unavail(const rc__inq_way *w, const unsigned char *m, size_t
 	rc__inq_reply((void *)w, r, 24);
 }
 
-/* client_priv.h */
+/* common.h */
 void rc__serve_inq(rc_client *c, rc__send_failed_fn failed)
 {
 	const rc__inq_way w = {c, failed};

@@ -24,7 +24,7 @@
 
 static void rc__conn_unhold(rc_server *srv, rc__conn *c);
 
-/* The back channel's hooks (server_priv.h), or NULL while backchan/ installed none. */
+/* The back channel's hooks (base.h), or NULL while backchan/ installed none. */
 static inline const rc__back_hooks *rc__back_hooks_of(rc_server *srv)
 {
 	return atomic_load_explicit(&srv->back, memory_order_acquire);

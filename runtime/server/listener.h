@@ -1,5 +1,5 @@
 /*
- * Internal to the server's files (server_priv.h has the picture): the listener kinds -- stream
+ * Internal to the server's files (base.h has the picture): the listener kinds -- stream
  * connections (conn.c: states, handles, the one-thread loop and worker threads), datagram
  * listeners (dgram.c), in-process delivery (direct.c) -- the top of the server below its
  * life cycle (server.c).

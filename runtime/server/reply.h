@@ -1,12 +1,12 @@
 /*
- * Internal to the server's files (server_priv.h has the picture): the one way out of every
+ * Internal to the server's files (base.h has the picture): the one way out of every
  * reply -- its sinks, the serving thread's context that holds the reply being made, the
  * reply encoders (reply.c) and rc__reply_out, inline on the hot paths.
  */
 #ifndef RC_SERVER_REPLY_H
 #define RC_SERVER_REPLY_H
 
-#include "runtime/server/server_priv.h"
+#include "runtime/server/base.h"
 
 struct rc__dbatch;
 

@@ -1,5 +1,5 @@
 /*
- * Internal to the server's files (server_priv.h has the picture): a request's life -- its
+ * Internal to the server's files (base.h has the picture): a request's life -- its
  * object and public part, its handle (reqhandle.c), the pool, deferral and the answer
  * (defer.c) -- and the serve step (serve.c) that makes one and dispatches it.
  */

@@ -1,5 +1,5 @@
 /*
- * The server's life cycle, listeners and loops: the top of its layers (server_priv.h lists
+ * The server's life cycle, listeners and loops: the top of its layers (base.h lists
  * them): conn.c (stream connections) and dgram.c (datagram listeners) below it, serve.c (one
  * request) below them, then dispatch.c (the table), defer.c (requests kept), reply.c (the
  * encoders and the one way out). The layer above (rpcbind.c) reads the server through

@@ -1,6 +1,6 @@
 /* Internal to the runtime: the duplicate request cache (drc.c), the serve step's entry
  * (rc__server_handle_direct), and what the layer above the server (rpcbind.c) may read of it
- * and hook. The server's own files share server_priv.h and the headers above it. */
+ * and hook. The server's own files share base.h and the headers above it. */
 #ifndef RC_SERVER_INTERNAL_H
 #define RC_SERVER_INTERNAL_H
 

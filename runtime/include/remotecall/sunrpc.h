@@ -289,8 +289,8 @@ typedef struct rc_sunrpc_auth {
 	unsigned char rc_cred[400];    /* the credential body */
 } AUTH;
 
-/* The part of an rc_client that Sun code sees (client_priv.h's struct begins with these): the
- * AUTH clnt_call sends, and which one it last applied. */
+/* The part of an rc_client that Sun code sees (the struct in runtime/client/common.h begins
+ * with these): the AUTH clnt_call sends, and which one it last applied. */
 struct rc_client {
 	AUTH *cl_auth;
 	uint64_t rc_auth_id;

@@ -26,8 +26,8 @@
  * call's deadline and without the client's lock held. The client never touches a socket: the
  * transport (transports/transport.h) frames, queues and sends.
  */
-#ifndef RC_CLIENT_PRIV_H
-#define RC_CLIENT_PRIV_H
+#ifndef RC_CLIENT_COMMON_H
+#define RC_CLIENT_COMMON_H
 
 #include <pthread.h>
 #include <sched.h>
@@ -148,6 +148,31 @@ typedef struct rc__hdr {
 	                         b holds the first 24 bytes of a call only; else NULL */
 } rc__hdr;
 
+/*
+ * A datagram client's receive batch: RC_TP_BATCH slots of RC__DGRAM_SLOT bytes (one
+ * allocation; the kernel touches only the pages replies land in) and how many slots the next
+ * receive asks for (twice what the last one filled, 2..RC_TP_BATCH).
+ */
+#define RC__DGRAM_SLOT 65536
+typedef struct rc__rxb {
+	unsigned want;
+	rc_tp_dgram v[RC_TP_BATCH];
+	_Alignas(16) unsigned char bytes[];
+} rc__rxb;
+
+/*
+ * A datagram client's cork queue: copies of requests started while rc_client_advance runs
+ * callbacks, sent together when it uncorks. RC__DQ_BYTES of room; a request that does not fit
+ * flushes the queue first, one over the whole room goes on its own.
+ */
+#define RC__DQ_BYTES 65536
+typedef struct rc__dq {
+	unsigned n;
+	size_t used;
+	rc_tp_dgram v[RC_TP_BATCH];
+	_Alignas(16) unsigned char bytes[RC__DQ_BYTES];
+} rc__dq;
+
 struct rc_client {
 	/* What <remotecall/sunrpc.h> sees of a client (its struct rc_client): Sun's cl_auth and
 	 * the id of the AUTH its clnt_call last applied. Only sunrpc.c uses them; keep first. */
@@ -218,8 +243,8 @@ struct rc_client {
 	/* Datagram clients: requests started while corked, copied here and sent together at the
 	 * uncork (send_batch); under smu. And the reader's batch of received datagrams (the
 	 * reader's role guards it). Both made on first use. */
-	struct rc__dq *dq;
-	struct rc__rxb *rxb;
+	rc__dq *dq;
+	rc__rxb *rxb;
 	bool connecting;    /* under mu: a thread is connecting without the lock */
 	const rc_tp_kind *kind;
 	rc_uri uri;
@@ -263,6 +288,14 @@ rc_status rc__connect(rc_client *c, int64_t deadline);
 rc_status rc__connect_status(rc_status st);
 /* Report step pt of call xid now (tracing on). Out of line: the untraced paths stay small. */
 void rc__trace(const rc_client *c, rc_trace_point pt, uint32_t xid);
+/* An accepted reply's verifier v, checked through the flavor of p's credentials (a: p->auth,
+ * or NULL for plain credentials: the template's): RC_OK, or RC_AUTHERROR with auth_stat
+ * AUTH_INVALIDRESP in p->err (as libtirpc's clnt_call). */
+rc_status rc__check_verf(const rc_client *c, rc_async *p, rc__cl_auth *a, const rc__verf *v);
+/* The results of p's SUCCESS reply from x, unwrapped first by its flavor (a: p->auth, or NULL)
+ * if that wraps them. */
+bool rc__decode_results(const rc_client *c, rc_async *p, rc__cl_auth *a, rc_xdr *x,
+                        const unsigned char *m, size_t len);
 
 /* ---- inbound.c: the calls the peer sends (the back channel, client side) -------------------- */
 
@@ -359,17 +392,11 @@ rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len, u
 void rc__renew(rc_client *c);
 /* Wait for p as the reader or beside it (under c->mu), until it completes or `until`. */
 void rc__drive(rc_client *c, rc_async *p, int64_t until);
-/* An accepted reply's verifier v, checked through the flavor of p's credentials (a: p->auth,
- * or NULL for plain credentials: the template's): RC_OK, or RC_AUTHERROR with auth_stat
- * AUTH_INVALIDRESP in p->err (as libtirpc's clnt_call). */
-rc_status rc__check_verf(const rc_client *c, rc_async *p, rc__cl_auth *a, const rc__verf *v);
-/* The results of p's SUCCESS reply from x, unwrapped first by its flavor (a: p->auth, or NULL)
- * if that wraps them. */
-bool rc__decode_results(const rc_client *c, rc_async *p, rc__cl_auth *a, rc_xdr *x,
-                        const unsigned char *m, size_t len);
-/* Read as the reader (under c->mu; RC_AGAIN at once if another thread reads): one message,
- * waiting until wake (flags 0, after c's spin), or, with RC_TPF_DONTWAIT, what is there (a
- * datagram client's batch); handed on by rc__after_recv. The transport's status. */
+/*
+ * Read from the transport as the reader (entered and left under c->mu, which it drops while
+ * reading). flags 0 blocks up to wake; RC_TPF_DONTWAIT reads what is there. Returns the
+ * transport status of the last read (RC_TIMEDOUT: an in-process transport had no reply).
+ */
 rc_status rc__read(rc_client *c, int64_t wake, unsigned flags);
 /* A blocking call has its reply, on a client that serves (under c->mu): its receive may have
  * read the peer's calls along with it into the transport's buffer, which no descriptor would

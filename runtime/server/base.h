@@ -8,7 +8,7 @@
  *                  reqhandle.c), the serve step (serve.c) and dispatch (dispatch.c)
  *   reply.h        the one way out: sinks, the serving thread's context, the reply encoders
  *                  (reply.c) and rc__reply_out, inline
- *   server_priv.h  this one: the server object, its registration table, its listeners, the
+ *   base.h         this one: the server object, its registration table, its listeners, the
  *                  epoll primitives and tracing -- what every layer of the server reads
  *
  * The layers, top to bottom -- each uses only what the ones below it define
@@ -32,8 +32,8 @@
  * hooks, backchan/). The epoll primitives (rc__arm, rc__disarm) are inline here. The layers
  * above (backchan/, rpcbind/, sun/) see server_internal.h (the back channel, listener.h).
  */
-#ifndef RC_SERVER_PRIV_H
-#define RC_SERVER_PRIV_H
+#ifndef RC_SERVER_BASE_H
+#define RC_SERVER_BASE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
