@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/client/common.h"
+#include "runtime/client/engine.h"
 #include "transports/tls.h"
 
 /* ---- the header template --------------------------------------------------------------- */

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "runtime/client/common.h"
+#include "runtime/client/engine.h"
 
 /* ---- completion ------------------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/client/common.h"
+#include "runtime/client/engine.h"
 
 /* ---- blocking calls --------------------------------------------------------------------- */
 
