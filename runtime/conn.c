@@ -21,6 +21,7 @@
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
 #include "runtime/server_priv.h"
+#include "runtime/testpoint.h"
 
 static void rc__room_freed(rc_server *srv);
 static void rc__conn_unhold(rc_server *srv, rc__conn *c);
@@ -28,7 +29,8 @@ static void rc__conn_unhold(rc_server *srv, rc__conn *c);
 /* ---- the inbound budget (rc_server_limits.max_inbound_bytes) ------------------------------
  * srv->inbound counts the bytes the server holds for requests not yet served: each
  * connection's partial record (c->incount, brought up to date at the end of each turn), the
- * requests copied out as jobs (queued, running or parked) until they are served. At the
+ * requests copied out as jobs (queued, running or parked) until they are served, and the
+ * argument copies of deferred requests until their answers (defer.c). At the
  * budget, a connection inside a record of RC__INBOUND_BIG bytes or more is not read
  * (c->memheld) -- checked before each read of a turn, with its growth since its last turn --
  * and the sweeper closes it once stalled past stall_ms; connections sending small complete
@@ -57,9 +59,9 @@ static inline void rc__inbound_add(rc_server *srv, size_t n)
 	atomic_fetch_add_explicit(&srv->inbound, n, memory_order_relaxed);
 }
 
-/* The connections that wait for the budget, read again once under 7/8 of it (under
- * srv->mu). */
-static void rc__inbound_room(rc_server *srv)
+/* server_priv.h (srv->inbound_room): the connections that wait for the budget, read again
+ * once under 7/8 of it (under srv->mu). */
+void rc__inbound_room(rc_server *srv)
 {
 	if (!srv->memwait || atomic_load_explicit(&srv->inbound, memory_order_relaxed) >=
 	                         srv->lim.max_inbound_bytes / 8 * 7)
@@ -1369,6 +1371,8 @@ static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc
 		}
 	}
 	pthread_mutex_unlock(&srv->mu);
+	if (gone && t->dead) /* (tests: the server's destroy may run here, and must wait) */
+		RC__TEST_POINT("conn.back_reader_ends");
 	if (t->dead)
 		rc__conn_unref(srv, c); /* the reader's reference */
 	if (gone) {

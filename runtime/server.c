@@ -149,6 +149,7 @@ rc_status rc_server_create(rc_server **out)
 	pthread_mutex_init(&srv->poolmu, NULL);
 	pthread_cond_init(&srv->answered, NULL);
 	srv->defer_room = rc__defer_room; /* (the request layer re-arms held connections through it) */
+	srv->inbound_room = rc__inbound_room; /* (and those waiting for the inbound budget) */
 	srv->conn_push = rc__conn_push_out; /* (and the back channels send through it) */
 	srv->conn_poke = rc__conn_poke;
 	srv->conn_take = rc__conn_back_take;

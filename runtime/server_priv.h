@@ -315,6 +315,10 @@ struct rc_server {
 	 * by the life cycle (the stream connections' rc__defer_room), so the request layer
 	 * below them reaches them without calling up. */
 	void (*defer_room)(struct rc_server *srv);
+	/* srv->inbound fell (under mu) while connections wait unread for max_inbound_bytes
+	 * (memwait): those under the budget again are re-armed (conn.c's rc__inbound_room, set
+	 * by the life cycle as defer_room is). */
+	void (*inbound_room)(struct rc_server *srv);
 	/* Send what connection c's output queue holds, as far as the socket takes it, and arm its
 	 * output descriptor for the rest (under c->wmu; false: broken). Set by the life cycle
 	 * (conn.c's rc__conn_push_out), for the back channels below it (backchan.c). */
@@ -703,6 +707,8 @@ void rc__wctx_fini(rc__wctx *w);
 
 /* srv->defer_room of a server with stream connections (conn.c): re-arm those held. */
 void rc__defer_room(rc_server *srv);
+/* srv->inbound_room (conn.c): re-arm the connections waiting for the inbound budget. */
+void rc__inbound_room(rc_server *srv);
 
 /* The one-thread loop hands c, a request of which it just saw deferred, to the job path
  * (c is busy; takes c->wmu and srv->mu). */

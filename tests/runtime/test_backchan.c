@@ -846,6 +846,62 @@ static void *bg_call(void *arg)
  * sends replies with unknown xids, a reply too short to have one, and a reply to its own
  * KEEP's xid -- all dropped, the connection kept -- then the right answer, which the call
  * gets; its NULL call afterwards is still served. */
+/* ---- the delay point of conn.c (runtime/testpoint.h; this test links its own conn.c) ---- */
+void (*rc__test_point)(const char *where);
+static atomic_int tp_arrived;
+
+/* At conn.back_reader_ends (a back channel's caller ends its turn on a dead connection): say
+ * so and wait 300 ms, the window in which the server's destroy must not free what the caller
+ * still touches. */
+static void tp_wait(const char *where)
+{
+	if (strcmp(where, "conn.back_reader_ends") != 0)
+		return;
+	atomic_fetch_add(&tp_arrived, 1);
+	usleep(300000);
+}
+
+/*
+ * The server destroyed while a back channel's caller, reading the connection itself, ends its
+ * turn on the connection the peer just closed (issue 45's third race): the caller's last
+ * touches of the connection and the server come after it is counted out of the readers the
+ * destroy waits for -- under ASan or valgrind a use of freed memory before the fix. A raw
+ * peer takes the call back and closes; the delay point holds the caller in the window.
+ */
+static void destroy_while_back_reader_ends(void **state)
+{
+	int tries;
+	(void)state;
+	rc__test_point = tp_wait;
+	for (tries = 0; tries < 20 && atomic_load(&tp_arrived) == 0; tries++) {
+		struct sockaddr_in a = {.sin_family = AF_INET};
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		uint32_t w[64], keep[10] = {0x1234, 0, 2, FWD, 1, 2, 0, 0, 0, 0};
+		bgcall b = {.a = 5};
+		srv_start(2, false);
+		a.sin_port = htons((uint16_t)atoi(strrchr(S.uri[0], ':') + 1));
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_true(send_words(fd, keep, 10));
+		assert_int_equal(recv_words(fd, w, 64), 7);
+		assert_int_equal(rc_server_conn_backchannel(kept(0), CB, 1, &b.bc), RC_OK);
+		rc_client_set_timeout(b.bc, 10000);
+		assert_int_equal(pthread_create(&b.th, NULL, bg_call, &b), 0);
+		assert_int_equal(recv_words(fd, w, 64), 11); /* the call back is out: unanswered */
+		usleep(20000); /* its caller reads the connection now (or a loop's thread does) */
+		close(fd);
+		for (int64_t t0 = ms_now(); atomic_load(&tp_arrived) == 0 && ms_now() - t0 < 200;)
+			usleep(1000);
+		srv_stop(); /* within the window if the caller is in it: destroy must wait */
+		pthread_join(b.th, NULL);
+		assert_int_not_equal(b.st, RC_OK);
+		rc_client_destroy(b.bc);
+	}
+	rc__test_point = NULL;
+	print_message("    the window opened after %d tries\n", tries);
+	assert_true(atomic_load(&tp_arrived) > 0);
+}
+
 static void hostile_replies(void **state)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
@@ -1112,6 +1168,7 @@ int main(void)
 	    cmocka_unit_test(hostile_replies),
 	    cmocka_unit_test(not_on_datagrams_or_in_process),
 	    cmocka_unit_test(big_reply_beside_call_back),
+	    cmocka_unit_test(destroy_while_back_reader_ends),
 	    cmocka_unit_test(job_queue_one_thread_tcp),
 	    cmocka_unit_test(job_queue_one_thread_unix),
 	    cmocka_unit_test(job_queue_workers_tcp),
