@@ -326,7 +326,8 @@ typedef struct rc_server_limits {
 	                           and queued, parked or running, deferred requests' arguments.
 	                           At it, connections inside a record of 64 KiB or more are not
 	                           read (closed once stalled past stall_ms); the others, and
-	                           replies to calls back, still are [256 MiB] */
+	                           replies to calls back, still are [256 MiB: a quarter of a
+	                           1 GiB VM; 40 peers holding 60 MiB records open pin ~260 MiB] */
 } rc_server_limits;
 
 /*
