@@ -1389,7 +1389,6 @@ static int64_t rc__timers(rc_client *c, int64_t now)
  */
 static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, int e)
 {
-	c->reading = false;
 	if (st == RC_OK) {
 		c->last_io = rc__now();
 		rc__handle(c, msg, len);
@@ -1411,6 +1410,9 @@ static void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, in
 			rc__fail_all(c, RC_CANTRECV, e);
 		}
 	}
+	/* the role goes last: msg is the transport's until the next receive, and a fast step
+	 * takes the role without c->mu -- its receive would reuse msg under rc__handle */
+	c->reading = false;
 	rc__wake(c);
 }
 
