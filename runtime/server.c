@@ -400,6 +400,7 @@ static rc_status rc__listen(rc_server *srv, const char *uri, char *bound, size_t
 	if (srv->nlsn >= RC__MAX_LISTENERS)
 		return RC_TOOMANY;
 	k = rc__tp_find(u.scheme);
+	u.tls = srv->tls; /* (quic:// takes its certificates from it; the others ignore it) */
 	if ((st = k->listen(&u, srv->lim.max_record, &deliver, &tp, at, sizeof(at))) != RC_OK)
 		return st;
 	return rc__lsn_add(srv, tp, at, bound, len, false);

@@ -15,13 +15,15 @@
 
 #include "transports/transport.h"
 
-extern const rc_tp_kind rc__udp_kind, rc__tcp_kind, rc__unix_kind, rc__inproc_kind;
+extern const rc_tp_kind rc__udp_kind, rc__tcp_kind, rc__unix_kind, rc__inproc_kind,
+	rc__quic_kind;
 
 static const rc_tp_kind *const rc__kinds[] = {
 	&rc__udp_kind,
 	&rc__tcp_kind,
 	&rc__unix_kind,
 	&rc__inproc_kind,
+	&rc__quic_kind,
 };
 
 const rc_tp_kind *rc__tp_find(const char *scheme)
@@ -42,6 +44,9 @@ static const rc__uri_key rc__uri_keys[] = {
 	{"cert", NULL, RC__URIQ_CLIENT, "a server's: rc_tls_server_opts"},
 	{"key", NULL, RC__URIQ_CLIENT, "a server's: rc_tls_server_opts"},
 	{"name", NULL, RC__URIQ_CLIENT, ""},
+	/* quic:// (transports/quic.c): a client's pool of streams; a listener's cap on the
+	 * streams one client connection opens */
+	{"streams", NULL, RC__URIQ_CLIENT | RC__URIQ_LISTEN, ""},
 };
 #define RC__NURIKEYS (sizeof(rc__uri_keys) / sizeof(rc__uri_keys[0]))
 
