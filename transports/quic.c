@@ -1184,7 +1184,10 @@ static void rc__qc_read_error(rc__qconn *qc, int rv)
 		}
 		pthread_mutex_unlock(&ep->mu);
 	}
-	rc__qc_fail(qc, RC__NG_CLOSE_LIBERR, rv);
+	if (rv == NGTCP2_ERR_CRYPTO && ngtcp2_conn_get_tls_alert(qc->conn) != 0) /* RFC 9001 4.8 */
+		rc__qc_fail(qc, RC__NG_CLOSE_TLS, ngtcp2_conn_get_tls_alert(qc->conn));
+	else
+		rc__qc_fail(qc, RC__NG_CLOSE_LIBERR, rv);
 }
 
 /* Read every datagram waiting on the endpoint's socket. */

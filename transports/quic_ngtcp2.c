@@ -33,6 +33,8 @@ ngtcp2_ssize rc__ng_write_close(ngtcp2_conn *conn, uint8_t *buf, size_t cap, int
 		ngtcp2_ccerr_set_application_error(&e, (uint64_t)code, NULL, 0);
 	else if (how == RC__NG_CLOSE_TRANSPORT)
 		ngtcp2_ccerr_set_transport_error(&e, (uint64_t)code, NULL, 0);
+	else if (how == RC__NG_CLOSE_TLS)
+		ngtcp2_ccerr_set_tls_alert(&e, (uint8_t)code, NULL, 0);
 	else
 		ngtcp2_ccerr_set_liberr(&e, (int)code, NULL, 0);
 #else
@@ -43,6 +45,8 @@ ngtcp2_ssize rc__ng_write_close(ngtcp2_conn *conn, uint8_t *buf, size_t cap, int
 		ngtcp2_connection_close_error_set_application_error(&e, (uint64_t)code, NULL, 0);
 	else if (how == RC__NG_CLOSE_TRANSPORT)
 		ngtcp2_connection_close_error_set_transport_error(&e, (uint64_t)code, NULL, 0);
+	else if (how == RC__NG_CLOSE_TLS)
+		ngtcp2_connection_close_error_set_transport_error_tls_alert(&e, (uint8_t)code, NULL, 0);
 	else
 		ngtcp2_connection_close_error_set_transport_error_liberr(&e, (int)code, NULL, 0);
 #endif

@@ -19,8 +19,9 @@
 int rc__ng_shutdown_stream(ngtcp2_conn *conn, int64_t stream_id, uint64_t code);
 
 /* What a CONNECTION_CLOSE carries: an application code (the draft's RPC_* codes), a
- * transport code (RFC 9000's), or the one ngtcp2 infers from a library error it returned. */
-enum { RC__NG_CLOSE_APP, RC__NG_CLOSE_TRANSPORT, RC__NG_CLOSE_LIBERR };
+ * transport code (RFC 9000's), the one ngtcp2 infers from a library error it returned, or
+ * CRYPTO_ERROR with the TLS alert the handshake failed with (RFC 9001 4.8: 0x100 + alert). */
+enum { RC__NG_CLOSE_APP, RC__NG_CLOSE_TRANSPORT, RC__NG_CLOSE_LIBERR, RC__NG_CLOSE_TLS };
 
 /* Write a CONNECTION_CLOSE packet into buf[0..cap): how says what code is (a library error
  * as a negative int). The packet's length, or a negative ngtcp2 error (nothing to send). */
