@@ -177,9 +177,6 @@ int main(int argc, char **argv)
 	for (due = bench_now_ns(); atomic_load(&h.busy) == 1 && nbusy < cap; due += period)
 		busy[nbusy++] = null_at(h.c, due, "null call during the echo");
 	pthread_join(th, NULL);
-	if (getenv("HOL_DEBUG"))
-		for (size_t i = 0; i < nbusy; i++)
-			fprintf(stderr, "%zu %.1f\n", i, busy[i] / 1000.0);
 	if (h.st != RC_OK)
 		die("echo", h.st, NULL);
 	{
