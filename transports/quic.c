@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,7 +70,11 @@
 #define RC__Q_STREAM_WIN ((uint64_t)4 << 20)  /* initial stream flow-control window */
 #define RC__Q_CONN_WIN ((uint64_t)16 << 20)   /* initial connection window */
 #define RC__Q_PIPE_HIWAT ((size_t)8 << 20)    /* bytes queued to a pipe before credit waits */
-#define RC__Q_PKT 1452           /* the largest UDP payload sent */
+#define RC__Q_PKT 1452           /* the largest UDP payload sent (off loopback) */
+#define RC__Q_PKT_LO 16384       /* ... to a loopback peer (the loopback MTU is 64 KiB) */
+#define RC__Q_GSO_BYTES 65000    /* a batch of packets sent at once (UDP GSO) */
+#define RC__Q_GSO_SEGS 64
+#define RC__Q_SOCKBUF (4 << 20)  /* UDP socket buffers asked for */
 #define RC__Q_SCIDLEN 16
 #define RC__Q_MAXCIDS 8
 #define RC__Q_BACKMAP 64         /* a client's calls back awaiting its reply */
@@ -203,7 +208,9 @@ struct rc__qep {
 	rc__qconn *conns;
 	rc__qacc *acq, *acq_tail; /* server: under mu */
 	rc__quic_stats st;        /* under mu */
+	bool gso;                 /* UDP_SEGMENT on sends (UDP_GRO is asked for on receives) */
 	unsigned char rx[65536];
+	unsigned char tx[RC__Q_GSO_BYTES + RC__Q_PKT_LO];
 };
 
 static void rc__qpeer_release(rc__qpeer *w)
@@ -877,11 +884,31 @@ static void rc__q_callbacks(ngtcp2_callbacks *cb, bool server)
 	cb->stream_reset = rc__q_stream_reset;
 }
 
-static void rc__q_settings(rc__qep *ep, ngtcp2_settings *st, ngtcp2_transport_params *tp)
+/* Whether a is a loopback address (127/8, ::1, ::ffff:127/104). */
+static bool rc__q_loopback(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+	if (a->ss_family == AF_INET6) {
+		const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(x) || (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/* ngtcp2's settings and our transport parameters for a connection with peer. To a loopback
+ * peer packets are RC__Q_PKT_LO bytes (the loopback MTU takes them; PMTUD would stop near
+ * 1500), elsewhere RC__Q_PKT as ngtcp2 shapes them. */
+static void rc__q_settings(rc__qep *ep, const struct sockaddr_storage *peer, ngtcp2_settings *st,
+                           ngtcp2_transport_params *tp)
 {
 	ngtcp2_settings_default(st);
 	st->initial_ts = rc__q_now();
 	st->max_tx_udp_payload_size = RC__Q_PKT;
+	if (rc__q_loopback(peer)) {
+		st->max_tx_udp_payload_size = RC__Q_PKT_LO;
+		st->no_tx_udp_payload_size_shaping = 1;
+	}
 	st->max_window = RC__Q_CONN_WIN * 4;
 	st->max_stream_window = RC__Q_STREAM_WIN * 4;
 	st->handshake_timeout = 10 * NGTCP2_SECONDS;
@@ -956,16 +983,52 @@ static void rc__qc_free(rc__qconn *qc)
 	free(qc);
 }
 
+/* Send buf[0..len) to qc's peer: one packet, or (len > seg) packets of seg bytes, the last
+ * maybe shorter, as one UDP GSO send. A batch the kernel will not segment goes one packet at a
+ * time, and GSO stays off for the endpoint. A send the socket cannot take now is dropped, as
+ * the network may drop it: QUIC's loss recovery sends it again. */
+static void rc__qc_send_gso(rc__qconn *qc, const uint8_t *buf, size_t len, size_t seg)
+{
+	rc__qep *ep = qc->ep;
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	union {
+		char b[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl;
+
+	if (ep->server) {
+		mh.msg_name = &qc->peer;
+		mh.msg_namelen = qc->peerlen;
+	}
+	if (len > seg && ep->gso) {
+		struct cmsghdr *cm = (struct cmsghdr *)ctl.b;
+		uint16_t s16 = (uint16_t)seg;
+
+		memset(ctl.b, 0, sizeof(ctl.b));
+		cm->cmsg_level = SOL_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(s16));
+		memcpy(CMSG_DATA(cm), &s16, sizeof(s16));
+		mh.msg_control = ctl.b;
+		mh.msg_controllen = sizeof(ctl.b);
+		if (sendmsg(ep->ufd, &mh, MSG_DONTWAIT) >= 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		ep->gso = false; /* (EIO, EINVAL, ENOPROTOOPT...: the kernel or device cannot) */
+		mh.msg_control = NULL;
+		mh.msg_controllen = 0;
+	}
+	for (size_t off = 0; off < len; off += seg) {
+		iov.iov_base = (void *)(buf + off);
+		iov.iov_len = len - off < seg ? len - off : seg;
+		(void)sendmsg(ep->ufd, &mh, MSG_DONTWAIT);
+	}
+}
+
 /* Send one packet of qc's. */
 static void rc__qc_send(rc__qconn *qc, const uint8_t *pkt, size_t len)
 {
-	rc__qep *ep = qc->ep;
-
-	if (ep->server)
-		(void)sendto(ep->ufd, pkt, len, MSG_DONTWAIT, (struct sockaddr *)&qc->peer,
-		             qc->peerlen);
-	else
-		(void)send(ep->ufd, pkt, len, MSG_DONTWAIT);
+	rc__qc_send_gso(qc, pkt, len, len);
 }
 
 /* qc's stream with bytes (or a FIN) to write that is not blocked this round, round robin. */
@@ -1016,10 +1079,14 @@ static void rc__qc_fail(rc__qconn *qc, int how, int64_t code)
 	qc->dead = true;
 }
 
-/* Write what qc has to send: stream data, acknowledgements, a close. */
+/* Write what qc has to send: stream data, acknowledgements, a close. Packets are written
+ * one after another into the endpoint's tx buffer and leave in batches (rc__qc_send_gso): a
+ * batch ends with a packet shorter than its first, or when the next might not fit. */
 static void rc__qc_flush(rc__qconn *qc)
 {
-	uint8_t pkt[RC__Q_PKT];
+	uint8_t *tx = qc->ep->tx;
+	size_t blen = 0, seg = 0, nseg = 0;
+	size_t pmax = ngtcp2_conn_get_path_max_tx_udp_payload_size(qc->conn);
 	ngtcp2_path_storage ps;
 	ngtcp2_pkt_info pi;
 	uint64_t ts = rc__q_now();
@@ -1027,6 +1094,8 @@ static void rc__qc_flush(rc__qconn *qc)
 
 	if (qc->dead)
 		return;
+	if (pmax > RC__Q_PKT_LO)
+		pmax = RC__Q_PKT_LO;
 	if (qc->close_want) {
 		rc__qc_fail(qc, qc->close_how, qc->close_code);
 		return;
@@ -1053,7 +1122,7 @@ static void rc__qc_flush(rc__qconn *qc)
 			if (s->fin_want && covered == s->unsent)
 				fl |= NGTCP2_WRITE_STREAM_FLAG_FIN;
 		}
-		n = ngtcp2_conn_writev_stream(qc->conn, &ps.path, &pi, pkt, sizeof(pkt), &wlen, fl,
+		n = ngtcp2_conn_writev_stream(qc->conn, &ps.path, &pi, tx + blen, pmax, &wlen, fl,
 		                              sid, v, nv, ts);
 		if (n == NGTCP2_ERR_WRITE_MORE && s != NULL) {
 			rc__qstrm_sent(s, (size_t)wlen);
@@ -1069,6 +1138,8 @@ static void rc__qc_flush(rc__qconn *qc)
 			continue;
 		}
 		if (n < 0) {
+			if (blen > 0)
+				rc__qc_send_gso(qc, tx, blen, seg);
 			rc__qc_fail(qc, RC__NG_CLOSE_LIBERR, n);
 			return;
 		}
@@ -1080,8 +1151,25 @@ static void rc__qc_flush(rc__qconn *qc)
 		s = NULL;
 		if (n == 0)
 			break;
-		rc__qc_send(qc, pkt, (size_t)n);
+		if (blen > 0 && (size_t)n > seg) { /* longer than the batch's: the batch goes first */
+			rc__qc_send_gso(qc, tx, blen, seg);
+			memmove(tx, tx + blen, (size_t)n);
+			blen = 0;
+		}
+		if (blen == 0) {
+			seg = (size_t)n;
+			nseg = 0;
+		}
+		blen += (size_t)n;
+		nseg++;
+		if ((size_t)n < seg || blen + pmax > RC__Q_GSO_BYTES || nseg == RC__Q_GSO_SEGS ||
+		    !qc->ep->gso) {
+			rc__qc_send_gso(qc, tx, blen, seg);
+			blen = 0;
+		}
 	}
+	if (blen > 0)
+		rc__qc_send_gso(qc, tx, blen, seg);
 }
 
 /* ---- the endpoint's thread ---------------------------------------------------------------- */
@@ -1129,7 +1217,7 @@ static rc__qconn *rc__qep_accept(rc__qep *ep, const uint8_t *pkt, size_t len,
 	scid.datalen = RC__Q_SCIDLEN;
 	(void)gnutls_rnd(GNUTLS_RND_RANDOM, scid.data, scid.datalen);
 	rc__q_callbacks(&cb, true);
-	rc__q_settings(ep, &st, &tp);
+	rc__q_settings(ep, from, &st, &tp);
 	rc__ng_set_original_dcid(&tp, &hd.dcid);
 	path.local.addr = (ngtcp2_sockaddr *)&qc->local;
 	path.local.addrlen = qc->locallen;
@@ -1190,38 +1278,65 @@ static void rc__qc_read_error(rc__qconn *qc, int rv)
 		rc__qc_fail(qc, RC__NG_CLOSE_LIBERR, rv);
 }
 
-/* Read every datagram waiting on the endpoint's socket. */
+/* One datagram (a QUIC packet, or several coalesced) from `from`: to its connection. */
+static void rc__qep_packet(rc__qep *ep, uint8_t *pkt, size_t n, struct sockaddr_storage *from,
+                           socklen_t fl)
+{
+	rc__qconn *qc;
+	ngtcp2_path path;
+	ngtcp2_pkt_info pi = {0};
+	int rv;
+
+	if (ep->server) {
+		if ((qc = rc__qep_find(ep, pkt, n)) == NULL &&
+		    (qc = rc__qep_accept(ep, pkt, n, from, fl)) == NULL)
+			return;
+	} else if ((qc = ep->conns) == NULL) {
+		return;
+	}
+	if (qc->dead)
+		return;
+	path.local.addr = (ngtcp2_sockaddr *)&qc->local;
+	path.local.addrlen = qc->locallen;
+	path.remote.addr = (ngtcp2_sockaddr *)from;
+	path.remote.addrlen = fl;
+	path.user_data = NULL;
+	rv = ngtcp2_conn_read_pkt(qc->conn, &path, &pi, pkt, n, rc__q_now());
+	if (rv != 0)
+		rc__qc_read_error(qc, rv);
+}
+
+/* Read every datagram waiting on the endpoint's socket. With receive offload (UDP_GRO) one
+ * read may bring several datagrams of one sender, joined: each piece of the size the control
+ * message gives (the last maybe shorter) is a datagram. */
 static void rc__qep_read(rc__qep *ep)
 {
 	for (int i = 0; i < 256; i++) {
 		struct sockaddr_storage from;
-		socklen_t fl = sizeof(from);
-		ssize_t n = recvfrom(ep->ufd, ep->rx, sizeof(ep->rx), MSG_DONTWAIT,
-		                     (struct sockaddr *)&from, &fl);
-		rc__qconn *qc;
-		ngtcp2_path path;
-		ngtcp2_pkt_info pi = {0};
-		int rv;
+		struct iovec iov = {ep->rx, sizeof(ep->rx)};
+		union {
+			char b[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov,
+		                    .msg_iovlen = 1, .msg_control = ctl.b,
+		                    .msg_controllen = sizeof(ctl.b)};
+		ssize_t n = recvmsg(ep->ufd, &mh, MSG_DONTWAIT);
+		size_t seg;
 
 		if (n < 0)
 			return;
-		if (ep->server) {
-			if ((qc = rc__qep_find(ep, ep->rx, (size_t)n)) == NULL &&
-			    (qc = rc__qep_accept(ep, ep->rx, (size_t)n, &from, fl)) == NULL)
-				continue;
-		} else if ((qc = ep->conns) == NULL) {
-			continue;
-		}
-		if (qc->dead)
-			continue;
-		path.local.addr = (ngtcp2_sockaddr *)&qc->local;
-		path.local.addrlen = qc->locallen;
-		path.remote.addr = (ngtcp2_sockaddr *)&from;
-		path.remote.addrlen = fl;
-		path.user_data = NULL;
-		rv = ngtcp2_conn_read_pkt(qc->conn, &path, &pi, ep->rx, (size_t)n, rc__q_now());
-		if (rv != 0)
-			rc__qc_read_error(qc, rv);
+		seg = (size_t)n;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+				int v;
+				memcpy(&v, CMSG_DATA(cm), sizeof(v));
+				if (v > 0)
+					seg = (size_t)v;
+			}
+		for (size_t off = 0; off < (size_t)n; off += seg)
+			rc__qep_packet(ep, ep->rx + off, (size_t)n - off < seg ? (size_t)n - off : seg,
+			               &from, mh.msg_namelen);
 	}
 }
 
@@ -1393,6 +1508,16 @@ static rc__qep *rc__qep_new(int ufd, bool server, size_t max_record)
 	pthread_cond_init(&ep->cv, NULL);
 	(void)fcntl(ufd, F_SETFL, O_NONBLOCK);
 	(void)fcntl(ufd, F_SETFD, FD_CLOEXEC);
+	for (int i = 0, sz = RC__Q_SOCKBUF; i < 2; i++) { /* bursts of a window's packets */
+		int force = i ? SO_SNDBUFFORCE : SO_RCVBUFFORCE, opt = i ? SO_SNDBUF : SO_RCVBUF;
+		if (setsockopt(ufd, SOL_SOCKET, force, &sz, sizeof(sz)) != 0)
+			(void)setsockopt(ufd, SOL_SOCKET, opt, &sz, sizeof(sz));
+	}
+	{
+		int one = 1;
+		(void)setsockopt(ufd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+		ep->gso = true; /* until a send says otherwise (rc__qc_send_gso) */
+	}
 	if ((ep->wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
 	    (ep->afd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
 	    (ep->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
@@ -1639,7 +1764,7 @@ static rc_status rc__quic_connect(const rc_uri *u, size_t max_record, int64_t de
 	(void)gnutls_rnd(GNUTLS_RND_RANDOM, dcid.data, dcid.datalen);
 	(void)gnutls_rnd(GNUTLS_RND_RANDOM, scid.data, scid.datalen);
 	rc__q_callbacks(&cb, false);
-	rc__q_settings(ep, &sts, &tp);
+	rc__q_settings(ep, &qc->peer, &sts, &tp);
 	path.local.addr = (ngtcp2_sockaddr *)&qc->local;
 	path.local.addrlen = qc->locallen;
 	path.remote.addr = (ngtcp2_sockaddr *)&qc->peer;
