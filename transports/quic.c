@@ -75,6 +75,7 @@
 #define RC__Q_GSO_BYTES 65000    /* a batch of packets sent at once (UDP GSO) */
 #define RC__Q_GSO_SEGS 64
 #define RC__Q_SOCKBUF (4 << 20)  /* UDP socket buffers asked for */
+#define RC__Q_RX_TURN (256 << 10) /* bytes received in one turn of the endpoint's loop */
 #define RC__Q_SCIDLEN 16
 #define RC__Q_MAXCIDS 8
 #define RC__Q_BACKMAP 64         /* a client's calls back awaiting its reply */
@@ -173,7 +174,8 @@ struct rc__qconn {
 		int64_t sid;
 	} back[RC__Q_BACKMAP]; /* client: calls back awaiting replies */
 	unsigned nback;
-	unsigned round, rr;
+	unsigned round;
+	int64_t last_sent; /* the stream rc__qc_pick_write gave last */
 	bool handshaken, dead, close_want;
 	int close_how;
 	int64_t close_code;
@@ -1031,21 +1033,26 @@ static void rc__qc_send(rc__qconn *qc, const uint8_t *pkt, size_t len)
 	rc__qc_send_gso(qc, pkt, len, len);
 }
 
-/* qc's stream with bytes (or a FIN) to write that is not blocked this round, round robin. */
+/* qc's stream with bytes (or a FIN) to write that is not blocked this round: the one after
+ * the last served (by stream ID, wrapping round), so each stream with data gets every n-th
+ * packet -- a small call on one stream waits for one packet of a big one, not for all of it. */
 static rc__qstrm *rc__qc_pick_write(rc__qconn *qc)
 {
-	unsigned i = 0, start = qc->rr++;
-	rc__qstrm *first = NULL;
+	rc__qstrm *next = NULL, *lowest = NULL;
 
-	for (rc__qstrm *s = qc->streams; s != NULL; s = s->next, i++) {
+	for (rc__qstrm *s = qc->streams; s != NULL; s = s->next) {
 		if (s->gone || s->round == qc->round || (s->unsent == 0 && (!s->fin_want || s->fin_sent)))
 			continue;
-		if (i >= start % 64)
-			return s;
-		if (first == NULL)
-			first = s;
+		if (s->id > qc->last_sent && (next == NULL || s->id < next->id))
+			next = s;
+		if (lowest == NULL || s->id < lowest->id)
+			lowest = s;
 	}
-	return first;
+	if (next == NULL)
+		next = lowest;
+	if (next != NULL)
+		qc->last_sent = next->id;
+	return next;
 }
 
 /* Mark n bytes of s given to ngtcp2. */
@@ -1306,12 +1313,14 @@ static void rc__qep_packet(rc__qep *ep, uint8_t *pkt, size_t n, struct sockaddr_
 		rc__qc_read_error(qc, rv);
 }
 
-/* Read every datagram waiting on the endpoint's socket. With receive offload (UDP_GRO) one
+/* Read the datagrams waiting on the endpoint's socket, up to RC__Q_RX_TURN bytes: then the
+ * loop goes round (acknowledgements, other streams' data, the pipes) before it reads more, so
+ * a burst of one big message does not hold up the rest. With receive offload (UDP_GRO) one
  * read may bring several datagrams of one sender, joined: each piece of the size the control
  * message gives (the last maybe shorter) is a datagram. */
 static void rc__qep_read(rc__qep *ep)
 {
-	for (int i = 0; i < 256; i++) {
+	for (size_t got = 0; got < RC__Q_RX_TURN;) {
 		struct sockaddr_storage from;
 		struct iovec iov = {ep->rx, sizeof(ep->rx)};
 		union {
@@ -1326,6 +1335,7 @@ static void rc__qep_read(rc__qep *ep)
 
 		if (n < 0)
 			return;
+		got += (size_t)n;
 		seg = (size_t)n;
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
 			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
