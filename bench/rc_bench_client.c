@@ -32,6 +32,8 @@
  * --tls opportunistic|required [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
  * [--tls-name NAME]: RPC-over-TLS (rc_client_create_tls) on every tcp URI; after the results
  * the client says on stderr whether its connections ran under TLS ("tls: on" / "tls: off").
+ * A quic://HOST:PORT URI (RPC-over-QUIC, TLS always) takes --tls-ca/--tls-cert/--tls-key/
+ * --tls-name without --tls.
  * --gss none|integrity|privacy [--gss-service NAME]: RPCSEC_GSS (rc_client_set_auth_gss) on
  * every client, the server's name rcbench@localhost unless given.
  * --failover (tcp): rc_client_set_failover on every client -- after a server's drain
@@ -796,9 +798,12 @@ int main(int argc, char **argv)
 	uint32_t vers = o.vers >= 0 ? (uint32_t)o.vers : BENCH_VERS;
 	rc_client *clients[BENCH_MAX_URIS];
 	rc_tls_client_opts tls = {RC_TLS_OFF, o.tls_ca, NULL, o.tls_cert, o.tls_key, o.tls_name};
+	bool quic = false; /* quic:// is TLS always: its --tls-* need no --tls */
+	for (int i = 0; i < o.nuris; i++)
+		quic = quic || strncmp(o.uris[i], "quic:", 5) == 0;
 	if (o.tls != NULL)
 		tls.policy = strcmp(o.tls, "required") == 0 ? RC_TLS_REQUIRED : RC_TLS_OPPORTUNISTIC;
-	else if (o.tls_ca || o.tls_cert || o.tls_key || o.tls_name) {
+	else if (!quic && (o.tls_ca || o.tls_cert || o.tls_key || o.tls_name)) {
 		fprintf(stderr, "%s: --tls-ca, --tls-cert, --tls-key, --tls-name need --tls\n",
 		        progname);
 		return 2;

@@ -413,6 +413,7 @@ static rc_status rc__listen(rc_server *srv, const char *uri, char *bound, size_t
 		                                           : "proxy_from needs proxy=v2");
 		return RC_UNKNOWNADDR;
 	}
+	u.tls = srv->tls; /* (quic:// takes its certificates from it; the others ignore it) */
 	if ((st = k->listen(&u, srv->lim.max_record, &deliver, &tp, at, sizeof(at))) != RC_OK)
 		return st;
 	if ((st = rc__lsn_add(srv, tp, at, bound, len, false)) == RC_OK && o.proxy) {

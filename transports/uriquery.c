@@ -23,6 +23,9 @@ static const rc__uri_key rc__uri_keys[] = {
 	/* a listener behind a load balancer (runtime/proxy.c, transports/proxy_v2.c) */
 	{"proxy", "v2", RC__URIQ_LISTEN, ""},
 	{"proxy_from", NULL, RC__URIQ_LISTEN, ""},
+	/* quic:// (transports/quic.c): a client's pool of streams; a listener's cap on the
+	 * streams one client connection opens */
+	{"streams", NULL, RC__URIQ_CLIENT | RC__URIQ_LISTEN, ""},
 };
 #define RC__NURIKEYS (sizeof(rc__uri_keys) / sizeof(rc__uri_keys[0]))
 

@@ -165,6 +165,11 @@ jobs | jobs_krb5i)
 	lacks 'FAILED' "no client failed"
 	refused jobs
 	;;
+quic)
+	run_example
+	has '^hello over quic -> HELLO OVER QUIC \(TLS: yes\)$' "the blocking call, under TLS"
+	count '^stream call [0-7] -> STREAM CALL [0-7]$' 8 "the eight started calls answered"
+	;;
 *)
 	echo "unknown example '$EX'"
 	exit 2

@@ -2,7 +2,7 @@
  * The back channel, server side (backchan.c): a remotecall server calls its remotecall clients
  * back over the connections they made -- from inside a routine (blocking, on a worker thread),
  * from another thread after the reply (a kept handle), pipelined both ways under load, over
- * TCP, Unix and TLS; a client that calls the server again from inside its callback; the
+ * TCP, Unix, TLS and QUIC; a client that calls the server again from inside its callback; the
  * connection closed, and the server destroyed, under back channels still held; a hostile peer
  * sending replies nobody asked for; and what has no back channel (UDP, in-process).
  */
@@ -51,7 +51,7 @@ typedef struct kq { /* a deferred KICKQ, for the dispatcher thread */
 static struct {
 	rc_server *srv;
 	pthread_t th, disp;
-	char uri[3][256];
+	char uri[4][256]; /* tcp, unix, udp; quic (with TLS) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	kq *q;
@@ -397,7 +397,8 @@ static void *srv_main(void *arg)
 
 static const rc_server_limits *srv_lim; /* limits the next srv_start sets, or NULL */
 
-/* Start the server: tcp, unix and (with tls) TLS-offering listeners, `threads` threads. */
+/* Start the server: tcp, unix, udp and (with tls) TLS-offering and quic:// listeners,
+ * `threads` threads. */
 static void srv_start(unsigned threads, bool tls)
 {
 	char unix_uri[128];
@@ -419,6 +420,9 @@ static void srv_start(unsigned threads, bool tls)
 		assert_int_equal(rc_server_set_tls(S.srv, &o, why, sizeof(why)), RC_OK);
 		free((void *)o.cert_file);
 		free((void *)o.key_file);
+		assert_int_equal(rc_server_listen(S.srv, "quic://127.0.0.1:0", S.uri[3],
+		                                  sizeof(S.uri[3])),
+		                 RC_OK);
 	}
 	rc_server_set_threads(S.srv, threads);
 	if (srv_lim != NULL)
@@ -480,8 +484,8 @@ static const rc_procinfo c_info[] = {
 static const rc_svc_proc c_procs[] = {{&c_info[0], c_add}, {&c_info[1], c_nested}};
 static const rc_svc_prog c_prog = {CB, 1, 2, c_procs};
 
-/* A client of the server's at listener i (0 tcp, 1 unix; tls: TCP under TLS), serving c_prog
- * with x. */
+/* A client of the server's at listener i (0 tcp, 1 unix; tls: TCP under TLS, or i 3: QUIC),
+ * serving c_prog with x. */
 static rc_client *client_of(int i, bool tls, cbx *x)
 {
 	rc_client *c = NULL;
@@ -489,7 +493,7 @@ static rc_client *client_of(int i, bool tls, cbx *x)
 		char *ca = P("ca.pem");
 		rc_tls_client_opts o = {RC_TLS_REQUIRED, ca, NULL, NULL, NULL, NULL};
 		rc_error e;
-		assert_int_equal(rc_client_create_tls(&c, S.uri[0], FWD, 1, &o, &e), RC_OK);
+		assert_int_equal(rc_client_create_tls(&c, S.uri[i == 3 ? 3 : 0], FWD, 1, &o, &e), RC_OK);
 		free(ca);
 		assert_true(rc_client_tls(c));
 	} else {
@@ -569,6 +573,12 @@ static void blocking_in_routine_tls(void **state)
 	run_blocking(0, true);
 }
 
+static void blocking_in_routine_quic(void **state)
+{
+	(void)state;
+	run_blocking(3, true); /* calls back on streams the server opens (the draft) */
+}
+
 /* Both directions at once: 64 pipelined KICKQ calls, each answered after 64 calls back
  * started at once by the server's dispatcher thread (4,096 callbacks in flight over the run),
  * while the client waits for its replies. */
@@ -609,6 +619,12 @@ static void pipelined_both_ways_tls(void **state)
 {
 	(void)state;
 	run_pipelined(0, true, 4);
+}
+
+static void pipelined_both_ways_quic(void **state)
+{
+	(void)state;
+	run_pipelined(3, true, 4);
 }
 
 /* A one-thread server: a blocking call back from its routine fails at once (nobody else could
@@ -1158,9 +1174,11 @@ int main(void)
 	    cmocka_unit_test(blocking_in_routine_tcp),
 	    cmocka_unit_test(blocking_in_routine_unix),
 	    cmocka_unit_test(blocking_in_routine_tls),
+	    cmocka_unit_test(blocking_in_routine_quic),
 	    cmocka_unit_test(pipelined_both_ways_tcp),
 	    cmocka_unit_test(pipelined_both_ways_unix),
 	    cmocka_unit_test(pipelined_both_ways_tls),
+	    cmocka_unit_test(pipelined_both_ways_quic),
 	    cmocka_unit_test(one_thread_server),
 	    cmocka_unit_test(kept_handle_calls_later),
 	    cmocka_unit_test(caller_reads_the_connection),
