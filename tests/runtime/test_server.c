@@ -1236,15 +1236,15 @@ static void listen_errors_say_why(void **state)
 	rc_server_geterr(b, &e);
 	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
 	                    "address unknown or malformed (URI query: unknown key foo; a listen "
-	                    "URI takes proxy=v2, proxy_from)");
+	                    "URI takes proxy=v2, proxy_from, streams)");
 	{
 		static const char *const refused[][2] = {
 			{"tcp://127.0.0.1:0?tls=required",
 			 "URI query: tls is a client URI's key (server TLS: rc_server_set_tls, "
-			 "rc_server_set_tls_required); a listen URI takes proxy=v2, proxy_from"},
+			 "rc_server_set_tls_required); a listen URI takes proxy=v2, proxy_from, streams"},
 			{"udp://127.0.0.1:0?ca=x.pem",
 			 "URI query: ca is a client URI's key (a server's: rc_tls_server_opts); a "
-			 "listen URI takes proxy=v2, proxy_from"},
+			 "listen URI takes proxy=v2, proxy_from, streams"},
 			/* a load balancer's keys: PROXY v2 on stream listeners only */
 			{"udp://127.0.0.1:0?proxy=v2", "URI query: proxy=v2 takes a tcp or unix listener"},
 			{"tcp://127.0.0.1:0?proxy_from=127.0.0.1",
