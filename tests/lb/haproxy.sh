@@ -15,48 +15,16 @@ T_LIMIT=${T_LIMIT:-60}
 RC_TMP_PREFIX=rc-lb
 # shellcheck source=../interop/lib.sh
 . "$(dirname "$0")/../interop/lib.sh"
-command -v haproxy >/dev/null || { echo "haproxy not installed (scripts/install-deps.sh)"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 DRAIN_MS=5000
-srv_args=(--drain-ms "$DRAIN_MS" --log-callers --stats --stats-every 20)
+# SRV_THREADS (the lb_haproxy_threads test: 4): each server's worker threads
+srv_args=(--drain-ms "$DRAIN_MS" --log-callers --stats --stats-every 20 --threads "${SRV_THREADS:-1}")
 start_server s1 "$BIN/rc-bench-server" --listen 'tcp://127.0.0.1:0?proxy=v2' "${srv_args[@]}" || finish
 start_server s2 "$BIN/rc-bench-server" --listen 'tcp://127.0.0.1:0?proxy=v2' "${srv_args[@]}" || finish
-LBP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export RC_LB_ADDR=127.0.0.1:$LBP RC_S1=127.0.0.1:$s1_tcp_port RC_S2=127.0.0.1:$s2_tcp_port
-export RC_LB_SOCK=$TMPD/haproxy.sock
-timeout 120 haproxy -f "$CFG" -db >"$TMPD/haproxy.out" 2>&1 &
-hap_pid=$!
-PIDS="$PIDS $hap_pid"
-
-# state NAME: HAProxy's operational state of server NAME (2: UP, 0: DOWN).
-state() {
-	python3 - "$RC_LB_SOCK" "$1" <<'PY' 2>/dev/null
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1]); s.sendall(b"show servers state remotecall\n")
-out = b""
-while True:
-    b = s.recv(65536)
-    if not b: break
-    out += b
-for line in out.decode().splitlines():
-    f = line.split()
-    if len(f) > 5 and f[3] == sys.argv[2]: print(f[5])
-PY
-}
-# wait_up NAME: up to 5 s for NAME to be UP.
-wait_up() {
-	local i
-	for i in $(seq 100); do [ "$(state "$1")" = 2 ] && return 0; sleep 0.05; done
-	return 1
-}
-CHECKS=$((CHECKS + 1))
-if wait_up s1 && wait_up s2; then
-	echo "ok   HAProxy marks both servers UP by the RPC NULL check"
-else
-	fail "servers not UP: s1 $(state s1), s2 $(state s2)"; cat "$TMPD/haproxy.out"; finish
-fi
+start_haproxy "$CFG" "127.0.0.1:$s1_tcp_port" "127.0.0.1:$s2_tcp_port"
+both_up
 
 # 2. A raw client through HAProxy: one NULL call; the server must log its own address:port.
 port=$(python3 - "$LBP" <<'PY'
@@ -155,6 +123,5 @@ if [ "$totals" -eq $NCALLS ]; then
 else
 	fail "the servers ran $totals ADD calls, not $NCALLS"
 fi
-kill -TERM "$hap_pid" 2>/dev/null
-wait "$hap_pid" 2>/dev/null
+stop_haproxy
 finish

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tests/lb/haproxy_tls.sh BIN CFG -- RPC-over-TLS (RFC 9289) through a real HAProxy in TCP
+# passthrough mode (issue 42), on loopback: two rc-bench-servers listening with ?proxy=v2 and
+# TLS certificates that require client certificates (mutual TLS, tests/runtime/tls_certs.sh),
+# HAProxy in front with the recipe docs/haproxy-remotecall.cfg (CFG) unchanged; everything
+# started is stopped at the end.
+#   1. both servers are UP by the (plaintext) RPC NULL check
+#   2. rc-bench-client --tls required with alice's certificate: its calls succeed under TLS,
+#      and the server saw a TLS caller with alice's subject (--log-callers)
+#   3. an independent client (tests/interop/tls_peer.py: Python's ssl) with alice's
+#      certificate: probe, handshake, calls; the server logged its own address and port and
+#      alice's subject -- the PROXY header was read before the TLS handshake, and both reach
+#      the server
+#   4. a client certificate from another CA: the handshake fails, no call is served
+BIN=$1 CFG=$2
+T_LIMIT=${T_LIMIT:-30}
+RC_TMP_PREFIX=rc-lbtls
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../interop/lib.sh
+. "$HERE/../interop/lib.sh"
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+C=$TMPD/certs
+bash "$HERE/../runtime/tls_certs.sh" "$C" || { fail "tls_certs.sh"; finish; }
+ALICE='CN=alice,O=remotecall tests'
+
+srv_args=(--log-callers --tls-cert "$C/server.pem" --tls-key "$C/server.key" --tls-ca "$C/ca.pem")
+start_server s1 "$BIN/rc-bench-server" --listen 'tcp://127.0.0.1:0?proxy=v2' "${srv_args[@]}" || finish
+start_server s2 "$BIN/rc-bench-server" --listen 'tcp://127.0.0.1:0?proxy=v2' "${srv_args[@]}" || finish
+start_haproxy "$CFG" "127.0.0.1:$s1_tcp_port" "127.0.0.1:$s2_tcp_port"
+both_up
+
+# 2. remotecall's own TLS client, with alice's certificate.
+cli_tls=(--tls required --tls-ca "$C/ca.pem" --tls-name localhost)
+expect_out "rc-bench-client --tls required through HAProxy: 200 ADD calls under TLS" '^tls: on$' \
+	"$BIN/rc-bench-client" --uri "tcp://127.0.0.1:$LBP" --proc add --arg 1 --calls 200 \
+	--warmup 0 "${cli_tls[@]}" --tls-cert "$C/client.pem" --tls-key "$C/client.key"
+CHECKS=$((CHECKS + 1))
+if grep -q "^caller 127.0.0.1:[0-9]* tls $ALICE\$" "$TMPD/s1.out" "$TMPD/s2.out"; then
+	echo "ok   a server saw the rc client under TLS, with alice's certificate"
+else
+	fail "no server logged a TLS caller with $ALICE: $(cat "$TMPD/s1.out" "$TMPD/s2.out")"
+fi
+
+# 3. The independent client: its own address and port, and its certificate, reach the server.
+timeout "$T_LIMIT" python3 "$HERE/../interop/tls_peer.py" client 127.0.0.1 "$LBP" "$C/ca.pem" \
+	--cert "$C/client.pem" --key "$C/client.key" >"$TMPD/py.out" 2>&1
+st=$?
+port=$(sed -n 's/^local port //p' "$TMPD/py.out")
+CHECKS=$((CHECKS + 1))
+if [ "$st" -eq 0 ] && [ -n "$port" ] &&
+	grep -q "^caller 127.0.0.1:$port tls $ALICE\$" "$TMPD/s1.out" "$TMPD/s2.out"; then
+	echo "ok   Python ssl client through HAProxy: the server saw 127.0.0.1:$port and $ALICE"
+else
+	fail "python client (exit $st, port ${port:-?}): $(cat "$TMPD/py.out"); servers: $(cat "$TMPD/s1.out" "$TMPD/s2.out")"
+fi
+
+# 4. A certificate the servers' CA did not sign: no TLS, no call.
+expect_fail "a client certificate from another CA is refused through HAProxy" "RC_TLSFAILED" \
+	"$BIN/rc-bench-client" --uri "tcp://127.0.0.1:$LBP" --proc null --calls 1 --warmup 0 \
+	--timeout 3000 "${cli_tls[@]}" --tls-cert "$C/other-client.pem" --tls-key "$C/other-client.key"
+CHECKS=$((CHECKS + 1))
+if grep -q "mallory" "$TMPD/s1.out" "$TMPD/s2.out"; then
+	fail "a server served mallory: $(grep mallory "$TMPD/s1.out" "$TMPD/s2.out")"
+else
+	echo "ok   no server logged a call from mallory's certificate"
+fi
+
+stop_server s1
+stop_server s2
+stop_haproxy
+finish
