@@ -5,7 +5,9 @@
 # a temporary folder; everything started is stopped at the end (HAProxy included).
 #   1. both servers are UP by the NULL check (HAProxy's admin socket: show servers state)
 #   2. a client's own address and port are what the server sees (--log-callers)
-#   3. a connection without a PROXY header is closed unserved and counted
+#   3. a connection without a PROXY header is closed unserved and counted; headers written by
+#      hand (v1 text, whole and split; v1 UNKNOWN; v2), each followed by a call in the same
+#      send, are taken and their clients seen; a malformed v1 line is refused
 #   4. 100,000 pipelined ADD calls (--failover) through HAProxy while the server they are on
 #      is drained (SIGTERM, --drain-ms 5000) and restarted: the client reports 0 errors, the
 #      drained server exits 0 within its drain time, and the servers' ADD totals add up to
@@ -63,6 +65,45 @@ if grep -q '^closed$' "$TMPD/raw.out" &&
 	echo "ok   a connection without a PROXY header is closed unanswered and counted"
 else
 	fail "header-less connection: $(cat "$TMPD/raw.out"); $(tail -1 "$TMPD/s1.out")"
+fi
+
+# 3b. Straight to s1 with headers written by hand, each followed by a NULL call in the same
+# send (the header's reader must take no byte of the call), or split: PROXY v1 (text) as
+# HAProxy's send-proxy writes it, v1 UNKNOWN, v2; a malformed v1 line is refused.
+python3 - "$s1_tcp_port" <<'PY' >"$TMPD/hand.out" 2>&1
+import socket, struct, sys, time
+def v2(ip, port):
+    body = socket.inet_aton(ip) + socket.inet_aton("127.0.0.1") + struct.pack(">HH", port, 2049)
+    return b"\r\n\r\n\x00\r\nQUIT\n\x21\x11" + struct.pack(">H", len(body)) + body
+cases = [("v1 one send", [b"PROXY TCP4 192.0.2.1 127.0.0.1 1001 2049\r\n"]),
+         ("v1 split", [b"PROXY TCP4 192.0", b".2.2 127.0.0.1 1002 2049\r", b"\n"]),
+         ("v1 UNKNOWN", [b"PROXY UNKNOWN\r\n"]),
+         ("v2 one send", [v2("192.0.2.4", 1004)]),
+         ("v1 malformed", [b"PROXY TCP4 192.0.2.5 127.0.0.1 1005 2049\n"])]
+for xid, (name, parts) in enumerate(cases, 100):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    call = struct.pack(">10I", xid, 0, 2, 0x20524300, 1, 0, 0, 0, 0, 0)
+    parts = parts[:-1] + [parts[-1] + struct.pack(">I", 0x80000000 | len(call)) + call]
+    for p in parts:
+        s.sendall(p)
+        time.sleep(0.02)
+    try:
+        r = s.recv(64)
+    except ConnectionResetError:
+        r = b""
+    ok = len(r) >= 28 and struct.unpack(">I", r[4:8])[0] == xid
+    print("%s: %s %d" % (name, "reply" if ok else "closed", s.getsockname()[1]))
+PY
+CHECKS=$((CHECKS + 1))
+lport=$(sed -n 's/^v1 UNKNOWN: reply //p' "$TMPD/hand.out")
+if grep -q '^v1 one send: reply' "$TMPD/hand.out" && grep -q '^caller 192.0.2.1:1001$' "$TMPD/s1.out" &&
+	grep -q '^v1 split: reply' "$TMPD/hand.out" && grep -q '^caller 192.0.2.2:1002$' "$TMPD/s1.out" &&
+	[ -n "$lport" ] && grep -q "^caller 127.0.0.1:$lport\$" "$TMPD/s1.out" &&
+	grep -q '^v2 one send: reply' "$TMPD/hand.out" && grep -q '^caller 192.0.2.4:1004$' "$TMPD/s1.out" &&
+	grep -q '^v1 malformed: closed' "$TMPD/hand.out" && ! grep -q '^caller 192.0.2.5:' "$TMPD/s1.out"; then
+	echo "ok   headers by hand: v1 (whole, split), v1 UNKNOWN and v2 taken, each with its call; malformed v1 refused"
+else
+	fail "headers by hand: $(tr '\n' ';' <"$TMPD/hand.out"); s1: $(grep '^caller' "$TMPD/s1.out" | tr '\n' ';')"
 fi
 
 # 4. 100,000 pipelined ADD(1) calls while the server they are on drains and restarts.

@@ -12,6 +12,7 @@
 #      alice's subject -- the PROXY header was read before the TLS handshake, and both reach
 #      the server
 #   4. a client certificate from another CA: the handshake fails, no call is served
+#   5. HAProxy again with send-proxy (PROXY v1) in place of send-proxy-v2: checks and 3 again
 BIN=$1 CFG=$2
 T_LIMIT=${T_LIMIT:-30}
 RC_TMP_PREFIX=rc-lbtls
@@ -43,17 +44,22 @@ else
 fi
 
 # 3. The independent client: its own address and port, and its certificate, reach the server.
-timeout "$T_LIMIT" python3 "$HERE/../interop/tls_peer.py" client 127.0.0.1 "$LBP" "$C/ca.pem" \
-	--cert "$C/client.pem" --key "$C/client.key" >"$TMPD/py.out" 2>&1
-st=$?
-port=$(sed -n 's/^local port //p' "$TMPD/py.out")
-CHECKS=$((CHECKS + 1))
-if [ "$st" -eq 0 ] && [ -n "$port" ] &&
-	grep -q "^caller 127.0.0.1:$port tls $ALICE\$" "$TMPD/s1.out" "$TMPD/s2.out"; then
-	echo "ok   Python ssl client through HAProxy: the server saw 127.0.0.1:$port and $ALICE"
-else
-	fail "python client (exit $st, port ${port:-?}): $(cat "$TMPD/py.out"); servers: $(cat "$TMPD/s1.out" "$TMPD/s2.out")"
-fi
+# py_client WHAT: tls_peer.py through HAProxy with alice's certificate (a counted check).
+py_client() {
+	local st port
+	timeout "$T_LIMIT" python3 "$HERE/../interop/tls_peer.py" client 127.0.0.1 "$LBP" \
+		"$C/ca.pem" --cert "$C/client.pem" --key "$C/client.key" >"$TMPD/py.out" 2>&1
+	st=$?
+	port=$(sed -n 's/^local port //p' "$TMPD/py.out")
+	CHECKS=$((CHECKS + 1))
+	if [ "$st" -eq 0 ] && [ -n "$port" ] &&
+		grep -q "^caller 127.0.0.1:$port tls $ALICE\$" "$TMPD/s1.out" "$TMPD/s2.out"; then
+		echo "ok   Python ssl client through HAProxy ($1): the server saw 127.0.0.1:$port and $ALICE"
+	else
+		fail "python client, $1 (exit $st, port ${port:-?}): $(cat "$TMPD/py.out"); servers: $(cat "$TMPD/s1.out" "$TMPD/s2.out")"
+	fi
+}
+py_client send-proxy-v2
 
 # 4. A certificate the servers' CA did not sign: no TLS, no call.
 expect_fail "a client certificate from another CA is refused through HAProxy" "RC_TLSFAILED" \
@@ -65,6 +71,14 @@ if grep -q "mallory" "$TMPD/s1.out" "$TMPD/s2.out"; then
 else
 	echo "ok   no server logged a call from mallory's certificate"
 fi
+
+# 5. The same recipe with send-proxy (PROXY v1, the text line) in place of send-proxy-v2.
+stop_haproxy
+sed 's/send-proxy-v2/send-proxy/' "$CFG" >"$TMPD/v1.cfg"
+grep -q '^[[:space:]]*default-server send-proxy check' "$TMPD/v1.cfg" || { fail "no send-proxy in v1.cfg"; finish; }
+start_haproxy "$TMPD/v1.cfg" "127.0.0.1:$s1_tcp_port" "127.0.0.1:$s2_tcp_port"
+both_up
+py_client "send-proxy: PROXY v1"
 
 stop_server s1
 stop_server s2
