@@ -13,6 +13,8 @@
 #      the server
 #   4. a client certificate from another CA: the handshake fails, no call is served
 #   5. HAProxy again with send-proxy (PROXY v1) in place of send-proxy-v2: checks and 3 again
+#   6. servers made TLS-only (--tls-require), the recipe's check pointed at remotecall's
+#      control program (0x3fd7c0de, NULL): UP; a plaintext call refused; 3 again
 BIN=$1 CFG=$2
 T_LIMIT=${T_LIMIT:-30}
 RC_TMP_PREFIX=rc-lbtls
@@ -79,6 +81,36 @@ grep -q '^[[:space:]]*default-server send-proxy check' "$TMPD/v1.cfg" || { fail 
 start_haproxy "$TMPD/v1.cfg" "127.0.0.1:$s1_tcp_port" "127.0.0.1:$s2_tcp_port"
 both_up
 py_client "send-proxy: PROXY v1"
+
+# 6. TLS-only servers (--tls-require: plaintext calls to bench.x, NULL included, get
+# AUTH_TOOWEAK), the check pointed at remotecall's control program (docs/load-balancing.md).
+stop_haproxy
+stop_server s1
+stop_server s2
+start_server s1 "$BIN/rc-bench-server" --listen "tcp://127.0.0.1:$s1_tcp_port?proxy=v2" \
+	"${srv_args[@]}" --tls-require || finish
+start_server s2 "$BIN/rc-bench-server" --listen "tcp://127.0.0.1:$s2_tcp_port?proxy=v2" \
+	"${srv_args[@]}" --tls-require || finish
+sed 's/2052430000000001/3fd7c0de00000001/' "$CFG" >"$TMPD/ctl.cfg"
+grep -q 'send-binary 800000280000000100000000000000023fd7c0de00000001' "$TMPD/ctl.cfg" ||
+	{ fail "the check's program not replaced in ctl.cfg"; finish; }
+start_haproxy "$TMPD/ctl.cfg" "127.0.0.1:$s1_tcp_port" "127.0.0.1:$s2_tcp_port"
+both_up
+r=$(python3 - "$LBP" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+call = struct.pack(">10I", 7, 0, 2, 0x20524300, 1, 0, 0, 0, 0, 0)
+s.sendall(struct.pack(">I", 0x80000000 | len(call)) + call)
+print(s.recv(64)[4:].hex())
+PY
+)
+CHECKS=$((CHECKS + 1))
+if [ "$r" = 0000000700000001000000010000000100000005 ]; then
+	echo "ok   TLS-only servers: a plaintext NULL to bench.x is refused AUTH_TOOWEAK"
+else
+	fail "plaintext NULL to TLS-only servers: reply ${r:-none}"
+fi
+py_client "TLS-only servers, the check on the control program"
 
 stop_server s1
 stop_server s2

@@ -25,7 +25,8 @@ static size_t hdr(unsigned char *b, unsigned cmd, unsigned fam, const unsigned c
 	b[13] = (unsigned char)fam;
 	b[14] = (unsigned char)(alen >> 8);
 	b[15] = (unsigned char)alen;
-	memcpy(b + 16, body, alen);
+	if (alen > 0) /* (body may be NULL then) */
+		memcpy(b + 16, body, alen);
 	return 16 + alen;
 }
 
