@@ -96,14 +96,7 @@ grep -q 'send-binary 800000280000000100000000000000023fd7c0de00000001' "$TMPD/ct
 	{ fail "the check's program not replaced in ctl.cfg"; finish; }
 start_haproxy "$TMPD/ctl.cfg" "127.0.0.1:$s1_tcp_port" "127.0.0.1:$s2_tcp_port"
 both_up
-r=$(python3 - "$LBP" <<'PY'
-import socket, struct, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-call = struct.pack(">10I", 7, 0, 2, 0x20524300, 1, 0, 0, 0, 0, 0)
-s.sendall(struct.pack(">I", 0x80000000 | len(call)) + call)
-print(s.recv(64)[4:].hex())
-PY
-)
+read -r _ r < <(null_call "$LBP")
 CHECKS=$((CHECKS + 1))
 if [ "$r" = 0000000700000001000000010000000100000005 ]; then
 	echo "ok   TLS-only servers: a plaintext NULL to bench.x is refused AUTH_TOOWEAK"

@@ -7,6 +7,9 @@
 #   stop_haproxy              SIGTERM it and wait
 #   state NAME                HAProxy's operational state of server NAME (2: UP, 0: DOWN)
 #   wait_up NAME              up to 5 s for NAME to be UP
+#   both_up                   (a counted check) s1 and s2 UP, else the script finishes
+#   null_call PORT            one NULL call to bench.x, xid 7, on 127.0.0.1:PORT: prints the
+#                             local port and the reply after its record mark in hex ("-": none)
 command -v haproxy >/dev/null || { echo "haproxy not installed (scripts/install-deps.sh)"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 
@@ -54,4 +57,18 @@ both_up() {
 	else
 		fail "servers not UP: s1 $(state s1), s2 $(state s2)"; cat "$TMPD/haproxy.out"; finish
 	fi
+}
+
+null_call() {
+	python3 - "$1" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+call = struct.pack(">10I", 7, 0, 2, 0x20524300, 1, 0, 0, 0, 0, 0)
+s.sendall(struct.pack(">I", 0x80000000 | len(call)) + call)
+try:
+    r = s.recv(64)
+except ConnectionResetError:
+    r = b""
+print(s.getsockname()[1], r[4:].hex() or "-")
+PY
 }
