@@ -19,7 +19,10 @@ RC_TMP_PREFIX=rc-lbdg
 # shellcheck source=../interop/lib.sh
 . "$(dirname "$0")/../interop/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-DRAIN_MS=3000
+# S: how much slower things are (under valgrind, RC_VALGRIND: 10 times)
+S=1
+[ -n "${RC_VALGRIND:-}" ] && S=10
+DRAIN_MS=$((3000 * S))
 
 # drain_case NAME THREADS tcp|notcp [nohold]
 drain_case() {
@@ -31,10 +34,10 @@ drain_case() {
 	[ "$hold" = hold ] || held=0
 	t0=$(date +%s%N)
 	timeout "$T_LIMIT" python3 - "$(eval "echo \$${name}_pid")" \
-		"$(eval "echo \$${name}_udp_port")" "$held" \
+		"$(eval "echo \$${name}_udp_port")" "$held" "$S" \
 		>"$TMPD/$name.py" 2>&1 <<'PY'
 import os, signal, socket, struct, sys, time
-pid, uport, tport = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+pid, uport, tport, S = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 PROG, WORK = 0x20524300, 5
 
 def call(xid, proc, args=b""):
@@ -46,29 +49,29 @@ def reply_of(data, xid):  # the result word of an accepted SUCCESS reply to xid,
 
 held = None
 if tport:  # a client connection, kept open: the drain lingers on it
-    held = socket.create_connection(("127.0.0.1", tport), timeout=5)
+    held = socket.create_connection(("127.0.0.1", tport), timeout=5 * S)
     m = call(1, 0)
     held.sendall(struct.pack(">I", 0x80000000 | len(m)) + m)
     assert len(held.recv(64)) >= 28, "no reply to NULL on the held connection"
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.connect(("127.0.0.1", uport))
-u.sendall(call(2, WORK, struct.pack(">I", 400000)))
-time.sleep(0.15)  # read: the server sleeps in it
+u.sendall(call(2, WORK, struct.pack(">I", 400000 * S)))
+time.sleep(0.15 * S)  # read: the server sleeps in it
 os.kill(pid, signal.SIGTERM)
-u.settimeout(3)
+u.settimeout(3 * S)
 r = reply_of(u.recv(65536), 2)
-print("read before the drain: %s" % ("answered" if r == 400000 else "bad reply %r" % r))
+print("read before the drain: %s" % ("answered" if r == 400000 * S else "bad reply %r" % r))
 if held:
-    time.sleep(0.2)  # the drain has begun
+    time.sleep(0.2 * S)  # the drain has begun
     u.sendall(call(3, 0))
-    u.settimeout(0.5)
+    u.settimeout(0.5 * S)
     try:
         got = u.recv(65536)
         print("sent during the drain: answered %r" % got)
     except socket.timeout:
         os.kill(pid, 0)  # (raises if the server is gone: then the silence proves nothing)
         print("sent during the drain: no reply, the server still draining")
-    held.settimeout(3)
+    held.settimeout(3 * S)
     print("held connection: %s" % ("EOF" if held.recv(64) == b"" else "data"))
     held.close()
 PY
