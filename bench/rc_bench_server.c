@@ -38,7 +38,9 @@
  * and the server exits 0 when its connections are closed or N ms have passed (SIGINT still
  * stops at once). --log-callers: prints "caller ADDR:PORT" (IPv6 as [ADDR]:PORT; "caller
  * unix" / "caller local") the first time a call comes from an address and port -- on a
- * stream, its connection's first call; behind a balancer (?proxy=v2), the client's address.
+ * stream, its connection's first call; behind a balancer (?proxy=v2), the client's address;
+ * over TLS followed by " tls" and the client certificate's subject if it sent one
+ * ("caller 127.0.0.1:40000 tls CN=alice,O=remotecall tests").
  *
  * Prints "listening URI" (the URI actually bound, with the real port) per listener, flushes,
  * and serves until SIGINT or SIGTERM; then exits 0. Bad options: usage on stderr, exit 2.
@@ -297,7 +299,8 @@ static void usage(FILE *f)
 	        "                 (none, integrity, privacy; others: AUTH_TOOWEAK; NULL exempt)\n"
 	        "  --drain-ms N   SIGTERM drains (rc_server_drain, N ms at most), then exits 0\n"
 	        "  --log-callers  print 'caller ADDR:PORT' for each new caller (a connection's\n"
-	        "                 first call; behind ?proxy=v2, the client's address)\n",
+	        "                 first call; behind ?proxy=v2, the client's address; over TLS\n"
+	        "                 followed by 'tls' and the client certificate's subject)\n",
 	        progname);
 }
 
@@ -420,7 +423,10 @@ static uint32_t log_caller(const rc_svc_req *req, void *ctx)
 	if (g_callers.seen[i][0] == '\0') {
 		memcpy(g_callers.seen[i], key, sizeof(key));
 		g_callers.n++;
-		printf("caller %s\n", key);
+		const rc_tls_peer *peer = rc_svc_req_tls_peer(req);
+		/* over TLS: " tls", and the client certificate's subject when it sent one */
+		printf("caller %s%s%s%s\n", key, rc_svc_req_tls(req) ? " tls" : "", peer ? " " : "",
+		       peer ? peer->subject : "");
 		fflush(stdout);
 	}
 	pthread_mutex_unlock(&g_callers.mu);

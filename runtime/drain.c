@@ -160,6 +160,9 @@ static void rc__drain_conn(rc_server *srv, rc__conn *c, bool late)
 		}
 		c->state = RC__CONN_BUSY;
 		c->armed = 0;
+		/* and, as a back channel's caller takes one (conn.c), never freed while the server
+		 * lives: a worker thread may hold that event still, and read c after its close */
+		c->taken = true;
 		c->drain = RC__DRAIN_ANSWER;
 		/* fall through */
 	case RC__DRAIN_ANSWER:

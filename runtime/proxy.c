@@ -1,6 +1,6 @@
 /*
  * Listeners behind a load balancer (?proxy=v2): each connection accepted on one must first
- * bring a PROXY v2 header (transports/proxy_v2.c reads and parses it); until it has, it is
+ * bring a PROXY header, v2 or v1 (transports/proxy_v2.c reads and parses it); until it has, it is
  * not a connection of the server's -- not in srv->conns, not counted against max_conns, never
  * served -- but a small object of its own here, armed one-shot for input. Once the header is
  * whole its client's address stands for the connection's peer (rc__tp_peer, so

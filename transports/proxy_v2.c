@@ -1,6 +1,7 @@
 /*
- * The PROXY protocol, version 2 (HAProxy's "proxy-protocol.txt", section 2.2): the binary
- * header a load balancer (HAProxy's send-proxy-v2, nginx's proxy_protocol, Envoy, AWS NLB,
+ * The PROXY protocol, version 2 (HAProxy's "proxy-protocol.txt", section 2.2) -- and its
+ * version 1 text line (section 2.1), taken too, as HAProxy's accept-proxy does: the header
+ * a load balancer (HAProxy's send-proxy-v2, nginx's proxy_protocol, Envoy, AWS NLB,
  * GCP) writes at the start of each connection it opens to a server, naming the client it
  * carries. A listener with ?proxy=v2 reads it before anything else (runtime/proxy.c drives
  * it); its source address then stands for the connection's peer (rc__tp_peer).
@@ -27,6 +28,87 @@
 static const unsigned char rc__pp2_sig[12] = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D,
                                               0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A};
 
+/* A v1 port: 1 to 5 decimal digits, no leading zero, at most 65535; false otherwise. */
+static bool rc__v1_port(const char *s, uint16_t *port)
+{
+	unsigned long v = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 5 || (n > 1 && s[0] == '0'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v > 65535)
+		return false;
+	*port = htons((uint16_t)v);
+	return true;
+}
+
+/* The v1 (text) header (proxy-protocol.txt section 2.1): "PROXY TCP4|TCP6 SRC DST SPORT
+ * DPORT\r\n" or "PROXY UNKNOWN...\r\n", at most RC__PROXY_V1_MAX bytes; rc__proxy_parse's
+ * returns. Strict: single spaces, printable ASCII, both addresses of the named family,
+ * decimal ports. UNKNOWN (the balancer could not name the client) keeps the socket's peer. */
+static int rc__proxy_parse_v1(const unsigned char *b, size_t len, size_t *need,
+                              rc__proxy_hdr *h)
+{
+	char line[RC__PROXY_V1_MAX], *f[6], *q;
+	const unsigned char *lf = memchr(b, '\n', len < RC__PROXY_V1_MAX ? len : RC__PROXY_V1_MAX);
+	size_t hlen, nf = 0;
+	unsigned char dst[16];
+	int fam;
+
+	if (lf == NULL) {
+		if (len >= RC__PROXY_V1_MAX)
+			return -1;
+		*need = len + 1; /* (its length is known only at its end) */
+		return 0;
+	}
+	hlen = (size_t)(lf - b) + 1;
+	if (hlen < 8 || b[hlen - 2] != '\r')
+		return -1;
+	memcpy(line, b + 6, hlen - 8); /* between "PROXY " and "\r\n" */
+	line[hlen - 8] = '\0';
+	for (size_t i = 0; i < hlen - 8; i++)
+		if (line[i] < 0x20 || line[i] > 0x7E)
+			return -1;
+	if (strncmp(line, "UNKNOWN", 7) == 0 && (line[7] == '\0' || line[7] == ' '))
+		return (int)hlen; /* the rest of an UNKNOWN line is ignored, as the spec says */
+	for (q = line; nf < 6; q++) { /* split at single spaces */
+		f[nf++] = q;
+		if ((q = strchr(q, ' ')) == NULL)
+			break;
+		*q = '\0';
+	}
+	if (nf != 5)
+		return -1;
+	if (strcmp(f[0], "TCP4") == 0)
+		fam = AF_INET;
+	else if (strcmp(f[0], "TCP6") == 0)
+		fam = AF_INET6;
+	else
+		return -1;
+	if (fam == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&h->src.ss;
+		if (inet_pton(AF_INET, f[1], &s->sin_addr) != 1 || inet_pton(AF_INET, f[2], dst) != 1 ||
+		    !rc__v1_port(f[3], &s->sin_port) || !rc__v1_port(f[4], &(uint16_t){0}))
+			return -1;
+		s->sin_family = AF_INET;
+		h->src.len = sizeof(*s);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&h->src.ss;
+		if (inet_pton(AF_INET6, f[1], &s->sin6_addr) != 1 ||
+		    inet_pton(AF_INET6, f[2], dst) != 1 || !rc__v1_port(f[3], &s->sin6_port) ||
+		    !rc__v1_port(f[4], &(uint16_t){0}))
+			return -1;
+		s->sin6_family = AF_INET6;
+		h->src.len = sizeof(*s);
+	}
+	return (int)hlen;
+}
+
 /* proxy_v2.h */
 int rc__proxy_parse(const unsigned char *b, size_t len, size_t *need, rc__proxy_hdr *h)
 {
@@ -35,8 +117,21 @@ int rc__proxy_parse(const unsigned char *b, size_t len, size_t *need, rc__proxy_
 	const unsigned char *p, *end;
 
 	memset(h, 0, sizeof(*h));
+	if (len == 0) {
+		*need = 8; /* (both versions' headers are longer: v1's shortest is 15) */
+		return 0;
+	}
+	if (b[0] == 'P') {
+		if (memcmp(b, "PROXY ", len < 6 ? len : 6) != 0)
+			return -1;
+		if (len < 6) {
+			*need = 6;
+			return 0;
+		}
+		return rc__proxy_parse_v1(b, len, need, h);
+	}
 	if (memcmp(b, rc__pp2_sig, n) != 0)
-		return -1; /* not a v2 header (a v1 text line, or a client without a balancer) */
+		return -1; /* not a header (a client without a balancer) */
 	if (len < 16) {
 		*need = 16;
 		return 0;
@@ -105,27 +200,46 @@ int rc__proxy_parse(const unsigned char *b, size_t len, size_t *need, rc__proxy_
 	return (int)hlen;
 }
 
+/* recv's result as the reader's status: RC_OK (bytes came), RC_CLOSED, RC_AGAIN,
+ * RC_CANTRECV. */
+static rc_status rc__recv_status(ssize_t got)
+{
+	if (got > 0)
+		return RC_OK;
+	if (got == 0)
+		return RC_CLOSED;
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RC_AGAIN : RC_CANTRECV;
+}
+
 /* proxy_v2.h */
 rc_status rc__proxy_read(rc_tp *tp, rc__proxy_rd *rd, rc__proxy_hdr *h)
 {
 	for (;;) {
-		size_t need = 0;
+		size_t need = 0, want;
 		ssize_t got;
-		int r = rd->have > 0 ? rc__proxy_parse(rd->buf, rd->have, &need, h) : 0;
+		rc_status st;
+		int r = rc__proxy_parse(rd->buf, rd->have, &need, h);
 
 		if (r > 0)
 			return RC_OK;
 		if (r < 0)
 			return RC_BADREPLY;
-		if (rd->have == 0)
-			need = 16;
+		want = need - rd->have;
+		if (rd->have >= 6 && rd->buf[0] == 'P') {
+			/* v1: its end is its line feed. What has come is looked at, and taken up to
+			 * the line feed if it is there (else all of it: all of it is the header's). */
+			const unsigned char *lf;
+			want = RC__PROXY_V1_MAX - rd->have;
+			got = recv(tp->fd, rd->buf + rd->have, want, MSG_DONTWAIT | MSG_PEEK);
+			if ((st = rc__recv_status(got)) != RC_OK)
+				return st;
+			lf = memchr(rd->buf + rd->have, '\n', (size_t)got);
+			want = lf ? (size_t)(lf - (rd->buf + rd->have)) + 1 : (size_t)got;
+		}
 		/* exactly up to what the header needs: never a byte of the first record */
-		got = recv(tp->fd, rd->buf + rd->have, need - rd->have, MSG_DONTWAIT);
-		if (got == 0)
-			return RC_CLOSED;
-		if (got < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RC_AGAIN
-			                                                                 : RC_CANTRECV;
+		got = recv(tp->fd, rd->buf + rd->have, want, MSG_DONTWAIT);
+		if ((st = rc__recv_status(got)) != RC_OK)
+			return st;
 		rd->have += (size_t)got;
 	}
 }
@@ -264,12 +378,9 @@ rc_status rc__tp_discard(rc_tp *tp)
 	if (tp->fd < 0)
 		return RC_CLOSED;
 	for (int i = 0; i < 64; i++) {
-		ssize_t got = recv(tp->fd, sink, sizeof(sink), MSG_DONTWAIT);
-		if (got == 0)
-			return RC_CLOSED;
-		if (got < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RC_AGAIN
-			                                                                 : RC_CANTRECV;
+		rc_status st = rc__recv_status(recv(tp->fd, sink, sizeof(sink), MSG_DONTWAIT));
+		if (st != RC_OK)
+			return st;
 	}
 	return RC_AGAIN;
 }

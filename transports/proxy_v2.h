@@ -15,6 +15,8 @@
  * 65,535 bytes of the latter; balancers send tens (HAProxy's unique-id and SSL TLVs, AWS's
  * VPC endpoint id), so a longer one is refused as malformed rather than buffered. */
 #define RC__PROXY_MAX 1040
+/* The longest v1 (text) header, its CRLF included (the spec's 107). */
+#define RC__PROXY_V1_MAX 107
 
 typedef struct rc__proxy_hdr {
 	bool local; /* LOCAL: the balancer's own connection (a health check): no client */
@@ -23,12 +25,17 @@ typedef struct rc__proxy_hdr {
 } rc__proxy_hdr;
 
 /*
- * Parse b[0..len), the first bytes of a connection, as a PROXY v2 header. Returns its length
- * (> 0) once b holds all of it and it is valid, with *h filled in; 0 when more bytes are
- * needed (*need: how many in all, at least len + 1); -1 when it is not a valid v2 header (no
- * signature, version other than 2, command other than LOCAL or PROXY, an unknown family or
- * protocol, an address block shorter than its family's, TLVs that do not fill it exactly, or
- * longer than RC__PROXY_MAX). Reads nothing outside b[0..len); allocates nothing.
+ * Parse b[0..len), the first bytes of a connection, as a PROXY header: v2 (binary) or v1
+ * (text, "PROXY TCP4 ...\r\n"). Returns its length (> 0) once b holds all of it and it is
+ * valid, with *h filled in; 0 when more bytes are needed (*need: how many in all, at least
+ * len + 1; for v1, whose length shows only at its end, len + 1); -1 when it is not a valid
+ * header. v2: no signature, version other than 2, command other than LOCAL or PROXY, an
+ * unknown family or protocol, an address block shorter than its family's, TLVs that do not
+ * fill it exactly, or longer than RC__PROXY_MAX. v1: no line feed within RC__PROXY_V1_MAX
+ * bytes, no CR before it, a protocol other than TCP4, TCP6 or UNKNOWN, other than five
+ * fields split by single spaces, an address not of its family, a port not decimal 0..65535
+ * (no leading zero), a byte outside printable ASCII. Reads nothing outside b[0..len);
+ * allocates nothing.
  */
 int rc__proxy_parse(const unsigned char *b, size_t len, size_t *need, rc__proxy_hdr *h);
 
@@ -39,10 +46,11 @@ typedef struct rc__proxy_rd {
 } rc__proxy_rd;
 
 /*
- * Read the rest of the header on tp (a connection just accepted, non-blocking), never past
- * its end, and parse it into *h. RC_OK (whole and valid); RC_AGAIN (more to come: wait for
- * input); RC_BADREPLY (malformed, or not a PROXY v2 header); RC_CLOSED (the peer closed);
- * RC_CANTRECV (errno kept).
+ * Read the rest of the header (v2 or v1) on tp (a connection just accepted, non-blocking),
+ * never past its end -- a v1 line is peeked at (MSG_PEEK) and taken up to its line feed --
+ * and parse it into *h. RC_OK (whole and valid); RC_AGAIN (more to come: wait for input);
+ * RC_BADREPLY (malformed, or not a PROXY header); RC_CLOSED (the peer closed); RC_CANTRECV
+ * (errno kept).
  */
 rc_status rc__proxy_read(rc_tp *tp, rc__proxy_rd *rd, rc__proxy_hdr *h);
 

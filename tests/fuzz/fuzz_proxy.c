@@ -1,6 +1,6 @@
 /*
- * Fuzz target: the PROXY protocol v2 header parser (transports/proxy_v2.c), with its own
- * consistency checks. For an input of len bytes: the whole parse gives a length n (> 0), 0
+ * Fuzz target: the PROXY protocol header parser (transports/proxy_v2.c: v2, and v1's text
+ * line; seeds of both, v1's words in fuzz_proxy.dict), with its own consistency checks. For an input of len bytes: the whole parse gives a length n (> 0), 0
  * (more needed: *need beyond len) or -1. A header found whole is found whole at exactly n
  * bytes too, with the same client address; every shorter prefix asks for more (never refuses
  * what a longer input accepts), with *need never beyond n. The input as text also goes through

@@ -5,7 +5,9 @@
 # a temporary folder; everything started is stopped at the end (HAProxy included).
 #   1. both servers are UP by the NULL check (HAProxy's admin socket: show servers state)
 #   2. a client's own address and port are what the server sees (--log-callers)
-#   3. a connection without a PROXY header is closed unserved and counted
+#   3. a connection without a PROXY header is closed unserved and counted; headers written by
+#      hand (v1 text, whole and split; v1 UNKNOWN; v2), each followed by a call in the same
+#      send, are taken and their clients seen; a malformed v1 line is refused
 #   4. 100,000 pipelined ADD calls (--failover) through HAProxy while the server they are on
 #      is drained (SIGTERM, --drain-ms 5000) and restarted: the client reports 0 errors, the
 #      drained server exits 0 within its drain time, and the servers' ADD totals add up to
@@ -15,86 +17,74 @@ T_LIMIT=${T_LIMIT:-60}
 RC_TMP_PREFIX=rc-lb
 # shellcheck source=../interop/lib.sh
 . "$(dirname "$0")/../interop/lib.sh"
-command -v haproxy >/dev/null || { echo "haproxy not installed (scripts/install-deps.sh)"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 DRAIN_MS=5000
-srv_args=(--drain-ms "$DRAIN_MS" --log-callers --stats --stats-every 20)
+# SRV_THREADS (the lb_haproxy_threads test: 4): each server's worker threads
+srv_args=(--drain-ms "$DRAIN_MS" --log-callers --stats --stats-every 20 --threads "${SRV_THREADS:-1}")
 start_server s1 "$BIN/rc-bench-server" --listen 'tcp://127.0.0.1:0?proxy=v2' "${srv_args[@]}" || finish
 start_server s2 "$BIN/rc-bench-server" --listen 'tcp://127.0.0.1:0?proxy=v2' "${srv_args[@]}" || finish
-LBP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export RC_LB_ADDR=127.0.0.1:$LBP RC_S1=127.0.0.1:$s1_tcp_port RC_S2=127.0.0.1:$s2_tcp_port
-export RC_LB_SOCK=$TMPD/haproxy.sock
-timeout 120 haproxy -f "$CFG" -db >"$TMPD/haproxy.out" 2>&1 &
-hap_pid=$!
-PIDS="$PIDS $hap_pid"
-
-# state NAME: HAProxy's operational state of server NAME (2: UP, 0: DOWN).
-state() {
-	python3 - "$RC_LB_SOCK" "$1" <<'PY' 2>/dev/null
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1]); s.sendall(b"show servers state remotecall\n")
-out = b""
-while True:
-    b = s.recv(65536)
-    if not b: break
-    out += b
-for line in out.decode().splitlines():
-    f = line.split()
-    if len(f) > 5 and f[3] == sys.argv[2]: print(f[5])
-PY
-}
-# wait_up NAME: up to 5 s for NAME to be UP.
-wait_up() {
-	local i
-	for i in $(seq 100); do [ "$(state "$1")" = 2 ] && return 0; sleep 0.05; done
-	return 1
-}
-CHECKS=$((CHECKS + 1))
-if wait_up s1 && wait_up s2; then
-	echo "ok   HAProxy marks both servers UP by the RPC NULL check"
-else
-	fail "servers not UP: s1 $(state s1), s2 $(state s2)"; cat "$TMPD/haproxy.out"; finish
-fi
+start_haproxy "$CFG" "127.0.0.1:$s1_tcp_port" "127.0.0.1:$s2_tcp_port"
+both_up
 
 # 2. A raw client through HAProxy: one NULL call; the server must log its own address:port.
-port=$(python3 - "$LBP" <<'PY'
-import socket, struct, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-call = struct.pack(">10I", 7, 0, 2, 0x20524300, 1, 0, 0, 0, 0, 0)
-s.sendall(struct.pack(">I", 0x80000000 | len(call)) + call)
-r = s.recv(64)
-assert len(r) >= 28 and struct.unpack(">I", r[4:8])[0] == 7, r
-print(s.getsockname()[1])
-PY
-)
+read -r port rep < <(null_call "$LBP")
 CHECKS=$((CHECKS + 1))
-if [ -n "$port" ] && grep -q "^caller 127.0.0.1:$port\$" "$TMPD/s1.out" "$TMPD/s2.out"; then
+if [ "${rep:0:16}" = 0000000700000001 ] && grep -q "^caller 127.0.0.1:$port\$" "$TMPD/s1.out" "$TMPD/s2.out"; then
 	echo "ok   the server saw the client's own address 127.0.0.1:$port (PROXY v2)"
 else
-	fail "no server logged caller 127.0.0.1:${port:-?}"
+	fail "no server logged caller 127.0.0.1:${port:-?} (reply ${rep:-?})"
 fi
 
 # 3. Straight to s1, without a header: closed, no reply, counted.
-python3 - "$s1_tcp_port" <<'PY' >"$TMPD/raw.out" 2>&1
-import socket, struct, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-call = struct.pack(">10I", 9, 0, 2, 0x20524300, 1, 0, 0, 0, 0, 0)
-s.sendall(struct.pack(">I", 0x80000000 | len(call)) + call)
-try:
-    r = s.recv(64)
-except ConnectionResetError:
-    r = b""
-print("reply" if r else "closed")
-PY
+read -r port rep < <(null_call "$s1_tcp_port")
 sleep 0.1
 CHECKS=$((CHECKS + 1))
-if grep -q '^closed$' "$TMPD/raw.out" &&
+if [ "$rep" = - ] &&
 	grep '^{"add_total"' "$TMPD/s1.out" | tail -1 | grep -q '"conns_proxy_refused":[1-9]'; then
 	echo "ok   a connection without a PROXY header is closed unanswered and counted"
 else
-	fail "header-less connection: $(cat "$TMPD/raw.out"); $(tail -1 "$TMPD/s1.out")"
+	fail "header-less connection: reply $rep; $(tail -1 "$TMPD/s1.out")"
+fi
+
+# 3b. Straight to s1 with headers written by hand, each followed by a NULL call in the same
+# send (the header's reader must take no byte of the call), or split: PROXY v1 (text) as
+# HAProxy's send-proxy writes it, v1 UNKNOWN, v2; a malformed v1 line is refused.
+python3 - "$s1_tcp_port" <<'PY' >"$TMPD/hand.out" 2>&1
+import socket, struct, sys, time
+def v2(ip, port):
+    body = socket.inet_aton(ip) + socket.inet_aton("127.0.0.1") + struct.pack(">HH", port, 2049)
+    return b"\r\n\r\n\x00\r\nQUIT\n\x21\x11" + struct.pack(">H", len(body)) + body
+cases = [("v1 one send", [b"PROXY TCP4 192.0.2.1 127.0.0.1 1001 2049\r\n"]),
+         ("v1 split", [b"PROXY TCP4 192.0", b".2.2 127.0.0.1 1002 2049\r", b"\n"]),
+         ("v1 UNKNOWN", [b"PROXY UNKNOWN\r\n"]),
+         ("v2 one send", [v2("192.0.2.4", 1004)]),
+         ("v1 malformed", [b"PROXY TCP4 192.0.2.5 127.0.0.1 1005 2049\n"])]
+for xid, (name, parts) in enumerate(cases, 100):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    call = struct.pack(">10I", xid, 0, 2, 0x20524300, 1, 0, 0, 0, 0, 0)
+    parts = parts[:-1] + [parts[-1] + struct.pack(">I", 0x80000000 | len(call)) + call]
+    for p in parts:
+        s.sendall(p)
+        time.sleep(0.02)
+    try:
+        r = s.recv(64)
+    except ConnectionResetError:
+        r = b""
+    ok = len(r) >= 28 and struct.unpack(">I", r[4:8])[0] == xid
+    print("%s: %s %d" % (name, "reply" if ok else "closed", s.getsockname()[1]))
+PY
+CHECKS=$((CHECKS + 1))
+lport=$(sed -n 's/^v1 UNKNOWN: reply //p' "$TMPD/hand.out")
+if grep -q '^v1 one send: reply' "$TMPD/hand.out" && grep -q '^caller 192.0.2.1:1001$' "$TMPD/s1.out" &&
+	grep -q '^v1 split: reply' "$TMPD/hand.out" && grep -q '^caller 192.0.2.2:1002$' "$TMPD/s1.out" &&
+	[ -n "$lport" ] && grep -q "^caller 127.0.0.1:$lport\$" "$TMPD/s1.out" &&
+	grep -q '^v2 one send: reply' "$TMPD/hand.out" && grep -q '^caller 192.0.2.4:1004$' "$TMPD/s1.out" &&
+	grep -q '^v1 malformed: closed' "$TMPD/hand.out" && ! grep -q '^caller 192.0.2.5:' "$TMPD/s1.out"; then
+	echo "ok   headers by hand: v1 (whole, split), v1 UNKNOWN and v2 taken, each with its call; malformed v1 refused"
+else
+	fail "headers by hand: $(tr '\n' ';' <"$TMPD/hand.out"); s1: $(grep '^caller' "$TMPD/s1.out" | tr '\n' ';')"
 fi
 
 # 4. 100,000 pipelined ADD(1) calls while the server they are on drains and restarts.
@@ -155,6 +145,5 @@ if [ "$totals" -eq $NCALLS ]; then
 else
 	fail "the servers ran $totals ADD calls, not $NCALLS"
 fi
-kill -TERM "$hap_pid" 2>/dev/null
-wait "$hap_pid" 2>/dev/null
+stop_haproxy
 finish

@@ -397,7 +397,7 @@ typedef struct rc_server_stats {
 	uint64_t backcalls_starved; /* calls back failed at once (RC_TOOMANY): their connection
 	                             had max_parked_conn bytes parked, so no reply could be read */
 	/* behind a load balancer (listen URI ?proxy=v2; docs/load-balancing.md) */
-	uint64_t conns_proxied;       /* connections admitted with a valid PROXY v2 header */
+	uint64_t conns_proxied;       /* connections admitted with a valid PROXY header (v2 or v1) */
 	uint64_t conns_proxy_refused; /* closed unserved: no header, a malformed one, silent for
 	                                 stall_ms, or from a balancer not in ?proxy_from */
 	uint64_t draining;            /* 1 once rc_server_drain's drain has begun, else 0 */
