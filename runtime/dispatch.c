@@ -44,6 +44,7 @@ static rc_status rc__reg_add(rc_server *srv, rc__reg *r)
 		rc__reg_free(r);
 		return RC_INVAL;
 	}
+	r->drc_streams = srv->drc_streams_all; /* (rc_server_set_drc_streams) */
 	r->next = srv->buckets[rc__hash(r->prog, r->vers)];
 	srv->buckets[rc__hash(r->prog, r->vers)] = r;
 	pthread_mutex_unlock(&srv->mu);
@@ -318,6 +319,14 @@ uint32_t rc_svc_req_prog(const rc_svc_req *h)
 	const rc_svc_req *req = rc__svc_req_of(h);
 
 	return req ? req->rq_prog : 0;
+}
+
+/* server.h */
+uint32_t rc_svc_req_xid(const rc_svc_req *h)
+{
+	const rc_svc_req *req = rc__svc_req_of(h);
+
+	return req ? req->xid : 0;
 }
 
 uint32_t rc_svc_req_vers(const rc_svc_req *h)

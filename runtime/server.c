@@ -534,6 +534,9 @@ void rc_server_destroy(rc_server *srv)
 	srv->use_reserve = false; /* closing connections does not take it back */
 	while (srv->conns)
 		rc__conn_close(srv, srv->conns);
+	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv); /* their CLOSEs, without the lock */
+	pthread_mutex_lock(&srv->mu);
 	while (srv->conn_pool) { /* (no loop runs now: no event of theirs is about) */
 		rc__conn *c = srv->conn_pool;
 		srv->conn_pool = c->next;
@@ -745,6 +748,7 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	srv->loop_thread = pthread_self(); /* serving alone, on this thread (backchan.c) */
 	atomic_store(&srv->loop_alone, true);
 	st = rc__step(srv, &w, timeout_ms);
+	rc__connlife_drain(srv); /* (connections an answer's orphaning closed) */
 	atomic_store(&srv->loop_alone, false);
 	srv->step_rbuf = w.rbuf;
 	srv->step_batch = w.batch;
@@ -828,6 +832,7 @@ rc_status rc_server_run(rc_server *srv)
 			st = RC_LOCALERROR; /* rc_server_step could not serve it any more */
 	}
 	rc__defer_orphan(srv, NULL); /* answers to what is still deferred say RC_CANCELLED */
+	rc__connlife_drain(srv);     /* (connections their orphaning closed) */
 	atomic_store(&srv->running, false);
 	return st;
 }

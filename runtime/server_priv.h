@@ -54,6 +54,7 @@ typedef struct rc__reg {
 	uint32_t ndense;
 	bool rules;        /* tls_required or gss_min: one test on the serve step's usual path */
 	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
+	bool drc_streams;  /* stream calls go through the duplicate cache too (connlife.c) */
 	const rc_svc_proc **dense; /* by procedure number, below ndense */
 	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
@@ -177,6 +178,12 @@ struct rc__conn {
 	 * srv->inbound (under srv->mu), and whether it waits unread for the budget. */
 	size_t incount;
 	bool memheld;          /* under srv->mu: HELD (or, one thread, unarmed) for the budget */
+	/* Connection life (connlife.c): its OPEN was told to the hook, so its CLOSE will be
+	 * (under srv->mu); and its peer's address without the port, the duplicate cache's key
+	 * for stream calls (set at admission when the server caches stream calls). */
+	bool opened;
+	bool peer_ok;
+	rc_peer peer;
 };
 
 /*
@@ -199,6 +206,8 @@ struct rc_server_conn {
 	atomic_uint inflight;    /* calls its back channels sent and have no reply to yet (as
 	                            their xid windows hold them; read without mu) */
 	struct rc__back *backs;  /* the back channels (rc_server_conn_backchannel) */
+	void *_Atomic data;      /* the application's (rc_server_conn_set_data) */
+	struct rc_server_conn *closed_next; /* srv->closedq (connlife.c), under srv->mu */
 };
 
 /* Whether calls c's back channels made wait for replies (backchan.c): c's reading then never
@@ -211,14 +220,31 @@ static inline bool rc__conn_backwait(const rc__conn *c)
 	return h != NULL && atomic_load_explicit(&h->inflight, memory_order_relaxed) > 0;
 }
 
-/* Whether the application keeps c's handle (a reference beyond the connection's own): c is
- * then neither closed as idle nor evicted (under srv->mu). */
+/* Whether c waits for replies to calls back (its back channels' calls in flight): c is then
+ * neither closed as idle nor evicted (under srv->mu). A handle the application merely keeps
+ * does not count: the connection hook (connlife.c) tells it when the connection closes. */
 static inline bool rc__conn_kept(rc__conn *c)
 {
-	struct rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_relaxed);
-
-	return h != NULL && atomic_load_explicit(&h->refs, memory_order_relaxed) > 1;
+	return rc__conn_backwait(c);
 }
+
+/* backchan.c: c's handle, made now if it has none (under srv->mu; c is served as jobs from
+ * then on). NULL: memory is short. */
+struct rc_server_conn *rc__conn_handle(rc_server *srv, rc__conn *c);
+
+/* ---- connlife.c: connection life (rc_server_set_conn_hook) -------------------------------- */
+
+/* c was admitted (under srv->mu, which it drops and takes again to run the hook's OPEN
+ * without locks; c is not armed yet). False: memory is short for c's handle (c is to be
+ * refused). Nothing when the server has no hook. */
+bool rc__connlife_open(rc_server *srv, rc__conn *c);
+/* c closes (under srv->mu, in rc__conn_close): its CLOSE is queued, to be told by
+ * rc__connlife_drain once the lock is dropped. */
+void rc__connlife_closed(rc_server *srv, rc__conn *c);
+/* Tell the hook the CLOSEs queued (takes srv->mu; call without locks). Inline test first:
+ * nothing to do costs a load. */
+void rc__connlife_drain_slow(rc_server *srv);
+/* (rc__connlife_drain, inline, follows struct rc_server) */
 
 /* backchan.c, for the stream connections (conn.c): a REPLY read on c goes to the back channel
  * that sent its call, or nowhere (true: msg was a reply, taken or dropped; false: not one, or
@@ -345,9 +371,23 @@ struct rc_server {
 	unsigned backreaders; /* under mu: connections a back channel's caller reads now */
 	rc__conn *conn_pool;  /* under mu: closed connections once taken, for reuse (conn.c) */
 	bool destroying;      /* under mu: rc_server_destroy has begun: no more are taken */
+	/* connection life (connlife.c): the hook (set while not running), the CLOSEs queued to
+	 * be told without locks (under mu; nclosedq counts them for a test without it) */
+	void (*conn_hook)(struct rc_server_conn *sc, rc_conn_event ev, void *ctx);
+	void *conn_hook_ctx;
+	struct rc_server_conn *closedq;
+	atomic_uint nclosedq;
+	bool drc_streams_all; /* rc_server_set_drc_streams(srv, 0, 0, true): every program */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
+
+/* connlife.c's drain: a load when nothing is queued. */
+static inline void rc__connlife_drain(rc_server *srv)
+{
+	if (__builtin_expect(atomic_load_explicit(&srv->nclosedq, memory_order_relaxed) != 0, 0))
+		rc__connlife_drain_slow(srv);
+}
 
 /* Bytes a peer must move, in or out, for its stall clock to start again. */
 #define RC__STALL_STEP ((size_t)64 << 10)

@@ -677,9 +677,11 @@ const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req);
  * service keeps its subscribers' handles, or the clients rc_server_conn_backchannel makes on
  * them, to call them back later. The handle outlives the connection: once the connection
  * closes (the peer leaves, the server ends it, rc_server_destroy), rc_server_conn_open says
- * false and calls over it fail; the handle is freed by its last release. A connection whose
- * handle the application holds is never closed as idle (idle_ms), nor evicted to make room:
- * the application asked to keep it. Not for datagram or in-process requests (RC_NOTSUPP).
+ * false and calls over it fail; the handle is freed by its last release. Holding a handle
+ * does not keep its connection open: an idle one is closed after idle_ms, and one may be
+ * evicted to make room, as any other (the connection hook, rc_server_set_conn_hook, says when
+ * it closed); only a connection whose calls back wait for replies is neither. Not for
+ * datagram or in-process requests (RC_NOTSUPP).
  */
 typedef struct rc_server_conn rc_server_conn;
 typedef struct rc_client rc_client; /* <remotecall/client.h> */
@@ -741,6 +743,109 @@ rc_status rc_server_conn_backchannel(rc_server_conn *sc, uint32_t prog, uint32_t
  */
 rc_status rc_svc_req_backchannel(rc_svc_req *req, uint32_t prog, uint32_t vers,
                                  rc_client **out);
+
+/* ---- connection life (docs/runtime.md, "Connection life") -------------------------------- */
+
+/* What rc_server_set_conn_hook's hook is told about a stream connection. */
+typedef enum rc_conn_event {
+	RC_CONN_OPEN = 1, /* accepted (or handed over by rc_server_listen_fd): before its first call */
+	RC_CONN_CLOSE     /* closed, whoever closed it: after its last call and its last reply */
+} rc_conn_event;
+
+/* The connection hook: sc is the connection's handle, valid during the call (take a
+ * reference of your own with rc_server_conn_retain to keep it past CLOSE). */
+typedef void (*rc_conn_hook)(rc_server_conn *sc, rc_conn_event ev, void *ctx);
+
+/*
+ * rc_server_set_conn_hook -- tell fn(sc, ev, ctx) about every stream connection (TCP, TLS,
+ * unix) the server takes from now on: RC_CONN_OPEN once, before any of its calls is served,
+ * and RC_CONN_CLOSE once, after its last call was served and its last reply (deferred ones
+ * too) sent or failed -- whoever closed it: the peer, rc_server_conn_close, idle_ms or
+ * stall_ms, making room (max_conns), rc_server_destroy. Both are told for every connection
+ * OPEN was told for, never CLOSE without OPEN. NULL fn removes the hook (connections opened
+ * under it still get their CLOSE).
+ *
+ * Thread and locks: OPEN runs on the thread that accepted the connection (a loop's thread; or
+ * rc_server_listen_fd's caller), CLOSE on the thread that let go of the connection last (a
+ * loop's thread, a thread answering its last deferred request, rc_server_destroy's caller),
+ * each with no lock of the server held. The hook may call anything of the server's API but
+ * rc_server_destroy and rc_server_set_conn_hook -- rc_server_conn_set_data,
+ * rc_server_conn_close, rc_server_foreach_conn, rc_server_conn_backchannel, answers to
+ * deferred requests -- but it holds up the thread that runs it, so it should be short
+ * (queue long work). Connections under a hook are served as a deferral's are (their calls
+ * back may leave from any thread): a one-thread server pays a little per call for them.
+ * Set it before rc_server_run. Returns RC_OK, or RC_INVAL (NULL srv, a running server).
+ */
+rc_status rc_server_set_conn_hook(rc_server *srv, rc_conn_hook fn, void *ctx);
+
+/* rc_server_conn_set_data -- attach the application's pointer to sc's connection (NULL
+ * clears it); rc_server_conn_data -- read it (NULL for a NULL sc, or none set). From any
+ * thread (the pointer is stored atomically); the server never reads or frees it: free what it
+ * points to on RC_CONN_CLOSE. A routine finds it through rc_svc_req_conn. */
+void rc_server_conn_set_data(rc_server_conn *sc, void *data);
+void *rc_server_conn_data(const rc_server_conn *sc);
+
+/* rc_server_conn_retain -- one more reference to sc (given back with rc_server_conn_release);
+ * returns sc. For a hook or a rc_server_foreach_conn visitor that keeps the handle. */
+rc_server_conn *rc_server_conn_retain(rc_server_conn *sc);
+
+/*
+ * rc_server_conn_close -- close sc's connection, from any thread (the hook included): its
+ * socket is shut down now, so no more of its calls are read, its calls back fail at once
+ * (RC_CANTRECV in flight, RC_CANTSEND for new ones) and rc_server_conn_open says false; calls
+ * already running finish, and answers to its deferred requests return RC_CANTSEND, as when
+ * the peer leaves. The hook's RC_CONN_CLOSE follows once the last of them is done. Returns
+ * RC_OK (closing, or closed already: nothing to do) or RC_INVAL (NULL sc). Not after rc_server_destroy has begun on its server.
+ */
+rc_status rc_server_conn_close(rc_server_conn *sc);
+
+/*
+ * rc_server_foreach_conn -- call fn(sc, ctx) for each open stream connection of srv that has
+ * a handle -- every one when a connection hook is set (rc_server_set_conn_hook); else those a
+ * routine took with rc_svc_req_conn -- until fn returns false. The connections are those open
+ * when the call began (each handle referenced meanwhile; one that closes during the walk is
+ * still visited, rc_server_conn_open then says false); fn runs on the caller's thread, with no
+ * lock of the server held, and may call rc_server_conn_close. Any thread, while the server
+ * runs or not (not during rc_server_destroy). Returns RC_OK; RC_INVAL (NULL srv or fn);
+ * RC_NOMEM (nothing visited).
+ */
+rc_status rc_server_foreach_conn(rc_server *srv, bool (*fn)(rc_server_conn *sc, void *ctx),
+                                 void *ctx);
+
+/* rc_svc_req_xid -- the transaction id of the call (0 for a NULL or stale req). With the
+ * client's address, program, version and procedure it names the call to a duplicate cache of
+ * the application's own. */
+uint32_t rc_svc_req_xid(const rc_svc_req *req);
+
+/* ---- the duplicate request cache --------------------------------------------------------- */
+
+/*
+ * rc_server_set_drc -- whether the server keeps a duplicate request cache at all (on by
+ * default, for datagram calls; off: none is kept, every call runs, rc_server_stats' drc_*
+ * stay 0; on again: an empty one, with the drc_* limits). Not while the server runs. Returns
+ * RC_OK; RC_INVAL (NULL srv, a running server); RC_NOMEM (on: no cache could be made).
+ */
+rc_status rc_server_set_drc(rc_server *srv, bool on);
+
+/* RC_DRC_EVERY_PROGRAM -- rc_server_set_drc_streams's prog for the whole server. */
+#define RC_DRC_EVERY_PROGRAM 0u
+
+/*
+ * rc_server_set_drc_streams -- whether calls on stream connections (TCP, TLS, unix) to
+ * (prog, vers), registered before, go through the duplicate request cache too (off by
+ * default); prog RC_DRC_EVERY_PROGRAM: to every program registered now or later (vers
+ * ignored; a program's own setting made after it wins). A stream call is keyed as the Linux
+ * NFS server keys it: the client's address WITHOUT its port (a unix peer: its user id), so a
+ * call a client retransmits on a new connection after a reconnect -- the same xid, program,
+ * version, procedure, arguments and credential (flavor; RPCSEC_GSS: the context) -- is
+ * answered from the cache, or dropped while the first still runs, never run twice (the
+ * remotecall client retransmits that way: docs/runtime.md, "At most once across
+ * reconnects"). NULL procedures are never cached. A cached stream call's reply is copied into
+ * the cache (big results are not sent from their own memory then). Not while the server
+ * runs. Returns RC_OK; RC_INVAL (NULL srv, a running server); RC_PROGUNAVAIL ((prog, vers)
+ * not registered).
+ */
+rc_status rc_server_set_drc_streams(rc_server *srv, uint32_t prog, uint32_t vers, bool on);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,266 @@
+/*
+ * Connection life: the application's hook on its stream connections' opening and closing, its
+ * pointer on each, closing one from any thread, and walking them (<remotecall/server.h>,
+ * "connection life"; docs/runtime.md, "Connection life"). Also the switches of the duplicate
+ * request cache for stream calls (serve.c consults them).
+ *
+ * A connection under a hook gets its handle (rc_server_conn, backchan.c) when it is admitted
+ * (conn.c's rc__conn_admit calls rc__connlife_open before the connection is armed, so OPEN is
+ * told before anything of it is read). Its CLOSE is queued in rc__conn_close, under srv->mu,
+ * with a reference to the handle, and told by rc__connlife_drain once whoever closed it has
+ * dropped the lock -- so the hook runs with no lock of the server held and may call back into
+ * the server. Each connection is queued once (rc__conn_close runs once), and taken off the
+ * queue by one drain, so CLOSE is told once.
+ *
+ * A server without a hook pays nothing per call: the drain's test is on the closing paths
+ * only, and a connection without a handle is served as before.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+
+#include "runtime/server_priv.h"
+
+/* server.h */
+rc_status rc_server_set_conn_hook(rc_server *srv, rc_conn_hook fn, void *ctx)
+{
+	if (srv == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	srv->conn_hook = fn;
+	srv->conn_hook_ctx = ctx;
+	pthread_mutex_unlock(&srv->mu);
+	return RC_OK;
+}
+
+/* The peer of c's socket, without its port (an IP peer) or as its user id (a unix one), for
+ * the duplicate cache's key of its calls (under srv->mu, at admission). */
+static void rc__conn_peer(rc__conn *c)
+{
+	rc_peer *p = &c->peer;
+	socklen_t len = sizeof(p->ss);
+	int fd = rc__tp_pollfd(c->tp);
+
+	if (getpeername(fd, (struct sockaddr *)&p->ss, &len) != 0)
+		return;
+	if (p->ss.ss_family == AF_INET) {
+		((struct sockaddr_in *)&p->ss)->sin_port = 0;
+	} else if (p->ss.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)&p->ss)->sin6_port = 0;
+	} else if (p->ss.ss_family == AF_UNIX) {
+		/* no address to tell clients apart by: the peer's user id (as an IPv4 address, so
+		 * that the key takes it) */
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		struct sockaddr_in *s = (struct sockaddr_in *)&p->ss;
+		uint32_t uid;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0)
+			return;
+		uid = (uint32_t)cr.uid;
+		memset(&p->ss, 0, sizeof(p->ss));
+		s->sin_family = AF_INET;
+		memcpy(&s->sin_addr, &uid, 4);
+	} else {
+		return;
+	}
+	p->len = (socklen_t)len;
+	c->peer_ok = true;
+}
+
+/* Whether any program's stream calls are cached (under srv->mu). */
+static bool rc__drc_streams_any(rc_server *srv)
+{
+	if (srv->drc_streams_all)
+		return true;
+	for (int b = 0; b < RC__NBUCKETS; b++)
+		for (rc__reg *r = srv->buckets[b]; r != NULL; r = r->next)
+			if (r->drc_streams)
+				return true;
+	return false;
+}
+
+/* server_priv.h */
+bool rc__connlife_open(rc_server *srv, rc__conn *c)
+{
+	rc_conn_hook fn = srv->conn_hook;
+	rc_server_conn *h;
+
+	if (srv->drc != NULL && rc__drc_streams_any(srv))
+		rc__conn_peer(c);
+	if (fn == NULL)
+		return true;
+	if ((h = rc__conn_handle(srv, c)) == NULL)
+		return false;
+	c->opened = true;
+	atomic_fetch_add(&h->refs, 1); /* the hook's, for its call */
+	pthread_mutex_unlock(&srv->mu);
+	fn(h, RC_CONN_OPEN, srv->conn_hook_ctx);
+	rc_server_conn_release(h);
+	pthread_mutex_lock(&srv->mu);
+	return true;
+}
+
+/* server_priv.h */
+void rc__connlife_closed(rc_server *srv, rc__conn *c)
+{
+	rc_server_conn *h = atomic_load(&c->handle);
+
+	if (!c->opened || h == NULL)
+		return;
+	c->opened = false;
+	atomic_fetch_add(&h->refs, 1); /* the queue's */
+	h->closed_next = srv->closedq;
+	srv->closedq = h;
+	atomic_fetch_add(&srv->nclosedq, 1);
+}
+
+/* server_priv.h */
+void rc__connlife_drain_slow(rc_server *srv)
+{
+	for (;;) {
+		rc_server_conn *h;
+		rc_conn_hook fn;
+		void *ctx;
+
+		pthread_mutex_lock(&srv->mu);
+		if ((h = srv->closedq) != NULL) {
+			srv->closedq = h->closed_next;
+			atomic_fetch_sub(&srv->nclosedq, 1);
+		}
+		fn = srv->conn_hook;
+		ctx = srv->conn_hook_ctx;
+		pthread_mutex_unlock(&srv->mu);
+		if (h == NULL)
+			return;
+		h->closed_next = NULL;
+		if (fn != NULL)
+			fn(h, RC_CONN_CLOSE, ctx);
+		rc_server_conn_release(h);
+	}
+}
+
+/* server.h */
+void rc_server_conn_set_data(rc_server_conn *sc, void *data)
+{
+	if (sc != NULL)
+		atomic_store_explicit(&sc->data, data, memory_order_release);
+}
+
+/* server.h */
+void *rc_server_conn_data(const rc_server_conn *sc)
+{
+	return sc != NULL ? atomic_load_explicit(&((rc_server_conn *)sc)->data, memory_order_acquire)
+	                  : NULL;
+}
+
+/* server.h */
+rc_server_conn *rc_server_conn_retain(rc_server_conn *sc)
+{
+	if (sc != NULL)
+		atomic_fetch_add(&sc->refs, 1);
+	return sc;
+}
+
+/* server.h: shut the socket down (the connection's own handler ends it, as for one the
+ * sweeper dooms) and hang its back channels up now. */
+rc_status rc_server_conn_close(rc_server_conn *sc)
+{
+	rc_server *srv;
+
+	if (sc == NULL)
+		return RC_INVAL;
+	if (atomic_load(&sc->detached))
+		return RC_OK; /* closed (its server may be gone: not touched) */
+	srv = sc->srv;
+	pthread_mutex_lock(&srv->mu);
+	pthread_mutex_lock(&sc->mu);
+	rc__conn *c = sc->c; /* (set to NULL under both locks: stable here) */
+	pthread_mutex_unlock(&sc->mu);
+	if (c != NULL) {
+		rc__conn_doom(srv, c);
+		rc__back_hangup(c); /* calls back fail now, not when its reader sees the end */
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return RC_OK;
+}
+
+/* server.h */
+rc_status rc_server_foreach_conn(rc_server *srv, bool (*fn)(rc_server_conn *sc, void *ctx),
+                                 void *ctx)
+{
+	rc_server_conn **v;
+	size_t n = 0, cap;
+
+	if (srv == NULL || fn == NULL)
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	cap = srv->nconns;
+	if ((v = malloc((cap > 0 ? cap : 1) * sizeof(*v))) == NULL) {
+		pthread_mutex_unlock(&srv->mu);
+		return RC_NOMEM;
+	}
+	for (rc__conn *c = srv->conns; c != NULL && n < cap; c = c->next) {
+		rc_server_conn *h = atomic_load(&c->handle);
+		if (h == NULL || atomic_load(&h->detached))
+			continue;
+		atomic_fetch_add(&h->refs, 1);
+		v[n++] = h;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	size_t i = 0;
+	for (; i < n && fn(v[i], ctx); i++)
+		rc_server_conn_release(v[i]);
+	for (; i < n; i++) /* (the one fn stopped at, and the rest) */
+		rc_server_conn_release(v[i]);
+	free(v);
+	return RC_OK;
+}
+
+/* ---- the duplicate request cache's switches ------------------------------------------- */
+
+/* server.h */
+rc_status rc_server_set_drc(rc_server *srv, bool on)
+{
+	rc_status st = RC_OK;
+
+	if (srv == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	if (!on) {
+		rc__drc_destroy(srv->drc);
+		srv->drc = NULL;
+	} else if (srv->drc == NULL &&
+	           (srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes,
+	                                      srv->lim.drc_ttl_ms)) == NULL) {
+		st = RC_NOMEM;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return st;
+}
+
+/* server.h */
+rc_status rc_server_set_drc_streams(rc_server *srv, uint32_t prog, uint32_t vers, bool on)
+{
+	rc_status st = RC_OK;
+
+	if (srv == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	if (prog == RC_DRC_EVERY_PROGRAM) {
+		srv->drc_streams_all = on;
+		for (int b = 0; b < RC__NBUCKETS; b++)
+			for (rc__reg *r = srv->buckets[b]; r != NULL; r = r->next)
+				r->drc_streams = on;
+	} else {
+		rc__reg *r = rc__find(srv, prog, vers);
+		if (r == NULL)
+			st = RC_PROGUNAVAIL;
+		else
+			r->drc_streams = on;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return st;
+}
