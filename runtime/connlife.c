@@ -1,7 +1,7 @@
 /*
- * Connection life: the application's hook on its stream connections' opening and closing, its
- * pointer on each, closing one from any thread, and walking them (<remotecall/server.h>,
- * "connection life"; docs/runtime.md, "Connection life"). Also the switches of the duplicate
+ * Connection life: the application's hook on its stream connections' opening and closing, and
+ * its pointer on each (<remotecall/server.h>, "connection life"; docs/runtime.md, "Connection
+ * life"); closing one and walking them are connctl.c's, above the connections. Also the switches of the duplicate
  * request cache for stream calls (serve.c consults them).
  *
  * A connection under a hook gets its handle (rc_server_conn, backchan.c) when it is admitted
@@ -162,61 +162,6 @@ rc_server_conn *rc_server_conn_retain(rc_server_conn *sc)
 	if (sc != NULL)
 		atomic_fetch_add(&sc->refs, 1);
 	return sc;
-}
-
-/* server.h: shut the socket down (the connection's own handler ends it, as for one the
- * sweeper dooms) and hang its back channels up now. */
-rc_status rc_server_conn_close(rc_server_conn *sc)
-{
-	rc_server *srv;
-
-	if (sc == NULL)
-		return RC_INVAL;
-	if (atomic_load(&sc->detached))
-		return RC_OK; /* closed (its server may be gone: not touched) */
-	srv = sc->srv;
-	pthread_mutex_lock(&srv->mu);
-	pthread_mutex_lock(&sc->mu);
-	rc__conn *c = sc->c; /* (set to NULL under both locks: stable here) */
-	pthread_mutex_unlock(&sc->mu);
-	if (c != NULL) {
-		rc__conn_doom(srv, c);
-		rc__back_hangup(c); /* calls back fail now, not when its reader sees the end */
-	}
-	pthread_mutex_unlock(&srv->mu);
-	return RC_OK;
-}
-
-/* server.h */
-rc_status rc_server_foreach_conn(rc_server *srv, bool (*fn)(rc_server_conn *sc, void *ctx),
-                                 void *ctx)
-{
-	rc_server_conn **v;
-	size_t n = 0, cap;
-
-	if (srv == NULL || fn == NULL)
-		return RC_INVAL;
-	pthread_mutex_lock(&srv->mu);
-	cap = srv->nconns;
-	if ((v = malloc((cap > 0 ? cap : 1) * sizeof(*v))) == NULL) {
-		pthread_mutex_unlock(&srv->mu);
-		return RC_NOMEM;
-	}
-	for (rc__conn *c = srv->conns; c != NULL && n < cap; c = c->next) {
-		rc_server_conn *h = atomic_load(&c->handle);
-		if (h == NULL || atomic_load(&h->detached))
-			continue;
-		atomic_fetch_add(&h->refs, 1);
-		v[n++] = h;
-	}
-	pthread_mutex_unlock(&srv->mu);
-	size_t i = 0;
-	for (; i < n && fn(v[i], ctx); i++)
-		rc_server_conn_release(v[i]);
-	for (; i < n; i++) /* (the one fn stopped at, and the rest) */
-		rc_server_conn_release(v[i]);
-	free(v);
-	return RC_OK;
 }
 
 /* ---- the duplicate request cache's switches ------------------------------------------- */
