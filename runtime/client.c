@@ -136,6 +136,9 @@ struct rc_async {
 	/* a traced blocking call on the general path: when it began and was encoded (0: not
 	 * traced, or a started call) */
 	uint64_t tr_begin, tr_encoded;
+	/* a blocking call sent again after its stream broke (rc_client_set_resend): the xid it
+	 * keeps, or 0 (rc__start takes a fresh one) */
+	uint32_t resend_xid;
 };
 
 /* A call-header template: xid, CALL, 2, prog, vers, proc, cred, verf. Replaced whole (never
@@ -180,6 +183,7 @@ struct rc_client {
 	atomic_int nwaiters;
 	atomic_uint xid;
 	uint32_t timeout_ms, retry_ms;
+	bool resend; /* rc_client_set_resend: blocking calls go again, same xid, on a new stream */
 	rc_tp *tp;               /* NULL while a stream is disconnected */
 	rc__hdr *hdr;            /* the current template (atomic: the fast path reads it) */
 	_Atomic int64_t last_io; /* relaxed: the fast path writes it without mu */
@@ -610,6 +614,17 @@ rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms)
 	if (clnt == NULL || total_ms > RC_MAX_TIMEOUT_MS)
 		return RC_INVAL;
 	clnt->timeout_ms = total_ms ? total_ms : RC_DEFAULT_TIMEOUT_MS;
+	return RC_OK;
+}
+
+/* client.h */
+rc_status rc_client_set_resend(rc_client *clnt, bool on)
+{
+	if (clnt == NULL)
+		return RC_INVAL;
+	if (clnt->dgram)
+		return RC_NOTSUPP; /* a datagram client retransmits with the same xid anyway */
+	clnt->resend = on;
 	return RC_OK;
 }
 
@@ -1810,7 +1825,8 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 		pthread_mutex_unlock(&c->mu);
 		return st;
 	}
-	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
+	p->xid = p->resend_xid != 0 ? p->resend_xid /* (the same call again: rc__call) */
+	                            : atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
 	rc__put32(msg, p->xid);
 	p->msg = msg; /* (as encoded: what a retransmission starts from) */
 	p->msglen = len;
@@ -2067,6 +2083,7 @@ static inline void rc__call_init(rc_async *p)
 	p->auth = NULL; /* (rc__encode takes the credentials' reference, if they seal) */
 	p->wire = NULL;
 	p->seqs.n = 0;
+	p->resend_xid = 0;
 }
 
 /* Hand a heap encode buffer, of a call whose message took len bytes, to the client for the next
@@ -2397,6 +2414,43 @@ static __attribute__((noinline)) bool rc__unseal(rc_async *p, rc_status st, bool
  * rc__start and rc__drive, the engine started calls use. Inlined twice (rc_call): untraced,
  * with no trace code at all, and traced, reporting each step to the client's trace function.
  */
+/*
+ * Whether a blocking call that ended with st (p: its xid) goes again (rc_client_set_resend):
+ * on a stream client that asked for it, when the connection broke under the call -- it was
+ * sent, or may have been, and no reply came (RC_CANTRECV), or its send found the connection
+ * broken (RC_CANTSEND) -- and then, once it is being sent again, when a sending's wait ran out
+ * (RC_TIMEDOUT: a server drops the copy of a call still running); at most RC__RESENDS times,
+ * while the call's time (from start, the time it began) lasts. *by gets that deadline the
+ * first time; the engine then reconnects and sends it with the same xid, so a server caching
+ * stream calls by address without the port (rc_server_set_drc_streams) answers it from its
+ * cache if the first sending ran.
+ */
+#define RC__RESENDS 8u
+static __attribute__((noinline, cold)) bool rc__resend_due(rc_client *c, rc_status st,
+                                                           const rc_async *p, int64_t start,
+                                                           uint32_t timeout_ms, int64_t *by,
+                                                           unsigned *n)
+{
+	if (!c->resend || c->dgram || p->xid == 0 || *n >= RC__RESENDS)
+		return false;
+	if (st == RC_TIMEDOUT ? *by == 0 : st != RC_CANTRECV && st != RC_CANTSEND)
+		return false;
+	if (*by == 0)
+		*by = start + (int64_t)timeout_ms * 1000000;
+	if (*n > 0 && st == RC_CANTSEND) { /* reconnecting failed: a pause, doubling */
+		int64_t pause = (int64_t)50000000 << (*n - 1), left = *by - rc__now();
+		if (pause > left)
+			pause = left;
+		if (pause > 0)
+			nanosleep(&(struct timespec){(time_t)(pause / 1000000000),
+			                             (long)(pause % 1000000000)}, NULL);
+	}
+	if (rc__now() >= *by)
+		return false;
+	(*n)++;
+	return true;
+}
+
 static inline __attribute__((always_inline)) rc_status
 rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_xdrproc xres,
          void *res, uint32_t timeout_ms, const bool traced)
@@ -2409,6 +2463,8 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	int64_t now;
 	uint64_t t0 = traced ? rc__trace_clock() : 0;
 	bool refreshed;
+	int64_t resend_by = 0; /* sent again after the stream broke: the call's deadline */
+	unsigned resends = 0;
 
 	/* p.err is cleared only on the way to a failure (rc__err_clear): a call that succeeds in
 	 * the fast step never touches it (rc__set_lastok) */
@@ -2433,6 +2489,15 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	again:
 		p.deadline = now + (int64_t)timeout_ms * 1000000;
 		rc__call_init(&p);
+		if (__builtin_expect(resend_by != 0, 0)) {
+			/* a wait for the reply of retry_ms, doubling, within the call's time: a
+			 * server that drops the copy of a call still running gets it again */
+			int64_t wait = (int64_t)clnt->retry_ms * 1000000 << (resends < 6 ? resends - 1 : 5);
+			p.deadline = now + wait < resend_by ? now + wait : resend_by;
+			p.resend_xid = p.xid;
+		} else {
+			p.xid = 0; /* (none until rc__start gives one: nothing sent to send again) */
+		}
 		rc__err_clear(&p.err);
 		st = rc__encode(clnt, &p, &b, proc, xargs, args, &len);
 		if (traced) {
@@ -2466,6 +2531,10 @@ ended: /* (the engine's calls: the fast step's never carry a flavor's seal) */
 out:
 	if (__builtin_expect(st == RC_OK, 1)) {
 		rc__set_lastok(clnt);
+	} else if (rc__resend_due(clnt, st, &p, now, timeout_ms, &resend_by, &resends)) {
+		now = rc__now();
+		refreshed = false;
+		goto again; /* the same call, the same xid, on a new connection */
 	} else { /* every way to a failure cleared p.err before filling it in */
 		p.err.status = st;
 		rc__set_lasterr(clnt, &p.err);

@@ -89,10 +89,34 @@ static bool cl_ping(void *a, void *r, rc_svc_req *q)
 	return true;
 }
 
+/* ADDX(hyper) -> hyper: a non-idempotent add to its own total. While addx_cut is set (taken
+ * by the first call), it closes its own connection before it replies, and takes 100 ms: its
+ * reply is lost, and a copy of the call sent meanwhile finds it still running. */
+static atomic_int addx_runs;
+static atomic_bool addx_cut;
+static int64_t addx_total;
+
+static bool cl_addx(void *a, void *r, rc_svc_req *q)
+{
+	atomic_fetch_add(&addx_runs, 1);
+	*(int64_t *)r = __atomic_add_fetch(&addx_total, *(int64_t *)a, __ATOMIC_SEQ_CST);
+	if (atomic_exchange(&addx_cut, false)) {
+		rc_server_conn *sc;
+		if (rc_svc_req_conn(q, &sc) == RC_OK) {
+			rc_server_conn_close(sc);
+			rc_server_conn_release(sc);
+		}
+		usleep(100000);
+	}
+	return true;
+}
+
 static const rc_procinfo cl_ping_info = {CL_PROG, 1, 1, "PING", (rc_xdrproc)rc_xdr_void, 0,
                                          (rc_xdrproc)rc_xdr_u_int, 4};
-static const rc_svc_proc cl_procs[] = {{&cl_ping_info, cl_ping}};
-static const rc_svc_prog cl_prog = {CL_PROG, 1, 1, cl_procs};
+static const rc_procinfo cl_addx_info = {CL_PROG, 1, 2, "ADDX", (rc_xdrproc)rc_xdr_hyper, 8,
+                                         (rc_xdrproc)rc_xdr_hyper, 8};
+static const rc_svc_proc cl_procs[] = {{&cl_ping_info, cl_ping}, {&cl_addx_info, cl_addx}};
+static const rc_svc_prog cl_prog = {CL_PROG, 1, 2, cl_procs};
 
 typedef struct cl_server {
 	rc_server *srv;
@@ -380,6 +404,53 @@ static void drc_stream_per_program(void **state)
 	assert_int_equal(rc_svc_req_xid(NULL), 0);
 }
 
+/* At most once across a reconnect: the remotecall client (rc_client_set_resend) sends ADDX
+ * again with the same xid on a new connection after the server cut the first; the server's
+ * stream cache answers it (after dropping the copies that came while it ran) -- it ran once.
+ * Without the cache it runs twice; without resending the call fails. */
+static int64_t resend_case(bool drc, bool resend, rc_status *st, int *runs)
+{
+	cl_server s;
+	rc_client *c;
+	int64_t v = 5, res = 0;
+
+	cl_reset();
+	atomic_store(&addx_runs, 0);
+	cl_start(&s, 2, false, drc);
+	assert_int_equal(rc_client_create(&c, s.uri, CL_PROG, 1), RC_OK);
+	assert_int_equal(rc_client_set_resend(c, resend), RC_OK);
+	assert_int_equal(rc_client_set_retry(c, 150), RC_OK);
+	assert_int_equal(rc_client_set_timeout(c, 5000), RC_OK);
+	__atomic_store_n(&addx_total, 0, __ATOMIC_SEQ_CST);
+	atomic_store(&addx_cut, true);
+	*st = rc_call(c, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &res);
+	usleep(200000); /* (a copy still on its way would run now) */
+	*runs = atomic_load(&addx_runs);
+	rc_client_destroy(c);
+	cl_stop(&s);
+	return res;
+}
+
+static void drc_stream_resend_runs_once(void **state)
+{
+	rc_status st;
+	int runs;
+	int64_t res;
+
+	(void)state;
+	res = resend_case(true, true, &st, &runs);
+	assert_int_equal(st, RC_OK);
+	assert_int_equal(res, 5);
+	assert_int_equal(runs, 1);
+	res = resend_case(false, true, &st, &runs); /* no cache: the copy runs again */
+	assert_int_equal(st, RC_OK);
+	assert_int_equal(res, 10);
+	assert_int_equal(runs, 2);
+	(void)resend_case(true, false, &st, &runs); /* no resending: the call fails */
+	assert_int_equal(st, RC_CANTRECV);
+	assert_int_equal(runs, 1);
+}
+
 /* rc_server_set_drc(false): no cache at all, even for datagrams. */
 static void drc_off(void **state)
 {
@@ -409,6 +480,7 @@ int main(void)
 		cmocka_unit_test(hook_churn_workers),
 		cmocka_unit_test(drc_stream_add_runs_once),
 		cmocka_unit_test(drc_stream_per_program),
+		cmocka_unit_test(drc_stream_resend_runs_once),
 		cmocka_unit_test(drc_off),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
