@@ -105,6 +105,11 @@ arith)
 			[ "$t" -lt 440 ] || fail "a multi call took $t ms: not at once"
 		done
 	done
+	# --json: the blocking calls' arguments and results, printed by idlc --print's printers
+	run_example 7 --json
+	has '^\{"xid":[0-9]+,"proc":"DOUBLE","args":7\}$' "DOUBLE's argument as JSON"
+	has '^\{"xid":[0-9]+,"proc":"DOUBLE","res":14\}$' "DOUBLE's result as JSON"
+	has '^\{"xid":[0-9]+,"proc":"TRIPLE","res":21\}$' "TRIPLE's result as JSON"
 	refused arith
 	;;
 events)

@@ -72,8 +72,10 @@ auth_gss.c.o
 auth.c.o"
 
 # The transports (transports/transport.h): the table, URI parsing and socket adoption on top;
-# then each transport; TLS, a byte layer under the stream transport; the socket helpers.
+# then each transport; TLS, a byte layer under the stream transport; a URI query's key table
+# (TLS reads a client's keys through it); the socket helpers.
 layers "the transports' layers" "transports.c.o
 stream.c.o udp.c.o inproc.c.o bcast.c.o
 tls.c.o
+uriquery.c.o
 sock.c.o"
