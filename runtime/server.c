@@ -488,7 +488,7 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
 	rc__tls_ctx *ctx;
 	rc_status st;
 
-	if (srv == NULL || opts == NULL || atomic_load(&srv->running))
+	if (srv == NULL || opts == NULL)
 		return RC_INVAL;
 	rc__tp_clear_detail();
 	if ((st = rc__tls_server_ctx(opts, &ctx)) != RC_OK) {
@@ -498,8 +498,10 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
 	}
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
-	rc__tls_ctx_free(srv->tls); /* no connection can be under TLS: the server is not running */
-	srv->tls = ctx;
+	if (!rc__tls_replace(srv, ctx)) { /* (live.c: connections under the old one keep it) */
+		rc__tls_ctx_free(ctx);
+		return RC_NOMEM;
+	}
 	return RC_OK;
 }
 
@@ -553,7 +555,7 @@ void rc_server_destroy(rc_server *srv)
 	}
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
-	rc__tls_ctx_free(srv->tls); /* after the connections made from it */
+	rc__tls_old_free(srv); /* after the connections made from them */
 	rc__gss_free(srv);          /* after the requests deferred under its contexts */
 	free(srv->step_rbuf);
 	free(srv->step_batch);

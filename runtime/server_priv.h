@@ -232,6 +232,15 @@ static inline bool rc__conn_kept(rc__conn *c)
  * then on). NULL: memory is short. */
 struct rc_server_conn *rc__conn_handle(rc_server *srv, rc__conn *c);
 
+/* ---- live.c: changes while serving -------------------------------------------------------- */
+
+/* Put ctx in place of srv's TLS context (takes srv->mu): the one it replaces is kept until
+ * rc__tls_old_free, for the connections under it. False: memory is short (nothing changed). */
+bool rc__tls_replace(rc_server *srv, struct rc__tls_ctx *ctx);
+/* Free the contexts rc__tls_replace kept, and the current one (rc_server_destroy: no
+ * connection is left). */
+void rc__tls_old_free(rc_server *srv);
+
 /* ---- connlife.c: connection life (rc_server_set_conn_hook) -------------------------------- */
 
 /* c was admitted (under srv->mu, which it drops and takes again to run the hook's OPEN
@@ -336,7 +345,11 @@ struct rc_server {
 	_Atomic int64_t wake_at; /* the earliest resume_at of a paused listener, or 0 (rc__step) */
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 	struct rc__dbatch *step_batch; /* and its datagram batch */
-	struct rc__tls_ctx *tls;  /* rc_server_set_tls's context, or NULL: probes get no TLS */
+	/* rc_server_set_tls's context, or NULL: probes get no TLS. Atomic: it may be replaced
+	 * while the server runs (live.c); those it replaced are kept, for the connections made
+	 * from them, until the server is destroyed (tls_old, under mu) */
+	struct rc__tls_ctx *_Atomic tls;
+	struct rc__tls_old *tls_old;
 	/* srv->ndeferred fell below its cap (under mu): re-arm the connections held for it. Set
 	 * by the life cycle (the stream connections' rc__defer_room), so the request layer
 	 * below them reaches them without calling up. */

@@ -51,7 +51,7 @@ layers() {
 # The server's own layers (docs/design.md, "Layers"; runtime/server_priv.h).
 layers "the server's layers" "server.c.o connctl.c.o
 conn.c.o dgram.c.o direct.c.o
-connlife.c.o
+connlife.c.o live.c.o
 backchan.c.o
 serve.c.o
 dispatch.c.o

@@ -631,8 +631,12 @@ uint32_t rc_svc_req_gss_service(const rc_svc_req *req);
  * incomplete record for stall_ms, and at most opts->max_handshakes run at once (a probe
  * beyond them has its connection closed after the reply). Without it, probes get the empty
  * verifier ("no TLS here"), as over UDP always. The files are read now (opts is not kept).
- * Set it before rc_server_run; a second call replaces the settings. Returns RC_OK; RC_INVAL
- * (NULL or running server, NULL opts, a missing or unreadable certificate, key or CA file --
+ * A second call replaces the settings -- also while the server runs, from any thread (a
+ * certificate's rotation): handshakes that start after it returns use the new certificate,
+ * key and client CAs; connections already under TLS keep their session, and the context
+ * they were made from is kept until rc_server_destroy (a few KB per replacement); a call
+ * that fails changes nothing. Returns RC_OK; RC_INVAL
+ * (NULL srv, NULL opts, a missing or unreadable certificate, key or CA file --
  * why, if not NULL, then receives OpenSSL's reason, NUL-terminated, truncated to whylen),
  * RC_NOMEM.
  */
