@@ -139,6 +139,7 @@ struct rc_async {
 	/* a blocking call sent again after its stream broke (rc_client_set_resend): the xid it
 	 * keeps, or 0 (rc__start takes a fresh one) */
 	uint32_t resend_xid;
+	unsigned resends; /* how many times (rc__resend_due counts them; not reset by init) */
 };
 
 /* A call-header template: xid, CALL, 2, prog, vers, proc, cred, verf. Replaced whole (never
@@ -2420,35 +2421,38 @@ static __attribute__((noinline)) bool rc__unseal(rc_async *p, rc_status st, bool
  * sent, or may have been, and no reply came (RC_CANTRECV), or its send found the connection
  * broken (RC_CANTSEND) -- and then, once it is being sent again, when a sending's wait ran out
  * (RC_TIMEDOUT: a server drops the copy of a call still running); at most RC__RESENDS times,
- * while the call's time (from start, the time it began) lasts. *by gets that deadline the
- * first time; the engine then reconnects and sends it with the same xid, so a server caching
+ * within one timeout from the break (by: 0 the first time). Returns the time by which it must
+ * be answered (non-zero: send it again), or 0; the engine then reconnects and sends it with the same xid, so a server caching
  * stream calls by address without the port (rc_server_set_drc_streams) answers it from its
  * cache if the first sending ran.
  */
 #define RC__RESENDS 8u
-static __attribute__((noinline, cold)) bool rc__resend_due(rc_client *c, rc_status st,
-                                                           const rc_async *p, int64_t start,
-                                                           uint32_t timeout_ms, int64_t *by,
-                                                           unsigned *n)
+static __attribute__((noinline, cold)) int64_t rc__resend_due(rc_client *c, rc_status st,
+                                                              rc_async *p, uint32_t timeout_ms,
+                                                              int64_t by)
 {
-	if (!c->resend || c->dgram || p->xid == 0 || *n >= RC__RESENDS)
-		return false;
-	if (st == RC_TIMEDOUT ? *by == 0 : st != RC_CANTRECV && st != RC_CANTSEND)
-		return false;
-	if (*by == 0)
-		*by = start + (int64_t)timeout_ms * 1000000;
-	if (*n > 0 && st == RC_CANTSEND) { /* reconnecting failed: a pause, doubling */
-		int64_t pause = (int64_t)50000000 << (*n - 1), left = *by - rc__now();
+	if (!c->resend || c->dgram || p->xid == 0)
+		return 0;
+	if (st == RC_TIMEDOUT ? by == 0 : st != RC_CANTRECV && st != RC_CANTSEND)
+		return 0;
+	if (by == 0) {
+		by = rc__now() + (int64_t)timeout_ms * 1000000;
+		p->resends = 0;
+	}
+	if (p->resends >= RC__RESENDS)
+		return 0;
+	if (p->resends > 0 && st == RC_CANTSEND) { /* reconnecting failed: a pause, doubling */
+		int64_t pause = (int64_t)50000000 << (p->resends - 1), left = by - rc__now();
 		if (pause > left)
 			pause = left;
 		if (pause > 0)
 			nanosleep(&(struct timespec){(time_t)(pause / 1000000000),
 			                             (long)(pause % 1000000000)}, NULL);
 	}
-	if (rc__now() >= *by)
-		return false;
-	(*n)++;
-	return true;
+	if (rc__now() >= by)
+		return 0;
+	p->resends++;
+	return by;
 }
 
 static inline __attribute__((always_inline)) rc_status
@@ -2463,8 +2467,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	int64_t now;
 	uint64_t t0 = traced ? rc__trace_clock() : 0;
 	bool refreshed;
-	int64_t resend_by = 0; /* sent again after the stream broke: the call's deadline */
-	unsigned resends = 0;
+	int64_t resend_by = 0; /* sent again after the stream broke: by when (rc__resend_due) */
 
 	/* p.err is cleared only on the way to a failure (rc__err_clear): a call that succeeds in
 	 * the fast step never touches it (rc__set_lastok) */
@@ -2492,7 +2495,8 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 		if (__builtin_expect(resend_by != 0, 0)) {
 			/* a wait for the reply of retry_ms, doubling, within the call's time: a
 			 * server that drops the copy of a call still running gets it again */
-			int64_t wait = (int64_t)clnt->retry_ms * 1000000 << (resends < 6 ? resends - 1 : 5);
+			int64_t wait = (int64_t)clnt->retry_ms * 1000000
+			               << (p.resends < 6 ? p.resends - 1 : 5);
 			p.deadline = now + wait < resend_by ? now + wait : resend_by;
 			p.resend_xid = p.xid;
 		} else {
@@ -2531,7 +2535,7 @@ ended: /* (the engine's calls: the fast step's never carry a flavor's seal) */
 out:
 	if (__builtin_expect(st == RC_OK, 1)) {
 		rc__set_lastok(clnt);
-	} else if (rc__resend_due(clnt, st, &p, now, timeout_ms, &resend_by, &resends)) {
+	} else if ((resend_by = rc__resend_due(clnt, st, &p, timeout_ms, resend_by)) != 0) {
 		now = rc__now();
 		refreshed = false;
 		goto again; /* the same call, the same xid, on a new connection */

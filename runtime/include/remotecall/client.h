@@ -102,8 +102,9 @@ rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms);
  * reconnects and sends the same call with the SAME xid (the same arguments and credential;
  * a flavor that numbers its calls gives it a fresh number), and again, on that connection,
  * each time no reply came within the retry interval (rc_client_set_retry's, doubling: a
- * server drops the copy of a call still running), up to 8 sendings within the call's timeout
- * (a failed reconnection waits 50 ms, doubling, before the next). A server that
+ * server drops the copy of a call still running), up to 8 sendings within one timeout
+ * (rc_client_set_timeout) from the break -- so such a call may take up to twice its timeout
+ * -- a failed reconnection waiting 50 ms, doubling, before the next. A server that
  * caches stream calls by the client's address without its port (remotecall's
  * rc_server_set_drc_streams, the Linux NFS server) then answers a call that already ran
  * from its cache, so together they run a call at most once across reconnects -- as long as
