@@ -405,6 +405,20 @@ system_err:
 	goto out;
 }
 
+/* The traced copy, then the call's counters and log line when the server keeps them
+ * (stats.c: a server that counts or logs has a trace function, if only a no-op). */
+static __attribute__((noinline)) size_t rc__serve_traced(rc_server *srv, rc__wctx *w,
+                                                         const unsigned char *msg, size_t len,
+                                                         const rc_peer *peer, bool dgram,
+                                                         uint64_t t_received, rc_tp *conn)
+{
+	size_t rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
+
+	if (srv->obs != NULL) /* (a deferred request has left the thread: w->req NULL) */
+		rc__obs_call(srv, w, msg, len, rlen, w->req == NULL, t_received);
+	return rlen;
+}
+
 /* server_priv.h: serve one request message (the untraced copy unless the server traces). */
 size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
                  const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn)
@@ -412,7 +426,7 @@ size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t l
 	size_t rlen;
 
 	if (__builtin_expect(srv->trace != NULL, 0))
-		rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
+		rlen = rc__serve_traced(srv, w, msg, len, peer, dgram, t_received, conn);
 	else
 		rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, false);
 	if (__builtin_expect(w->auth != NULL, 0)) {

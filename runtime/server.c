@@ -250,7 +250,7 @@ rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
 {
 	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
-	srv->trace = fn;
+	srv->trace = fn != NULL || srv->obs == NULL ? fn : rc__obs_nop; /* (stats.c counts) */
 	srv->trace_arg = arg;
 	return RC_OK;
 }
@@ -556,6 +556,7 @@ void rc_server_destroy(rc_server *srv)
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
 	rc__tls_old_free(srv); /* after the connections made from them */
+	rc__obs_free(srv);
 	rc__gss_free(srv);          /* after the requests deferred under its contexts */
 	free(srv->step_rbuf);
 	free(srv->step_batch);

@@ -391,6 +391,7 @@ struct rc_server {
 	struct rc_server_conn *closedq;
 	atomic_uint nclosedq;
 	bool drc_streams_all; /* rc_server_set_drc_streams(srv, 0, 0, true): every program */
+	struct rc__obs *obs;  /* counters and the call log (stats.c), or NULL: neither */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
@@ -1146,5 +1147,18 @@ void rc__conn_out(rc_server *srv, rc__conn *c);
 bool rc__conn_back_take(rc_server *srv, rc__conn *c);
 rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline);
 void rc__conn_back_give(rc_server *srv, rc__conn *c);
+
+/* ---- stats.c: counters and the call log ----------------------------------------------------- */
+
+/* The trace function of a server that counts or logs without tracing: the serve step's traced
+ * copy runs, and its trace points call this. */
+void rc__obs_nop(void *arg, rc_trace_point pt, uint32_t xid, uint64_t ns);
+/* Count and log the call msg[0..len) that serving thread w just served (srv->obs set): rlen
+ * its reply's bytes in w->rb, deferred whether its routine deferred it, t_received when it
+ * came (0: unknown). */
+void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
+                  size_t rlen, bool deferred, uint64_t t_received);
+/* Free srv's counters and log settings (rc_server_destroy). */
+void rc__obs_free(rc_server *srv);
 
 #endif

@@ -54,6 +54,7 @@ conn.c.o dgram.c.o direct.c.o
 connlife.c.o live.c.o
 backchan.c.o
 serve.c.o
+stats.c.o
 dispatch.c.o
 defer.c.o
 auth_reg.c.o

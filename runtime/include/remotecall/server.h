@@ -851,6 +851,92 @@ rc_status rc_server_set_drc(rc_server *srv, bool on);
  */
 rc_status rc_server_set_drc_streams(rc_server *srv, uint32_t prog, uint32_t vers, bool on);
 
+/* ---- counters and the call log (docs/runtime.md, "Operating a server") ------------------- */
+
+#define RC_LATENCY_BUCKETS 24          /* rc_proc_stats.latency's buckets */
+#define RC_STATS_PROC_ALL 0xffffffffu  /* rc_proc_stats.proc of a program's row: its sum */
+#define RC_STATS_PROC_UNKNOWN 0xfffffffeu /* ... of calls to procedures it does not have */
+
+/*
+ * rc_proc_stats -- what one procedure of one (program, version) was asked and answered, since
+ * rc_server_set_proc_stats turned counting on. A call counts once, when its reply is made (or
+ * it is dropped or deferred), in exactly one outcome: calls == success + garbage_args +
+ * system_err + proc_unavail + auth_error + no_reply + deferred.
+ */
+typedef struct rc_proc_stats {
+	uint32_t prog, vers, proc; /* proc RC_STATS_PROC_ALL: the program's rows summed */
+	uint64_t calls;
+	uint64_t success;      /* answered SUCCESS (a duplicate-cache replay answers as it did) */
+	uint64_t garbage_args; /* GARBAGE_ARGS: the arguments did not decode */
+	uint64_t system_err;   /* SYSTEM_ERR: the routine returned false, memory, a reply too big */
+	uint64_t proc_unavail; /* PROC_UNAVAIL */
+	uint64_t auth_error;   /* denied: AUTH_ERROR (a flavor, tls_required, gss_required) */
+	uint64_t no_reply;     /* none sent: a duplicate of a call still running, a raw
+	                          dispatcher that did not answer, a flavor's drop */
+	uint64_t deferred;     /* deferred (rc_svc_req_defer): answered later, not timed here */
+	uint64_t bytes_in;     /* request records (without record marks) */
+	uint64_t bytes_out;    /* replies made inline (a big gathered result's bytes included) */
+	/* the time from the request's receipt to its reply made, calls answered inline: bucket 0
+	 * under 1 us, bucket k in [2^(k-1), 2^k) us, the last one everything above */
+	uint64_t latency[RC_LATENCY_BUCKETS];
+} rc_proc_stats;
+
+/*
+ * rc_server_set_proc_stats -- count every call to a registered (program, version) by
+ * procedure (on) or stop counting and forget the counts (off, the default). Counting takes
+ * the serve step's traced path (as rc_server_set_trace does): a few atomic additions and two
+ * clock reads a call; a server that never turns it on pays nothing. Calls to programs not
+ * registered are not counted (rc_server_set_call_log sees them). Not while the server runs.
+ * Returns RC_OK; RC_INVAL (NULL srv, a running server); RC_NOMEM.
+ */
+rc_status rc_server_set_proc_stats(rc_server *srv, bool on);
+
+/*
+ * rc_server_get_proc_stats -- copy up to max rows into out, one per procedure called at least
+ * once and one per program (proc RC_STATS_PROC_ALL) after its procedures, and return how many
+ * rows there are (0 when counting is off). From any thread, while the server runs: each
+ * counter is exact (atomic), a row read during calls may be a call or two behind another.
+ */
+size_t rc_server_get_proc_stats(rc_server *srv, rc_proc_stats *out, size_t max);
+
+/* How a call ended, for the call log. */
+typedef enum rc_call_outcome {
+	RC_CALL_SUCCESS = 0,
+	RC_CALL_PROG_UNAVAIL,
+	RC_CALL_PROG_MISMATCH,
+	RC_CALL_PROC_UNAVAIL,
+	RC_CALL_GARBAGE_ARGS,
+	RC_CALL_SYSTEM_ERR,
+	RC_CALL_RPC_MISMATCH,
+	RC_CALL_AUTH_ERROR, /* auth_stat says which */
+	RC_CALL_NO_REPLY,
+	RC_CALL_DEFERRED
+} rc_call_outcome;
+
+/* rc_call_record -- one call served, for the call log. */
+typedef struct rc_call_record {
+	uint32_t xid, prog, vers, proc;
+	rc_call_outcome outcome;
+	uint32_t auth_stat;     /* RC_CALL_AUTH_ERROR: the auth_stat sent; else 0 */
+	rc_server_conn *conn;   /* its connection's handle, valid during the log call: a stream
+	                           connection's that has one (every one under a connection hook);
+	                           NULL for datagram and in-process calls */
+	bool dgram;
+	size_t bytes_in, bytes_out;
+	uint64_t ns;            /* receipt to reply made (0: not measured, deferred) */
+} rc_call_record;
+
+typedef void (*rc_call_log_fn)(const rc_call_record *rec, void *ctx);
+
+/*
+ * rc_server_set_call_log -- call fn(rec, ctx) once for every call the server serves (those
+ * it cannot parse as a call aside), when its reply is made, dropped or deferred: on the
+ * serving thread, with no lock of the server held (a reply may still be queued); keep it
+ * short. It takes the traced path, as rc_server_set_proc_stats. fn NULL turns it off. Not
+ * while the server runs. Returns RC_OK, or RC_INVAL (NULL srv, a running server).
+ */
+rc_status rc_server_set_call_log(rc_server *srv, rc_call_log_fn fn, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif
