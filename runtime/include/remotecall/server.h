@@ -926,6 +926,7 @@ typedef struct rc_call_record {
 	uint64_t ns;            /* receipt to reply made (0: not measured, deferred) */
 } rc_call_record;
 
+/* The call log's function: rec is valid during the call only. */
 typedef void (*rc_call_log_fn)(const rc_call_record *rec, void *ctx);
 
 /*
