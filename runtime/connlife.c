@@ -95,9 +95,11 @@ bool rc__connlife_open(rc_server *srv, rc__conn *c)
 	if ((h = rc__conn_handle(srv, c)) == NULL)
 		return false;
 	c->opened = true;
+	h->hook = fn; /* its CLOSE goes to the same hook, whatever is set meanwhile */
+	h->hook_ctx = srv->conn_hook_ctx;
 	atomic_fetch_add(&h->refs, 1); /* the hook's, for its call */
 	pthread_mutex_unlock(&srv->mu);
-	fn(h, RC_CONN_OPEN, srv->conn_hook_ctx);
+	fn(h, RC_CONN_OPEN, h->hook_ctx);
 	rc_server_conn_release(h);
 	pthread_mutex_lock(&srv->mu);
 	return true;
@@ -122,22 +124,17 @@ void rc__connlife_drain_slow(rc_server *srv)
 {
 	for (;;) {
 		rc_server_conn *h;
-		rc_conn_hook fn;
-		void *ctx;
 
 		pthread_mutex_lock(&srv->mu);
 		if ((h = srv->closedq) != NULL) {
 			srv->closedq = h->closed_next;
 			atomic_fetch_sub(&srv->nclosedq, 1);
 		}
-		fn = srv->conn_hook;
-		ctx = srv->conn_hook_ctx;
 		pthread_mutex_unlock(&srv->mu);
 		if (h == NULL)
 			return;
 		h->closed_next = NULL;
-		if (fn != NULL)
-			fn(h, RC_CONN_CLOSE, ctx);
+		h->hook(h, RC_CONN_CLOSE, h->hook_ctx);
 		rc_server_conn_release(h);
 	}
 }

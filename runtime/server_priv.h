@@ -208,6 +208,9 @@ struct rc_server_conn {
 	struct rc__back *backs;  /* the back channels (rc_server_conn_backchannel) */
 	void *_Atomic data;      /* the application's (rc_server_conn_set_data) */
 	struct rc_server_conn *closed_next; /* srv->closedq (connlife.c), under srv->mu */
+	/* the hook its OPEN was told by, for its CLOSE (connlife.c; set before it is armed) */
+	void (*hook)(struct rc_server_conn *sc, rc_conn_event ev, void *ctx);
+	void *hook_ctx;
 };
 
 /* Whether calls c's back channels made wait for replies (backchan.c): c's reading then never

@@ -771,7 +771,8 @@ typedef void (*rc_conn_hook)(rc_server_conn *sc, rc_conn_event ev, void *ctx);
  *
  * Thread and locks: OPEN runs on the thread that accepted the connection (a loop's thread; or
  * rc_server_listen_fd's caller), CLOSE on the thread that let go of the connection last (a
- * loop's thread, a thread answering its last deferred request, rc_server_destroy's caller),
+ * loop's thread, a thread answering its last deferred request, a thread whose blocking call
+ * back was reading the connection, rc_server_run's or rc_server_destroy's caller),
  * each with no lock of the server held. The hook may call anything of the server's API but
  * rc_server_destroy and rc_server_set_conn_hook -- rc_server_conn_set_data,
  * rc_server_conn_close, rc_server_foreach_conn, rc_server_conn_backchannel, answers to
