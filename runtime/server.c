@@ -553,6 +553,11 @@ void rc_server_destroy(rc_server *srv)
 			rc__reg_free(r);
 		}
 	}
+	while (srv->reg_retired != NULL) { /* unregistered while it ran (dispatch.c) */
+		rc__reg *r = srv->reg_retired;
+		srv->reg_retired = r->retired;
+		rc__reg_free(r);
+	}
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
 	rc__tls_old_free(srv); /* after the connections made from them */

@@ -49,7 +49,8 @@ enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC
 
 typedef struct rc__reg {
 	/* what the serve step reads of every call, first: one cache line (allocated 64-aligned) */
-	struct rc__reg *next; /* hash chain */
+	struct rc__reg *_Atomic next; /* hash chain (published with release: registrations may
+	                                 come and go while the server runs, dispatch.c) */
 	uint32_t prog, vers;
 	uint32_t ndense;
 	bool rules;        /* tls_required or gss_min: one test on the serve step's usual path */
@@ -63,6 +64,7 @@ typedef struct rc__reg {
 	                      AUTH_TOOWEAK (rc_server_set_gss_required); 0: no such rule */
 	const rc_svc_prog *def;
 	void *ctx;
+	struct rc__reg *retired; /* unregistered while running: srv->reg_retired (dispatch.c) */
 } rc__reg;
 
 typedef struct rc__lsn {
@@ -288,7 +290,9 @@ typedef struct rc__job {
 
 struct rc_server {
 	pthread_mutex_t mu;
-	rc__reg *buckets[RC__NBUCKETS];
+	rc__reg *_Atomic buckets[RC__NBUCKETS]; /* changed under mu, read without it */
+	rc__reg *reg_retired; /* under mu: unregistered while running, freed with the server
+	                         (calls under way, deferred requests may still use them) */
 	rc__lsn *lsn[RC__MAX_LISTENERS];
 	size_t nlsn;
 	rc__conn *conns;
@@ -997,11 +1001,14 @@ static inline unsigned rc__hash(uint32_t prog, uint32_t vers)
 	return rc__hash_pair(prog, vers) % RC__NBUCKETS;
 }
 
-/* The registration of (prog, vers), or NULL (under srv->mu, or while the server runs: the
- * table is then frozen). Inline: it is on every request's path (serve.c). */
+/* The registration of (prog, vers), or NULL; from any thread, without a lock (a registration
+ * is published whole, and one taken out stays valid until the server is destroyed). Inline:
+ * it is on every request's path (serve.c). */
 static inline rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
 {
-	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
+	for (rc__reg *r = atomic_load_explicit(&srv->buckets[rc__hash(prog, vers)],
+	                                       memory_order_acquire);
+	     r; r = atomic_load_explicit(&r->next, memory_order_acquire))
 		if (r->prog == prog && r->vers == vers)
 			return r;
 	return NULL;

@@ -1,6 +1,7 @@
 /*
- * Changes while serving (runtime/live.c): a TLS certificate and key replaced under load --
- * connections under the old certificate go on serving with it, new ones get the new one.
+ * Changes while serving (runtime/live.c, dispatch.c): a TLS certificate and key replaced
+ * under load -- connections under the old certificate go on serving with it, new ones get the
+ * new one; programs registered and unregistered while serving.
  * The certificates are made at start by tls_certs.sh (openssl): the old one is signed by
  * ca.pem, the new one by other-ca.pem, so which one a new client meets shows in whom it must
  * trust.
@@ -134,10 +135,80 @@ static void tls_cert_swapped_under_load(void **state)
 	rc_server_destroy(s.srv);
 }
 
+typedef struct sleeper {
+	const char *uri;
+	rc_status st;
+	uint32_t res;
+} sleeper;
+
+/* SLEEP(300) on a client of its own. */
+static void *sleep_call(void *arg)
+{
+	sleeper *sl = arg;
+	rc_client *c;
+	uint32_t ms = 300;
+
+	if ((sl->st = rc_client_create(&c, sl->uri, RT_PROG, 1)) != RC_OK)
+		return NULL;
+	sl->st = rc_call(c, 3, (rc_xdrproc)rc_xdr_u_int, &ms, (rc_xdrproc)rc_xdr_u_int, &sl->res);
+	rc_client_destroy(c);
+	return NULL;
+}
+
+/* Programs registered and unregistered while the server runs: new calls see the change at
+ * once; a call under way on a program taken out finishes. */
+static void registrations_while_serving(void **state)
+{
+	rt_server s;
+	rc_client *c1, *c2;
+	sleeper sl;
+	pthread_t tid;
+	int64_t v = 1, r = 0;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(rc_server_create(&s.srv), RC_OK);
+	assert_int_equal(rc_server_register(s.srv, &rt_prog1, NULL), RC_OK);
+	assert_int_equal(rc_server_listen(s.srv, "tcp://127.0.0.1:0", s.uri[0], sizeof(s.uri[0])),
+	                 RC_OK);
+	rc_server_set_threads(s.srv, 4);
+	assert_int_equal(pthread_create(&s.tid, NULL, rt_run, &s), 0);
+	assert_int_equal(rc_client_create(&c1, s.uri[0], RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_client_create(&c2, s.uri[0], RT_PROG, 2), RC_OK);
+	assert_int_equal(rc_call(c2, 0, NULL, NULL, NULL, NULL), RC_PROGVERSMISMATCH);
+
+	assert_int_equal(rc_server_register(s.srv, &rt_prog2, NULL), RC_OK); /* while serving */
+	assert_int_equal(rc_call(c2, 0, NULL, NULL, NULL, NULL), RC_OK);
+	assert_int_equal(rc_server_register(s.srv, &rt_prog2, NULL), RC_INVAL); /* twice */
+	assert_int_equal(rc_server_unregister(s.srv, RT_PROG, 2), RC_OK);
+	assert_int_equal(rc_call(c2, 0, NULL, NULL, NULL, NULL), RC_PROGVERSMISMATCH);
+
+	/* version 1 taken out while one of its calls runs: that call finishes */
+	sl = (sleeper){.uri = s.uri[0]};
+	assert_int_equal(pthread_create(&tid, NULL, sleep_call, &sl), 0);
+	usleep(100000);
+	assert_int_equal(rc_server_unregister(s.srv, RT_PROG, 1), RC_OK);
+	assert_int_equal(rc_call(c1, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &r),
+	                 RC_PROGUNAVAIL);
+	pthread_join(tid, NULL);
+	assert_int_equal(sl.st, RC_OK);
+	assert_int_equal(sl.res, 300);
+	assert_int_equal(rc_server_unregister(s.srv, RT_PROG, 1), RC_PROGUNAVAIL);
+	assert_int_equal(rc_server_register(s.srv, &rt_prog1, NULL), RC_OK); /* back */
+	assert_int_equal(rc_call(c1, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &r),
+	                 RC_OK);
+	rc_client_destroy(c1);
+	rc_client_destroy(c2);
+	rc_server_stop(s.srv);
+	pthread_join(s.tid, NULL);
+	rc_server_destroy(s.srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tls_cert_swapped_under_load),
+		cmocka_unit_test(registrations_while_serving),
 	};
 	(void)rt_start;
 	(void)rt_stop;

@@ -108,10 +108,13 @@ typedef struct rc_svc_prog {
 
 /*
  * rc_server_register -- serve def on this server; ctx is handed to every call of it (see
- * rc_svc_req_context). def must outlive the server (idlc's tables are static). Register before
- * rc_server_run (the dispatch table is read without a lock while serving). Returns RC_OK,
- * RC_INVAL (NULL def, duplicate procedure numbers, (prog, vers) already registered, or a
- * running server), RC_PROCUNAVAIL (a procedure of def has no routine: fn NULL -- idlc's
+ * rc_svc_req_context). def must outlive the server (idlc's tables are static). Before
+ * rc_server_run or while it runs, from any thread: a serving thread finds the registration
+ * whole, or not yet (calls before it get PROG_UNAVAIL); the per-program rules
+ * (rc_server_set_tls_required, rc_server_set_gss_required, rc_server_set_drc_streams) are set
+ * while the server is stopped. Returns RC_OK,
+ * RC_INVAL (NULL def, duplicate procedure numbers, (prog, vers) already registered),
+ * RC_PROCUNAVAIL (a procedure of def has no routine: fn NULL -- idlc's
  * table of a .x with several programs whose proc_V_svc routines this program does not link,
  * docs/idl.md), RC_NOMEM.
  */
@@ -127,16 +130,18 @@ typedef void (*rc_svc_rawfn)(rc_svc_req *req, void *ctx);
 
 /*
  * rc_server_register_raw -- serve (prog, vers) with fn, which sees every procedure (0
- * included). The same rules as rc_server_register (before rc_server_run). Returns RC_OK,
- * RC_INVAL (NULL srv or fn, (prog, vers) already registered, a running server), RC_NOMEM.
+ * included). The same rules as rc_server_register (also while the server runs). Returns RC_OK,
+ * RC_INVAL (NULL srv or fn, (prog, vers) already registered), RC_NOMEM.
  */
 rc_status rc_server_register_raw(rc_server *srv, uint32_t prog, uint32_t vers, rc_svc_rawfn fn,
                                  void *ctx);
 
 /*
- * rc_server_unregister -- stop serving (prog, vers) (either kind of registration). Not while
- * the server runs. Returns RC_OK, RC_INVAL (NULL srv, a running server), or RC_PROGUNAVAIL
- * when (prog, vers) is not registered.
+ * rc_server_unregister -- stop serving (prog, vers) (either kind of registration), also while
+ * the server runs, from any thread: calls read after it returns get PROG_UNAVAIL (or
+ * PROG_MISMATCH); calls under way and deferred requests of it finish as usual (a registration
+ * taken out while running is kept, a few hundred bytes, until rc_server_destroy). Returns
+ * RC_OK, RC_INVAL (NULL srv), or RC_PROGUNAVAIL when (prog, vers) is not registered.
  */
 rc_status rc_server_unregister(rc_server *srv, uint32_t prog, uint32_t vers);
 
