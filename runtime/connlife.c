@@ -70,7 +70,7 @@ static void rc__conn_peer(rc__conn *c)
 	c->peer_ok = true;
 }
 
-/* Whether any program's stream calls are cached (under srv->mu). */
+/* Whether any program's stream calls are cached (under srv->mu; kept in drc_streams_any). */
 static bool rc__drc_streams_any(rc_server *srv)
 {
 	if (srv->drc_streams_all)
@@ -88,7 +88,7 @@ bool rc__connlife_open(rc_server *srv, rc__conn *c)
 	rc_conn_hook fn = srv->conn_hook;
 	rc_server_conn *h;
 
-	if (srv->drc != NULL && rc__drc_streams_any(srv))
+	if (srv->drc != NULL && srv->drc_streams_any)
 		rc__conn_peer(c);
 	if (fn == NULL)
 		return true;
@@ -203,6 +203,7 @@ rc_status rc_server_set_drc_streams(rc_server *srv, uint32_t prog, uint32_t vers
 		else
 			r->drc_streams = on;
 	}
+	srv->drc_streams_any = rc__drc_streams_any(srv);
 	pthread_mutex_unlock(&srv->mu);
 	return st;
 }

@@ -398,6 +398,7 @@ struct rc_server {
 	struct rc_server_conn *closedq;
 	atomic_uint nclosedq;
 	bool drc_streams_all; /* rc_server_set_drc_streams(srv, 0, 0, true): every program */
+	bool drc_streams_any; /* ... or some program: connections keep their peer's address */
 	struct rc__obs *obs;  /* counters and the call log (stats.c), or NULL: neither */
 };
 
