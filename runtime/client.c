@@ -50,6 +50,7 @@
 #define RC__RETIRED_MAX 16             /* replaced header templates kept before waiting */
 #define RC__NOFAST_SPIN 1u             /* rc_client.nofast bits */
 #define RC__NOFAST_SEALED 2u
+#define RC__NOFAST_FAILOVER 4u
 #define RC__INQ_MAX 256u /* calls from the peer held to be served; more are dropped */
 #define RC__INQ_SPARE 512u /* a served call's buffer up to this size is kept for the next */
 
@@ -111,6 +112,8 @@ struct rc_async {
 	bool starting; /* rc__start has not returned: another thread must not free it yet */
 	bool handle;   /* a started call without callback: in the client's handle list */
 	bool windowed; /* counted in auth->inflight while in flight (auth->window) */
+	bool resend;   /* under mu: its server drained before reading it: sent again on a new
+	                  connection (rc__resend; rc_client_set_failover) */
 	/* A started call denied for a credential problem, waiting on the client's renew list for
 	 * its credentials to be renewed and itself sent again (rc__renew): while `renewing`, a
 	 * completion (a release, a cancel) is only recorded in renew_st and its renewer ends it. */
@@ -232,6 +235,12 @@ struct rc_client {
 	rc__inq *inq, *inq_tail; /* (srv) */
 	unsigned ninq;
 	rc__inq *inq_spare; /* under mu: one served call's buffer kept for the next (cap in len) */
+	/* rc_client_set_failover: on; the xid of this connection's NOTICE call, whose second
+	 * answer says the server drained (0: none; set by the connecting thread before the
+	 * connection is published, then under mu); calls wait to be sent again (under mu). */
+	bool failover;
+	uint32_t notice_xid;
+	bool resend_due;
 };
 
 static _Thread_local struct {
@@ -476,6 +485,8 @@ rc_status rc_client_set_auth_sys(rc_client *clnt, const char *machine, uint32_t 
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
+static rc_status rc__notice(rc_client *c, rc_tp *tp, int64_t deadline);
+
 /* Connect c's transport by deadline (0: no limit) and make it current. Called without c->mu
  * by the one thread that set c->connecting, or while the client is not yet shared (open).
  * RC_OK, or the transport's failure (errno kept). */
@@ -486,6 +497,10 @@ static rc_status rc__connect(rc_client *c, int64_t deadline)
 
 	rc__tp_clear_detail();
 	st = c->kind->connect(&c->uri, c->max_record, deadline, &tp);
+	if (st == RC_OK && c->failover && (st = rc__notice(c, tp, deadline)) != RC_OK) {
+		tp->vt->close(tp); /* (a balancer with no server behind it closes at once) */
+		tp = NULL;
+	}
 
 	if (st == RC_OK) {
 		size_t m = tp->max_msg;
@@ -1142,6 +1157,8 @@ static bool rc__renewable(const rc_async *p)
 }
 
 static void rc__send_failed(rc_client *c, const rc_tp *tp, int e);
+static void rc__goaway(rc_client *c, const unsigned char *msg, size_t len);
+static void rc__resend(rc_client *c);
 
 /* Keep a call the peer sent (under c->mu) for rc__serve_inq; beyond RC__INQ_MAX waiting, or
  * without memory, it is dropped (the peer's call times out, as on a lost datagram). */
@@ -1310,8 +1327,11 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 	for (p = c->pending; p != NULL; p = p->next)
 		if (p->xid == xid)
 			break;
-	if (p == NULL)
+	if (p == NULL) {
+		if (xid == c->notice_xid && xid != 0)
+			rc__goaway(c, msg, len); /* the server drains (rc_client_set_failover) */
 		return; /* stale (timed out, cancelled) or foreign: drop */
+	}
 	if (c->trace != NULL)
 		rc__trace(c, RC_TP_REPLY, xid);
 	st = rc__decode(c, p, msg, len, true);
@@ -1897,6 +1917,8 @@ static rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t
 			/* another thread completed it meanwhile (e.g. the connection broke): that
 			 * completion stands, and its callback will run */
 			st = RC_OK;
+		} else if (st != RC_OK && p->resend) {
+			st = RC_OK; /* its server drained meanwhile: it goes again (rc__resend) */
 		} else if (st == RC_TOOMANY) {
 			/* refused by the transport for now (a back channel whose server stopped
 			 * reading at a limit): this call fails, saying why; the connection stays */
@@ -1985,6 +2007,10 @@ static void rc__drive(rc_client *c, rc_async *p, int64_t until)
 {
 	while (p->state != RC__CALL_DONE) {
 		int64_t now, wake;
+		if (__builtin_expect(c->resend_due, 0)) {
+			rc__resend(c); /* after a drain's notice: on a new connection */
+			continue;
+		}
 		if (c->inq != NULL) {
 			rc__serve_inq(c); /* the peer's calls, on this thread (rc_client_serve) */
 			continue;
@@ -2611,9 +2637,10 @@ rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, con
 	p->deadline = rc__now() + (int64_t)rc__call_timeout(clnt, opts) * 1000000;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 	st = rc__encode(clnt, p, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
-	if (st == RC_OK && (clnt->dgram || p->auth != NULL)) {
+	if (st == RC_OK && (clnt->dgram || p->auth != NULL || clnt->failover)) {
 		/* keep the message for retransmission, or -- credentials of a flavor that may renew
-		 * them -- to send it again after a renewal (rc__renew) */
+		 * them -- to send it again after a renewal (rc__renew), or after a drain
+		 * (rc_client_set_failover: rc__resend) */
 		if (b.heap) {
 			p->msgblock = b.data;
 			rc__encbuf_detach(&b);
@@ -2829,6 +2856,8 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 			st = r == RC_CLOSED ? RC_CANTRECV : r;
 	}
 	(void)rc__timers(clnt, rc__now());
+	if (__builtin_expect(clnt->resend_due, 0))
+		rc__resend(clnt); /* after a drain's notice: on a new connection */
 	rc__serve_inq(clnt); /* the peer's calls (rc_client_serve) */
 	renew = clnt->renew != NULL;
 	pthread_mutex_unlock(&clnt->mu);
@@ -2921,4 +2950,173 @@ void rc_client_destroy(rc_client *clnt)
 	free(clnt->rxb);
 	rc__tls_ctx_free(clnt->uri.tls); /* after the transport made with it */
 	free(clnt);
+}
+
+/* ---- failover after a drain (rc_client_set_failover; docs/load-balancing.md) ---------------
+ * Each connection starts with a NOTICE call (program 0x3fd7c0de, version 1, procedure 1) that
+ * the connecting thread sends and waits for before the connection carries calls: a server
+ * that drains (rc_server_drain) answers it SUCCESS with 0 now, and once more, SUCCESS with 1,
+ * after the reply of every call it ran, just before it ends the connection. Any other answer
+ * (PROG_UNAVAIL from a server without drains) turns the notice off on that connection. The
+ * second answer means the calls still in flight were never run: they go again, on a new
+ * connection, with new xids, inside their own deadlines.
+ */
+
+/* client.h */
+rc_status rc_client_set_failover(rc_client *clnt, bool on)
+{
+	if (clnt == NULL)
+		return RC_INVAL;
+	if (clnt->dgram || (clnt->kind->props & RC_TPP_SYNC))
+		return RC_NOTSUPP;
+	pthread_mutex_lock(&clnt->mu);
+	clnt->failover = on;
+	if (!on) {
+		clnt->notice_xid = 0;
+	} else if (clnt->tp != NULL && clnt->npending == 0 && clnt->notice_xid == 0) {
+		/* connected already (rc_client_create): that connection asks now, or is closed
+		 * and the next call's connects and asks */
+		int64_t by = rc__now() + (int64_t)clnt->timeout_ms * 1000000;
+		pthread_mutex_lock(&clnt->smu);
+		bool asked = rc__notice(clnt, clnt->tp, by) == RC_OK;
+		pthread_mutex_unlock(&clnt->smu);
+		if (!asked)
+			rc__disconnect(clnt);
+	}
+	pthread_mutex_unlock(&clnt->mu);
+	if (on) /* blocking calls are registered in flight, so that they can go again */
+		atomic_fetch_or_explicit(&clnt->nofast, RC__NOFAST_FAILOVER, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&clnt->nofast, ~RC__NOFAST_FAILOVER, memory_order_relaxed);
+	return RC_OK;
+}
+
+/* Ask the server on tp, a connection just made (not yet c's), to tell of a drain; wait for its
+ * answer by deadline (0: no limit). RC_OK (c->notice_xid set, or 0 when the server does not
+ * drain), or the failure that ends the connection (RC_CLOSED: it closed first -- a balancer
+ * with no server, a server that stopped listening; RC_TIMEDOUT). */
+static rc_status rc__notice(rc_client *c, rc_tp *tp, int64_t deadline)
+{
+	_Alignas(8) unsigned char b[RC_TP_HEADROOM + 40];
+	unsigned char *m = b + RC_TP_HEADROOM;
+	uint32_t xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
+	static const uint32_t call[9] = {RC__CALL, RC__RPCVERS, RC__CTL_PROG, RC__CTL_VERS,
+	                                 RC__CTL_NOTICE, RC_AUTH_NONE, 0, RC_AUTH_NONE, 0};
+	rc_status st;
+
+	c->notice_xid = 0;
+	rc__put32(m, xid);
+	for (int i = 0; i < 9; i++)
+		rc__put32(m + 4 + 4 * i, call[i]);
+	if ((st = tp->vt->send(tp, m, 40, NULL, 0)) != RC_OK)
+		return st;
+	for (;;) {
+		void *msg;
+		size_t len;
+		const unsigned char *r;
+
+		st = tp->vt->recv(tp, &msg, &len, NULL, RC_TPF_DONTWAIT);
+		if (st == RC_AGAIN) {
+			int64_t left = deadline == 0 ? -1 : (deadline - rc__now() + 999999) / 1000000;
+			struct pollfd pf = {rc__tp_pollfd(tp), POLLIN, 0};
+			if (deadline != 0 && left <= 0)
+				return RC_TIMEDOUT;
+			(void)poll(&pf, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+			continue;
+		}
+		if (st != RC_OK)
+			return st;
+		r = msg;
+		if (len < 24 || rc__get32(r) != xid || rc__get32(r + 4) != RC__REPLY)
+			continue; /* (nothing else can come before it) */
+		/* accepted, AUTH_NONE verifier, SUCCESS, 0: the server will tell */
+		if (len >= 28 && rc__get32(r + 8) == RC__MSG_ACCEPTED && rc__get32(r + 16) == 0 &&
+		    rc__get32(r + 20) == RC__SUCCESS && rc__get32(r + 24) == 0)
+			c->notice_xid = xid;
+		return RC_OK;
+	}
+}
+
+/* The NOTICE's second answer came (under mu, as the reader, its role given up): if it says
+ * the server drains, every call still in flight was never run -- mark them to go again
+ * (rc__resend) and close the connection. */
+static void rc__goaway(rc_client *c, const unsigned char *msg, size_t len)
+{
+	rc_async *p, *n;
+
+	if (len < 28 || rc__get32(msg + 8) != RC__MSG_ACCEPTED || rc__get32(msg + 20) != 0 ||
+	    rc__get32(msg + 24) != 1)
+		return;
+	c->notice_xid = 0;
+	for (p = c->pending; p != NULL; p = n) {
+		n = p->next;
+		if (p->auth == NULL && p->msg != NULL) {
+			p->resend = true;
+			continue;
+		}
+		snprintf(p->err.detail, sizeof(p->err.detail),
+		         "the server drained; a call with sealed credentials is not sent again");
+		rc__complete(c, p, RC_CANTRECV);
+	}
+	c->resend_due = true;
+	rc__disconnect(c);
+	rc__wake(c);
+}
+
+/* Send the calls marked by rc__goaway again on a new connection (under mu, dropped while it
+ * connects): new xids, the messages as first encoded. The connection is tried again until
+ * the latest of their deadlines (a balancer may take a moment to find a server up); if none
+ * comes, they fail as a failed connect does. */
+static void rc__resend(rc_client *c)
+{
+	int64_t deadline = 0;
+	rc_status st = RC_OK;
+	rc_async *p, *n;
+	rc_tp *tp;
+	int err = 0;
+
+	c->resend_due = false;
+	for (p = c->pending; p != NULL; p = p->next)
+		if (p->resend && p->deadline > deadline)
+			deadline = p->deadline;
+	if (deadline == 0)
+		return;
+	while ((st = rc__ensure(c, deadline, &err)) != RC_OK && rc__now() + 20000000 < deadline) {
+		struct timespec ts = {0, 20000000};
+		pthread_mutex_unlock(&c->mu);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&c->mu);
+	}
+	if (st != RC_OK) {
+		for (p = c->pending; p != NULL; p = n) {
+			n = p->next;
+			if (!p->resend)
+				continue;
+			p->resend = false;
+			p->err.sys_errno = err;
+			snprintf(p->err.detail, sizeof(p->err.detail),
+			         "the server drained, and no new connection: %s", rc__tp_detail());
+			rc__complete(c, p, rc__connect_status(st));
+		}
+		return;
+	}
+	tp = c->tp;
+	pthread_mutex_lock(&c->smu);
+	rc__smu_send(c);
+	for (p = c->pending; p != NULL && st == RC_OK; p = p->next) {
+		if (!p->resend)
+			continue;
+		p->resend = false;
+		p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
+		rc__put32(p->msg, p->xid);
+		st = tp->vt->send(tp, p->msg, p->msglen, NULL, RC_TPF_DONTWAIT | RC_TPF_MORE);
+	}
+	if (st == RC_OK && tp->vt->flush(tp, 0) == RC_CANTSEND)
+		st = RC_CANTSEND;
+	err = errno;
+	atomic_store(&c->queued, tp->vt->outq(tp) > 0);
+	rc__smu_sent(c);
+	pthread_mutex_unlock(&c->smu);
+	if (st != RC_OK)
+		rc__send_failed(c, tp, err); /* (the calls in flight fail, as any broken send's) */
 }

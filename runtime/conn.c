@@ -577,6 +577,7 @@ void rc__lsn_wake(rc_server *srv, int64_t now)
 		else if (l->paused && (wake == 0 || l->resume_at < wake))
 			wake = l->resume_at;
 	}
+	wake = rc__aux_tick(srv, now, wake); /* PROXY headers' time, a drain (drain.c) */
 	atomic_store_explicit(&srv->wake_at, wake, memory_order_relaxed);
 }
 
@@ -735,7 +736,10 @@ void rc__accept(rc_server *srv, rc__lsn *l)
 		}
 		if (st != RC_OK)
 			return; /* paused: the listener is off the epoll set */
-		(void)rc__conn_admit(srv, tp);
+		if (__builtin_expect(l->proxy, 0))
+			rc__proxy_begin(srv, l, tp); /* its PROXY header first (proxy.c) */
+		else
+			(void)rc__conn_admit(srv, tp);
 	}
 	if (srv->threads > 1) {
 		pthread_mutex_lock(&srv->mu);
@@ -795,6 +799,13 @@ static bool rc__conn_arm(rc_server *srv, rc__conn *c, uint32_t events)
 	ev.events = events | EPOLLONESHOT;
 	ev.data.ptr = c;
 	return epoll_ctl(srv->epfd, EPOLL_CTL_MOD, rc__tp_pollfd(c->tp), &ev) == 0;
+}
+
+/* server_priv.h: as rc__conn_unref, under srv->mu. */
+void rc__conn_unref_locked(rc_server *srv, rc__conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		rc__conn_close(srv, c);
 }
 
 /* Drop one reference to c; the last one closes and frees it (takes srv->mu). */

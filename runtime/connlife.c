@@ -18,8 +18,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <netinet/in.h>
 
 #include "runtime/server_priv.h"
@@ -36,36 +36,23 @@ rc_status rc_server_set_conn_hook(rc_server *srv, rc_conn_hook fn, void *ctx)
 	return RC_OK;
 }
 
-/* The peer of c's socket, without its port (an IP peer) or as its user id (a unix one), for
- * the duplicate cache's key of its calls (under srv->mu, at admission). */
+/* The peer of c without its port (the client a PROXY header named, else the socket's peer),
+ * for the duplicate cache's key of its calls (under srv->mu, at admission). A unix peer has
+ * no address: its family alone (the rest of the key tells local callers apart). */
 static void rc__conn_peer(rc__conn *c)
 {
 	rc_peer *p = &c->peer;
-	socklen_t len = sizeof(p->ss);
-	int fd = rc__tp_pollfd(c->tp);
+	unsigned len = sizeof(p->ss);
 
-	if (getpeername(fd, (struct sockaddr *)&p->ss, &len) != 0)
+	memset(p, 0, sizeof(*p));
+	if (rc__tp_peer(c->tp, &p->ss, &len) != RC_OK)
 		return;
-	if (p->ss.ss_family == AF_INET) {
+	if (p->ss.ss_family == AF_INET)
 		((struct sockaddr_in *)&p->ss)->sin_port = 0;
-	} else if (p->ss.ss_family == AF_INET6) {
+	else if (p->ss.ss_family == AF_INET6)
 		((struct sockaddr_in6 *)&p->ss)->sin6_port = 0;
-	} else if (p->ss.ss_family == AF_UNIX) {
-		/* no address to tell clients apart by: the peer's user id (as an IPv4 address, so
-		 * that the key takes it) */
-		struct ucred cr;
-		socklen_t cl = sizeof(cr);
-		struct sockaddr_in *s = (struct sockaddr_in *)&p->ss;
-		uint32_t uid;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0)
-			return;
-		uid = (uint32_t)cr.uid;
-		memset(&p->ss, 0, sizeof(p->ss));
-		s->sin_family = AF_INET;
-		memcpy(&s->sin_addr, &uid, 4);
-	} else {
+	else if (p->ss.ss_family != AF_UNIX)
 		return;
-	}
 	p->len = (socklen_t)len;
 	c->peer_ok = true;
 }

@@ -262,6 +262,8 @@ authenticated:
 	req->reg = rc__find(srv, req->rq_prog, req->rq_vers);
 	if (__builtin_expect(req->reg == NULL, 0)) {
 		uint32_t range[2];
+		if (req->rq_prog == RC__CTL_PROG) /* a failover client's notice (drain.c) */
+			return rc__ctl_serve(srv, w, req, xid, max);
 		if (rc__vers_range(srv, req->rq_prog, &range[0], &range[1]))
 			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
 		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);

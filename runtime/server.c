@@ -234,6 +234,9 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	out->conns_evicted = srv->n_evicted;
 	out->conns_refused = srv->n_refused;
 	out->accept_nofile = srv->n_nofile;
+	out->conns_proxied = srv->n_proxied;
+	out->conns_proxy_refused = srv->n_proxy_refused;
+	out->draining = srv->draining;
 	pthread_mutex_unlock(&srv->mu);
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
 	out->gss_dropped = __atomic_load_n(&srv->n_gss_dropped, __ATOMIC_RELAXED);
@@ -390,20 +393,33 @@ static rc_status rc__listen(rc_server *srv, const char *uri, char *bound, size_t
 	char at[RC_URI_MAX];
 	const rc_tp_kind *k;
 	const rc_tp_deliver deliver = {rc__deliver, srv, rc__deliver_to};
+	rc__lsn_opts o;
+
+	memset(&o, 0, sizeof(o));
 
 	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
 		return st;
 	/* a key the listen side does not take is refused, never ignored (a client's ?tls=required
 	 * would otherwise look like a TLS policy the server does not run) */
 	if (u.query[0] != '\0' &&
-	    (st = rc__uri_query(u.query, RC__URIQ_LISTEN, NULL, NULL, at, sizeof(at))) != RC_OK)
+	    (st = rc__uri_query(u.query, RC__URIQ_LISTEN, rc__lsn_uri_key, &o, at, sizeof(at))) !=
+	            RC_OK)
 		return st;
 	if (srv->nlsn >= RC__MAX_LISTENERS)
 		return RC_TOOMANY;
 	k = rc__tp_find(u.scheme);
+	if ((o.proxy || o.from.n > 0) && (!o.proxy || !(k->props & RC_TPP_STREAM))) {
+		rc__tp_set_detail("URI query: %s", o.proxy ? "proxy=v2 takes a tcp or unix listener"
+		                                           : "proxy_from needs proxy=v2");
+		return RC_UNKNOWNADDR;
+	}
 	if ((st = k->listen(&u, srv->lim.max_record, &deliver, &tp, at, sizeof(at))) != RC_OK)
 		return st;
-	return rc__lsn_add(srv, tp, at, bound, len, false);
+	if ((st = rc__lsn_add(srv, tp, at, bound, len, false)) == RC_OK && o.proxy) {
+		srv->lsn[srv->nlsn - 1]->proxy = true; /* (not running: nothing reads it yet) */
+		srv->lsn[srv->nlsn - 1]->proxy_from = o.from;
+	}
+	return st;
 }
 
 rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
@@ -534,6 +550,7 @@ void rc_server_destroy(rc_server *srv)
 		free(j);
 	}
 	srv->use_reserve = false; /* closing connections does not take it back */
+	rc__proxy_destroy(srv);   /* those still in their PROXY header */
 	while (srv->conns)
 		rc__conn_close(srv, srv->conns);
 	pthread_mutex_unlock(&srv->mu);
@@ -620,6 +637,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 		rc__lsn_wake(srv, now);
 	if (now < srv->next_sweep || now < srv->next_walk) {
 		pthread_mutex_unlock(&srv->mu);
+		rc__connlife_drain(srv); /* (connections a drain's step closed: connlife.c) */
 		return;
 	}
 	srv->next_sweep = now + 250000000LL;
@@ -661,6 +679,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 	}
 	srv->next_walk = due;
 	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv);
 }
 
 /*
@@ -722,7 +741,9 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 	for (int i = 0; i < n && !atomic_load(&srv->stop); i++) {
 		int kind = *(int *)evs[i].data.ptr;
 		if (kind == RC__EV_STOP) {
-			atomic_store(&srv->stop, 1);
+			/* rc_server_drain's request comes this way too (drain.c) */
+			if (!atomic_load(&srv->drain_asked) || !rc__drain_begin(srv))
+				atomic_store(&srv->stop, 1);
 		} else if (kind == RC__EV_LISTENER) {
 			rc__lsn *l = evs[i].data.ptr;
 			if (l->dgram) {
@@ -736,6 +757,8 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 			rc__job_next(srv, w);
 		} else if (kind == RC__EV_OUT) {
 			rc__conn_out(srv, ((rc__outev *)evs[i].data.ptr)->c);
+		} else if (kind == RC__EV_PROXY) {
+			rc__proxy_event(srv, evs[i].data.ptr); /* a PROXY header comes (proxy.c) */
 		}
 	}
 	rc__sweep(srv, rc__now());

@@ -33,6 +33,7 @@
 #include "runtime/auth.h"
 #include "runtime/rpc.h"
 #include "runtime/server_internal.h"
+#include "transports/proxy_v2.h"
 
 #define RC__NBUCKETS 64
 #define RC__DENSE_MAX 1024     /* procedure numbers below this index a table directly */
@@ -45,7 +46,8 @@
 #define RC__REQ_POOL 64       /* request objects a server keeps for reuse once answered */
 #define RC__REQ_OWN_KEEP 4096 /* and the argument copy each keeps, at most (bytes) */
 
-enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5 };
+enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5,
+       RC__EV_PROXY = 6 /* a connection whose PROXY header is read (proxy.c) */ };
 
 typedef struct rc__reg {
 	/* what the serve step reads of every call, first: one cache line (allocated 64-aligned) */
@@ -76,6 +78,8 @@ typedef struct rc__lsn {
 	int64_t resume_at;
 	unsigned lone; /* one thread: non-zero while datagrams come one an event (rc__lone_skip) */
 	bool offload_asked; /* datagrams: receive offload asked for (rc__lsn_offload) */
+	bool proxy;         /* ?proxy=v2: each connection starts with a PROXY header (proxy.c) */
+	rc__proxy_from proxy_from; /* ?proxy_from=: the balancers believed (none: any) */
 	char uri[RC_URI_MAX];
 } rc__lsn;
 
@@ -186,6 +190,11 @@ struct rc__conn {
 	bool opened;
 	bool peer_ok;
 	rc_peer peer;
+	/* Draining (drain.c): the peer asked to be told (its notice call's xid), and where this
+	 * connection's graceful close stands (under srv->mu; 0: not begun). */
+	bool notice;
+	uint32_t notice_xid;
+	uint8_t drain;
 };
 
 /*
@@ -400,6 +409,15 @@ struct rc_server {
 	bool drc_streams_all; /* rc_server_set_drc_streams(srv, 0, 0, true): every program */
 	bool drc_streams_any; /* ... or some program: connections keep their peer's address */
 	struct rc__obs *obs;  /* counters and the call log (stats.c), or NULL: neither */
+	/* Behind a load balancer (proxy.c) and draining (drain.c). */
+	struct rc__pxconn *pxconns; /* under mu: connections whose PROXY header is being read */
+	uint32_t npx;               /* under mu: how many */
+	uint64_t n_proxied, n_proxy_refused; /* under mu: rc_server_stats */
+	int64_t aux_next;           /* under mu: when rc__aux_tick has something due (0: never) */
+	_Atomic uint32_t drain_ms;  /* rc_server_drain's timeout (async-signal-safe stores) */
+	atomic_bool drain_asked;
+	bool draining;              /* under mu: the drain has begun (rc__drain_begin) */
+	int64_t drain_until;        /* under mu: when it gives up waiting */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
@@ -1171,5 +1189,40 @@ void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t 
                   size_t rlen, bool deferred, uint64_t t_received);
 /* Free srv's counters and log settings (rc_server_destroy). */
 void rc__obs_free(rc_server *srv);
+
+/* ---- behind a load balancer (proxy.c) and draining (drain.c) ------------------------------ */
+
+/* The program a failover client calls first on each connection to be told of a drain
+ * (docs/load-balancing.md, "Drain and failover"): version 1, procedure 1 (NOTICE). */
+#define RC__CTL_PROG 0x3fd7c0deu
+#define RC__CTL_VERS 1u
+#define RC__CTL_NOTICE 1u
+
+/* rc_server_listen's keys of a listen URI (rc__uri_query's fn; ctx an rc__lsn_opts). */
+typedef struct rc__lsn_opts {
+	bool proxy;
+	rc__proxy_from from;
+} rc__lsn_opts;
+bool rc__lsn_uri_key(void *ctx, const struct rc__uri_key *key, const char *value);
+/* A connection just accepted on a ?proxy=v2 listener l: its header is read before it is
+ * admitted (rc__conn_admit), or it is closed and counted (n_proxy_refused). Takes tp. */
+void rc__proxy_begin(rc_server *srv, rc__lsn *l, rc_tp *tp);
+/* The epoll event of such a connection (RC__EV_PROXY). */
+void rc__proxy_event(rc_server *srv, void *px);
+/* rc_server_destroy: close every connection still in its header (under mu). */
+void rc__proxy_destroy(rc_server *srv);
+/* Called by rc__lsn_wake (under srv->mu, at srv->wake_at): headers past their time, and the
+ * drain's steps; returns wake lowered to when it is next due. */
+int64_t rc__aux_tick(rc_server *srv, int64_t now, int64_t wake);
+/* A connection's header reads past stall_ms (proxy.c), under mu. */
+int64_t rc__proxy_sweep(rc_server *srv, int64_t now);
+/* The stop event came with rc_server_drain asked: begin the drain (once). True: it is
+ * draining (the loop goes on); false: stop. */
+bool rc__drain_begin(rc_server *srv);
+/* A call to RC__CTL_PROG on a stream connection (serve.c's miss path): its reply length. */
+size_t rc__ctl_serve(rc_server *srv, rc__wctx *w, rc_svc_req *req, uint32_t xid, size_t max);
+/* conn.c: drop a reference to c; the last closes it. Under srv->mu (rc__conn_unref without
+ * the lock). */
+void rc__conn_unref_locked(rc_server *srv, rc__conn *c);
 
 #endif

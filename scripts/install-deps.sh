@@ -25,9 +25,10 @@ deb_pkgs=(dpkg-dev debhelper fakeroot lintian)
 # krb5-kdc krb5-admin-server krb5-user: the throw-away Kerberos realm of the RPCSEC_GSS tests
 # (tests/gss/krb5_fixture.sh: krb5kdc, kdb5_util, kadmin.local, kinit);
 # nfs-ganesha nfs-ganesha-vfs: the NFSv4.1 server of tests/nfs41 (a session with a back channel)
+# haproxy: the load balancer of tests/lb (PROXY v2, RPC health checks, drains)
 test_pkgs=(g++ libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto openssl python3 valgrind iproute2
            util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev rstat-client liburing-dev
-           krb5-kdc krb5-admin-server krb5-user nfs-ganesha nfs-ganesha-vfs)
+           krb5-kdc krb5-admin-server krb5-user nfs-ganesha nfs-ganesha-vfs haproxy)
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}")
 print=0
 for a in "$@"; do

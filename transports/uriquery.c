@@ -9,8 +9,9 @@
 
 #include "transports/transport.h"
 
-/* The keys of a URI's query: one line a key (see transport.h). The listen side takes none
- * yet; a client's are RPC-over-TLS's (transports/tls.c reads them: rc__tls_query_parse). */
+/* The keys of a URI's query: one line a key (see transport.h). A listen URI's are a load
+ * balancer's (runtime/proxy.c reads them: rc__lsn_uri_key); a client's are RPC-over-TLS's
+ * (transports/tls.c reads them: rc__tls_query_parse). */
 static const rc__uri_key rc__uri_keys[] = {
 	{"tls", "off|opportunistic|required", RC__URIQ_CLIENT,
 	 "server TLS: rc_server_set_tls, rc_server_set_tls_required"},
@@ -19,6 +20,9 @@ static const rc__uri_key rc__uri_keys[] = {
 	{"cert", NULL, RC__URIQ_CLIENT, "a server's: rc_tls_server_opts"},
 	{"key", NULL, RC__URIQ_CLIENT, "a server's: rc_tls_server_opts"},
 	{"name", NULL, RC__URIQ_CLIENT, ""},
+	/* a listener behind a load balancer (runtime/proxy.c, transports/proxy_v2.c) */
+	{"proxy", "v2", RC__URIQ_LISTEN, ""},
+	{"proxy_from", NULL, RC__URIQ_LISTEN, ""},
 };
 #define RC__NURIKEYS (sizeof(rc__uri_keys) / sizeof(rc__uri_keys[0]))
 

@@ -1241,15 +1241,22 @@ static void listen_errors_say_why(void **state)
 	rc_server_geterr(b, &e);
 	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
 	                    "address unknown or malformed (URI query: unknown key foo; a listen "
-	                    "URI takes no keys)");
+	                    "URI takes proxy=v2, proxy_from)");
 	{
 		static const char *const refused[][2] = {
 			{"tcp://127.0.0.1:0?tls=required",
 			 "URI query: tls is a client URI's key (server TLS: rc_server_set_tls, "
-			 "rc_server_set_tls_required); a listen URI takes no keys"},
+			 "rc_server_set_tls_required); a listen URI takes proxy=v2, proxy_from"},
 			{"udp://127.0.0.1:0?ca=x.pem",
 			 "URI query: ca is a client URI's key (a server's: rc_tls_server_opts); a "
-			 "listen URI takes no keys"},
+			 "listen URI takes proxy=v2, proxy_from"},
+			/* a load balancer's keys: PROXY v2 on stream listeners only */
+			{"udp://127.0.0.1:0?proxy=v2", "URI query: proxy=v2 takes a tcp or unix listener"},
+			{"tcp://127.0.0.1:0?proxy_from=127.0.0.1",
+			 "URI query: proxy_from needs proxy=v2"},
+			{"tcp://127.0.0.1:0?proxy=v1", "URI query: proxy=v1; proxy takes v2"},
+			{"tcp://127.0.0.1:0?proxy=v2&proxy_from=10.0.0.0/40",
+			 "URI query: proxy_from=10.0.0.0/40 is not an address or ADDRESS/BITS"},
 		};
 		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
 			assert_int_equal(rc_server_listen(b, refused[i][0], NULL, 0),

@@ -143,6 +143,26 @@ rc_status rc_client_set_max_message(rc_client *clnt, size_t bytes);
 size_t rc_client_get_max_message(const rc_client *clnt);
 
 /*
+ * rc_client_set_failover -- opt-in (on: true), for a stream client of servers that drain
+ * (rc_server_drain), e.g. behind a load balancer: each connection it opens first asks the
+ * server to tell it when it drains (one round trip, before the connection carries calls).
+ * When a server drains, it answers every call it ran and then says so; this client then
+ * sends the calls still without a reply -- which that server never ran -- again, with new
+ * xids, on a new connection (through a balancer, to another server), inside each call's own
+ * deadline. What is guaranteed (docs/load-balancing.md, "Drain and failover"): no call runs
+ * twice because of the failover; a call resent after a drain's notice completes as any call
+ * does. What is not: a call is resent only on that notice -- a server that closes without it
+ * (a crash, an idle close, another implementation, a drain's timeout) fails the calls in
+ * flight as without the option, since it may have run them; calls with credentials that
+ * seal each message (RPCSEC_GSS) are not resent (they fail, RC_CANTRECV); replies come in
+ * the order calls are answered, as ever. Costs, while on: started calls keep a copy of their
+ * message until they complete, and blocking calls take the general path (no fast step). Set
+ * it before the first call. Returns RC_OK; RC_INVAL for a NULL client; RC_NOTSUPP for a
+ * datagram or in-process client (a datagram is retransmitted anyway).
+ */
+rc_status rc_client_set_failover(rc_client *clnt, bool on);
+
+/*
  * rc_client_set_spin -- opt-in: before blocking for a reply, poll the socket for up to spin_us
  * microseconds (0, the default, blocks at once). Trades CPU for latency. Returns RC_OK,
  * RC_INVAL (over one second), RC_NOTSUPP (an in-process client: nothing to wait for).

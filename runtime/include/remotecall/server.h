@@ -224,8 +224,10 @@ rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_
 /*
  * rc_svc_req_caller -- the caller's address: copies up to *len bytes of it into sa and sets
  * *len to its length: a datagram's sender, a stream connection's peer (getpeername: a
- * sockaddr_in/in6, or a sockaddr_un on a unix socket); for an in-process call *len is set to
- * 0. Returns RC_OK, or RC_INVAL for NULL arguments.
+ * sockaddr_in/in6, or a sockaddr_un on a unix socket) -- on a listener behind a load balancer
+ * (?proxy=v2), the client its PROXY header named (the balancer's own address for its LOCAL
+ * health checks); for an in-process call *len is set to 0. Returns RC_OK, or RC_INVAL for
+ * NULL arguments.
  */
 rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len);
 
@@ -331,7 +333,8 @@ typedef struct rc_server_limits {
 	                           and queued, parked or running, deferred requests' arguments.
 	                           At it, connections inside a record of 64 KiB or more are not
 	                           read (closed once stalled past stall_ms); the others, and
-	                           replies to calls back, still are [256 MiB] */
+	                           replies to calls back, still are [256 MiB: a quarter of a
+	                           1 GiB VM; 40 peers holding 60 MiB records open pin ~260 MiB] */
 } rc_server_limits;
 
 /*
@@ -398,7 +401,27 @@ typedef struct rc_server_stats {
 	                             replies to calls back behind them were read */
 	uint64_t backcalls_starved; /* calls back failed at once (RC_TOOMANY): their connection
 	                             had max_parked_conn bytes parked, so no reply could be read */
+	/* behind a load balancer (listen URI ?proxy=v2; docs/load-balancing.md) */
+	uint64_t conns_proxied;       /* connections admitted with a valid PROXY v2 header */
+	uint64_t conns_proxy_refused; /* closed unserved: no header, a malformed one, silent for
+	                                 stall_ms, or from a balancer not in ?proxy_from */
+	uint64_t draining;            /* 1 once rc_server_drain's drain has begun, else 0 */
 } rc_server_stats;
+
+/*
+ * rc_server_drain -- stop gracefully, losing no call (docs/load-balancing.md, "Drain and
+ * failover"): stop accepting (stream listeners stop listening: connects are refused, so a
+ * load balancer's health check marks the server down); stop reading each connection and
+ * datagram listener; answer every call already dispatched; tell each connection whose client
+ * asked (rc_client_set_failover) that the calls it has no reply to were never run; end the
+ * sending side, read until the client closes, close; and when nothing is left -- or
+ * timeout_ms after the drain began, when the rest are cut -- stop, so that rc_server_run
+ * returns (RC_OK). Returns at once; the drain runs on the serving threads. Async-signal-safe
+ * (a SIGTERM handler may call it); calling it again changes nothing. A server served by
+ * blocking receives on one datagram listener answers each datagram as it reads it: there the
+ * drain is rc_server_stop. Returns RC_OK, or RC_INVAL for a NULL server.
+ */
+rc_status rc_server_drain(rc_server *srv, uint32_t timeout_ms);
 
 /*
  * rc_server_get_stats -- copy the server's counters into *out; callable from any thread, also
@@ -845,7 +868,8 @@ rc_status rc_server_set_drc(rc_server *srv, bool on);
  * (prog, vers), registered before, go through the duplicate request cache too (off by
  * default); prog RC_DRC_EVERY_PROGRAM: to every program registered now or later (vers
  * ignored; a program's own setting made after it wins). A stream call is keyed as the Linux
- * NFS server keys it: the client's address WITHOUT its port (a unix peer: its user id), so a
+ * NFS server keys it: the client's address WITHOUT its port (behind a ?proxy=v2 listener, the
+ * client its PROXY header named; unix peers share one, empty, address), so a
  * call a client retransmits on a new connection after a reconnect -- the same xid, program,
  * version, procedure, arguments and credential (flavor; RPCSEC_GSS: the context) -- is
  * answered from the cache, or dropped while the first still runs, never run twice (the
