@@ -29,6 +29,15 @@
  * every MS milliseconds while it serves (the soak test subtracts the cache's bytes from the
  * RSS it watches for leaks).
  *
+ * --drc-streams: calls on stream connections go through the duplicate request cache too
+ * (rc_server_set_drc_streams for bench.x), keyed by the client's address without its port, so
+ * a call a client sends again on a new connection (rc_client_set_resend) runs once.
+ *
+ * SIGHUP: with --tls-cert, the certificate and key (and --tls-ca) are read again from their
+ * files and replace the server's while it serves (rc_server_set_tls): new connections get
+ * them, connections under TLS keep theirs. A line "reloaded TLS" (or "reload failed: why") on
+ * stderr says how it went.
+ *
  * --max-conns N: open stream connections the server keeps at once (rc_server_limits.max_conns;
  * the library's default otherwise). The server raises its descriptor limit from the soft to
  * the hard value at start (bench_raise_nofile), so N may come close to the hard limit.
@@ -57,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <remotecall/remotecall.h>
 
@@ -293,6 +303,10 @@ static void usage(FILE *f)
 	        "  --tls-cert FILE --tls-key FILE  offer RPC-over-TLS with this certificate, key\n"
 	        "  --tls-ca FILE  require client certificates that chain to FILE (mutual TLS)\n"
 	        "  --tls-require  serve bench.x only under TLS (plaintext: AUTH_TOOWEAK)\n"
+	        "                 (SIGHUP reads the certificate and key again: new connections\n"
+	        "                 get them)\n"
+	        "  --drc-streams  the duplicate request cache covers TCP and unix calls too\n"
+	        "                 (keyed by the client's address without its port)\n"
 	        "  --gss-principal NAME  accept RPCSEC_GSS as NAME (host-based, e.g.\n"
 	        "                 rcbench@localhost; keys from KRB5_KTNAME)\n"
 	        "  --gss-require S  serve bench.x only under RPCSEC_GSS with service S or more\n"
@@ -348,6 +362,36 @@ static void *stats_loop(void *arg)
 			print_stats(g_srv);
 	}
 	pthread_mutex_unlock(&g_stats_mu);
+	return NULL;
+}
+
+/* SIGHUP: the handler writes a byte to this pipe; reload_loop reads it and reloads the TLS
+ * certificate (rc_server_set_tls is not for a signal handler: it reads files, allocates). */
+static int g_hup[2] = {-1, -1};
+static rc_tls_server_opts g_tls;
+
+static void on_hup(int sig)
+{
+	char b = 1;
+	(void)sig;
+	if (write(g_hup[1], &b, 1) < 0) {
+		/* a reload is pending already */
+	}
+}
+
+/* Reload the certificate on every byte, until the pipe closes (main, at exit). */
+static void *reload_loop(void *arg)
+{
+	char b, why[256];
+	(void)arg;
+	while (read(g_hup[0], &b, 1) == 1) {
+		rc_status st = rc_server_set_tls(g_srv, &g_tls, why, sizeof(why));
+		if (st == RC_OK)
+			fprintf(stderr, "%s: reloaded TLS\n", progname);
+		else
+			fprintf(stderr, "%s: reload failed: %s [%s]: %s\n", progname, rc_strerror(st),
+			        rc_status_name(st), why);
+	}
 	return NULL;
 }
 
@@ -453,6 +497,7 @@ int main(int argc, char **argv)
 		{"tls-key", required_argument, NULL, 'K'},
 		{"tls-ca", required_argument, NULL, 'A'},
 		{"tls-require", no_argument, NULL, 'Q'},
+		{"drc-streams", no_argument, NULL, 'Z'},
 		{"max-conns", required_argument, NULL, 'N'},
 		{"gss-principal", required_argument, NULL, 'G'},
 		{"gss-require", required_argument, NULL, 'g'},
@@ -473,7 +518,7 @@ int main(int argc, char **argv)
 	bool stats_thread = false;
 	trace_rec *trace = NULL;
 	rc_tls_server_opts tls = {0};
-	bool tls_require = false;
+	bool tls_require = false, drc_streams = false;
 	const char *gss_principal = NULL; /* --gss-principal */
 	rc_gss_service gss_require = RC_GSS_NOT_REQUIRED; /* --gss-require */
 	int c;
@@ -580,6 +625,9 @@ int main(int argc, char **argv)
 		case 'Q':
 			tls_require = true;
 			break;
+		case 'Z':
+			drc_streams = true;
+			break;
 		case 'G':
 			gss_principal = optarg;
 			break;
@@ -638,6 +686,11 @@ int main(int argc, char **argv)
 	st = bench_prog_1_register(g_srv, NULL);
 	if (st != RC_OK) {
 		fprintf(stderr, "%s: register: %s\n", progname, rc_strerror(st));
+		return 1;
+	}
+	if (drc_streams &&
+	    (st = rc_server_set_drc_streams(g_srv, BENCH_PROG, BENCH_VERS, true)) != RC_OK) {
+		fprintf(stderr, "%s: --drc-streams: %s\n", progname, rc_strerror(st));
 		return 1;
 	}
 	if ((tls.cert_file == NULL) != (tls.key_file == NULL) ||
@@ -711,6 +764,16 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	pthread_t reload_tid;
+	bool reloading = false;
+	if (tls.cert_file != NULL && pipe(g_hup) == 0) {
+		g_tls = tls;
+		reloading = pthread_create(&reload_tid, NULL, reload_loop, NULL) == 0;
+		if (reloading) {
+			sa.sa_handler = on_hup;
+			sigaction(SIGHUP, &sa, NULL);
+		}
+	}
 
 	char bound[512];
 	for (int i = 0; i < nlisten; i++) {
@@ -772,7 +835,13 @@ int main(int argc, char **argv)
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, NULL); /* no rc_server_stop on a destroyed server */
+	if (reloading) { /* the reloader ends at the pipe's end, before the server goes */
+		close(g_hup[1]);
+		pthread_join(reload_tid, NULL);
+		close(g_hup[0]);
+	}
 	if (stats)
 		print_stats(g_srv);
 	rc_server_destroy(g_srv);

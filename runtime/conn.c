@@ -126,6 +126,7 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 		srv->ndoomed--;
 	if (c->end == RC__CONN_EVICTED)
 		srv->nevicting--;
+	rc__connlife_closed(srv, c); /* the hook's CLOSE, told once the lock is dropped */
 	rc__back_detach(c); /* its handle and back channels (backchan.c) let go of it */
 	rc__park_free(srv, c);
 	rc__inbound_sub(srv, c->incount); /* its partial record goes with it */
@@ -438,6 +439,7 @@ dead:
 	pthread_mutex_lock(&srv->mu);
 	rc__conn_close(srv, c);
 	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv);
 }
 
 /* ---- admission: accepting connections, and making room for them -----------------------
@@ -693,11 +695,15 @@ rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 	srv->conns = c;
 	srv->nconns++;
 	srv->n_accepted++;
-	if (!rc__arm(srv, EPOLL_CTL_ADD, tp, c, EPOLLIN | EPOLLRDHUP)) {
+	if (!rc__connlife_open(srv, c)) { /* (the hook's OPEN, before it is armed) */
+		rc__conn_close(srv, c);
+		st = RC_NOMEM;
+	} else if (!rc__arm(srv, EPOLL_CTL_ADD, tp, c, EPOLLIN | EPOLLRDHUP)) {
 		rc__conn_close(srv, c); /* epoll is out of memory: refuse it */
 		st = RC_NOMEM;
 	}
 	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv);
 	return st;
 }
 
@@ -809,6 +815,7 @@ static void rc__conn_unref(rc_server *srv, rc__conn *c)
 		pthread_mutex_lock(&srv->mu);
 		rc__conn_close(srv, c);
 		pthread_mutex_unlock(&srv->mu);
+		rc__connlife_drain(srv);
 	}
 }
 

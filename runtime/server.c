@@ -253,7 +253,7 @@ rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
 {
 	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
-	srv->trace = fn;
+	srv->trace = fn != NULL || srv->obs == NULL ? fn : rc__obs_nop; /* (stats.c counts) */
 	srv->trace_arg = arg;
 	return RC_OK;
 }
@@ -505,7 +505,7 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
 	rc__tls_ctx *ctx;
 	rc_status st;
 
-	if (srv == NULL || opts == NULL || atomic_load(&srv->running))
+	if (srv == NULL || opts == NULL)
 		return RC_INVAL;
 	rc__tp_clear_detail();
 	if ((st = rc__tls_server_ctx(opts, &ctx)) != RC_OK) {
@@ -515,8 +515,10 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
 	}
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
-	rc__tls_ctx_free(srv->tls); /* no connection can be under TLS: the server is not running */
-	srv->tls = ctx;
+	if (!rc__tls_replace(srv, ctx)) { /* (live.c: connections under the old one keep it) */
+		rc__tls_ctx_free(ctx);
+		return RC_NOMEM;
+	}
 	return RC_OK;
 }
 
@@ -552,6 +554,9 @@ void rc_server_destroy(rc_server *srv)
 	rc__proxy_destroy(srv);   /* those still in their PROXY header */
 	while (srv->conns)
 		rc__conn_close(srv, srv->conns);
+	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv); /* their CLOSEs, without the lock */
+	pthread_mutex_lock(&srv->mu);
 	while (srv->conn_pool) { /* (no loop runs now: no event of theirs is about) */
 		rc__conn *c = srv->conn_pool;
 		srv->conn_pool = c->next;
@@ -566,9 +571,15 @@ void rc_server_destroy(rc_server *srv)
 			rc__reg_free(r);
 		}
 	}
+	while (srv->reg_retired != NULL) { /* unregistered while it ran (dispatch.c) */
+		rc__reg *r = srv->reg_retired;
+		srv->reg_retired = r->retired;
+		rc__reg_free(r);
+	}
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
-	rc__tls_ctx_free(srv->tls); /* after the connections made from it */
+	rc__tls_old_free(srv); /* after the connections made from them */
+	rc__obs_free(srv);
 	rc__gss_free(srv);          /* after the requests deferred under its contexts */
 	free(srv->step_rbuf);
 	free(srv->step_batch);
@@ -627,6 +638,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 		rc__lsn_wake(srv, now);
 	if (now < srv->next_sweep || now < srv->next_walk) {
 		pthread_mutex_unlock(&srv->mu);
+		rc__connlife_drain(srv); /* (connections a drain's step closed: connlife.c) */
 		return;
 	}
 	srv->next_sweep = now + 250000000LL;
@@ -668,6 +680,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 	}
 	srv->next_walk = due;
 	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv);
 }
 
 /*
@@ -767,6 +780,7 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	srv->loop_thread = pthread_self(); /* serving alone, on this thread (backchan.c) */
 	atomic_store(&srv->loop_alone, true);
 	st = rc__step(srv, &w, timeout_ms);
+	rc__connlife_drain(srv); /* (connections an answer's orphaning closed) */
 	atomic_store(&srv->loop_alone, false);
 	srv->step_rbuf = w.rbuf;
 	srv->step_batch = w.batch;
@@ -850,6 +864,7 @@ rc_status rc_server_run(rc_server *srv)
 			st = RC_LOCALERROR; /* rc_server_step could not serve it any more */
 	}
 	rc__defer_orphan(srv, NULL); /* answers to what is still deferred say RC_CANCELLED */
+	rc__connlife_drain(srv);     /* (connections their orphaning closed) */
 	atomic_store(&srv->running, false);
 	return st;
 }

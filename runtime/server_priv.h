@@ -51,11 +51,13 @@ enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC
 
 typedef struct rc__reg {
 	/* what the serve step reads of every call, first: one cache line (allocated 64-aligned) */
-	struct rc__reg *next; /* hash chain */
+	struct rc__reg *_Atomic next; /* hash chain (published with release: registrations may
+	                                 come and go while the server runs, dispatch.c) */
 	uint32_t prog, vers;
 	uint32_t ndense;
 	bool rules;        /* tls_required or gss_min: one test on the serve step's usual path */
 	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
+	bool drc_streams;  /* stream calls go through the duplicate cache too (connlife.c) */
 	const rc_svc_proc **dense; /* by procedure number, below ndense */
 	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
@@ -64,6 +66,7 @@ typedef struct rc__reg {
 	                      AUTH_TOOWEAK (rc_server_set_gss_required); 0: no such rule */
 	const rc_svc_prog *def;
 	void *ctx;
+	struct rc__reg *retired; /* unregistered while running: srv->reg_retired (dispatch.c) */
 } rc__reg;
 
 typedef struct rc__lsn {
@@ -181,6 +184,12 @@ struct rc__conn {
 	 * srv->inbound (under srv->mu), and whether it waits unread for the budget. */
 	size_t incount;
 	bool memheld;          /* under srv->mu: HELD (or, one thread, unarmed) for the budget */
+	/* Connection life (connlife.c): its OPEN was told to the hook, so its CLOSE will be
+	 * (under srv->mu); and its peer's address without the port, the duplicate cache's key
+	 * for stream calls (set at admission when the server caches stream calls). */
+	bool opened;
+	bool peer_ok;
+	rc_peer peer;
 	/* Draining (drain.c): the peer asked to be told (its notice call's xid), and where this
 	 * connection's graceful close stands (under srv->mu; 0: not begun). */
 	bool notice;
@@ -208,6 +217,11 @@ struct rc_server_conn {
 	atomic_uint inflight;    /* calls its back channels sent and have no reply to yet (as
 	                            their xid windows hold them; read without mu) */
 	struct rc__back *backs;  /* the back channels (rc_server_conn_backchannel) */
+	void *_Atomic data;      /* the application's (rc_server_conn_set_data) */
+	struct rc_server_conn *closed_next; /* srv->closedq (connlife.c), under srv->mu */
+	/* the hook its OPEN was told by, for its CLOSE (connlife.c; set before it is armed) */
+	void (*hook)(struct rc_server_conn *sc, rc_conn_event ev, void *ctx);
+	void *hook_ctx;
 };
 
 /* Whether calls c's back channels made wait for replies (backchan.c): c's reading then never
@@ -220,14 +234,40 @@ static inline bool rc__conn_backwait(const rc__conn *c)
 	return h != NULL && atomic_load_explicit(&h->inflight, memory_order_relaxed) > 0;
 }
 
-/* Whether the application keeps c's handle (a reference beyond the connection's own): c is
- * then neither closed as idle nor evicted (under srv->mu). */
+/* Whether c waits for replies to calls back (its back channels' calls in flight): c is then
+ * neither closed as idle nor evicted (under srv->mu). A handle the application merely keeps
+ * does not count: the connection hook (connlife.c) tells it when the connection closes. */
 static inline bool rc__conn_kept(rc__conn *c)
 {
-	struct rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_relaxed);
-
-	return h != NULL && atomic_load_explicit(&h->refs, memory_order_relaxed) > 1;
+	return rc__conn_backwait(c);
 }
+
+/* backchan.c: c's handle, made now if it has none (under srv->mu; c is served as jobs from
+ * then on). NULL: memory is short. */
+struct rc_server_conn *rc__conn_handle(rc_server *srv, rc__conn *c);
+
+/* ---- live.c: changes while serving -------------------------------------------------------- */
+
+/* Put ctx in place of srv's TLS context (takes srv->mu): the one it replaces is kept until
+ * rc__tls_old_free, for the connections under it. False: memory is short (nothing changed). */
+bool rc__tls_replace(rc_server *srv, struct rc__tls_ctx *ctx);
+/* Free the contexts rc__tls_replace kept, and the current one (rc_server_destroy: no
+ * connection is left). */
+void rc__tls_old_free(rc_server *srv);
+
+/* ---- connlife.c: connection life (rc_server_set_conn_hook) -------------------------------- */
+
+/* c was admitted (under srv->mu, which it drops and takes again to run the hook's OPEN
+ * without locks; c is not armed yet). False: memory is short for c's handle (c is to be
+ * refused). Nothing when the server has no hook. */
+bool rc__connlife_open(rc_server *srv, rc__conn *c);
+/* c closes (under srv->mu, in rc__conn_close): its CLOSE is queued, to be told by
+ * rc__connlife_drain once the lock is dropped. */
+void rc__connlife_closed(rc_server *srv, rc__conn *c);
+/* Tell the hook the CLOSEs queued (takes srv->mu; call without locks). Inline test first:
+ * nothing to do costs a load. */
+void rc__connlife_drain_slow(rc_server *srv);
+/* (rc__connlife_drain, inline, follows struct rc_server) */
 
 /* backchan.c, for the stream connections (conn.c): a REPLY read on c goes to the back channel
  * that sent its call, or nowhere (true: msg was a reply, taken or dropped; false: not one, or
@@ -259,7 +299,9 @@ typedef struct rc__job {
 
 struct rc_server {
 	pthread_mutex_t mu;
-	rc__reg *buckets[RC__NBUCKETS];
+	rc__reg *_Atomic buckets[RC__NBUCKETS]; /* changed under mu, read without it */
+	rc__reg *reg_retired; /* under mu: unregistered while running, freed with the server
+	                         (calls under way, deferred requests may still use them) */
 	rc__lsn *lsn[RC__MAX_LISTENERS];
 	size_t nlsn;
 	rc__conn *conns;
@@ -319,7 +361,11 @@ struct rc_server {
 	_Atomic int64_t wake_at; /* the earliest resume_at of a paused listener, or 0 (rc__step) */
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 	struct rc__dbatch *step_batch; /* and its datagram batch */
-	struct rc__tls_ctx *tls;  /* rc_server_set_tls's context, or NULL: probes get no TLS */
+	/* rc_server_set_tls's context, or NULL: probes get no TLS. Atomic: it may be replaced
+	 * while the server runs (live.c); those it replaced are kept, for the connections made
+	 * from them, until the server is destroyed (tls_old, under mu) */
+	struct rc__tls_ctx *_Atomic tls;
+	struct rc__tls_old *tls_old;
 	/* srv->ndeferred fell below its cap (under mu): re-arm the connections held for it. Set
 	 * by the life cycle (the stream connections' rc__defer_room), so the request layer
 	 * below them reaches them without calling up. */
@@ -354,6 +400,15 @@ struct rc_server {
 	unsigned backreaders; /* under mu: connections a back channel's caller reads now */
 	rc__conn *conn_pool;  /* under mu: closed connections once taken, for reuse (conn.c) */
 	bool destroying;      /* under mu: rc_server_destroy has begun: no more are taken */
+	/* connection life (connlife.c): the hook (set while not running), the CLOSEs queued to
+	 * be told without locks (under mu; nclosedq counts them for a test without it) */
+	void (*conn_hook)(struct rc_server_conn *sc, rc_conn_event ev, void *ctx);
+	void *conn_hook_ctx;
+	struct rc_server_conn *closedq;
+	atomic_uint nclosedq;
+	bool drc_streams_all; /* rc_server_set_drc_streams(srv, 0, 0, true): every program */
+	bool drc_streams_any; /* ... or some program: connections keep their peer's address */
+	struct rc__obs *obs;  /* counters and the call log (stats.c), or NULL: neither */
 	/* Behind a load balancer (proxy.c) and draining (drain.c). */
 	struct rc__pxconn *pxconns; /* under mu: connections whose PROXY header is being read */
 	uint32_t npx;               /* under mu: how many */
@@ -366,6 +421,13 @@ struct rc_server {
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
+
+/* connlife.c's drain: a load when nothing is queued. */
+static inline void rc__connlife_drain(rc_server *srv)
+{
+	if (__builtin_expect(atomic_load_explicit(&srv->nclosedq, memory_order_relaxed) != 0, 0))
+		rc__connlife_drain_slow(srv);
+}
 
 /* Bytes a peer must move, in or out, for its stall clock to start again. */
 #define RC__STALL_STEP ((size_t)64 << 10)
@@ -958,11 +1020,14 @@ static inline unsigned rc__hash(uint32_t prog, uint32_t vers)
 	return rc__hash_pair(prog, vers) % RC__NBUCKETS;
 }
 
-/* The registration of (prog, vers), or NULL (under srv->mu, or while the server runs: the
- * table is then frozen). Inline: it is on every request's path (serve.c). */
+/* The registration of (prog, vers), or NULL; from any thread, without a lock (a registration
+ * is published whole, and one taken out stays valid until the server is destroyed). Inline:
+ * it is on every request's path (serve.c). */
 static inline rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
 {
-	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
+	for (rc__reg *r = atomic_load_explicit(&srv->buckets[rc__hash(prog, vers)],
+	                                       memory_order_acquire);
+	     r; r = atomic_load_explicit(&r->next, memory_order_acquire))
 		if (r->prog == prog && r->vers == vers)
 			return r;
 	return NULL;
@@ -1112,6 +1177,18 @@ bool rc__conn_back_take(rc_server *srv, rc__conn *c);
 rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline);
 void rc__conn_back_give(rc_server *srv, rc__conn *c);
 
+/* ---- stats.c: counters and the call log ----------------------------------------------------- */
+
+/* The trace function of a server that counts or logs without tracing: the serve step's traced
+ * copy runs, and its trace points call this. */
+void rc__obs_nop(void *arg, rc_trace_point pt, uint32_t xid, uint64_t ns);
+/* Count and log the call msg[0..len) that serving thread w just served (srv->obs set): rlen
+ * its reply's bytes in w->rb, deferred whether its routine deferred it, t_received when it
+ * came (0: unknown). */
+void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
+                  size_t rlen, bool deferred, uint64_t t_received);
+/* Free srv's counters and log settings (rc_server_destroy). */
+void rc__obs_free(rc_server *srv);
 
 /* ---- behind a load balancer (proxy.c) and draining (drain.c) ------------------------------ */
 

@@ -126,6 +126,18 @@ events)
 	lacks 'failed' "no call failed"
 	refused events
 	;;
+leases)
+	run_example
+	has '^A: alpha granted$' "A took alpha"
+	has '^A: beta granted$' "A took beta"
+	has '^B: alpha refused while A holds it$' "B was refused what A held"
+	has '^B: alpha granted after A left$' "A's leases went with its connection"
+	has '^leases held: 1$' "only B's lease is left"
+	count 'connection [0-9]+ opened$' 2 "the hook saw both connections open"
+	has 'connection 1 closed: 2 lease\(s\) released$' "A's CLOSE released its two leases"
+	has 'connection 2 closed: 1 lease\(s\) released$' "B's CLOSE, at the end, released its one"
+	refused leases
+	;;
 notify)
 	run_example
 	count '^subscribed as [0-9]+; no listening socket: events come on this client.s connection$' 2 \

@@ -49,10 +49,12 @@ layers() {
 }
 
 # The server's own layers (docs/design.md, "Layers"; runtime/server_priv.h).
-layers "the server's layers" "server.c.o
+layers "the server's layers" "server.c.o connctl.c.o
 conn.c.o dgram.c.o direct.c.o
+connlife.c.o live.c.o
 backchan.c.o
 serve.c.o
+stats.c.o
 dispatch.c.o
 defer.c.o
 auth_reg.c.o

@@ -28,6 +28,7 @@
 
 #include <remotecall/remotecall.h>
 
+#include "rt_certs.h"
 #include "rt_raw.h"
 
 #define FWD 0x20000b01u /* the server's program */
@@ -1011,19 +1012,14 @@ static void not_on_datagrams_or_in_process(void **state)
 
 static int setup(void **state)
 {
-	char cmd[700];
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/rc-backchan-tls.%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "bash %s/tests/runtime/tls_certs.sh %s", RC_SOURCE_DIR, dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return rt_certs_make(dir, sizeof(dir), "backchan-tls");
 }
 
 static int teardown(void **state)
 {
-	char cmd[300];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return rt_certs_remove(dir);
 }
 
 /*

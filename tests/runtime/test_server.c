@@ -1086,8 +1086,13 @@ static void running_server_refuses_changes(void **state)
 	(void)state;
 	srv = running_server(both, uri, sizeof(uri), &t, &c);
 	sleep_call(c);
-	assert_int_equal(rc_server_register(srv, &rt_prog2, NULL), RC_INVAL);
+	/* (registrations are taken while it runs: test_live) */
 	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", NULL, 0), RC_INVAL);
+	assert_int_equal(rc_server_set_conn_hook(srv, NULL, NULL), RC_INVAL);
+	assert_int_equal(rc_server_set_drc_streams(srv, RC_DRC_EVERY_PROGRAM, 0, true), RC_INVAL);
+	assert_int_equal(rc_server_set_drc(srv, false), RC_INVAL);
+	assert_int_equal(rc_server_set_proc_stats(srv, true), RC_INVAL);
+	assert_int_equal(rc_server_set_call_log(srv, NULL, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_auth(srv, no_auth, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_trace(srv, NULL, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_threads(srv, 4), RC_INVAL);

@@ -96,6 +96,27 @@ rc_status rc_call_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const voi
 rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms);
 
 /*
+ * rc_client_set_resend -- stream clients (TCP, TLS, unix): whether a blocking call (rc_call,
+ * idlc's stubs) whose connection breaks under it -- RC_CANTRECV: sent, no reply; RC_CANTSEND:
+ * the send found it broken -- is sent again, as the Linux NFS client does: the client
+ * reconnects and sends the same call with the SAME xid (the same arguments and credential;
+ * a flavor that numbers its calls gives it a fresh number), and again, on that connection,
+ * each time no reply came within the retry interval (rc_client_set_retry's, doubling: a
+ * server drops the copy of a call still running), up to 8 sendings within one timeout
+ * (rc_client_set_timeout) from the break -- so such a call may take up to twice its timeout
+ * -- a failed reconnection waiting 50 ms, doubling, before the next. A server that
+ * caches stream calls by the client's address without its port (remotecall's
+ * rc_server_set_drc_streams, the Linux NFS server) then answers a call that already ran
+ * from its cache, so together they run a call at most once across reconnects -- as long as
+ * the server still remembers the call (drc_ttl_ms) and the client reconnects from the same
+ * address. Without such a server the call may run twice: off by default. Calls started with
+ * rc_call_start still end with RC_CANTRECV when their connection breaks. Returns RC_OK;
+ * RC_INVAL (NULL clnt); RC_NOTSUPP (a datagram client: its retransmissions keep the xid
+ * anyway).
+ */
+rc_status rc_client_set_resend(rc_client *clnt, bool on);
+
+/*
  * rc_client_set_retry -- UDP only: wait this long for a reply before retransmitting the call
  * with the same xid; the wait doubles after each retransmission, up to 4 s, always within the
  * call's total timeout (0: RC_DEFAULT_RETRY_MS). Returns RC_OK or RC_INVAL.
