@@ -87,6 +87,7 @@ typedef struct bench_opts {
 	/* RPCSEC_GSS (rc-bench-client only): --gss none|integrity|privacy (NULL: off) and
 	 * --gss-service NAME, the server's host-based name [rcbench@localhost] */
 	const char *gss, *gss_service;
+	bool failover;      /* --failover (rc-bench-client, tcp): rc_client_set_failover */
 } bench_opts;
 
 /*

@@ -32,8 +32,14 @@
  * --tls opportunistic|required [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
  * [--tls-name NAME]: RPC-over-TLS (rc_client_create_tls) on every tcp URI; after the results
  * the client says on stderr whether its connections ran under TLS ("tls: on" / "tls: off").
+ * A quic://HOST:PORT URI (RPC-over-QUIC, TLS always) takes --tls-ca/--tls-cert/--tls-key/
+ * --tls-name without --tls.
  * --gss none|integrity|privacy [--gss-service NAME]: RPCSEC_GSS (rc_client_set_auth_gss) on
  * every client, the server's name rcbench@localhost unless given.
+ * --failover (tcp): rc_client_set_failover on every client -- after a server's drain
+ * (rc-bench-server --drain-ms, SIGTERM) the calls it never ran go again on a new connection.
+ * A URI may then be served by several servers in turn, so ADD's totals are not checked here
+ * (the servers' --stats totals must add up to the calls made: tests/lb/haproxy.sh).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -126,6 +132,8 @@ typedef struct worker {
 	int32_t arg_int;
 	uint32_t arg_work;
 	int64_t arg_add;
+	bool add_unchecked;     /* --failover: a URI may be served by several servers in turn,
+	                           each with its own total: their --stats totals are checked */
 	int64_t *last_add;      /* per URI: the last ADD total seen */
 	add_seen *add_seen;     /* async ADD: per URI, the totals seen (NULL otherwise) */
 	slot *slots;            /* per URI */
@@ -297,7 +305,9 @@ static bool check(worker *w, int dest, rc_status st, bench_res *res, uint32_t wa
 			}
 			break;
 		case BP_ADD:
-			if (w->arg_add > 0 && w->add_seen != NULL) { /* async: any order */
+			if (w->add_unchecked) {
+				/* (nothing: the servers' totals are checked) */
+			} else if (w->arg_add > 0 && w->add_seen != NULL) { /* async: any order */
 				ok = add_seen_check(&w->add_seen[dest], res->h, w->arg_add, why,
 				                    sizeof why);
 			} else if (w->arg_add > 0 && res->h <= w->last_add[dest]) {
@@ -788,9 +798,12 @@ int main(int argc, char **argv)
 	uint32_t vers = o.vers >= 0 ? (uint32_t)o.vers : BENCH_VERS;
 	rc_client *clients[BENCH_MAX_URIS];
 	rc_tls_client_opts tls = {RC_TLS_OFF, o.tls_ca, NULL, o.tls_cert, o.tls_key, o.tls_name};
+	bool quic = false; /* quic:// is TLS always: its --tls-* need no --tls */
+	for (int i = 0; i < o.nuris; i++)
+		quic = quic || strncmp(o.uris[i], "quic:", 5) == 0;
 	if (o.tls != NULL)
 		tls.policy = strcmp(o.tls, "required") == 0 ? RC_TLS_REQUIRED : RC_TLS_OPPORTUNISTIC;
-	else if (o.tls_ca || o.tls_cert || o.tls_key || o.tls_name) {
+	else if (!quic && (o.tls_ca || o.tls_cert || o.tls_key || o.tls_name)) {
 		fprintf(stderr, "%s: --tls-ca, --tls-cert, --tls-key, --tls-name need --tls\n",
 		        progname);
 		return 2;
@@ -838,6 +851,14 @@ int main(int argc, char **argv)
 			trace_rec_free(g_trace);
 			return 1;
 		}
+		if (o.failover && (st = rc_client_set_failover(clients[i], true)) != RC_OK) {
+			fprintf(stderr, "%s: --failover on %s: %s\n", progname, o.uris[i],
+			        rc_strerror(st));
+			for (int k = 0; k <= i; k++)
+				rc_client_destroy(clients[k]);
+			trace_rec_free(g_trace);
+			return 1;
+		}
 		if (g_trace)
 			rc_client_set_trace(clients[i], trace_rec_point, g_trace);
 	}
@@ -852,10 +873,11 @@ int main(int argc, char **argv)
 	if (o.mode == MODE_ASYNC)
 		aslots = calloc((size_t)o.depth * (size_t)o.nuris, sizeof *aslots);
 	add_seen *seen = NULL;
-	if (o.mode == MODE_ASYNC && o.procnum < 0 && o.proc == BP_ADD && o.arg > 0)
+	if (o.mode == MODE_ASYNC && o.procnum < 0 && o.proc == BP_ADD && o.arg > 0 && !o.failover)
 		seen = add_seen_new(o.nuris, o.warmup + o.calls);
 	if (!ws || !slots || !last || (o.mode == MODE_ASYNC && !aslots) ||
-	    (o.mode == MODE_ASYNC && o.procnum < 0 && o.proc == BP_ADD && o.arg > 0 && !seen)) {
+	    (o.mode == MODE_ASYNC && o.procnum < 0 && o.proc == BP_ADD && o.arg > 0 &&
+	     !o.failover && !seen)) {
 		fprintf(stderr, "%s: out of memory\n", progname);
 		return 1;
 	}
@@ -880,6 +902,7 @@ int main(int argc, char **argv)
 		w->arg_int = (int32_t)o.arg;
 		w->arg_work = (uint32_t)o.arg;
 		w->arg_add = o.arg;
+		w->add_unchecked = o.failover;
 		w->last_add = last + (size_t)t * (size_t)o.nuris;
 		w->add_seen = seen; /* async mode: one thread */
 		w->slots = slots + (size_t)t * (size_t)o.nuris;

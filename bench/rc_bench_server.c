@@ -5,6 +5,7 @@
  *                   [--max-record BYTES] [--drc-ttl MS] [--rpcbind] [--rpcbind-takeover] [--work-dist const|exp] [--seed N] [--trace]
  *                   [--stats] [--stats-every MS] [--max-conns N]
  *                   [--tls-cert FILE --tls-key FILE [--tls-ca FILE] [--tls-require]]
+ *                   [--drain-ms N] [--log-callers]
  *
  * --tls-cert/--tls-key: offer RPC-over-TLS (rc_server_set_tls); --tls-ca: client
  * certificates are required and must chain to FILE (mutual TLS); --tls-require: bench.x
@@ -28,13 +29,32 @@
  * every MS milliseconds while it serves (the soak test subtracts the cache's bytes from the
  * RSS it watches for leaks).
  *
+ * --drc-streams: calls on stream connections go through the duplicate request cache too
+ * (rc_server_set_drc_streams for bench.x), keyed by the client's address without its port, so
+ * a call a client sends again on a new connection (rc_client_set_resend) runs once.
+ *
+ * SIGHUP: with --tls-cert, the certificate and key (and --tls-ca) are read again from their
+ * files and replace the server's while it serves (rc_server_set_tls): new connections get
+ * them, connections under TLS keep theirs. A line "reloaded TLS" (or "reload failed: why") on
+ * stderr says how it went.
+ *
  * --max-conns N: open stream connections the server keeps at once (rc_server_limits.max_conns;
  * the library's default otherwise). The server raises its descriptor limit from the soft to
  * the hard value at start (bench_raise_nofile), so N may come close to the hard limit.
  *
+ * --drain-ms N: SIGTERM drains (rc_server_drain with N ms) instead of stopping: listeners
+ * close, every call read is answered, clients that asked are told which calls were never run,
+ * and the server exits 0 when its connections are closed or N ms have passed (SIGINT still
+ * stops at once). --log-callers: prints "caller ADDR:PORT" (IPv6 as [ADDR]:PORT; "caller
+ * unix" / "caller local") the first time a call comes from an address and port -- on a
+ * stream, its connection's first call; behind a balancer (?proxy=v2), the client's address;
+ * over TLS followed by " tls" and the client certificate's subject if it sent one
+ * ("caller 127.0.0.1:40000 tls CN=alice,O=remotecall tests").
+ *
  * Prints "listening URI" (the URI actually bound, with the real port) per listener, flushes,
  * and serves until SIGINT or SIGTERM; then exits 0. Bad options: usage on stderr, exit 2.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -46,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <remotecall/remotecall.h>
 
@@ -282,10 +303,18 @@ static void usage(FILE *f)
 	        "  --tls-cert FILE --tls-key FILE  offer RPC-over-TLS with this certificate, key\n"
 	        "  --tls-ca FILE  require client certificates that chain to FILE (mutual TLS)\n"
 	        "  --tls-require  serve bench.x only under TLS (plaintext: AUTH_TOOWEAK)\n"
+	        "                 (SIGHUP reads the certificate and key again: new connections\n"
+	        "                 get them)\n"
+	        "  --drc-streams  the duplicate request cache covers TCP and unix calls too\n"
+	        "                 (keyed by the client's address without its port)\n"
 	        "  --gss-principal NAME  accept RPCSEC_GSS as NAME (host-based, e.g.\n"
 	        "                 rcbench@localhost; keys from KRB5_KTNAME)\n"
 	        "  --gss-require S  serve bench.x only under RPCSEC_GSS with service S or more\n"
-	        "                 (none, integrity, privacy; others: AUTH_TOOWEAK; NULL exempt)\n",
+	        "                 (none, integrity, privacy; others: AUTH_TOOWEAK; NULL exempt)\n"
+	        "  --drain-ms N   SIGTERM drains (rc_server_drain, N ms at most), then exits 0\n"
+	        "  --log-callers  print 'caller ADDR:PORT' for each new caller (a connection's\n"
+	        "                 first call; behind ?proxy=v2, the client's address; over TLS\n"
+	        "                 followed by 'tls' and the client certificate's subject)\n",
 	        progname);
 }
 
@@ -299,10 +328,12 @@ static void print_stats(rc_server *srv)
 	       ",\"drc_replayed\":%" PRIu64 ",\"drc_in_progress\":%" PRIu64
 	       ",\"drc_unanswered\":%" PRIu64 ",\"drc_shed\":%" PRIu64 ",\"drc_refused\":%" PRIu64
 	       ",\"conns\":%" PRIu64 ",\"conns_accepted\":%" PRIu64 ",\"conns_evicted\":%" PRIu64
-	       ",\"conns_refused\":%" PRIu64 ",\"accept_nofile\":%" PRIu64 "}\n",
+	       ",\"conns_refused\":%" PRIu64 ",\"accept_nofile\":%" PRIu64
+	       ",\"conns_proxied\":%" PRIu64 ",\"conns_proxy_refused\":%" PRIu64 "}\n",
 	       (int64_t)atomic_load(&g_total), st.drc_entries, st.drc_bytes, st.drc_replayed,
 	       st.drc_in_progress, st.drc_unanswered, st.drc_shed, st.drc_refused, st.conns,
-	       st.conns_accepted, st.conns_evicted, st.conns_refused, st.accept_nofile);
+	       st.conns_accepted, st.conns_evicted, st.conns_refused, st.accept_nofile,
+	       st.conns_proxied, st.conns_proxy_refused);
 	fflush(stdout);
 }
 
@@ -334,11 +365,116 @@ static void *stats_loop(void *arg)
 	return NULL;
 }
 
+/* SIGHUP: the handler writes a byte to this pipe; reload_loop reads it and reloads the TLS
+ * certificate (rc_server_set_tls is not for a signal handler: it reads files, allocates). */
+static int g_hup[2] = {-1, -1};
+static rc_tls_server_opts g_tls;
+
+static void on_hup(int sig)
+{
+	char b = 1;
+	(void)sig;
+	if (write(g_hup[1], &b, 1) < 0) {
+		/* a reload is pending already */
+	}
+}
+
+/* Reload the certificate on every byte, until the pipe closes (main, at exit). */
+static void *reload_loop(void *arg)
+{
+	char b, why[256];
+	(void)arg;
+	while (read(g_hup[0], &b, 1) == 1) {
+		rc_status st = rc_server_set_tls(g_srv, &g_tls, why, sizeof(why));
+		if (st == RC_OK)
+			fprintf(stderr, "%s: reloaded TLS\n", progname);
+		else
+			fprintf(stderr, "%s: reload failed: %s [%s]: %s\n", progname, rc_strerror(st),
+			        rc_status_name(st), why);
+	}
+	return NULL;
+}
+
+static uint32_t g_drain_ms; /* --drain-ms: SIGTERM drains */
+
 static void on_signal(int sig)
 {
-	(void)sig;
-	if (g_srv)
+	if (g_srv == NULL)
+		return;
+	if (sig == SIGTERM && g_drain_ms > 0)
+		rc_server_drain(g_srv, g_drain_ms); /* (async-signal-safe) */
+	else
 		rc_server_stop(g_srv);
+}
+
+/* --log-callers: the addresses and ports seen (open addressing, string keys), under mu. */
+static struct {
+	pthread_mutex_t mu;
+	char (*seen)[64];
+	size_t cap, n;
+} g_callers = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+/* The authentication hook of --log-callers: every call passes here before dispatch. */
+static uint32_t log_caller(const rc_svc_req *req, void *ctx)
+{
+	struct sockaddr_storage ss;
+	unsigned len = sizeof(ss);
+	char host[INET6_ADDRSTRLEN], key[64];
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	(void)ctx;
+	if (rc_svc_req_caller(req, &ss, &len) != RC_OK || len == 0)
+		snprintf(key, sizeof(key), "local");
+	else if (ss.ss_family == AF_INET)
+		snprintf(key, sizeof(key), "%s:%u",
+		         inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host)),
+		         ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	else if (ss.ss_family == AF_INET6)
+		snprintf(key, sizeof(key), "[%s]:%u",
+		         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
+		                   sizeof(host)),
+		         ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+	else
+		snprintf(key, sizeof(key), "unix");
+	for (const char *p = key; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	pthread_mutex_lock(&g_callers.mu);
+	if (g_callers.n * 2 >= g_callers.cap) { /* grow (and rehash) at half full */
+		size_t ncap = g_callers.cap ? g_callers.cap * 2 : 1024;
+		char(*nt)[64] = calloc(ncap, 64);
+		if (nt == NULL) {
+			pthread_mutex_unlock(&g_callers.mu);
+			return 0;
+		}
+		for (size_t k = 0; k < g_callers.cap; k++) {
+			uint64_t g = 1469598103934665603ull;
+			if (g_callers.seen[k][0] == '\0')
+				continue;
+			for (const char *p = g_callers.seen[k]; *p; p++)
+				g = (g ^ (unsigned char)*p) * 1099511628211ull;
+			for (i = g % ncap; nt[i][0] != '\0'; i = (i + 1) % ncap)
+				;
+			memcpy(nt[i], g_callers.seen[k], 64);
+		}
+		free(g_callers.seen);
+		g_callers.seen = nt;
+		g_callers.cap = ncap;
+	}
+	for (i = h % g_callers.cap; g_callers.seen[i][0] != '\0'; i = (i + 1) % g_callers.cap)
+		if (strcmp(g_callers.seen[i], key) == 0)
+			break;
+	if (g_callers.seen[i][0] == '\0') {
+		memcpy(g_callers.seen[i], key, sizeof(key));
+		g_callers.n++;
+		const rc_tls_peer *peer = rc_svc_req_tls_peer(req);
+		/* over TLS: " tls", and the client certificate's subject when it sent one */
+		printf("caller %s%s%s%s\n", key, rc_svc_req_tls(req) ? " tls" : "", peer ? " " : "",
+		       peer ? peer->subject : "");
+		fflush(stdout);
+	}
+	pthread_mutex_unlock(&g_callers.mu);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -361,9 +497,12 @@ int main(int argc, char **argv)
 		{"tls-key", required_argument, NULL, 'K'},
 		{"tls-ca", required_argument, NULL, 'A'},
 		{"tls-require", no_argument, NULL, 'Q'},
+		{"drc-streams", no_argument, NULL, 'Z'},
 		{"max-conns", required_argument, NULL, 'N'},
 		{"gss-principal", required_argument, NULL, 'G'},
 		{"gss-require", required_argument, NULL, 'g'},
+		{"drain-ms", required_argument, NULL, 'd'},
+		{"log-callers", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -372,14 +511,14 @@ int main(int argc, char **argv)
 	uint64_t threads = 1, spin_us = 0, max_record = 0, drc_ttl = 0, max_conns = 0;
 	uint64_t defer_threads = 0;
 	pthread_t df_tids[256];
-	bool rpcbind = false, stats = false;
+	bool rpcbind = false, stats = false, log_callers = false;
 	unsigned rpcbind_flags = 0;
 	uint64_t stats_every = 0;
 	pthread_t stats_tid;
 	bool stats_thread = false;
 	trace_rec *trace = NULL;
 	rc_tls_server_opts tls = {0};
-	bool tls_require = false;
+	bool tls_require = false, drc_streams = false;
 	const char *gss_principal = NULL; /* --gss-principal */
 	rc_gss_service gss_require = RC_GSS_NOT_REQUIRED; /* --gss-require */
 	int c;
@@ -486,6 +625,9 @@ int main(int argc, char **argv)
 		case 'Q':
 			tls_require = true;
 			break;
+		case 'Z':
+			drc_streams = true;
+			break;
 		case 'G':
 			gss_principal = optarg;
 			break;
@@ -505,6 +647,18 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%s: --defer-threads: expected 1..256\n", progname);
 				return 2;
 			}
+			break;
+		case 'd': {
+			uint64_t ms;
+			if (!bench_parse_u64(optarg, &ms) || ms == 0 || ms > 3600000) {
+				fprintf(stderr, "%s: --drain-ms: expected 1..3600000\n", progname);
+				return 2;
+			}
+			g_drain_ms = (uint32_t)ms;
+			break;
+		}
+		case 'L':
+			log_callers = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -532,6 +686,11 @@ int main(int argc, char **argv)
 	st = bench_prog_1_register(g_srv, NULL);
 	if (st != RC_OK) {
 		fprintf(stderr, "%s: register: %s\n", progname, rc_strerror(st));
+		return 1;
+	}
+	if (drc_streams &&
+	    (st = rc_server_set_drc_streams(g_srv, BENCH_PROG, BENCH_VERS, true)) != RC_OK) {
+		fprintf(stderr, "%s: --drc-streams: %s\n", progname, rc_strerror(st));
 		return 1;
 	}
 	if ((tls.cert_file == NULL) != (tls.key_file == NULL) ||
@@ -586,6 +745,8 @@ int main(int argc, char **argv)
 	}
 	if (trace)
 		rc_server_set_trace(g_srv, trace_rec_point, trace);
+	if (log_callers)
+		rc_server_set_auth(g_srv, log_caller, NULL);
 	if (spin_us > 0 && (st = rc_server_set_spin(g_srv, (uint32_t)spin_us)) != RC_OK) {
 		fprintf(stderr, "%s: --spin %u: %s\n", progname, (unsigned)spin_us, rc_strerror(st));
 		return 1;
@@ -603,6 +764,16 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	pthread_t reload_tid;
+	bool reloading = false;
+	if (tls.cert_file != NULL && pipe(g_hup) == 0) {
+		g_tls = tls;
+		reloading = pthread_create(&reload_tid, NULL, reload_loop, NULL) == 0;
+		if (reloading) {
+			sa.sa_handler = on_hup;
+			sigaction(SIGHUP, &sa, NULL);
+		}
+	}
 
 	char bound[512];
 	for (int i = 0; i < nlisten; i++) {
@@ -664,7 +835,13 @@ int main(int argc, char **argv)
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, NULL); /* no rc_server_stop on a destroyed server */
+	if (reloading) { /* the reloader ends at the pipe's end, before the server goes */
+		close(g_hup[1]);
+		pthread_join(reload_tid, NULL);
+		close(g_hup[0]);
+	}
 	if (stats)
 		print_stats(g_srv);
 	rc_server_destroy(g_srv);

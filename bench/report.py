@@ -1660,6 +1660,74 @@ def sec_callback(run, targets):
     return "\n".join(L)
 
 
+def sec_quic(run, targets):
+    L = ["## 18. Beyond the papers: RPC-over-QUIC (issue 43)\n"]
+    if not run.ran("quic"):
+        return "\n".join(L) + "Not run (`--only`).\n"
+    rs = run.sel(exp="quic")
+    L.append("One `rc-bench-server --listen tcp://... --listen quic://... --tls-cert ... --tls-key ...` on core 0, "
+             "the clients on core 1; in each trial, interleaved, the same measurements over RPC-over-TLS "
+             "(`rc-bench-client --uri tcp://... --tls required`) and RPC-over-QUIC (`--uri quic://...`): null "
+             "calls (median µs), pipelined null calls at depth 64 (`--mode async --depth 64`, calls/s), a 1 MiB "
+             "echo (median µs), and `rc-bench-hol`: null calls on the same client every 2 ms, idle and during "
+             "three back-to-back 16 MiB echoes, each call's latency from its scheduled start (so a call that "
+             "waits behind the echo holds up, and counts in, every call due meanwhile). Over TLS-over-TCP the "
+             "null calls share the echo's one connection; over QUIC they take another stream of the "
+             "connection. Values are medians over trials (± 95 % CI); the ratios are each trial's QUIC ÷ TLS, "
+             "median over trials.\n")
+
+    def by_trial(what, key):
+        per = {}
+        for r in rs:
+            if r.get("what") == what and key in r:
+                per.setdefault(r.get("trial"), {})[r.get("tr")] = r[key]
+        return per
+
+    def med_ratio(per, num="quic", den="tls"):
+        v = [ratio(x.get(num), x.get(den)) for x in per.values()]
+        v = [x for x in v if x is not None]
+        return (statistics.median(v) if v else None), len(v)
+
+    rows, csvrows = [], []
+    for what, key, label, nd in (("null", "median_us", "null call, µs", 1),
+                                 ("depth64", "calls_per_s", "pipelined null calls, depth 64, calls/s", 0),
+                                 ("echo1m", "median_us", "1 MiB echo, µs", 0),
+                                 ("hol", "idle_p50_us", "null call every 2 ms, idle, µs (median)", 1),
+                                 ("hol", "busy_p50_us", "... during a 16 MiB echo, µs (median)", 1),
+                                 ("hol", "busy_p90_us", "... during a 16 MiB echo, µs (90th percentile)", 1),
+                                 ("hol", "echo_p50_ms", "16 MiB echo beside them, ms", 1)):
+        per = by_trial(what, key)
+        tl = agg([v.get("tls") for v in per.values()])
+        qu = agg([v.get("quic") for v in per.values()])
+        rr, _ = med_ratio(per)
+        rows.append([label, fci(tl, nd), fci(qu, nd), fratio(rr)])
+        csvrows.append([what, key, tl and tl["median"], qu and qu["median"], rr])
+    L.append(md_table(["measurement", "TLS over TCP", "QUIC", "QUIC ÷ TLS (median of trials' ratios)"], rows))
+
+    # the issue's four targets, as same-run ratios
+    for what, key, name, lim, more in (
+            ("null", "median_us", "QUIC null call ≤ 1.5× the TLS-over-TCP null call", 1.5, False),
+            ("depth64", "calls_per_s", "QUIC pipelined depth 64 ≥ 0.5× TLS-over-TCP pipelined", 0.5, True),
+            ("echo1m", "median_us", "QUIC 1 MiB echo ≤ 2× TLS-over-TCP", 2.0, False)):
+        rr, n = med_ratio(by_trial(what, key))
+        if rr is not None:
+            targets.append({"name": name + " (server core 0, client core 1)",
+                            "value": "%.2f× (median of %d trials' ratios)" % (rr, n),
+                            "met": rr >= lim if more else rr <= lim})
+    busy, idle = by_trial("hol", "busy_p50_us"), by_trial("hol", "idle_p50_us")
+    hq = [ratio(busy[t].get("quic"), idle.get(t, {}).get("quic")) for t in busy]
+    ht = [ratio(busy[t].get("tls"), idle.get(t, {}).get("tls")) for t in busy]
+    hq, ht = [x for x in hq if x is not None], [x for x in ht if x is not None]
+    if hq:
+        mq, mt = statistics.median(hq), (statistics.median(ht) if ht else None)
+        targets.append({"name": "QUIC null calls during a 16 MiB echo on another stream ≤ 2× their idle latency",
+                        "value": "%.2f× (median of %d trials; TLS-over-TCP on one connection: %s×)"
+                                 % (mq, len(hq), fratio(mt, 1)),
+                        "met": mq <= 2.0})
+    run.write_csv("quic.csv", ["what", "key", "tls", "quic", "quic_over_tls"], csvrows)
+    return "\n".join(L)
+
+
 def sec_failures(run):
     L = ["## Failed steps\n"]
     if not run.fails:
@@ -1693,7 +1761,7 @@ def sec_reproduce(run):
     m = run.meta
     return ("## Reproduce\n\n```sh\nmake bench                               # quick: this report in < 10 min\n"
             "make bench-full                          # the full protocol (all work times, up to 500 servers)\n"
-            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer gss callback)\n"
+            "bench/run.sh --build build --only multirpc   # one experiment (en steps courier dce parpc multirpc pipeline xdr tls quic bulk load spin udpio conns defer gss callback)\n"
             f"python3 bench/report.py {run.dir}   # re-make this report from raw.jsonl\n```\n\n"
             "Files here: `raw.jsonl` (every measurement, tagged), `meta.json`, `failures.jsonl`, `run.log`, "
             + ", ".join(f"`{c}`" for c in run.csvs) + ("; plots " + ", ".join(f"`{p}`" for p in run.pngs) if run.pngs else "")
@@ -1763,7 +1831,7 @@ def main(argv):
             sec_multirpc(run, targets), sec_pipeline(run, targets), sec_xdr(run, targets), sec_tls(run, targets),
             sec_bulk(run, targets), sec_load(run, targets), sec_spin(run, targets),
             sec_udpio(run, targets), sec_conns(run, targets), sec_defer(run, targets), sec_gss(run, targets),
-            sec_callback(run, targets)]
+            sec_callback(run, targets), sec_quic(run, targets)]
     parts = [sec_header(run), durations(run), sec_targets(targets)] + body + [sec_failures(run), sec_reproduce(run)]
     with open(os.path.join(run.dir, "report.md"), "w") as f:
         f.write("\n".join(p for p in parts if p) + "\n")

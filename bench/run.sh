@@ -20,6 +20,9 @@
 #   xdr       beyond the papers: XDR encode/decode MB/s beside libtirpc
 #   tls       beyond the papers: RPC-over-TLS (RFC 9289) null call and 4 KiB / 64 KiB / 1 MiB
 #             echo beside plaintext, with `openssl speed -evp aes-128-gcm` as the crypto limit
+#   quic      beyond the papers: RPC-over-QUIC beside RPC-over-TLS (issue 43): null call, pipelined
+#             depth 64, 1 MiB echo, and null calls during a 16 MiB echo on the same client
+#             (head-of-line blocking), server on core 0 and client on core 1
 #   bulk      beyond the papers: echo of 64 KiB / 1 MiB / 16 MiB over TCP, remotecall beside
 #             libtirpc and a raw socket echoing the same bytes, one core and two
 #   load      beyond the papers: one server's throughput under 1-4 client processes, each with
@@ -53,7 +56,7 @@ ONLY=""
 OUT=""
 USE_NETNS=1
 REPORT=1
-ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls bulk load spin udpio conns defer gss callback"
+ALL_EXPS="en steps courier dce parpc multirpc pipeline xdr tls quic bulk load spin udpio conns defer gss callback"
 CMDLINE="$0 $*"
 
 usage() {
@@ -160,9 +163,9 @@ cli_core() { echo $((NCPU > 1 ? 1 : 0)); }
 
 # ---- progress ------------------------------------------------------------------------------------
 # Rough seconds per experiment (quick mode on a 2-core VM); scaled by how the finished ones went.
-declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [bulk]=45 [load]=40 [spin]=20 [udpio]=45 [conns]=90 [defer]=25 [gss]=30 [callback]=15)
-declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [bulk]=330 [load]=120 [spin]=60 [udpio]=120 [conns]=300 [defer]=60 [gss]=90 [callback]=60)
-declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [bulk]=6 [load]=4 [spin]=3 [udpio]=6 [conns]=10 [defer]=3 [gss]=8 [callback]=5)
+declare -A EST_quick=([en]=80 [steps]=20 [courier]=35 [dce]=90 [parpc]=25 [multirpc]=110 [pipeline]=30 [xdr]=8 [tls]=40 [quic]=45 [bulk]=45 [load]=40 [spin]=20 [udpio]=45 [conns]=90 [defer]=25 [gss]=30 [callback]=15)
+declare -A EST_full=([en]=500 [steps]=60 [courier]=180 [dce]=400 [parpc]=120 [multirpc]=1800 [pipeline]=120 [xdr]=30 [tls]=150 [quic]=120 [bulk]=330 [load]=120 [spin]=60 [udpio]=120 [conns]=300 [defer]=60 [gss]=90 [callback]=60)
+declare -A EST_smoke=([en]=4 [steps]=2 [courier]=3 [dce]=5 [parpc]=3 [multirpc]=3 [pipeline]=2 [xdr]=1 [tls]=4 [quic]=8 [bulk]=6 [load]=4 [spin]=3 [udpio]=6 [conns]=10 [defer]=3 [gss]=8 [callback]=5)
 est() { local v="EST_${MODE}[$1]"; echo "${!v:-30}"; }
 START=$(date +%s)
 EXP_START=$START
@@ -899,6 +902,44 @@ exp_tls() {
 		done
 		stop "$RCS_PID"
 	done
+}
+
+# ---- quic: RPC-over-QUIC beside RPC-over-TLS (issue 43) -----------------------------------------------------
+# One rc-bench-server listening on tcp:// (TLS offered) and quic:// with the same certificate,
+# server on core 0 and client on core 1 (the issue's targets); per trial, interleaved, over
+# each of TLS-over-TCP and QUIC: null calls, pipelined null calls at depth 64, a 1 MiB echo,
+# and rc-bench-hol (null calls every 2 ms, latency from their scheduled start, idle and
+# during three 16 MiB echoes on the same client).
+exp_quic() {
+	local where=local sc cc t tr u ut uq c=$TMP/quic-certs tag n1 nd ne
+	sc=$(srv_core cross)
+	cc=$(cli_core)
+	if ! bash "$ROOT/tests/runtime/tls_certs.sh" "$c" >"$TMP/quic.err" 2>&1; then
+		note_fail '{"exp":"quic","what":"certificates"}' 1 "tests/runtime/tls_certs.sh" "$TMP/quic.err"
+		return
+	fi
+	srv RCS $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" --listen "quic://127.0.0.1:0" \
+		--tls-cert "$c/server.pem" --tls-key "$c/server.key" --max-record 41943040 || return
+	ut=$(uri_of "$RCS" tcp)
+	uq=$(uri_of "$RCS" quic)
+	n1=$CALLS; nd=$((PIPE_CALLS / 10)); ne=$((CALLS / 100 + 5))
+	for t in $(seq 1 $TRIALS); do
+		for tr in tls quic; do
+			tag="\"exp\":\"quic\",\"where\":\"$where\",\"pin\":\"cross\",\"tr\":\"$tr\",\"trial\":$t"
+			if [ $tr = tls ]; then u=("$ut" --tls required); else u=("$uq"); fi
+			progress "trial $t/$TRIALS: $tr null, depth 64, 1 MiB echo"
+			rec "$tag,\"what\":\"null\"" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "${u[@]}" \
+				--tls-ca "$c/ca.pem" --proc null --calls $n1 --max-seconds $MAXS --json
+			rec "$tag,\"what\":\"depth64\"" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "${u[@]}" \
+				--tls-ca "$c/ca.pem" --proc null --mode async --depth 64 --calls $nd --max-seconds $MAXS --json
+			rec "$tag,\"what\":\"echo1m\"" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "${u[@]}" \
+				--tls-ca "$c/ca.pem" --proc echo --size 1048576 --calls $ne --max-seconds $MAXS --json
+			progress "trial $t/$TRIALS: $tr null calls during 16 MiB echoes"
+			rec "$tag,\"what\":\"hol\"" 120 taskset -c "$cc" "$B/rc-bench-hol" --uri "${u[0]}" \
+				--tls-ca "$c/ca.pem" --size 16777216 --echoes 3 --calls 200 --period-us 2000
+		done
+	done
+	stop "$RCS_PID"
 }
 
 # ---- bulk: big echoes beside libtirpc and a raw socket (issue 15) ------------------------------------------

@@ -16,6 +16,9 @@
 set -u
 VG=()
 WAIT_TICKS=100 CLIENT_SECS=10
+if [ -n "${RC_CHECKER:-}" ]; then # a sanitizer build (tests/examples/CMakeLists.txt): slower
+	WAIT_TICKS=600 CLIENT_SECS=60
+fi
 if [ -n "${RC_VALGRIND:-}" ]; then
 	VG=(valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite
 	    --error-exitcode=97 --suppressions="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/valgrind.supp")

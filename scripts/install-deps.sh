@@ -12,8 +12,9 @@
 set -euo pipefail
 
 # The library and idlc: a C11 compiler, CMake, flex + bison (idlc), OpenSSL 3 (RPC-over-TLS),
-# MIT krb5's GSS-API (RPCSEC_GSS).
-build_pkgs=(cmake make gcc flex bison libssl-dev libkrb5-dev pkg-config)
+# MIT krb5's GSS-API (RPCSEC_GSS), ngtcp2 with its GnuTLS helper and GnuTLS (RPC-over-QUIC).
+build_pkgs=(cmake make gcc flex bison libssl-dev libkrb5-dev pkg-config
+            libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev)
 # make deb: dpkg-buildpackage with debhelper, lintian on what it built
 deb_pkgs=(dpkg-dev debhelper fakeroot lintian)
 # The tests and benchmarks, and the package test (ctest deb_packages: deb_pkgs):
@@ -24,10 +25,12 @@ deb_pkgs=(dpkg-dev debhelper fakeroot lintian)
 # liburing-dev: raw-pingpong --batch uring (make bench's io_uring rows);
 # krb5-kdc krb5-admin-server krb5-user: the throw-away Kerberos realm of the RPCSEC_GSS tests
 # (tests/gss/krb5_fixture.sh: krb5kdc, kdb5_util, kadmin.local, kinit);
-# nfs-ganesha nfs-ganesha-vfs: the NFSv4.1 server of tests/nfs41 (a session with a back channel)
+# nfs-ganesha nfs-ganesha-vfs: the NFSv4.1 server of tests/nfs41 (a session with a back channel);
+# haproxy: the load balancer of tests/lb (PROXY v2, RPC health checks, drains);
+# python3-pip: aioquic from PyPI, the other QUIC stack of the RPC-over-QUIC interop test (below)
 test_pkgs=(g++ libcmocka-dev libtirpc-dev rpcbind rpcsvc-proto openssl python3 valgrind iproute2
            util-linux procps gnuplot-nox clang-19 libclang-rt-19-dev rstat-client liburing-dev
-           krb5-kdc krb5-admin-server krb5-user nfs-ganesha nfs-ganesha-vfs)
+           krb5-kdc krb5-admin-server krb5-user nfs-ganesha nfs-ganesha-vfs haproxy python3-pip)
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}")
 print=0
 for a in "$@"; do
@@ -50,7 +53,20 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# aioquic (PyPI; Debian 12 has no package): tests/interop's RPC-over-QUIC peer; with the test
+# set only (not --build-only / --deb).
+aioquic_step() {
+	case " ${pkgs[*]} " in
+	*" python3-pip "*)
+		python3 -c 'import aioquic' 2>/dev/null ||
+			python3 -m pip install -q aioquic 2>/dev/null ||
+			python3 -m pip install -q --break-system-packages aioquic ;;
+	esac
+}
+if [ ${#missing[@]} -eq 0 ]; then
+	aioquic_step
+	exit 0
+fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: missing packages (${missing[*]}) and no apt-get; install them by hand" >&2
@@ -65,3 +81,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+aioquic_step

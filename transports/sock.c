@@ -245,8 +245,13 @@ rc_status rc__tp_peer(rc_tp *tp, void *sa, unsigned *len)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 
-	if (tp == NULL || tp->fd < 0 || getpeername(tp->fd, (struct sockaddr *)&ss, &sl) != 0)
+	if (tp != NULL && tp->caller != NULL) { /* the client a balancer named (proxy_v2.c) */
+		ss = tp->caller->ss;
+		sl = tp->caller->len;
+	} else if (tp == NULL || tp->fd < 0 ||
+	           getpeername(tp->fd, (struct sockaddr *)&ss, &sl) != 0) {
 		return RC_NOTSUPP;
+	}
 	memcpy(sa, &ss, sl < *len ? sl : *len);
 	*len = (unsigned)sl;
 	return RC_OK;

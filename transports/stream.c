@@ -680,6 +680,7 @@ static void rc__stream_close(rc_tp *tp)
 	rc_recreader_destroy(&s->rr);
 	pthread_mutex_destroy(&s->wlock);
 	free(s->oq);
+	free(tp->caller); /* (proxy_v2.c) */
 	free(s);
 }
 

@@ -34,6 +34,17 @@ rc_status rc__tls_client_ctx(const rc_tls_client_opts *o, rc__tls_ctx **out);
 rc_status rc__tls_server_ctx(const rc_tls_server_opts *o, rc__tls_ctx **out);
 /* Free a context (NULL ignored). No connection made from it may remain. */
 void rc__tls_ctx_free(rc__tls_ctx *ctx);
+/* The files and choices a context was made from, for RPC-over-QUIC, whose TLS is GnuTLS's
+ * (transports/quic.c): a client's CA file or directory (both NULL: the system's), its
+ * certificate and key (NULL: none) and the name to verify (NULL: the URI's host); a server's
+ * certificate and key, the CA file client certificates must chain to (ca_file) and
+ * clientcert. The strings are the context's, valid until rc__tls_ctx_free. */
+typedef struct rc__tls_files {
+	const char *ca_file, *ca_dir, *cert_file, *key_file, *name;
+	rc_tls_clientcert clientcert;
+} rc__tls_files;
+const rc__tls_files *rc__tls_ctx_files(const rc__tls_ctx *ctx);
+
 /* The client policy of ctx (RC_TLS_OFF for NULL). */
 rc_tls_policy rc__tls_policy(const rc__tls_ctx *ctx);
 

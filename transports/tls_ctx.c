@@ -153,6 +153,30 @@ static bool rc__tls_load_cert(SSL_CTX *ctx, const char *cert, const char *key)
 }
 
 /* tls.h */
+/* Keep copies of the files c was made from (for RPC-over-QUIC's own TLS stack): false when
+ * memory is short. */
+static bool rc__tls_keep_files(rc__tls_ctx *c, const char *ca, const char *cadir,
+                               const char *cert, const char *key)
+{
+	const char *src[4] = {ca, cadir, cert, key};
+
+	for (int i = 0; i < 4; i++)
+		if (src[i] != NULL && (c->kept[i] = strdup(src[i])) == NULL)
+			return false;
+	c->files.ca_file = c->kept[0];
+	c->files.ca_dir = c->kept[1];
+	c->files.cert_file = c->kept[2];
+	c->files.key_file = c->kept[3];
+	c->files.name = c->name[0] ? c->name : NULL;
+	return true;
+}
+
+/* tls.h */
+const rc__tls_files *rc__tls_ctx_files(const rc__tls_ctx *ctx)
+{
+	return &ctx->files;
+}
+
 rc_status rc__tls_client_ctx(const rc_tls_client_opts *o, rc__tls_ctx **out)
 {
 	rc__tls_ctx *c;
@@ -167,8 +191,9 @@ rc_status rc__tls_client_ctx(const rc_tls_client_opts *o, rc__tls_ctx **out)
 	c->policy = o->policy;
 	if (o->verify_name != NULL)
 		strcpy(c->name, o->verify_name);
-	if ((c->ctx = rc__tls_new_ctx(TLS_client_method())) == NULL) {
-		free(c);
+	if (!rc__tls_keep_files(c, o->ca_file, o->ca_dir, o->cert_file, o->key_file) ||
+	    (c->ctx = rc__tls_new_ctx(TLS_client_method())) == NULL) {
+		rc__tls_ctx_free(c);
 		return RC_NOMEM;
 	}
 	if (o->ca_file != NULL || o->ca_dir != NULL) {
@@ -191,8 +216,7 @@ rc_status rc__tls_client_ctx(const rc_tls_client_opts *o, rc__tls_ctx **out)
 	*out = c;
 	return RC_OK;
 fail:
-	SSL_CTX_free(c->ctx);
-	free(c);
+	rc__tls_ctx_free(c);
 	return RC_INVAL;
 }
 
@@ -226,8 +250,10 @@ rc_status rc__tls_server_ctx(const rc_tls_server_opts *o, rc__tls_ctx **out)
 		return RC_NOMEM;
 	c->server = true;
 	c->max_handshakes = o->max_handshakes ? o->max_handshakes : RC_TLS_DEFAULT_MAX_HANDSHAKES;
-	if ((c->ctx = rc__tls_new_ctx(TLS_server_method())) == NULL) {
-		free(c);
+	c->files.clientcert = o->clientcert;
+	if (!rc__tls_keep_files(c, o->client_ca_file, NULL, o->cert_file, o->key_file) ||
+	    (c->ctx = rc__tls_new_ctx(TLS_server_method())) == NULL) {
+		rc__tls_ctx_free(c);
 		return RC_NOMEM;
 	}
 	if (!rc__tls_load_cert(c->ctx, o->cert_file, o->key_file))
@@ -252,8 +278,7 @@ rc_status rc__tls_server_ctx(const rc_tls_server_opts *o, rc__tls_ctx **out)
 	*out = c;
 	return RC_OK;
 fail:
-	SSL_CTX_free(c->ctx);
-	free(c);
+	rc__tls_ctx_free(c);
 	return RC_INVAL;
 }
 
@@ -263,6 +288,8 @@ void rc__tls_ctx_free(rc__tls_ctx *ctx)
 	if (ctx == NULL)
 		return;
 	SSL_CTX_free(ctx->ctx);
+	for (int i = 0; i < 4; i++)
+		free(ctx->kept[i]);
 	free(ctx);
 }
 

@@ -29,6 +29,8 @@ struct rc__tls_ctx {
 	char name[256];            /* client: the name to verify ("" : the URI's host) */
 	atomic_uint handshakes;    /* server: in progress */
 	unsigned max_handshakes;   /* server */
+	rc__tls_files files;       /* the settings it was made from (rc__tls_ctx_files) */
+	char *kept[4];             /* ... the copies files' strings point to */
 };
 
 /*

@@ -320,6 +320,10 @@ struct rc_tp {
 	bool listener;   /* a listener: accept (streams) or recv from many peers (datagrams) */
 	size_t max_msg;  /* largest message it can carry (UDP: 65507) */
 	int rcvtimeo_ms; /* the receive timeout currently set (-1: none) */
+	/* A server's connection through a load balancer (?proxy=v2): the client's address its
+	 * PROXY header gave, which rc__tp_peer reports in place of the socket's peer; NULL
+	 * otherwise. The transport's own (proxy_v2.c sets it), freed with it. */
+	struct rc_peer *caller;
 };
 
 /* A serving thread has gone quiet (no work for a while): it lets go of the big input buffer
@@ -456,7 +460,8 @@ rc_status rc__tp_adopt(int fd, size_t max_record, rc_tp **out, bool *listener, c
                        size_t len);
 /* Close tp but not its descriptor, which goes back to whoever gave it (rc__tp_adopt). */
 void rc__tp_close_keep_fd(rc_tp *tp);
-/* The peer address of a connected socket transport (getpeername): RC_OK with *len set (at
+/* The peer address of a connected socket transport (getpeername; through a balancer, the
+ * client its PROXY header named: tp->caller): RC_OK with *len set (at
  * most the given *len bytes copied to sa); RC_NOTSUPP without a descriptor or peer. */
 rc_status rc__tp_peer(rc_tp *tp, void *sa, unsigned *len);
 

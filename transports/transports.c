@@ -15,13 +15,15 @@
 
 #include "transports/transport.h"
 
-extern const rc_tp_kind rc__udp_kind, rc__tcp_kind, rc__unix_kind, rc__inproc_kind;
+extern const rc_tp_kind rc__udp_kind, rc__tcp_kind, rc__unix_kind, rc__inproc_kind,
+	rc__quic_kind;
 
 static const rc_tp_kind *const rc__kinds[] = {
 	&rc__udp_kind,
 	&rc__tcp_kind,
 	&rc__unix_kind,
 	&rc__inproc_kind,
+	&rc__quic_kind,
 };
 
 const rc_tp_kind *rc__tp_find(const char *scheme)

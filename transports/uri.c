@@ -1,15 +1,17 @@
 /*
- * A URI's query (transport.h): the one table of the keys it may carry, and rc__uri_query,
- * which checks a query against it and hands each key=value on. Below every transport (TLS
- * reads its keys through it); the parse of the rest of a URI is transports.c's.
+ * A URI's query (?key=value&...): the one table of the keys a client or a listen URI takes --
+ * a new key is one line here -- and the parse that checks each against it (rc__uri_query,
+ * transport.h). Below every transport: TLS reads a client's keys through it, the URI parse
+ * and the server's listen step above them.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "transports/transport.h"
 
-/* The keys of a URI's query: one line a key (see transport.h). The listen side takes none
- * yet; a client's are RPC-over-TLS's (transports/tls.c reads them: rc__tls_query_parse). */
+/* The keys of a URI's query: one line a key (see transport.h). A listen URI's are a load
+ * balancer's (runtime/server/proxy.c reads them: rc__lsn_uri_key); a client's are RPC-over-TLS's
+ * (transports/tls.c reads them: rc__tls_query_parse). */
 static const rc__uri_key rc__uri_keys[] = {
 	{"tls", "off|opportunistic|required", RC__URIQ_CLIENT,
 	 "server TLS: rc_server_set_tls, rc_server_set_tls_required"},
@@ -18,6 +20,12 @@ static const rc__uri_key rc__uri_keys[] = {
 	{"cert", NULL, RC__URIQ_CLIENT, "a server's: rc_tls_server_opts"},
 	{"key", NULL, RC__URIQ_CLIENT, "a server's: rc_tls_server_opts"},
 	{"name", NULL, RC__URIQ_CLIENT, ""},
+	/* a listener behind a load balancer (runtime/server/proxy.c, transports/proxy_v2.c) */
+	{"proxy", "v2", RC__URIQ_LISTEN, ""},
+	{"proxy_from", NULL, RC__URIQ_LISTEN, ""},
+	/* quic:// (transports/quic.c): a client's pool of streams; a listener's cap on the
+	 * streams one client connection opens */
+	{"streams", NULL, RC__URIQ_CLIENT | RC__URIQ_LISTEN, ""},
 };
 #define RC__NURIKEYS (sizeof(rc__uri_keys) / sizeof(rc__uri_keys[0]))
 

@@ -3,12 +3,16 @@
  * blocking calls, then each on every server at once (double_1_multi, triple_1_multi),
  * printing every answer as it arrives and the time taken.
  *
- *   arith [--arg N] URI...        (N defaults to 21)
+ *   arith [--arg N] [--json] URI...   (N defaults to 21)
+ *
+ * --json logs the blocking calls' arguments and results as JSON lines on stderr: idlc --print's
+ * printers (arith_print.c) hooked to the client's trace (rc_client_set_trace).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -49,17 +53,48 @@ static bool on_answer(size_t i, rc_status st, int32_t *res, void *udata)
 	return true;
 }
 
-/* Blocking calls to one server. */
-static rc_status one_server(rc_client *clnt, const char *uri, int32_t arg)
+/* --json: the call being made, for the trace hook (the trace gives the step and the xid). */
+typedef struct call_log {
+	const rc_procinfo *info;
+	const void *args, *res;
+} call_log;
+
+/* The client's trace hook: at a call's start its arguments, once decoded its result, each
+ * as one JSON line. */
+static void log_call(void *arg, rc_trace_point pt, uint32_t xid, uint64_t ns)
+{
+	const call_log *c = arg;
+	const rc_procinfo *i = c->info;
+
+	(void)ns;
+	if (pt != RC_TP_CALL_BEGIN && pt != RC_TP_DECODED)
+		return;
+	fprintf(stderr, "{\"xid\":%" PRIu32 ",\"proc\":\"%s\",\"%s\":", xid, i->name,
+	        pt == RC_TP_CALL_BEGIN ? "args" : "res");
+	if (pt == RC_TP_CALL_BEGIN)
+		arith_print_args(stderr, i->prog, i->vers, i->proc, c->args);
+	else
+		arith_print_res(stderr, i->prog, i->vers, i->proc, c->res);
+	fputs("}\n", stderr);
+}
+
+/* Blocking calls to one server (json: each logged by log_call). */
+static rc_status one_server(rc_client *clnt, const char *uri, int32_t arg, bool json)
 {
 	struct timespec t0;
 	int32_t twice, thrice;
+	call_log lc = {&double_1_info, &arg, &twice};
 
 	printf("blocking calls to %s\n", uri);
+	if (json)
+		rc_client_set_trace(clnt, log_call, &lc);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc_status st = double_1(clnt, &arg, &twice);
+	lc = (call_log){&triple_1_info, &arg, &thrice};
 	if (st == RC_OK)
 		st = triple_1(clnt, &arg, &thrice);
+	if (json)
+		rc_client_set_trace(clnt, NULL, NULL);
 	if (st == RC_OK)
 		printf("  double(%d) = %d, triple(%d) = %d in %.1f ms\n", (int)arg, (int)twice,
 		       (int)arg, (int)thrice, ms_since(&t0));
@@ -69,7 +104,9 @@ static rc_status one_server(rc_client *clnt, const char *uri, int32_t arg)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"arg", required_argument, NULL, 'a'},
+	                                     {"json", no_argument, NULL, 'j'},
 	                                     {NULL, 0, NULL, 0}};
+	bool json = false;
 	rc_client *clnt[MAX_SERVERS];
 	int32_t arg = 21;
 	size_t n = 0;
@@ -77,8 +114,12 @@ int main(int argc, char **argv)
 	rc_status st;
 
 	while ((c = getopt_long(argc, argv, "a:", opts, NULL)) != -1) {
+		if (c == 'j') {
+			json = true;
+			continue;
+		}
 		if (c != 'a') {
-			fprintf(stderr, "usage: %s [--arg N] URI...\n", argv[0]);
+			fprintf(stderr, "usage: %s [--arg N] [--json] URI...\n", argv[0]);
 			return 2;
 		}
 		arg = (int32_t)strtol(optarg, NULL, 10);
@@ -100,7 +141,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	st = one_server(clnt[0], uris[0], arg);
+	st = one_server(clnt[0], uris[0], arg, json);
 	if (st != RC_OK) {
 		fprintf(stderr, "%s: %s: %s\n", argv[0], uris[0], rc_strerror(st));
 		ret = 1;

@@ -195,6 +195,29 @@ static rc__conn *rc__req_conn(rc__req *r)
 	return st == RC__REQ_DEFERRED ? r->c : NULL;
 }
 
+/* listener.h */
+rc_server_conn *rc__conn_handle(rc_server *srv, rc__conn *c)
+{
+	rc_server_conn *h = atomic_load(&c->handle);
+
+	if (h != NULL || (h = calloc(1, sizeof(*h))) == NULL)
+		return h;
+	atomic_init(&h->refs, 1); /* the connection's */
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_mutex_init(&h->rmu, NULL);
+	h->srv = srv;
+	h->c = c;
+	/* the server loop reaches back channels through these from now on */
+	atomic_store_explicit(&srv->back, &rc__back_hooks_on, memory_order_release);
+	atomic_store(&c->handle, h);
+	/* from now on kept true while it is held (rc__conn_plan) */
+	atomic_store(&c->held, c->state == RC__CONN_HELD);
+	/* calls back leave from any thread, under the write lock: the one-thread loop serves
+	 * this connection as jobs from now on, as after a deferral */
+	c->jobmode = true;
+	return h;
+}
+
 /* server.h */
 rc_status rc_svc_req_conn(rc_svc_req *handle, rc_server_conn **out)
 {
@@ -222,27 +245,9 @@ rc_status rc_svc_req_conn(rc_svc_req *handle, rc_server_conn **out)
 		st = rs == RC__REQ_INLINE || rs == RC__REQ_DEFERRED ? RC_NOTSUPP : RC_CANTSEND;
 	} else if (c->end != RC__CONN_LIVE || c->state == RC__CONN_DEAD) {
 		st = RC_CANTSEND; /* closing: no handle now */
-	} else if ((h = atomic_load(&c->handle)) == NULL) {
-		if ((h = calloc(1, sizeof(*h))) == NULL) {
-			st = RC_NOMEM;
-		} else {
-			atomic_init(&h->refs, 1); /* the connection's */
-			pthread_mutex_init(&h->mu, NULL);
-			pthread_mutex_init(&h->rmu, NULL);
-			h->srv = srv;
-			h->c = c;
-			/* the server loop reaches back channels through these from now on */
-			atomic_store_explicit(&srv->back, &rc__back_hooks_on, memory_order_release);
-			atomic_store(&c->handle, h);
-			/* from now on kept true while it is held (rc__conn_plan) */
-			atomic_store(&c->held, c->state == RC__CONN_HELD);
-			/* calls back leave from any thread, under the write lock: the one-thread loop
-			 * serves this connection as jobs from now on, as after a deferral */
-			c->jobmode = true;
-		}
-	}
-	if (st == RC_OK) {
-		h = atomic_load(&c->handle);
+	} else if ((h = rc__conn_handle(srv, c)) == NULL) {
+		st = RC_NOMEM;
+	} else {
 		atomic_fetch_add(&h->refs, 1);
 		*out = h;
 	}

@@ -37,9 +37,10 @@ rc_status rc_call_start_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, con
 	p->deadline = rc__now() + (int64_t)rc__call_timeout(clnt, opts) * 1000000;
 	rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 	st = rc__encode(clnt, p, &b, proc, xargs ? xargs : rc_xdr_void, args, &len);
-	if (st == RC_OK && (clnt->dgram || p->auth != NULL)) {
+	if (st == RC_OK && (clnt->dgram || p->auth != NULL || clnt->failover)) {
 		/* keep the message for retransmission, or -- credentials of a flavor that may renew
-		 * them -- to send it again after a renewal (rc__renew) */
+		 * them -- to send it again after a renewal (rc__renew), or after a drain
+		 * (rc_client_set_failover: rc__resend) */
 		if (b.heap) {
 			p->msgblock = b.data;
 			rc__encbuf_detach(&b);
@@ -255,6 +256,8 @@ rc_status rc_client_advance(rc_client *clnt, short revents)
 			st = r == RC_CLOSED ? RC_CANTRECV : r;
 	}
 	(void)rc__timers(clnt, rc__now());
+	if (__builtin_expect(clnt->resend_due, 0))
+		rc__resend(clnt); /* after a drain's notice: on a new connection */
 	rc__serve_inq(clnt, rc__send_failed); /* the peer's calls (rc_client_serve) */
 	renew = clnt->renew != NULL;
 	pthread_mutex_unlock(&clnt->mu);

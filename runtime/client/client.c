@@ -262,6 +262,17 @@ rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms)
 	return RC_OK;
 }
 
+/* client.h */
+rc_status rc_client_set_resend(rc_client *clnt, bool on)
+{
+	if (clnt == NULL)
+		return RC_INVAL;
+	if (clnt->dgram)
+		return RC_NOTSUPP; /* a datagram client retransmits with the same xid anyway */
+	clnt->resend = on;
+	return RC_OK;
+}
+
 rc_status rc_client_set_retry(rc_client *clnt, uint32_t initial_ms)
 {
 	if (clnt == NULL || initial_ms > 3600u * 1000)
@@ -343,6 +354,35 @@ rc_status rc__client_serve_with(rc_client *clnt, const rc__cl_server *ops, const
 		st = clnt->srv_ops->add(clnt->srv, def, ctx);
 	pthread_mutex_unlock(&clnt->mu);
 	return st;
+}
+
+/* client.h */
+rc_status rc_client_set_failover(rc_client *clnt, bool on)
+{
+	if (clnt == NULL)
+		return RC_INVAL;
+	if (clnt->dgram || (clnt->kind->props & RC_TPP_SYNC))
+		return RC_NOTSUPP;
+	pthread_mutex_lock(&clnt->mu);
+	clnt->failover = on;
+	if (!on) {
+		clnt->notice_xid = 0;
+	} else if (clnt->tp != NULL && clnt->npending == 0 && clnt->notice_xid == 0) {
+		/* connected already (rc_client_create): that connection asks now, or is closed
+		 * and the next call's connects and asks */
+		int64_t by = rc__now() + (int64_t)clnt->timeout_ms * 1000000;
+		pthread_mutex_lock(&clnt->smu);
+		bool asked = rc__notice(clnt, clnt->tp, by) == RC_OK;
+		pthread_mutex_unlock(&clnt->smu);
+		if (!asked)
+			rc__disconnect(clnt);
+	}
+	pthread_mutex_unlock(&clnt->mu);
+	if (on) /* blocking calls are registered in flight, so that they can go again */
+		atomic_fetch_or_explicit(&clnt->nofast, RC__NOFAST_FAILOVER, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&clnt->nofast, ~RC__NOFAST_FAILOVER, memory_order_relaxed);
+	return RC_OK;
 }
 
 void rc_client_destroy(rc_client *clnt)

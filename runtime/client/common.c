@@ -3,6 +3,7 @@
  * reader's role and the header templates it retires, connecting, and tracing.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +90,10 @@ rc_status rc__connect(rc_client *c, int64_t deadline)
 
 	rc__tp_clear_detail();
 	st = c->kind->connect(&c->uri, c->max_record, deadline, &tp);
+	if (st == RC_OK && c->failover && (st = rc__notice(c, tp, deadline)) != RC_OK) {
+		tp->vt->close(tp); /* (a balancer with no server behind it closes at once) */
+		tp = NULL;
+	}
 
 	if (st == RC_OK) {
 		size_t m = tp->max_msg;
@@ -98,6 +103,49 @@ rc_status rc__connect(rc_client *c, int64_t deadline)
 	/* tp, npending and doneq are stored atomically: rc__fast_eligible reads them unlocked */
 	__atomic_store_n(&c->tp, tp, __ATOMIC_RELEASE);
 	return st;
+}
+
+/* common.h */
+rc_status rc__notice(rc_client *c, rc_tp *tp, int64_t deadline)
+{
+	_Alignas(8) unsigned char b[RC_TP_HEADROOM + 40];
+	unsigned char *m = b + RC_TP_HEADROOM;
+	uint32_t xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
+	static const uint32_t call[9] = {RC__CALL, RC__RPCVERS, RC__CTL_PROG, RC__CTL_VERS,
+	                                 RC__CTL_NOTICE, RC_AUTH_NONE, 0, RC_AUTH_NONE, 0};
+	rc_status st;
+
+	c->notice_xid = 0;
+	rc__put32(m, xid);
+	for (int i = 0; i < 9; i++)
+		rc__put32(m + 4 + 4 * i, call[i]);
+	if ((st = tp->vt->send(tp, m, 40, NULL, 0)) != RC_OK)
+		return st;
+	for (;;) {
+		void *msg;
+		size_t len;
+		const unsigned char *r;
+
+		st = tp->vt->recv(tp, &msg, &len, NULL, RC_TPF_DONTWAIT);
+		if (st == RC_AGAIN) {
+			int64_t left = deadline == 0 ? -1 : (deadline - rc__now() + 999999) / 1000000;
+			struct pollfd pf = {rc__tp_pollfd(tp), POLLIN, 0};
+			if (deadline != 0 && left <= 0)
+				return RC_TIMEDOUT;
+			(void)poll(&pf, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+			continue;
+		}
+		if (st != RC_OK)
+			return st;
+		r = msg;
+		if (len < 24 || rc__get32(r) != xid || rc__get32(r + 4) != RC__REPLY)
+			continue; /* (nothing else can come before it) */
+		/* accepted, AUTH_NONE verifier, SUCCESS, 0: the server will tell */
+		if (len >= 28 && rc__get32(r + 8) == RC__MSG_ACCEPTED && rc__get32(r + 16) == 0 &&
+		    rc__get32(r + 20) == RC__SUCCESS && rc__get32(r + 24) == 0)
+			c->notice_xid = xid;
+		return RC_OK;
+	}
 }
 
 /* common.h */

@@ -49,6 +49,7 @@
 #define RC__RETIRED_MAX 16             /* replaced header templates kept before waiting */
 #define RC__NOFAST_SPIN 1u             /* rc_client.nofast bits */
 #define RC__NOFAST_SEALED 2u
+#define RC__NOFAST_FAILOVER 4u
 #define RC__INQ_MAX 256u /* calls from the peer held to be served; more are dropped */
 #define RC__INQ_SPARE 512u /* a served call's buffer up to this size is kept for the next */
 
@@ -110,6 +111,8 @@ struct rc_async {
 	bool starting; /* rc__start has not returned: another thread must not free it yet */
 	bool handle;   /* a started call without callback: in the client's handle list */
 	bool windowed; /* counted in auth->inflight while in flight (auth->window) */
+	bool resend;   /* under mu: its server drained before reading it: sent again on a new
+	                  connection (rc__resend; rc_client_set_failover) */
 	/* A started call denied for a credential problem, waiting on the client's renew list for
 	 * its credentials to be renewed and itself sent again (rc__renew): while `renewing`, a
 	 * completion (a release, a cancel) is only recorded in renew_st and its renewer ends it. */
@@ -135,6 +138,10 @@ struct rc_async {
 	/* a traced blocking call on the general path: when it began and was encoded (0: not
 	 * traced, or a started call) */
 	uint64_t tr_begin, tr_encoded;
+	/* a blocking call sent again after its stream broke (rc_client_set_resend): the xid it
+	 * keeps, or 0 (rc__start takes a fresh one) */
+	uint32_t resend_xid;
+	unsigned resends; /* how many times (rc__resend_due counts them; not reset by init) */
 };
 
 /* A call-header template: xid, CALL, 2, prog, vers, proc, cred, verf. Replaced whole (never
@@ -204,6 +211,7 @@ struct rc_client {
 	atomic_int nwaiters;
 	atomic_uint xid;
 	uint32_t timeout_ms, retry_ms;
+	bool resend; /* rc_client_set_resend: blocking calls go again, same xid, on a new stream */
 	rc_tp *tp;               /* NULL while a stream is disconnected */
 	rc__hdr *hdr;            /* the current template (atomic: the fast path reads it) */
 	_Atomic int64_t last_io; /* relaxed: the fast path writes it without mu */
@@ -252,6 +260,12 @@ struct rc_client {
 	rc__inq *inq, *inq_tail; /* (srv) */
 	unsigned ninq;
 	rc__inq *inq_spare; /* under mu: one served call's buffer kept for the next (cap in len) */
+	/* rc_client_set_failover: on; the xid of this connection's NOTICE call, whose second
+	 * answer says the server drained (0: none; set by the connecting thread before the
+	 * connection is published, then under mu); calls wait to be sent again (under mu). */
+	bool failover;
+	uint32_t notice_xid;
+	bool resend_due;
 };
 
 /* The calling thread's last call on a client, for rc_client_geterr (client.c). */
@@ -285,6 +299,11 @@ bool rc__ahead_locked(rc_client *c);
  * by the one thread that set c->connecting, or while the client is not yet shared (open).
  * RC_OK, or the transport's failure (errno kept). */
 rc_status rc__connect(rc_client *c, int64_t deadline);
+/* Ask the server on tp, a connection just made (not yet c's), to tell of a drain; wait for its
+ * answer by deadline (0: no limit). RC_OK (c->notice_xid set, or 0 when the server does not
+ * drain), or the failure that ends the connection (RC_CLOSED: it closed first -- a balancer
+ * with no server, a server that stopped listening; RC_TIMEDOUT). */
+rc_status rc__notice(rc_client *c, rc_tp *tp, int64_t deadline);
 /* A call's status when (re)connecting failed with st: what the call can report. */
 rc_status rc__connect_status(rc_status st);
 /* Report step pt of call xid now (tracing on). Out of line: the untraced paths stay small. */

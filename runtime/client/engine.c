@@ -345,6 +345,8 @@ rc_status rc__read_all(rc_client *c)
 /* Handle one incoming message (under c->mu): decode it into the call its xid names and
  * complete that call; a call from the peer (stream) is queued to be served (rc__serve_inq);
  * anything else (stale, foreign, too short) is dropped. */
+static void rc__goaway(rc_client *c, const unsigned char *msg, size_t len);
+
 static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 {
 	rc_async *p;
@@ -362,8 +364,11 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 	for (p = c->pending; p != NULL; p = p->next)
 		if (p->xid == xid)
 			break;
-	if (p == NULL)
+	if (p == NULL) {
+		if (xid == c->notice_xid && xid != 0)
+			rc__goaway(c, msg, len); /* the server drains (rc_client_set_failover) */
 		return; /* stale (timed out, cancelled) or foreign: drop */
+	}
 	if (c->trace != NULL)
 		rc__trace(c, RC_TP_REPLY, xid);
 	st = rc__decode(c, p, msg, len, true);
@@ -433,7 +438,6 @@ int64_t rc__timers(rc_client *c, int64_t now)
 /* common.h */
 void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, int e)
 {
-	c->reading = false;
 	if (st == RC_OK) {
 		c->last_io = rc__now();
 		rc__handle(c, msg, len);
@@ -455,6 +459,9 @@ void rc__after_recv(rc_client *c, rc_status st, void *msg, size_t len, int e)
 			rc__fail_all(c, RC_CANTRECV, e);
 		}
 	}
+	/* the role goes last: msg is the transport's until the next receive, and a fast step
+	 * takes the role without c->mu -- its receive would reuse msg under rc__handle */
+	c->reading = false;
 	rc__wake(c);
 }
 
@@ -822,7 +829,8 @@ rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len,
 		pthread_mutex_unlock(&c->mu);
 		return st;
 	}
-	p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
+	p->xid = p->resend_xid != 0 ? p->resend_xid /* (the same call again: rc__call) */
+	                            : atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
 	rc__put32(msg, p->xid);
 	p->msg = msg; /* (as encoded: what a retransmission starts from) */
 	p->msglen = len;
@@ -892,6 +900,8 @@ rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len,
 			/* another thread completed it meanwhile (e.g. the connection broke): that
 			 * completion stands, and its callback will run */
 			st = RC_OK;
+		} else if (st != RC_OK && p->resend) {
+			st = RC_OK; /* its server drained meanwhile: it goes again (rc__resend) */
 		} else if (st == RC_TOOMANY) {
 			/* refused by the transport for now (a back channel whose server stopped
 			 * reading at a limit): this call fails, saying why; the connection stays */
@@ -973,6 +983,10 @@ void rc__drive(rc_client *c, rc_async *p, int64_t until)
 {
 	while (p->state != RC__CALL_DONE) {
 		int64_t now, wake;
+		if (__builtin_expect(c->resend_due, 0)) {
+			rc__resend(c); /* after a drain's notice: on a new connection */
+			continue;
+		}
 		if (c->inq != NULL) {
 			rc__serve_inq(c, rc__send_failed); /* the peer's calls, on this thread (rc_client_serve) */
 			continue;
@@ -1020,4 +1034,99 @@ __attribute__((noinline)) void rc__serve_ahead(rc_client *c)
 	pthread_mutex_lock(&c->mu);
 	rc__serve_ahead_locked(c);
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- failover after a drain (rc_client_set_failover; docs/load-balancing.md) ---------------
+ * Each connection starts with a NOTICE call (program 0x3fd7c0de, version 1, procedure 1) that
+ * the connecting thread sends and waits for before the connection carries calls: a server
+ * that drains (rc_server_drain) answers it SUCCESS with 0 now, and once more, SUCCESS with 1,
+ * after the reply of every call it ran, just before it ends the connection. Any other answer
+ * (PROG_UNAVAIL from a server without drains) turns the notice off on that connection. The
+ * second answer means the calls still in flight were never run: they go again, on a new
+ * connection, with new xids, inside their own deadlines.
+ */
+
+/* The NOTICE's second answer came (under mu, as the reader, its role given up): if it says
+ * the server drains, every call still in flight was never run -- mark them to go again
+ * (rc__resend) and close the connection. */
+static void rc__goaway(rc_client *c, const unsigned char *msg, size_t len)
+{
+	rc_async *p, *n;
+
+	if (len < 28 || rc__get32(msg + 8) != RC__MSG_ACCEPTED || rc__get32(msg + 20) != 0 ||
+	    rc__get32(msg + 24) != 1)
+		return;
+	c->notice_xid = 0;
+	for (p = c->pending; p != NULL; p = n) {
+		n = p->next;
+		if (p->auth == NULL && p->msg != NULL) {
+			p->resend = true;
+			continue;
+		}
+		snprintf(p->err.detail, sizeof(p->err.detail),
+		         "the server drained; a call with sealed credentials is not sent again");
+		rc__complete(c, p, RC_CANTRECV);
+	}
+	c->resend_due = true;
+	rc__disconnect(c);
+	rc__wake(c);
+}
+
+/* Send the calls marked by rc__goaway again on a new connection (under mu, dropped while it
+ * connects): new xids, the messages as first encoded. The connection is tried again until
+ * the latest of their deadlines (a balancer may take a moment to find a server up); if none
+ * comes, they fail as a failed connect does. */
+/* engine.h */
+void rc__resend(rc_client *c)
+{
+	int64_t deadline = 0;
+	rc_status st = RC_OK;
+	rc_async *p, *n;
+	rc_tp *tp;
+	int err = 0;
+
+	c->resend_due = false;
+	for (p = c->pending; p != NULL; p = p->next)
+		if (p->resend && p->deadline > deadline)
+			deadline = p->deadline;
+	if (deadline == 0)
+		return;
+	while ((st = rc__ensure(c, deadline, &err)) != RC_OK && rc__now() + 20000000 < deadline) {
+		struct timespec ts = {0, 20000000};
+		pthread_mutex_unlock(&c->mu);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&c->mu);
+	}
+	if (st != RC_OK) {
+		for (p = c->pending; p != NULL; p = n) {
+			n = p->next;
+			if (!p->resend)
+				continue;
+			p->resend = false;
+			p->err.sys_errno = err;
+			snprintf(p->err.detail, sizeof(p->err.detail),
+			         "the server drained, and no new connection: %s", rc__tp_detail());
+			rc__complete(c, p, rc__connect_status(st));
+		}
+		return;
+	}
+	tp = c->tp;
+	pthread_mutex_lock(&c->smu);
+	rc__smu_send(c);
+	for (p = c->pending; p != NULL && st == RC_OK; p = p->next) {
+		if (!p->resend)
+			continue;
+		p->resend = false;
+		p->xid = atomic_fetch_add_explicit(&c->xid, 1, memory_order_relaxed) + 1;
+		rc__put32(p->msg, p->xid);
+		st = tp->vt->send(tp, p->msg, p->msglen, NULL, RC_TPF_DONTWAIT | RC_TPF_MORE);
+	}
+	if (st == RC_OK && tp->vt->flush(tp, 0) == RC_CANTSEND)
+		st = RC_CANTSEND;
+	err = errno;
+	atomic_store(&c->queued, tp->vt->outq(tp) > 0);
+	rc__smu_sent(c);
+	pthread_mutex_unlock(&c->smu);
+	if (st != RC_OK)
+		rc__send_failed(c, tp, err); /* (the calls in flight fail, as any broken send's) */
 }

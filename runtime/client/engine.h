@@ -87,6 +87,11 @@ rc_status rc__start(rc_client *c, rc_async *p, unsigned char *msg, size_t len, u
  * released or cancelled meanwhile, ends as that says.
  */
 void rc__renew(rc_client *c);
+/* Send the calls a drain's notice marked (rc__goaway; c->resend_due) again on a new connection
+ * (under c->mu, dropped while it connects): new xids, the messages as first encoded. The
+ * connection is tried again until the latest of their deadlines; if none comes, they fail as
+ * a failed connect does (rc_client_set_failover). */
+void rc__resend(rc_client *c);
 /* Wait for p as the reader or beside it (under c->mu), until it completes or `until`. */
 void rc__drive(rc_client *c, rc_async *p, int64_t until);
 /*

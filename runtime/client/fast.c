@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/client/engine.h"
 
@@ -76,6 +77,7 @@ static inline void rc__call_init(rc_async *p)
 	p->auth = NULL; /* (rc__encode takes the credentials' reference, if they seal) */
 	p->wire = NULL;
 	p->seqs.n = 0;
+	p->resend_xid = 0;
 }
 
 /* Hand a heap encode buffer, of a call whose message took len bytes, to the client for the next
@@ -402,6 +404,46 @@ static __attribute__((noinline)) bool rc__unseal(rc_async *p, rc_status st, bool
 }
 
 /*
+ * Whether a blocking call that ended with st (p: its xid) goes again (rc_client_set_resend):
+ * on a stream client that asked for it, when the connection broke under the call -- it was
+ * sent, or may have been, and no reply came (RC_CANTRECV), or its send found the connection
+ * broken (RC_CANTSEND) -- and then, once it is being sent again, when a sending's wait ran out
+ * (RC_TIMEDOUT: a server drops the copy of a call still running); at most RC__RESENDS times,
+ * within one timeout from the break (by: 0 the first time). Returns the time by which it must
+ * be answered (non-zero: send it again), or 0; the engine then reconnects and sends it with the same xid, so a server caching
+ * stream calls by address without the port (rc_server_set_drc_streams) answers it from its
+ * cache if the first sending ran.
+ */
+#define RC__RESENDS 8u
+static __attribute__((noinline, cold)) int64_t rc__resend_due(rc_client *c, rc_status st,
+                                                              rc_async *p, uint32_t timeout_ms,
+                                                              int64_t by)
+{
+	if (!c->resend || c->dgram || p->xid == 0)
+		return 0;
+	if (st == RC_TIMEDOUT ? by == 0 : st != RC_CANTRECV && st != RC_CANTSEND)
+		return 0;
+	if (by == 0) {
+		by = rc__now() + (int64_t)timeout_ms * 1000000;
+		p->resends = 0;
+	}
+	if (p->resends >= RC__RESENDS)
+		return 0;
+	if (p->resends > 0 && st == RC_CANTSEND) { /* reconnecting failed: a pause, doubling */
+		int64_t pause = (int64_t)50000000 << (p->resends - 1), left = by - rc__now();
+		if (pause > left)
+			pause = left;
+		if (pause > 0)
+			nanosleep(&(struct timespec){(time_t)(pause / 1000000000),
+			                             (long)(pause % 1000000000)}, NULL);
+	}
+	if (rc__now() >= by)
+		return 0;
+	p->resends++;
+	return by;
+}
+
+/*
  * A blocking call: start, then wait -- the fast step first when the client is idle, else
  * rc__start and rc__drive, the engine started calls use. Inlined twice (rc_call): untraced,
  * with no trace code at all, and traced, reporting each step to the client's trace function.
@@ -418,6 +460,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	int64_t now;
 	uint64_t t0 = traced ? rc__trace_clock() : 0;
 	bool refreshed;
+	int64_t resend_by = 0; /* sent again after the stream broke: by when (rc__resend_due) */
 
 	/* p.err is cleared only on the way to a failure (rc__err_clear): a call that succeeds in
 	 * the fast step never touches it (rc__set_lastok) */
@@ -442,6 +485,16 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	again:
 		p.deadline = now + (int64_t)timeout_ms * 1000000;
 		rc__call_init(&p);
+		if (__builtin_expect(resend_by != 0, 0)) {
+			/* a wait for the reply of retry_ms, doubling, within the call's time: a
+			 * server that drops the copy of a call still running gets it again */
+			int64_t wait = (int64_t)clnt->retry_ms * 1000000
+			               << (p.resends < 6 ? p.resends - 1 : 5);
+			p.deadline = now + wait < resend_by ? now + wait : resend_by;
+			p.resend_xid = p.xid;
+		} else {
+			p.xid = 0; /* (none until rc__start gives one: nothing sent to send again) */
+		}
 		rc__err_clear(&p.err);
 		st = rc__encode(clnt, &p, &b, proc, xargs, args, &len);
 		if (traced) {
@@ -475,6 +528,10 @@ ended: /* (the engine's calls: the fast step's never carry a flavor's seal) */
 out:
 	if (__builtin_expect(st == RC_OK, 1)) {
 		rc__set_lastok(clnt);
+	} else if ((resend_by = rc__resend_due(clnt, st, &p, timeout_ms, resend_by)) != 0) {
+		now = rc__now();
+		refreshed = false;
+		goto again; /* the same call, the same xid, on a new connection */
 	} else { /* every way to a failure cleared p.err before filling it in */
 		p.err.status = st;
 		rc__set_lasterr(clnt, &p.err);

@@ -39,6 +39,13 @@ enum {
 };
 #define RC__RPCVERS 2u
 
+/* The program a failover client calls first on each connection to be told of a drain
+ * (docs/load-balancing.md, "Drain and failover"): version 1, procedure 1 (NOTICE). Served by
+ * server/drain.c, called by client/common.c's rc__notice. */
+#define RC__CTL_PROG 0x3fd7c0deu
+#define RC__CTL_VERS 1u
+#define RC__CTL_NOTICE 1u
+
 /* The time stamps of <remotecall/trace.h>: the shared monotonic clock. */
 #define rc__trace_clock rc__clock_ns
 

@@ -424,7 +424,7 @@ static rc_status rc__rpcb_getport(const rc_uri *u, uint32_t prog, uint32_t vers,
 /*
  * The TLS context for a client of u, from u's query overlaid with the non-zero fields of tls
  * (NULL: none): *ctx NULL when the policy is off (or the scheme is udp and TLS only
- * opportunistic). RC_OK; RC_UNKNOWNADDR (bad query), RC_NOTSUPP (TLS required over a
+ * opportunistic); a quic:// client always has one (its policy aside). RC_OK; RC_UNKNOWNADDR (bad query), RC_NOTSUPP (TLS required over a
  * transport other than tcp), RC_INVAL (unreadable files; detail set), RC_NOMEM.
  */
 static rc_status rc__client_tls(const rc_uri *u, const rc_tls_client_opts *tls,
@@ -448,6 +448,8 @@ static rc_status rc__client_tls(const rc_uri *u, const rc_tls_client_opts *tls,
 		o.key_file = tls->key_file ? tls->key_file : o.key_file;
 		o.verify_name = tls->verify_name ? tls->verify_name : o.verify_name;
 	}
+	if (strcmp(u->scheme, "quic") == 0) /* QUIC is TLS 1.3 always */
+		return rc__tls_client_ctx(&o, ctx);
 	if (o.policy == RC_TLS_OFF)
 		return RC_OK;
 	if (strcmp(u->scheme, "tcp") != 0) {

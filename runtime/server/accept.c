@@ -9,6 +9,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -151,6 +154,7 @@ void rc__lsn_wake(rc_server *srv, int64_t now)
 		else if (l->paused && (wake == 0 || l->resume_at < wake))
 			wake = l->resume_at;
 	}
+	wake = srv->aux_tick(srv, now, wake); /* PROXY headers' time, a drain (drain.c) */
 	atomic_store_explicit(&srv->wake_at, wake, memory_order_relaxed);
 }
 
@@ -232,6 +236,27 @@ static rc_status rc__accept_nofile(rc_server *srv, rc__lsn *l, rc_tp **out)
 	return st;
 }
 
+/* The peer of c without its port (the client a PROXY header named, else the socket's peer),
+ * for the duplicate cache's key of its calls (under srv->mu, at admission). A unix peer has
+ * no address: its family alone (the rest of the key tells local callers apart). */
+static void rc__conn_peer(rc__conn *c)
+{
+	rc_peer *p = &c->peer;
+	unsigned len = sizeof(p->ss);
+
+	memset(p, 0, sizeof(*p));
+	if (rc__tp_peer(c->tp, &p->ss, &len) != RC_OK)
+		return;
+	if (p->ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&p->ss)->sin_port = 0;
+	else if (p->ss.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&p->ss)->sin6_port = 0;
+	else if (p->ss.ss_family != AF_UNIX)
+		return;
+	p->len = (socklen_t)len;
+	c->peer_ok = true;
+}
+
 /* listener.h: register a connection just accepted, or handed over by the application
  * (rc_server_listen_fd). */
 rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
@@ -267,11 +292,17 @@ rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 	srv->conns = c;
 	srv->nconns++;
 	srv->n_accepted++;
-	if (!rc__arm(srv, EPOLL_CTL_ADD, tp, c, EPOLLIN | EPOLLRDHUP)) {
+	if (srv->drc != NULL && srv->drc_streams_any)
+		rc__conn_peer(c); /* the duplicate cache's key of its stream calls */
+	if (srv->life != NULL && !srv->life->open(srv, c)) { /* (the hook's OPEN, before it is armed) */
+		rc__conn_close(srv, c);
+		st = RC_NOMEM;
+	} else if (!rc__arm(srv, EPOLL_CTL_ADD, tp, c, EPOLLIN | EPOLLRDHUP)) {
 		rc__conn_close(srv, c); /* epoll is out of memory: refuse it */
 		st = RC_NOMEM;
 	}
 	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv);
 	return st;
 }
 
@@ -304,7 +335,10 @@ void rc__accept(rc_server *srv, rc__lsn *l)
 		}
 		if (st != RC_OK)
 			return; /* paused: the listener is off the epoll set */
-		(void)rc__conn_admit(srv, tp);
+		if (__builtin_expect(l->proxy, 0))
+			srv->proxy_begin(srv, l, tp); /* its PROXY header first (proxy.c) */
+		else
+			(void)rc__conn_admit(srv, tp);
 	}
 	if (srv->threads > 1) {
 		pthread_mutex_lock(&srv->mu);

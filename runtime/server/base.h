@@ -46,6 +46,7 @@
 #include "runtime/auth/auth.h"
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
+#include "transports/proxy_v2.h"
 
 #define RC__NBUCKETS 64
 #define RC__DENSE_MAX 1024     /* procedure numbers below this index a table directly */
@@ -58,15 +59,18 @@
 #define RC__REQ_POOL 64       /* request objects a server keeps for reuse once answered */
 #define RC__REQ_OWN_KEEP 4096 /* and the argument copy each keeps, at most (bytes) */
 
-enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5 };
+enum { RC__EV_LISTENER = 1, RC__EV_CONN = 2, RC__EV_STOP = 3, RC__EV_JOB = 4, RC__EV_OUT = 5,
+       RC__EV_PROXY = 6 /* a connection whose PROXY header is read (proxy.c) */ };
 
 typedef struct rc__reg {
 	/* what the serve step reads of every call, first: one cache line (allocated 64-aligned) */
-	struct rc__reg *next; /* hash chain */
+	struct rc__reg *_Atomic next; /* hash chain (published with release: registrations may
+	                                 come and go while the server runs, dispatch.c) */
 	uint32_t prog, vers;
 	uint32_t ndense;
 	bool rules;        /* tls_required or gss_min: one test on the serve step's usual path */
 	bool tls_required; /* plaintext calls get AUTH_TOOWEAK (rc_server_set_tls_required) */
+	bool drc_streams;  /* stream calls go through the duplicate cache too (server.c) */
 	const rc_svc_proc **dense; /* by procedure number, below ndense */
 	rc_svc_rawfn raw; /* a raw dispatcher (rc_server_register_raw; no tables), or NULL */
 	const rc_svc_proc **sparse; /* the rest, sorted by number */
@@ -75,6 +79,7 @@ typedef struct rc__reg {
 	                      AUTH_TOOWEAK (rc_server_set_gss_required); 0: no such rule */
 	const rc_svc_prog *def;
 	void *ctx;
+	struct rc__reg *retired; /* unregistered while running: srv->reg_retired (dispatch.c) */
 } rc__reg;
 
 typedef struct rc__lsn {
@@ -86,6 +91,8 @@ typedef struct rc__lsn {
 	int64_t resume_at;
 	unsigned lone; /* one thread: non-zero while datagrams come one an event (rc__lone_skip) */
 	bool offload_asked; /* datagrams: receive offload asked for (rc__lsn_offload) */
+	bool proxy;         /* ?proxy=v2: each connection starts with a PROXY header (proxy.c) */
+	rc__proxy_from proxy_from; /* ?proxy_from=: the balancers believed (none: any) */
 	char uri[RC_URI_MAX];
 } rc__lsn;
 
@@ -128,7 +135,9 @@ typedef struct rc__job {
 
 struct rc_server {
 	pthread_mutex_t mu;
-	rc__reg *buckets[RC__NBUCKETS];
+	rc__reg *_Atomic buckets[RC__NBUCKETS]; /* changed under mu, read without it */
+	rc__reg *reg_retired; /* under mu: unregistered while running, freed with the server
+	                         (calls under way, deferred requests may still use them) */
 	rc__lsn *lsn[RC__MAX_LISTENERS];
 	size_t nlsn;
 	rc__conn *conns;
@@ -189,7 +198,11 @@ struct rc_server {
 	_Atomic int64_t wake_at; /* the earliest resume_at of a paused listener, or 0 (rc__step) */
 	unsigned char *step_rbuf; /* rc_server_step's datagram buffer */
 	struct rc__dbatch *step_batch; /* and its datagram batch */
-	struct rc__tls_ctx *tls;  /* rc_server_set_tls's context, or NULL: probes get no TLS */
+	/* rc_server_set_tls's context, or NULL: probes get no TLS. Atomic: it may be replaced
+	 * while the server runs (live.c); those it replaced are kept, for the connections made
+	 * from them, until the server is destroyed (tls_old, under mu) */
+	struct rc__tls_ctx *_Atomic tls;
+	struct rc__tls_old *tls_old;
 	/* srv->ndeferred fell below its cap (under mu): re-arm the connections held for it. Set
 	 * by the life cycle (the stream connections' rc__defer_room), so the request layer
 	 * below them reaches them without calling up. */
@@ -198,6 +211,21 @@ struct rc_server {
 	 * for room. Set by the life cycle (accept.c's rc__room_freed), for the connections below
 	 * it (conn.c). */
 	void (*room_freed)(struct rc_server *srv);
+	/* A call to RC__CTL_PROG on a stream connection (serve.c's miss path): its reply length.
+	 * Set by the life cycle (drain.c's rc__ctl_serve), for the serve step below it. */
+	size_t (*ctl_serve)(struct rc_server *srv, struct rc__wctx *w, struct rc_svc_req *req,
+	                    uint32_t xid, size_t max);
+	/* Admission's hooks into the load-balancer layer above it (set by the life cycle): the
+	 * timer of PROXY headers and a drain (drain.c's rc__aux_tick, from rc__lsn_wake under
+	 * mu: returns wake lowered to when it is next due), and a connection accepted on a
+	 * ?proxy=v2 listener, whose header is read before it is admitted (proxy.c's
+	 * rc__proxy_begin; takes tp). */
+	int64_t (*aux_tick)(struct rc_server *srv, int64_t now, int64_t wake);
+	void (*proxy_begin)(struct rc_server *srv, struct rc__lsn *l, rc_tp *tp);
+	/* srv->inbound fell (under mu) while connections wait unread for max_inbound_bytes
+	 * (memwait): those under the budget again are re-armed (conn.c's rc__inbound_room, set
+	 * by the life cycle as defer_room is). */
+	void (*inbound_room)(struct rc_server *srv);
 	/* Send what connection c's output queue holds, as far as the socket takes it, and arm its
 	 * output descriptor for the rest (under c->wmu; false: broken). Set by the life cycle
 	 * (conn.c's rc__conn_push_out), for the back channels below it (backchan.c). */
@@ -224,6 +252,26 @@ struct rc_server {
 	unsigned backreaders; /* under mu: connections a back channel's caller reads now */
 	rc__conn *conn_pool;  /* under mu: closed connections once taken, for reuse (conn.c) */
 	bool destroying;      /* under mu: rc_server_destroy has begun: no more are taken */
+	/* connection life (backchan/connlife.c): the hook (set while not running) and its steps
+	 * (NULL: no hook), the CLOSEs queued to be told without locks (under mu; nclosedq counts
+	 * them for a test without it) */
+	void (*conn_hook)(struct rc_server_conn *sc, rc_conn_event ev, void *ctx);
+	void *conn_hook_ctx;
+	const struct rc__life_hooks *life;
+	struct rc_server_conn *closedq;
+	atomic_uint nclosedq;
+	bool drc_streams_all; /* rc_server_set_drc_streams(srv, 0, 0, true): every program */
+	bool drc_streams_any; /* ... or some program: connections keep their peer's address */
+	struct rc__obs *obs;  /* counters and the call log (stats.c), or NULL: neither */
+	/* Behind a load balancer (proxy.c) and draining (drain.c). */
+	struct rc__pxconn *pxconns; /* under mu: connections whose PROXY header is being read */
+	uint32_t npx;               /* under mu: how many */
+	uint64_t n_proxied, n_proxy_refused; /* under mu: rc_server_stats */
+	int64_t aux_next;           /* under mu: when rc__aux_tick has something due (0: never) */
+	_Atomic uint32_t drain_ms;  /* rc_server_drain's timeout (async-signal-safe stores) */
+	atomic_bool drain_asked;
+	bool draining;              /* under mu: the drain has begun (rc__drain_begin) */
+	int64_t drain_until;        /* under mu: when it gives up waiting */
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
@@ -288,11 +336,14 @@ static inline unsigned rc__hash(uint32_t prog, uint32_t vers)
 	return rc__hash_pair(prog, vers) % RC__NBUCKETS;
 }
 
-/* The registration of (prog, vers), or NULL (under srv->mu, or while the server runs: the
- * table is then frozen). Inline: it is on every request's path (serve.c). */
+/* The registration of (prog, vers), or NULL; from any thread, without a lock (a registration
+ * is published whole, and one taken out stays valid until the server is destroyed). Inline:
+ * it is on every request's path (serve.c). */
 static inline rc__reg *rc__find(rc_server *srv, uint32_t prog, uint32_t vers)
 {
-	for (rc__reg *r = srv->buckets[rc__hash(prog, vers)]; r; r = r->next)
+	for (rc__reg *r = atomic_load_explicit(&srv->buckets[rc__hash(prog, vers)],
+	                                       memory_order_acquire);
+	     r; r = atomic_load_explicit(&r->next, memory_order_acquire))
 		if (r->prog == prog && r->vers == vers)
 			return r;
 	return NULL;

@@ -19,16 +19,11 @@
 #include <unistd.h>
 
 #include "runtime/core/rpc.h"
+#include "runtime/core/testpoint.h"
 #include "runtime/server/server_internal.h"
 #include "runtime/server/listener.h"
 
 static void rc__conn_unhold(rc_server *srv, rc__conn *c);
-
-/* The back channel's hooks (base.h), or NULL while backchan/ installed none. */
-static inline const rc__back_hooks *rc__back_hooks_of(rc_server *srv)
-{
-	return atomic_load_explicit(&srv->back, memory_order_acquire);
-}
 
 /* A REPLY read on c goes to the back channel that sent its call (true), if backchan/ is in. */
 static inline bool rc__conn_route(rc_server *srv, rc__conn *c, const void *msg, size_t len)
@@ -38,18 +33,12 @@ static inline bool rc__conn_route(rc_server *srv, rc__conn *c, const void *msg, 
 	return b != NULL && b->route(c, msg, len);
 }
 
-/* Tell c's back channels (op: hangup, detach or starve), if backchan/ is in. */
-#define rc__conn_back(srv, op, c)                                    \
-	do {                                                         \
-		const rc__back_hooks *b_ = rc__back_hooks_of(srv);   \
-		if (b_ != NULL)                                      \
-			b_->op(c);                                   \
-	} while (0)
 
 /* ---- the inbound budget (rc_server_limits.max_inbound_bytes) ------------------------------
  * srv->inbound counts the bytes the server holds for requests not yet served: each
  * connection's partial record (c->incount, brought up to date at the end of each turn), the
- * requests copied out as jobs (queued, running or parked) until they are served. At the
+ * requests copied out as jobs (queued, running or parked) until they are served, and the
+ * argument copies of deferred requests until their answers (defer.c). At the
  * budget, a connection inside a record of RC__INBOUND_BIG bytes or more is not read
  * (c->memheld) -- checked before each read of a turn, with its growth since its last turn --
  * and the sweeper closes it once stalled past stall_ms; connections sending small complete
@@ -78,9 +67,9 @@ static inline void rc__inbound_add(rc_server *srv, size_t n)
 	atomic_fetch_add_explicit(&srv->inbound, n, memory_order_relaxed);
 }
 
-/* The connections that wait for the budget, read again once under 7/8 of it (under
- * srv->mu). */
-static void rc__inbound_room(rc_server *srv)
+/* listener.h (srv->inbound_room): the connections that wait for the budget, read again
+ * once under 7/8 of it (under srv->mu). */
+void rc__inbound_room(rc_server *srv)
 {
 	if (!srv->memwait || atomic_load_explicit(&srv->inbound, memory_order_relaxed) >=
 	                         srv->lim.max_inbound_bytes / 8 * 7)
@@ -145,6 +134,8 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
 		srv->ndoomed--;
 	if (c->end == RC__CONN_EVICTED)
 		srv->nevicting--;
+	if (srv->life != NULL)
+		srv->life->closed(srv, c); /* the hook's CLOSE, told once the lock is dropped */
 	rc__conn_back(srv, detach, c); /* its handle and back channels (backchan.c) let go of it */
 	rc__park_free(srv, c);
 	rc__inbound_sub(srv, c->incount); /* its partial record goes with it */
@@ -457,6 +448,7 @@ dead:
 	pthread_mutex_lock(&srv->mu);
 	rc__conn_close(srv, c);
 	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv);
 }
 
 /* listener.h: mark c busy, then serve it here or, with worker threads, as jobs. */
@@ -511,6 +503,13 @@ static bool rc__conn_arm(rc_server *srv, rc__conn *c, uint32_t events)
 	return epoll_ctl(srv->epfd, EPOLL_CTL_MOD, rc__tp_pollfd(c->tp), &ev) == 0;
 }
 
+/* listener.h: as rc__conn_unref, under srv->mu. */
+void rc__conn_unref_locked(rc_server *srv, rc__conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		rc__conn_close(srv, c);
+}
+
 /* Drop one reference to c; the last one closes and frees it (takes srv->mu). */
 static void rc__conn_unref(rc_server *srv, rc__conn *c)
 {
@@ -518,6 +517,7 @@ static void rc__conn_unref(rc_server *srv, rc__conn *c)
 		pthread_mutex_lock(&srv->mu);
 		rc__conn_close(srv, c);
 		pthread_mutex_unlock(&srv->mu);
+		rc__connlife_drain(srv);
 	}
 }
 
@@ -1091,6 +1091,8 @@ static bool rc__turn_end(rc_server *srv, rc__conn *c, rc__turn *t, bool keep, rc
 		}
 	}
 	pthread_mutex_unlock(&srv->mu);
+	if (gone && t->dead) /* (tests: the server's destroy may run here, and must wait) */
+		RC__TEST_POINT("conn.back_reader_ends");
 	if (t->dead)
 		rc__conn_unref(srv, c); /* the reader's reference */
 	if (gone) {

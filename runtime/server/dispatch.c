@@ -44,8 +44,10 @@ static rc_status rc__reg_add(rc_server *srv, rc__reg *r)
 		rc__reg_free(r);
 		return RC_INVAL;
 	}
-	r->next = srv->buckets[rc__hash(r->prog, r->vers)];
-	srv->buckets[rc__hash(r->prog, r->vers)] = r;
+	r->drc_streams = srv->drc_streams_all; /* (rc_server_set_drc_streams) */
+	atomic_init(&r->next, srv->buckets[rc__hash(r->prog, r->vers)]);
+	/* published whole: a serving thread finds it complete, or not at all */
+	atomic_store_explicit(&srv->buckets[rc__hash(r->prog, r->vers)], r, memory_order_release);
 	pthread_mutex_unlock(&srv->mu);
 	rc__server_notify(srv, RC__SRV_CHANGED);
 	return RC_OK;
@@ -59,8 +61,7 @@ rc_status rc_server_register(rc_server *srv, const rc_svc_prog *def, void *ctx)
 	uint32_t maxdense = 0;
 	size_t i, ns = 0;
 
-	if (srv == NULL || def == NULL || (def->nprocs > 0 && def->procs == NULL) ||
-	    atomic_load(&srv->running))
+	if (srv == NULL || def == NULL || (def->nprocs > 0 && def->procs == NULL))
 		return RC_INVAL;
 	for (i = 0; i < def->nprocs; i++) {
 		const rc_svc_proc *p = &def->procs[i];
@@ -116,7 +117,7 @@ rc_status rc_server_register_raw(rc_server *srv, uint32_t prog, uint32_t vers, r
 {
 	rc__reg *r;
 
-	if (srv == NULL || fn == NULL || atomic_load(&srv->running))
+	if (srv == NULL || fn == NULL)
 		return RC_INVAL;
 	if ((r = rc__zalloc_lines(sizeof(*r))) == NULL) /* (the serve step reads one line) */
 		return RC_NOMEM;
@@ -127,25 +128,33 @@ rc_status rc_server_register_raw(rc_server *srv, uint32_t prog, uint32_t vers, r
 	return rc__reg_add(srv, r);
 }
 
-/* server.h: unlink (prog, vers) from the table and free its registration. */
+/* server.h: unlink (prog, vers) from the table and free its registration -- or, while the
+ * server runs, keep it until the server is destroyed: a serving thread may be reading it, a
+ * call under way or deferred uses it (its chain link stays, for a reader standing on it). */
 rc_status rc_server_unregister(rc_server *srv, uint32_t prog, uint32_t vers)
 {
-	rc__reg **pp, *r = NULL;
+	rc__reg *_Atomic *pp, *r = NULL;
+	bool keep = false;
 
-	if (srv == NULL || atomic_load(&srv->running))
+	if (srv == NULL)
 		return RC_INVAL;
 	pthread_mutex_lock(&srv->mu);
 	for (pp = &srv->buckets[rc__hash(prog, vers)]; *pp; pp = &(*pp)->next) {
 		if ((*pp)->prog == prog && (*pp)->vers == vers) {
 			r = *pp;
-			*pp = r->next;
+			atomic_store_explicit(pp, atomic_load(&r->next), memory_order_release);
+			if ((keep = atomic_load(&srv->running))) {
+				r->retired = srv->reg_retired;
+				srv->reg_retired = r;
+			}
 			break;
 		}
 	}
 	pthread_mutex_unlock(&srv->mu);
 	if (r == NULL)
 		return RC_PROGUNAVAIL;
-	rc__reg_free(r);
+	if (!keep)
+		rc__reg_free(r);
 	rc__server_notify(srv, RC__SRV_CHANGED);
 	return RC_OK;
 }
@@ -318,6 +327,14 @@ uint32_t rc_svc_req_prog(const rc_svc_req *h)
 	const rc_svc_req *req = rc__svc_req_of(h);
 
 	return req ? req->rq_prog : 0;
+}
+
+/* server.h */
+uint32_t rc_svc_req_xid(const rc_svc_req *h)
+{
+	const rc_svc_req *req = rc__svc_req_of(h);
+
+	return req ? req->xid : 0;
 }
 
 uint32_t rc_svc_req_vers(const rc_svc_req *h)

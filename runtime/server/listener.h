@@ -108,6 +108,17 @@ struct rc__conn {
 	 * srv->inbound (under srv->mu), and whether it waits unread for the budget. */
 	size_t incount;
 	bool memheld;          /* under srv->mu: HELD (or, one thread, unarmed) for the budget */
+	/* Connection life (backchan/connlife.c): its OPEN was told to the hook, so its CLOSE will
+	 * be (under srv->mu); and its peer's address without the port, the duplicate cache's key
+	 * for stream calls (set at admission when the server caches stream calls). */
+	bool opened;
+	bool peer_ok;
+	rc_peer peer;
+	/* Draining (drain.c): the peer asked to be told (its notice call's xid), and where this
+	 * connection's graceful close stands (under srv->mu; 0: not begun). */
+	bool notice;
+	uint32_t notice_xid;
+	uint8_t drain;
 };
 
 /*
@@ -130,6 +141,11 @@ struct rc_server_conn {
 	atomic_uint inflight;    /* calls its back channels sent and have no reply to yet (as
 	                            their xid windows hold them; read without mu) */
 	struct rc__back *backs;  /* the back channels (rc_server_conn_backchannel) */
+	void *_Atomic data;      /* the application's (rc_server_conn_set_data) */
+	struct rc_server_conn *closed_next; /* srv->closedq (connlife.c), under srv->mu */
+	/* the hook its OPEN was told by, for its CLOSE (connlife.c; set before it is armed) */
+	void (*hook)(struct rc_server_conn *sc, rc_conn_event ev, void *ctx);
+	void *hook_ctx;
 };
 
 /* Whether calls c's back channels made wait for replies (backchan.c): c's reading then never
@@ -142,13 +158,45 @@ static inline bool rc__conn_backwait(const rc__conn *c)
 	return h != NULL && atomic_load_explicit(&h->inflight, memory_order_relaxed) > 0;
 }
 
-/* Whether the application keeps c's handle (a reference beyond the connection's own): c is
- * then neither closed as idle nor evicted (under srv->mu). */
+/* Whether c waits for replies to calls back (its back channels' calls in flight): c is then
+ * neither closed as idle nor evicted (under srv->mu). A handle the application merely keeps
+ * does not count: the connection hook (connlife.c) tells it when the connection closes. */
 static inline bool rc__conn_kept(rc__conn *c)
 {
-	struct rc_server_conn *h = atomic_load_explicit(&c->handle, memory_order_relaxed);
+	return rc__conn_backwait(c);
+}
 
-	return h != NULL && atomic_load_explicit(&h->refs, memory_order_relaxed) > 1;
+/* backchan.c: c's handle, made now if it has none (under srv->mu; c is served as jobs from
+ * then on). NULL: memory is short. */
+struct rc_server_conn *rc__conn_handle(rc_server *srv, rc__conn *c);
+
+/* ---- live.c: changes while serving -------------------------------------------------------- */
+
+/* Put ctx in place of srv's TLS context (takes srv->mu): the one it replaces is kept until
+ * rc__tls_old_free, for the connections under it. False: memory is short (nothing changed). */
+bool rc__tls_replace(rc_server *srv, struct rc__tls_ctx *ctx);
+/* Free the contexts rc__tls_replace kept, and the current one (rc_server_destroy: no
+ * connection is left). */
+void rc__tls_old_free(rc_server *srv);
+
+/* ---- connection life (rc_server_set_conn_hook): backchan/connlife.c's steps ----------------
+ * The server reaches them through srv->life, which rc_server_set_conn_hook installs (NULL: no
+ * hook; the connections then have no handle for it). open: c was admitted (under srv->mu,
+ * which it drops and takes again to run the hook's OPEN without locks; c is not armed yet);
+ * false: memory is short for c's handle (c is to be refused). closed: c closes (under srv->mu,
+ * in rc__conn_close): its CLOSE is queued, to be told by drain once the lock is dropped.
+ * drain: tell the hook the CLOSEs queued (takes srv->mu; call without locks). */
+typedef struct rc__life_hooks {
+	bool (*open)(rc_server *srv, rc__conn *c);
+	void (*closed)(rc_server *srv, rc__conn *c);
+	void (*drain)(rc_server *srv);
+} rc__life_hooks;
+
+/* Tell the hook the CLOSEs queued (call without locks): a load when nothing is queued. */
+static inline void rc__connlife_drain(rc_server *srv)
+{
+	if (__builtin_expect(atomic_load_explicit(&srv->nclosedq, memory_order_relaxed) != 0, 0))
+		srv->life->drain(srv);
 }
 
 /* Bytes a peer must move, in or out, for its stall clock to start again. */
@@ -183,6 +231,8 @@ static inline void rc__conn_stall_clock(rc__conn *c, size_t in, size_t out)
 
 /* srv->defer_room of a server with stream connections (conn.c): re-arm those held. */
 void rc__defer_room(rc_server *srv);
+/* srv->inbound_room (conn.c): re-arm the connections waiting for the inbound budget. */
+void rc__inbound_room(rc_server *srv);
 
 /* The one-thread loop hands c, a request of which it just saw deferred, to the job path
  * (c is busy; takes c->wmu and srv->mu). */
@@ -295,5 +345,48 @@ void rc__conn_out(rc_server *srv, rc__conn *c);
 bool rc__conn_back_take(rc_server *srv, rc__conn *c);
 rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline);
 void rc__conn_back_give(rc_server *srv, rc__conn *c);
+/* The back channel's hooks (base.h), or NULL while backchan/ installed none. */
+static inline const rc__back_hooks *rc__back_hooks_of(rc_server *srv)
+{
+	return atomic_load_explicit(&srv->back, memory_order_acquire);
+}
+
+/* Tell c's back channels (op: hangup, detach or starve), if backchan/ is in. */
+#define rc__conn_back(srv, op, c)                                    \
+	do {                                                         \
+		const rc__back_hooks *b_ = rc__back_hooks_of(srv);   \
+		if (b_ != NULL)                                      \
+			b_->op(c);                                   \
+	} while (0)
+
+/* conn.c: drop a reference to c; the last closes it. Under srv->mu (rc__conn_unref without
+ * the lock). */
+void rc__conn_unref_locked(rc_server *srv, rc__conn *c);
+
+/* ---- behind a load balancer (proxy.c) and draining (drain.c) ------------------------------ */
+
+/* rc_server_listen's keys of a listen URI (rc__uri_query's fn; ctx an rc__lsn_opts). */
+typedef struct rc__lsn_opts {
+	bool proxy;
+	rc__proxy_from from;
+} rc__lsn_opts;
+bool rc__lsn_uri_key(void *ctx, const struct rc__uri_key *key, const char *value);
+/* A connection just accepted on a ?proxy=v2 listener l: its header is read before it is
+ * admitted (rc__conn_admit), or it is closed and counted (n_proxy_refused). Takes tp. */
+void rc__proxy_begin(rc_server *srv, rc__lsn *l, rc_tp *tp);
+/* The epoll event of such a connection (RC__EV_PROXY). */
+void rc__proxy_event(rc_server *srv, void *px);
+/* rc_server_destroy: close every connection still in its header (under mu). */
+void rc__proxy_destroy(rc_server *srv);
+/* Called by rc__lsn_wake (under srv->mu, at srv->wake_at): headers past their time, and the
+ * drain's steps; returns wake lowered to when it is next due. */
+int64_t rc__aux_tick(rc_server *srv, int64_t now, int64_t wake);
+/* A connection's header reads past stall_ms (proxy.c), under mu. */
+int64_t rc__proxy_sweep(rc_server *srv, int64_t now);
+/* The stop event came with rc_server_drain asked: begin the drain (once). True: it is
+ * draining (the loop goes on); false: stop. */
+bool rc__drain_begin(rc_server *srv);
+/* A call to RC__CTL_PROG on a stream connection (serve.c's miss path): its reply length. */
+size_t rc__ctl_serve(rc_server *srv, rc__wctx *w, rc_svc_req *req, uint32_t xid, size_t max);
 
 #endif

@@ -22,7 +22,7 @@
 
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
-#include "runtime/server/request.h"
+#include "runtime/server/listener.h" /* (a stream call's peer for the cache: rc__conn) */
 
 /*
  * At most once (datagrams, procedures other than NULL; rc__drc_begin checks those, then
@@ -37,8 +37,15 @@ static __attribute__((noinline)) bool rc__drc_admit(rc_server *srv, rc__wctx *w,
                                                     size_t max, rc__drc_key *key, bool *cached,
                                                     size_t *rlen)
 {
+	const rc_peer *peer = req->peer;
+
+	if (!req->dgram) { /* a stream's: its peer without the port (accept.c) */
+		if (w->conn == NULL || !w->conn->peer_ok)
+			return true; /* in-process, or no address known: not cached */
+		peer = &w->conn->peer;
+	}
 	rc__drc_make_key(key, req->xid, req->rq_prog, req->rq_vers, req->rq_proc,
-	                 req->rq_cred.oa_flavor, w->auth != NULL ? w->auth->ctx_id : NULL, req->peer,
+	                 req->rq_cred.oa_flavor, w->auth != NULL ? w->auth->ctx_id : NULL, peer,
 	                 rd->p, (size_t)(rd->end - rd->p));
 	rc__reply_reset(w, max);
 	switch (rc__drc_lookup(srv->drc, key, &w->rb, rlen)) {
@@ -61,7 +68,7 @@ static inline bool rc__drc_begin(rc_server *srv, rc__wctx *w, const rc_svc_req *
                                  size_t *rlen)
 {
 	*cached = false;
-	if (req->rq_proc == 0 || !req->dgram || srv->drc == NULL)
+	if (req->rq_proc == 0 || srv->drc == NULL || (!req->dgram && !req->reg->drc_streams))
 		return true;
 	/* (out of line: the key's arguments would cost the null call's path spills) */
 	return rc__drc_admit(srv, w, req, rd, max, key, cached, rlen);
@@ -255,6 +262,8 @@ authenticated:
 	req->reg = rc__find(srv, req->rq_prog, req->rq_vers);
 	if (__builtin_expect(req->reg == NULL, 0)) {
 		uint32_t range[2];
+		if (req->rq_prog == RC__CTL_PROG) /* a failover client's notice (drain.c) */
+			return srv->ctl_serve(srv, w, req, xid, max);
 		if (rc__vers_range(srv, req->rq_prog, &range[0], &range[1]))
 			return rc__reply_simple(w, max, xid, false, RC__PROG_MISMATCH, range, 2);
 		return rc__reply_simple(w, max, xid, false, RC__PROG_UNAVAIL, NULL, 0);
@@ -346,8 +355,8 @@ authenticated:
 			rlen = 0; /* the flavor made no verifier: no reply */
 			goto out;
 		}
-		if (w->gsink != NULL && w->auth == NULL) /* a stream: big data may go from the
-		                                           result's memory (unless wrapped) */
+		if (w->gsink != NULL && w->auth == NULL && !cached) /* a stream: big data may go
+		                   from the result's memory (unless wrapped, or kept in the cache) */
 			rc__encbuf_gather_on(&w->rb, &rx);
 		if (!rc__encode_res(w, &rx, info->xres, res)) {
 			w->rb.gather = false;
@@ -398,14 +407,28 @@ system_err:
 	goto out;
 }
 
-/* reply.h: serve one request message (the untraced copy unless the server traces). */
+/* The traced copy, then the call's counters and log line when the server keeps them
+ * (stats.c: a server that counts or logs has a trace function, if only a no-op). */
+static __attribute__((noinline)) size_t rc__serve_traced(rc_server *srv, rc__wctx *w,
+                                                         const unsigned char *msg, size_t len,
+                                                         const rc_peer *peer, bool dgram,
+                                                         uint64_t t_received, rc_tp *conn)
+{
+	size_t rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
+
+	if (srv->obs != NULL) /* (a deferred request has left the thread: w->req NULL) */
+		rc__obs_call(srv, w, msg, len, rlen, w->req == NULL, t_received);
+	return rlen;
+}
+
+/* request.h: serve one request message (the untraced copy unless the server traces). */
 size_t rc__serve(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
                  const rc_peer *peer, bool dgram, uint64_t t_received, rc_tp *conn)
 {
 	size_t rlen;
 
 	if (__builtin_expect(srv->trace != NULL, 0))
-		rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
+		rlen = rc__serve_traced(srv, w, msg, len, peer, dgram, t_received, conn);
 	else
 		rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, false);
 	if (__builtin_expect(w->auth != NULL, 0)) {

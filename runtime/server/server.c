@@ -150,6 +150,10 @@ rc_status rc_server_create(rc_server **out)
 	pthread_cond_init(&srv->answered, NULL);
 	srv->defer_room = rc__defer_room; /* (the request layer re-arms held connections through it) */
 	srv->room_freed = rc__room_freed; /* (and a closed connection resumes listeners) */
+	srv->inbound_room = rc__inbound_room; /* (and those waiting for the inbound budget) */
+	srv->ctl_serve = rc__ctl_serve; /* (and the serve step answers a drain's notice call) */
+	srv->aux_tick = rc__aux_tick;       /* (and admission's timer runs proxy.c's and drain.c's) */
+	srv->proxy_begin = rc__proxy_begin; /* (and hands a ?proxy=v2 listener's connections up) */
 	srv->conn_push = rc__conn_push_out; /* (and the back channels send through it) */
 	srv->conn_poke = rc__conn_poke;
 	srv->conn_take = rc__conn_back_take;
@@ -234,6 +238,9 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	out->conns_evicted = srv->n_evicted;
 	out->conns_refused = srv->n_refused;
 	out->accept_nofile = srv->n_nofile;
+	out->conns_proxied = srv->n_proxied;
+	out->conns_proxy_refused = srv->n_proxy_refused;
+	out->draining = srv->draining;
 	pthread_mutex_unlock(&srv->mu);
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
 	out->gss_dropped = __atomic_load_n(&srv->n_gss_dropped, __ATOMIC_RELAXED);
@@ -245,12 +252,71 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	return RC_OK;
 }
 
+/* ---- the duplicate request cache's switches (stream calls: accept.c keys them) --------- */
+
+/* Whether any program's stream calls are cached (under srv->mu; kept in drc_streams_any). */
+static bool rc__drc_streams_any(rc_server *srv)
+{
+	if (srv->drc_streams_all)
+		return true;
+	for (int b = 0; b < RC__NBUCKETS; b++)
+		for (rc__reg *r = srv->buckets[b]; r != NULL; r = r->next)
+			if (r->drc_streams)
+				return true;
+	return false;
+}
+
+/* server.h */
+rc_status rc_server_set_drc(rc_server *srv, bool on)
+{
+	rc_status st = RC_OK;
+
+	if (srv == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	if (!on) {
+		rc__drc_destroy(srv->drc);
+		srv->drc = NULL;
+	} else if (srv->drc == NULL &&
+	           (srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes,
+	                                      srv->lim.drc_ttl_ms)) == NULL) {
+		st = RC_NOMEM;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return st;
+}
+
+/* server.h */
+rc_status rc_server_set_drc_streams(rc_server *srv, uint32_t prog, uint32_t vers, bool on)
+{
+	rc_status st = RC_OK;
+
+	if (srv == NULL || atomic_load(&srv->running))
+		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	if (prog == RC_DRC_EVERY_PROGRAM) {
+		srv->drc_streams_all = on;
+		for (int b = 0; b < RC__NBUCKETS; b++)
+			for (rc__reg *r = srv->buckets[b]; r != NULL; r = r->next)
+				r->drc_streams = on;
+	} else {
+		rc__reg *r = rc__find(srv, prog, vers);
+		if (r == NULL)
+			st = RC_PROGUNAVAIL;
+		else
+			r->drc_streams = on;
+	}
+	srv->drc_streams_any = rc__drc_streams_any(srv);
+	pthread_mutex_unlock(&srv->mu);
+	return st;
+}
+
 /* server.h. */
 rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg)
 {
 	if (srv == NULL || atomic_load(&srv->running))
 		return RC_INVAL;
-	srv->trace = fn;
+	srv->trace = fn != NULL || srv->obs == NULL ? fn : rc__obs_nop; /* (stats.c counts) */
 	srv->trace_arg = arg;
 	return RC_OK;
 }
@@ -390,20 +456,34 @@ static rc_status rc__listen(rc_server *srv, const char *uri, char *bound, size_t
 	char at[RC_URI_MAX];
 	const rc_tp_kind *k;
 	const rc_tp_deliver deliver = {rc__deliver, srv, rc__deliver_to};
+	rc__lsn_opts o;
+
+	memset(&o, 0, sizeof(o));
 
 	if ((st = rc__uri_parse(uri, &u)) != RC_OK)
 		return st;
 	/* a key the listen side does not take is refused, never ignored (a client's ?tls=required
 	 * would otherwise look like a TLS policy the server does not run) */
 	if (u.query[0] != '\0' &&
-	    (st = rc__uri_query(u.query, RC__URIQ_LISTEN, NULL, NULL, at, sizeof(at))) != RC_OK)
+	    (st = rc__uri_query(u.query, RC__URIQ_LISTEN, rc__lsn_uri_key, &o, at, sizeof(at))) !=
+	            RC_OK)
 		return st;
 	if (srv->nlsn >= RC__MAX_LISTENERS)
 		return RC_TOOMANY;
 	k = rc__tp_find(u.scheme);
+	if ((o.proxy || o.from.n > 0) && (!o.proxy || !(k->props & RC_TPP_STREAM))) {
+		rc__tp_set_detail("URI query: %s", o.proxy ? "proxy=v2 takes a tcp or unix listener"
+		                                           : "proxy_from needs proxy=v2");
+		return RC_UNKNOWNADDR;
+	}
+	u.tls = srv->tls; /* (quic:// takes its certificates from it; the others ignore it) */
 	if ((st = k->listen(&u, srv->lim.max_record, &deliver, &tp, at, sizeof(at))) != RC_OK)
 		return st;
-	return rc__lsn_add(srv, tp, at, bound, len, false);
+	if ((st = rc__lsn_add(srv, tp, at, bound, len, false)) == RC_OK && o.proxy) {
+		srv->lsn[srv->nlsn - 1]->proxy = true; /* (not running: nothing reads it yet) */
+		srv->lsn[srv->nlsn - 1]->proxy_from = o.from;
+	}
+	return st;
 }
 
 rc_status rc_server_listen(rc_server *srv, const char *uri, char *bound, size_t len)
@@ -488,7 +568,7 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
 	rc__tls_ctx *ctx;
 	rc_status st;
 
-	if (srv == NULL || opts == NULL || atomic_load(&srv->running))
+	if (srv == NULL || opts == NULL)
 		return RC_INVAL;
 	rc__tp_clear_detail();
 	if ((st = rc__tls_server_ctx(opts, &ctx)) != RC_OK) {
@@ -498,8 +578,10 @@ rc_status rc_server_set_tls(rc_server *srv, const rc_tls_server_opts *opts, char
 	}
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
-	rc__tls_ctx_free(srv->tls); /* no connection can be under TLS: the server is not running */
-	srv->tls = ctx;
+	if (!rc__tls_replace(srv, ctx)) { /* (live.c: connections under the old one keep it) */
+		rc__tls_ctx_free(ctx);
+		return RC_NOMEM;
+	}
 	return RC_OK;
 }
 
@@ -535,8 +617,12 @@ void rc_server_destroy(rc_server *srv)
 		free(j);
 	}
 	srv->use_reserve = false; /* closing connections does not take it back */
+	rc__proxy_destroy(srv);   /* those still in their PROXY header */
 	while (srv->conns)
 		rc__conn_close(srv, srv->conns);
+	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv); /* their CLOSEs, without the lock */
+	pthread_mutex_lock(&srv->mu);
 	while (srv->conn_pool) { /* (no loop runs now: no event of theirs is about) */
 		rc__conn *c = srv->conn_pool;
 		srv->conn_pool = c->next;
@@ -551,9 +637,15 @@ void rc_server_destroy(rc_server *srv)
 			rc__reg_free(r);
 		}
 	}
+	while (srv->reg_retired != NULL) { /* unregistered while it ran (dispatch.c) */
+		rc__reg *r = srv->reg_retired;
+		srv->reg_retired = r->retired;
+		rc__reg_free(r);
+	}
 	pthread_mutex_unlock(&srv->mu);
 	rc__drc_destroy(srv->drc);
-	rc__tls_ctx_free(srv->tls); /* after the connections made from it */
+	rc__tls_old_free(srv); /* after the connections made from them */
+	rc__obs_free(srv);
 	rc__gss_free(srv);          /* after the requests deferred under its contexts */
 	free(srv->step_rbuf);
 	free(srv->step_batch);
@@ -566,23 +658,6 @@ void rc_server_destroy(rc_server *srv)
 	pthread_mutex_destroy(&srv->mu);
 	pthread_cond_destroy(&srv->answered);
 	free(srv);
-}
-
-/* server.h: async-signal-safe -- a flag, the stop eventfd, and a shutdown that wakes blocked
- * datagram receivers. */
-void rc_server_stop(rc_server *srv)
-{
-	uint64_t one = 1;
-
-	if (srv == NULL)
-		return;
-	atomic_store(&srv->stop, 1);
-	/* write(2) and shutdown(2) are async-signal-safe */
-	if (write(srv->stopfd, &one, sizeof(one)) < 0) {
-		/* the counter is already non-zero: a stop is pending anyway */
-	}
-	if (atomic_load(&srv->running) && srv->nlsn == 1 && srv->lsn[0]->dgram)
-		srv->lsn[0]->tp->vt->shutdown(srv->lsn[0]->tp, false); /* wakes blocked receivers */
 }
 
 /* server.h: the epoll descriptor. */
@@ -612,6 +687,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 		rc__lsn_wake(srv, now);
 	if (now < srv->next_sweep || now < srv->next_walk) {
 		pthread_mutex_unlock(&srv->mu);
+		rc__connlife_drain(srv); /* (connections a drain's step closed: connlife.c) */
 		return;
 	}
 	srv->next_sweep = now + 250000000LL;
@@ -653,6 +729,7 @@ static void rc__sweep(rc_server *srv, int64_t now)
 	}
 	srv->next_walk = due;
 	pthread_mutex_unlock(&srv->mu);
+	rc__connlife_drain(srv);
 }
 
 /*
@@ -714,7 +791,9 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 	for (int i = 0; i < n && !atomic_load(&srv->stop); i++) {
 		int kind = *(int *)evs[i].data.ptr;
 		if (kind == RC__EV_STOP) {
-			atomic_store(&srv->stop, 1);
+			/* rc_server_drain's request comes this way too (drain.c) */
+			if (!atomic_load(&srv->drain_asked) || !rc__drain_begin(srv))
+				atomic_store(&srv->stop, 1);
 		} else if (kind == RC__EV_LISTENER) {
 			rc__lsn *l = evs[i].data.ptr;
 			if (l->dgram) {
@@ -728,6 +807,8 @@ static rc_status rc__step(rc_server *srv, rc__wctx *w, int timeout_ms)
 			rc__job_next(srv, w);
 		} else if (kind == RC__EV_OUT) {
 			rc__conn_out(srv, ((rc__outev *)evs[i].data.ptr)->c);
+		} else if (kind == RC__EV_PROXY) {
+			rc__proxy_event(srv, evs[i].data.ptr); /* a PROXY header comes (proxy.c) */
 		}
 	}
 	rc__sweep(srv, rc__now());
@@ -748,6 +829,7 @@ rc_status rc_server_step(rc_server *srv, int timeout_ms)
 	srv->loop_thread = pthread_self(); /* serving alone, on this thread (backchan.c) */
 	atomic_store(&srv->loop_alone, true);
 	st = rc__step(srv, &w, timeout_ms);
+	rc__connlife_drain(srv); /* (connections an answer's orphaning closed) */
 	atomic_store(&srv->loop_alone, false);
 	srv->step_rbuf = w.rbuf;
 	srv->step_batch = w.batch;
@@ -831,6 +913,7 @@ rc_status rc_server_run(rc_server *srv)
 			st = RC_LOCALERROR; /* rc_server_step could not serve it any more */
 	}
 	rc__defer_orphan(srv, NULL); /* answers to what is still deferred say RC_CANCELLED */
+	rc__connlife_drain(srv);     /* (connections their orphaning closed) */
 	atomic_store(&srv->running, false);
 	return st;
 }

@@ -16,7 +16,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; r
 
 cc=${CC:-cc}
 $cc -O2 -g "$here/null_rc.c" -I"$B/bench/rc" -I"$root/xdr/include" -I"$root/runtime/include" \
-	"$B/bench/libbench_rc_idl.a" "$B/libremotecall.a" -lssl -lcrypto -lgssapi_krb5 -lpthread -o "$tmp/null_rc"
+	"$B/bench/libbench_rc_idl.a" "$B/libremotecall.a" -lssl -lcrypto -lgssapi_krb5 -lngtcp2_crypto_gnutls -lngtcp2 -lgnutls -lpthread -o "$tmp/null_rc"
 $cc -O2 -g "$here/null_tirpc.c" -I"$B/bench/tirpc" -I/usr/include/tirpc \
 	"$B/bench/libbench_tirpc_idl.a" -ltirpc -o "$tmp/null_tirpc"
 

@@ -18,7 +18,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev
 
 cc=${CC:-cc}
 $cc -O2 -g "$here/null_rc.c" -I"$B/bench/rc" -I"$root/xdr/include" -I"$root/runtime/include" \
-	"$B/bench/libbench_rc_idl.a" "$B/libremotecall.a" -lssl -lcrypto -lgssapi_krb5 -lpthread -o "$tmp/null_rc"
+	"$B/bench/libbench_rc_idl.a" "$B/libremotecall.a" -lssl -lcrypto -lgssapi_krb5 -lngtcp2_crypto_gnutls -lngtcp2 -lgnutls -lpthread -o "$tmp/null_rc"
 bash "$root/tests/runtime/tls_certs.sh" "$tmp/c" >/dev/null 2>&1
 tlsargs=(--tls-cert "$tmp/c/server.pem" --tls-key "$tmp/c/server.key")
 

@@ -83,6 +83,13 @@ w('fuzz_recreader', 'two', bytes([7]) + u32(99) + rec(b'abcd') + rec(b'efghijkl'
 w('fuzz_recreader', 'frags', bytes([7]) + u32(3) + rec(b'ab', False) + rec(b'', False)
   + rec(b'cd') + rec(b''))
 w('fuzz_recreader', 'cap', bytes([5]) + u32(1) + rec(b'x' * 64) + rec(b'y' * 65))
+
+# ---- fuzz_quic_msg: cap index, seed, one stream's bytes (messages with marks; body >= 8)
+w('fuzz_quic_msg', 'calls', bytes([6]) + u32(99) + rec(b'\0\0\0\1\0\0\0\0abcd') + rec(b'\0\0\0\2\0\0\0\1'))
+w('fuzz_quic_msg', 'frags', bytes([6]) + u32(3) + rec(b'\0\0\0\1', False) + rec(b'', False)
+  + rec(b'\0\0\0\0xyz'))
+w('fuzz_quic_msg', 'short', bytes([6]) + u32(5) + rec(b'1234567'))
+w('fuzz_quic_msg', 'cap', bytes([4]) + u32(1) + rec(b'x' * 64) + rec(b'y' * 65))
 w('fuzz_recreader', 'huge', bytes([0]) + u32(1) + u32(0x7fffffff) + b'zz')
 
 # ---- fuzz_xdr_sys: type index, value (zeros decode as an empty value of most types)

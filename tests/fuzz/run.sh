@@ -19,7 +19,7 @@ case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
 JOBS=${JOBS:-1}
 CC=${CC:-$(command -v clang || command -v clang-14)}
 root=$(pwd)
-targets=(fuzz_call fuzz_authsys fuzz_reply fuzz_recreader fuzz_xdr_sys fuzz_idlc fuzz_gss
+targets=(fuzz_call fuzz_authsys fuzz_reply fuzz_recreader fuzz_quic_msg fuzz_xdr_sys fuzz_idlc fuzz_gss fuzz_proxy
   fuzz_gen_nfs_prot fuzz_gen_nfs4_prot fuzz_gen_corpus)
 [ $# -eq 0 ] || targets=("$@")
 

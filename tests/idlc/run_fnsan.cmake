@@ -69,6 +69,7 @@ run("multi.c" ${CLANG} ${flags} ${san} -c ${SRC}/runtime/client/multi.c -o ${WOR
 run("test_idlc_calls.c" ${CLANG} ${flags} ${san} -c ${SRC}/tests/idlc/test_idlc_calls.c
   -o ${WORK}/test.o)
 run("linking" ${CLANG} ${san} ${WORK}/test.o ${WORK}/multi.o ${objs} ${LIB} ${CMOCKA_LIB}
-  -lssl -lcrypto -lgssapi_krb5 -lpthread -o ${WORK}/test_idlc_calls_fnsan)
+  -lssl -lcrypto -lgssapi_krb5 -lngtcp2_crypto_gnutls -lngtcp2 -lgnutls -lpthread
+  -o ${WORK}/test_idlc_calls_fnsan)
 run("test_idlc_calls under -fsanitize=function" ${WORK}/test_idlc_calls_fnsan)
 message(STATUS "test_idlc_calls passed under -fsanitize=function")

@@ -2,7 +2,8 @@
 # tests/install/deb.sh SRC BUILD [SANITIZERS] -- ctest deb_packages: the Debian packages as a
 # user meets them. `make deb`'s script (scripts/build-deb.sh, lintian included: no error, no
 # warning) builds libremotecall0, libremotecall-dev and idlc in BUILD/deb-test; then
-#   1. their metadata: SONAME, multiarch paths, computed Depends (libc6, libssl3), the
+#   1. their metadata: SONAME, multiarch paths, computed Depends (libc6, libssl3, libngtcp2,
+#      libgnutls30), the
 #      symbols and shlibs files, copyright and changelog in each
 #   2. dpkg -i of the three into this machine; the loader cache knows libremotecall.so.0;
 #      pkg-config prints clean system paths; idlc and its man page are there
@@ -94,9 +95,12 @@ check "libremotecall0: libremotecall.so.0 in /usr/lib/$MA, SONAME libremotecall.
 	"dpkg-deb -c '$(deb libremotecall0)' | grep -q ' ./usr/lib/$MA/libremotecall.so.0 -> libremotecall.so.$V\$' &&
 	 mkdir '$TMPD/x' && dpkg-deb -x '$(deb libremotecall0)' '$TMPD/x' &&
 	 readelf -d '$TMPD/x/usr/lib/$MA/libremotecall.so.$V' | grep -q 'SONAME.*\[libremotecall\.so\.0\]'"
-check "libremotecall0: Depends computed by dpkg-shlibdeps (libc6, libssl3)" sh -c \
+check "libremotecall0: Depends computed by dpkg-shlibdeps (libc6, libssl3, libngtcp2, libgnutls30)" sh -c \
 	"dpkg-deb -f '$(deb libremotecall0)' Depends | grep -q 'libc6 (>= ' &&
-	 dpkg-deb -f '$(deb libremotecall0)' Depends | grep -q 'libssl3 (>= '"
+	 dpkg-deb -f '$(deb libremotecall0)' Depends | grep -q 'libssl3 (>= ' &&
+	 dpkg-deb -f '$(deb libremotecall0)' Depends | grep -q 'libngtcp2-[0-9]* (>= ' &&
+	 dpkg-deb -f '$(deb libremotecall0)' Depends | grep -q 'libngtcp2-crypto-gnutls[0-9]* (>= ' &&
+	 dpkg-deb -f '$(deb libremotecall0)' Depends | grep -q 'libgnutls30 (>= '"
 check "libremotecall0: symbols file (every export, node REMOTECALL_0), shlibs and ldconfig trigger" sh -c \
 	"dpkg-deb -I '$(deb libremotecall0)' symbols >'$TMPD/symbols' &&
 	 [ \$(grep -c '@REMOTECALL_0 ' '$TMPD/symbols') -eq $(wc -l <"$SRC/scripts/abi/libremotecall.so.0.symbols") ] &&
@@ -128,13 +132,13 @@ for p in $PKGS; do
 done
 check "the loader cache has libremotecall.so.0 (ldconfig trigger)" sh -c \
 	"ldconfig -p | grep -Eq 'libremotecall.so.0 .*=> (/usr)?/lib/$MA/libremotecall.so.0\$'"
-check "pkg-config: clean system paths, shared by default, --static adds OpenSSL" sh -c \
+check "pkg-config: clean system paths, shared by default, --static adds OpenSSL, GSS, ngtcp2, GnuTLS" sh -c \
 	"pkg-config --validate remotecall &&
 	 [ \"\$(pkg-config --variable=libdir remotecall)\" = /usr/lib/$MA ] &&
 	 [ \"\$(pkg-config --variable=includedir remotecall)\" = /usr/include ] &&
 	 [ \"\$(pkg-config --variable=idlc remotecall)\" = /usr/bin/idlc ] &&
 	 [ \"\$(echo \$(pkg-config --libs remotecall))\" = -lremotecall ] &&
-	 [ \"\$(echo \$(pkg-config --static --libs remotecall))\" = '-lremotecall -lssl -lcrypto -lgssapi_krb5 -pthread' ]"
+	 [ \"\$(echo \$(pkg-config --static --libs remotecall))\" = '-lremotecall -lssl -lcrypto -lgssapi_krb5 -lngtcp2_crypto_gnutls -lngtcp2 -lgnutls -pthread' ]"
 check "idlc --version is $V; man -w idlc finds idlc(1)" sh -c \
 	"/usr/bin/idlc --version | grep -qF '$V' && { ! command -v man >/dev/null || man -w idlc | grep -q '^/usr/share/man/man1/idlc.1.gz\$'; }"
 

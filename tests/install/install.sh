@@ -50,7 +50,7 @@ check "pkg-config prints the prefix's folders as clean paths" sh -c \
 	 pkg-config --cflags --libs --static remotecall | grep -qvF -e '/..' -e '/./'"
 check "pkg-config: shared by default, --static adds OpenSSL and threads" sh -c \
 	"[ \"\$(echo \$(pkg-config --libs remotecall))\" = '-L$LIBDIR -lremotecall' ] &&
-	 [ \"\$(echo \$(pkg-config --static --libs remotecall))\" = '-L$LIBDIR -lremotecall -lssl -lcrypto -lgssapi_krb5 -pthread' ]"
+	 [ \"\$(echo \$(pkg-config --static --libs remotecall))\" = '-L$LIBDIR -lremotecall -lssl -lcrypto -lgssapi_krb5 -lngtcp2_crypto_gnutls -lngtcp2 -lgnutls -pthread' ]"
 check "the man page formats" sh -c "command -v man >/dev/null || exit 0; MANWIDTH=80 man -l '$P/share/man/man1/idlc.1' | grep -q 'compile an ONC RPC interface'"
 check "idlc --version from the prefix" "$P/bin/idlc" --version
 

@@ -2,7 +2,10 @@
 """tls_peer.py -- an independent RPC-over-TLS peer (RFC 9289) written from the RFC's text with
 Python's standard ssl module, and a relay that checks what crosses the wire.
 
-  tls_peer.py client HOST PORT CA [--udp-port P]   probe, handshake, calls (bench.x), checks
+  tls_peer.py client HOST PORT CA [--udp-port P] [--cert FILE --key FILE]
+                                                   probe, handshake, calls (bench.x), checks;
+                                                   --cert/--key: the client certificate (mTLS);
+                                                   prints "local port N" once connected
   tls_peer.py server CERT KEY                      serve bench.x NULL/ECHO/ADD under TLS
   tls_peer.py tap TARGET_PORT MODE                 relay 127.0.0.1:0 -> TARGET_PORT; prints
                                                    "listening tcp://127.0.0.1:PORT"; at each
@@ -80,8 +83,9 @@ def check(cond, what):
     print("ok   " + what)
 
 
-def client(host, port, ca, udp_port):
+def client(host, port, ca, udp_port, cert=None, key=None):
     s = socket.create_connection((host, port), timeout=10)
+    print("local port %d" % s.getsockname()[1], flush=True)
     s.sendall(record(call(0x1001, 0, AUTH_TLS)))
     r = parse_reply(read_record(s))
     check(r[:5] == (0x1001, "accepted", AUTH_NONE, b"STARTTLS", 0),
@@ -90,6 +94,8 @@ def client(host, port, ca, udp_port):
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
     ctx.load_verify_locations(ca)
     ctx.set_alpn_protocols(["sunrpc"])
+    if cert:
+        ctx.load_cert_chain(cert, key)
     t = ctx.wrap_socket(s, server_hostname="localhost")
     check(t.version() == "TLSv1.3" and t.selected_alpn_protocol() == "sunrpc",
           "TLS 1.3 handshake, ALPN %s" % t.selected_alpn_protocol())
@@ -259,9 +265,11 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # stopped: a clean exit
     if a and a[-1] == "--listen":  # (lib.sh's start_server counts --listen to await the line)
         a = a[:-1]
-    if len(a) >= 4 and a[0] == "client":
-        udp = int(a[5]) if len(a) >= 6 and a[4] == "--udp-port" else 0
-        return client(a[1], int(a[2]), a[3], udp)
+    if len(a) >= 4 and len(a) % 2 == 0 and a[0] == "client":
+        opt = dict(zip(a[4::2], a[5::2]))
+        if set(opt) <= {"--udp-port", "--cert", "--key"} and ("--cert" in opt) == ("--key" in opt):
+            return client(a[1], int(a[2]), a[3], int(opt.get("--udp-port", 0)),
+                          opt.get("--cert"), opt.get("--key"))
     if len(a) == 3 and a[0] == "server":
         return server(a[1], a[2])
     if len(a) == 3 and a[0] == "tap":

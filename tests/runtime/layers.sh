@@ -46,18 +46,22 @@ layers() {
 	echo "ok   $name call downward only ($(echo "$list" | wc -w) files)"
 }
 
-# Folder by folder, top down: sun/, rpcbind/, backchan/ (with the client's RPCSEC_GSS context
-# making, which takes calls), client/ (multi-calls; started and blocking calls; the object; the
-# engine; the peer's calls; what all of it uses), server/ (its loop, listener kinds, serve step, dispatch
-# table, requests), auth/ (flavors; their server side answers through server/'s reply path,
-# below them), the rest of server/ (the reply path, the cache, request handles), auth/'s GSS
-# core, core/, then transports/ (the table and URI parsing; each transport; TLS's connections
-# above its contexts; the URI query keys; the socket helpers).
+# Folder by folder, top down: sun/, rpcbind/, backchan/ (the connection hook and a handle's
+# controls, with the client's RPCSEC_GSS context making, which takes calls; then the back
+# channels and handles), client/ (multi-calls; started and blocking calls; the object; the
+# engine; the peer's calls; what all of it uses), server/ (its loop; draining; PROXY headers;
+# admission; TLS swapped live; listener kinds; serve step; counters; dispatch table; requests),
+# auth/ (flavors; their server side answers through server/'s reply path, below them), the
+# rest of server/ (the reply path, the cache, request handles), auth/'s GSS core, core/, then
+# transports/ (the table and URI parsing; QUIC above the stream transport it borrows from;
+# each transport; QUIC's helpers; TLS's connections above its contexts; the PROXY header
+# parser; the URI query keys; the socket helpers).
 layers "the library's layers" "sunrpc_gss.c.o
 sunrpc.c.o
 sunrpc_svc.c.o
 rpcbind.c.o broadcast.c.o
-backchan.c.o client_serve.c.o auth_gss_cl.c.o
+connctl.c.o connlife.c.o client_serve.c.o auth_gss_cl.c.o
+backchan.c.o
 multi.c.o
 async.c.o fast.c.o
 client.c.o
@@ -65,9 +69,13 @@ engine.c.o
 inbound.c.o
 common.c.o
 server.c.o
+drain.c.o
+proxy.c.o
 accept.c.o
+live.c.o
 conn.c.o dgram.c.o direct.c.o
 serve.c.o
+stats.c.o
 dispatch.c.o
 defer.c.o
 auth_reg.c.o
@@ -82,9 +90,12 @@ gss_krb5.c.o gss_xdr.c.o
 msg.c.o trace.c.o
 status.c.o
 transports.c.o
+quic.c.o
 stream.c.o udp.c.o inproc.c.o bcast.c.o
+quic_msg.c.o quic_ngtcp2.c.o
 tls.c.o
 tls_ctx.c.o
+proxy_v2.c.o
 uri.c.o
 sock.c.o"
 
@@ -108,5 +119,6 @@ apart() {
 }
 
 apart "the client and the server" "multi.c.o async.c.o fast.c.o client.c.o engine.c.o
-inbound.c.o common.c.o" "server.c.o accept.c.o conn.c.o dgram.c.o
-direct.c.o serve.c.o dispatch.c.o defer.c.o reply.c.o drc.c.o reqhandle.c.o"
+inbound.c.o common.c.o" "server.c.o drain.c.o proxy.c.o accept.c.o live.c.o
+conn.c.o dgram.c.o direct.c.o serve.c.o stats.c.o dispatch.c.o defer.c.o reply.c.o drc.c.o
+reqhandle.c.o"

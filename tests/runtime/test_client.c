@@ -164,7 +164,7 @@ static bool never_reply(void *udata, const void *res, const struct sockaddr *fro
 static void uri_query_refusals_list_keys(void **state)
 {
 	static const char *const keys = "a client URI takes tls=off|opportunistic|required, ca, "
-	                                "cadir, cert, key, name";
+	                                "cadir, cert, key, name, streams";
 	rc_client *c = NULL;
 	rc_error e;
 	char want[200];

@@ -260,8 +260,9 @@ static void thousand_deferred_answered_in_reverse(void **state)
 	}
 }
 
-/* The same under TLS (RPC-over-TLS, required by the client): 1,000 pipelined calls deferred
- * and answered in reverse by another thread, one-thread and worker servers. */
+/* The same under TLS (RPC-over-TLS, required by the client, and RPC-over-QUIC, where each
+ * of the client's streams is a server connection): 1,000 pipelined calls deferred and
+ * answered in reverse by another thread, one-thread and worker servers. */
 static void thousand_deferred_under_tls(void **state)
 {
 	char cmd[700], ca[400];
@@ -271,7 +272,8 @@ static void thousand_deferred_under_tls(void **state)
 	         tls_dir);
 	assert_int_equal(system(cmd), 0);
 	snprintf(ca, sizeof ca, "%s/ca.pem", tls_dir);
-	for (unsigned threads = 1; threads <= 2; threads++) {
+	for (unsigned k = 0; k < 4; k++) {
+		unsigned threads = 1 + k % 2;
 		df_server s;
 		rc_client *c;
 		rc_error e;
@@ -280,7 +282,8 @@ static void thousand_deferred_under_tls(void **state)
 		rc_tls_client_opts o = {.policy = RC_TLS_REQUIRED, .ca_file = ca,
 		                        .verify_name = "localhost"};
 		df_reset();
-		df_start_tls(&s, "tcp://127.0.0.1:0", threads, 2048, true);
+		df_start_tls(&s, k < 2 ? "tcp://127.0.0.1:0" : "quic://127.0.0.1:0", threads, 2048,
+		             true);
 		assert_int_equal(rc_client_create_tls(&c, s.uri, DF_PROG, 1, &o, &e), RC_OK);
 		assert_true(rc_client_tls(c));
 		rc_client_set_timeout(c, 20000);

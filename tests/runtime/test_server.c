@@ -1086,8 +1086,13 @@ static void running_server_refuses_changes(void **state)
 	(void)state;
 	srv = running_server(both, uri, sizeof(uri), &t, &c);
 	sleep_call(c);
-	assert_int_equal(rc_server_register(srv, &rt_prog2, NULL), RC_INVAL);
+	/* (registrations are taken while it runs: test_live) */
 	assert_int_equal(rc_server_listen(srv, "udp://127.0.0.1:0", NULL, 0), RC_INVAL);
+	assert_int_equal(rc_server_set_conn_hook(srv, NULL, NULL), RC_INVAL);
+	assert_int_equal(rc_server_set_drc_streams(srv, RC_DRC_EVERY_PROGRAM, 0, true), RC_INVAL);
+	assert_int_equal(rc_server_set_drc(srv, false), RC_INVAL);
+	assert_int_equal(rc_server_set_proc_stats(srv, true), RC_INVAL);
+	assert_int_equal(rc_server_set_call_log(srv, NULL, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_auth(srv, no_auth, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_trace(srv, NULL, NULL), RC_INVAL);
 	assert_int_equal(rc_server_set_threads(srv, 4), RC_INVAL);
@@ -1236,15 +1241,22 @@ static void listen_errors_say_why(void **state)
 	rc_server_geterr(b, &e);
 	assert_string_equal(rc_error_format(&e, buf, sizeof buf),
 	                    "address unknown or malformed (URI query: unknown key foo; a listen "
-	                    "URI takes no keys)");
+	                    "URI takes proxy=v2, proxy_from, streams)");
 	{
 		static const char *const refused[][2] = {
 			{"tcp://127.0.0.1:0?tls=required",
 			 "URI query: tls is a client URI's key (server TLS: rc_server_set_tls, "
-			 "rc_server_set_tls_required); a listen URI takes no keys"},
+			 "rc_server_set_tls_required); a listen URI takes proxy=v2, proxy_from, streams"},
 			{"udp://127.0.0.1:0?ca=x.pem",
 			 "URI query: ca is a client URI's key (a server's: rc_tls_server_opts); a "
-			 "listen URI takes no keys"},
+			 "listen URI takes proxy=v2, proxy_from, streams"},
+			/* a load balancer's keys: PROXY v2 on stream listeners only */
+			{"udp://127.0.0.1:0?proxy=v2", "URI query: proxy=v2 takes a tcp or unix listener"},
+			{"tcp://127.0.0.1:0?proxy_from=127.0.0.1",
+			 "URI query: proxy_from needs proxy=v2"},
+			{"tcp://127.0.0.1:0?proxy=v1", "URI query: proxy=v1; proxy takes v2"},
+			{"tcp://127.0.0.1:0?proxy=v2&proxy_from=10.0.0.0/40",
+			 "URI query: proxy_from=10.0.0.0/40 is not an address or ADDRESS/BITS"},
 		};
 		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
 			assert_int_equal(rc_server_listen(b, refused[i][0], NULL, 0),

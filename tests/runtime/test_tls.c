@@ -21,47 +21,16 @@
 #include <openssl/ssl.h>
 
 #include "tests/runtime/rt_fixture.h"
+#include "tests/runtime/tls_fixture.h"
 #include "transports/tls.h"
 
 #define TW_PROG 0x20000098u /* a second program: WHOTLS, and the TLS-required one */
 
-static char dir[256];      /* the certificates */
-static char path_buf[8][512];
-
-/* dir/name, in one of 8 rotating buffers. */
-static const char *P(const char *name)
-{
-	static int k;
-	char *b = path_buf[k++ & 7];
-	snprintf(b, sizeof(path_buf[0]), "%s/%s", dir, name);
-	return b;
-}
-
-/* WHOTLS(void) -> string: "plain", or "tls" followed by the peer's subject and SANs. */
-static bool tw_who(void *a, void *r, rc_svc_req *q)
-{
-	char buf[1024];
-	const rc_tls_peer *p = rc_svc_req_tls_peer(q);
-	size_t n;
-
-	(void)a;
-	if (!rc_svc_req_tls(q)) {
-		snprintf(buf, sizeof(buf), "plain");
-	} else if (p == NULL) {
-		snprintf(buf, sizeof(buf), "tls");
-	} else {
-		n = (size_t)snprintf(buf, sizeof(buf), "tls %s", p->subject ? p->subject : "-");
-		for (size_t i = 0; i < p->nsans && n < sizeof(buf); i++)
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s", p->sans[i]);
-	}
-	*(char **)r = strdup(buf);
-	return *(char **)r != NULL;
-}
 static const rc_procinfo tw_null_i = {TW_PROG, 1, 0, "NULL", (rc_xdrproc)rc_xdr_void, 0,
                                       (rc_xdrproc)rc_xdr_void, 0};
 static const rc_procinfo tw_who_i = {TW_PROG, 1, 1, "WHOTLS", (rc_xdrproc)rc_xdr_void, 0,
                                      (rc_xdrproc)xdr_rt_str, sizeof(char *)};
-static const rc_svc_proc tw_procs[] = {{&tw_null_i, rt_null}, {&tw_who_i, tw_who}};
+static const rc_svc_proc tw_procs[] = {{&tw_null_i, rt_null}, {&tw_who_i, tls_who}};
 static const rc_svc_prog tw_prog = {TW_PROG, 1, 2, tw_procs};
 
 typedef struct tw_conf {
@@ -130,22 +99,6 @@ static char *tw_who_call(rc_client *c)
 	return who;
 }
 
-/* ECHO of n pattern bytes on c, checked. */
-static void tw_echo(rc_client *c, size_t n)
-{
-	rt_blob in, out = {0, NULL};
-	in.len = (uint32_t)n;
-	in.val = malloc(n ? n : 1);
-	assert_non_null(in.val);
-	for (size_t i = 0; i < n; i++)
-		in.val[i] = (char)(i * 7 + 3);
-	assert_int_equal(rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out),
-	                 RC_OK);
-	assert_int_equal(out.len, n);
-	assert_memory_equal(out.val, in.val, n);
-	rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out);
-	free(in.val);
-}
 
 /* The server configurations (made in setup: the paths depend on the directory). */
 static tw_conf C_TLS, C_PLAIN, C_MTLS, C_MTLS_OPT, C_REQ, C_MT;
@@ -199,11 +152,11 @@ static void tls_blocking(void **state)
 	                 RC_OK);
 	assert_int_equal(rc_call(c, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &r),
 	                 RC_OK);
-	tw_echo(c, 0);
-	tw_echo(c, 4096);
-	tw_echo(c, 64 << 10);
-	tw_echo(c, 1 << 20);
-	tw_echo(c, 3 << 20); /* larger than any TLS record or socket buffer */
+	tls_echo(c, 0);
+	tls_echo(c, 4096);
+	tls_echo(c, 64 << 10);
+	tls_echo(c, 1 << 20);
+	tls_echo(c, 3 << 20); /* larger than any TLS record or socket buffer */
 	w = tw_client(&s, TW_PROG, &o, RC_OK, NULL);
 	who = tw_who_call(w);
 	assert_string_equal(who, "tls"); /* under TLS, no client certificate */
@@ -243,7 +196,7 @@ static void tls_async_uri(void **state)
 		assert_int_equal(rc_async_status(h[i]), RC_OK);
 		rc_async_release(h[i]);
 	}
-	tw_echo(c, 1 << 20);
+	tls_echo(c, 1 << 20);
 	rc_client_destroy(c);
 	rt_stop(&s);
 }
@@ -295,38 +248,23 @@ static void tls_big_calls_to_a_late_reader(void **state)
 			rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out[i]);
 			free(in[i].val);
 		}
-		tw_echo(c, 1 << 20); /* and a blocking one after */
+		tls_echo(c, 1 << 20); /* and a blocking one after */
 		rc_client_destroy(c);
 		rt_stop(&s);
 	}
 }
 
 /* A multi-destination call to three TLS clients of one server. */
-static bool tw_multi_fn(size_t index, rc_status st, void *res, void *udata)
-{
-	(void)res;
-	assert_int_equal(st, RC_OK);
-	((int *)udata)[index]++;
-	return true;
-}
 static void tls_multi(void **state)
 {
 	rt_server s;
 	rc_tls_client_opts o = {RC_TLS_REQUIRED, P("ca.pem"), NULL, NULL, NULL, NULL};
 	rc_client *c[3];
-	int seen[3] = {0, 0, 0};
-	rt_blob in = {1 << 20, NULL};
 	(void)state;
 	tw_start(&s, &C_TLS);
 	for (int i = 0; i < 3; i++)
 		c[i] = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
-	in.val = calloc(1, in.len);
-	assert_int_equal(rc_multicall(c, 3, 1, (rc_xdrproc)xdr_rt_blob, &in,
-	                              (rc_xdrproc)xdr_rt_blob, sizeof(rt_blob), tw_multi_fn, seen,
-	                              20000),
-	                 RC_OK);
-	assert_int_equal(seen[0] + seen[1] + seen[2], 3);
-	free(in.val);
+	tls_multi_echo(c);
 	for (int i = 0; i < 3; i++)
 		rc_client_destroy(c[i]);
 	rt_stop(&s);
@@ -744,7 +682,7 @@ static void tls_hostile(void **state)
 	}
 	usleep(1200 * 1000); /* the held ones reaped (stall_ms) */
 	c = tw_client(&s, RT_PROG, &o, RC_OK, NULL);
-	tw_echo(c, 1 << 16);
+	tls_echo(c, 1 << 16);
 
 	/* bytes after the probe, before its reply: closed (the client did not wait) */
 	fd = tw_raw(&s);
@@ -775,7 +713,7 @@ static void tls_hostile(void **state)
 		assert_memory_equal(r + 8, "\0\0\0\x01\0\0\0\x01\0\0\0\x01\0\0\0\x01", 16);
 	}
 	close(fd);
-	tw_echo(c, 1 << 16); /* still served */
+	tls_echo(c, 1 << 16); /* still served */
 	rc_client_destroy(c);
 	rt_stop(&s);
 }
@@ -1203,8 +1141,8 @@ static void tls_key_limit(void **state)
 		assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void,
 		                         NULL),
 		                 RC_OK);
-	tw_echo(c, 64 << 10);
-	tw_echo(c, 1 << 20);
+	tls_echo(c, 64 << 10);
+	tls_echo(c, 1 << 20);
 	rc_client_destroy(c);
 	ctx = tw_raw_ctx("TLS_AES_128_GCM_SHA256");
 	ssl = tw_raw_tls(&s, ctx, false, &fd);

@@ -7,6 +7,7 @@
 #   expired.pem/.key       a server certificate (same names) that expired in 2020
 #   other-ca.pem           another CA (other-ca.key), that signed nothing here
 #   other-client.pem/.key  a client certificate signed by other-ca
+#   other-server.pem/.key  a server certificate (server.pem's names) signed by other-ca
 set -euo pipefail
 d=$1
 mkdir -p "$d"
@@ -33,6 +34,7 @@ leaf() {
 leaf server ca "/CN=localhost" "DNS:localhost,IP:127.0.0.1,IP:::1" serverAuth
 leaf client ca "/O=remotecall tests/CN=alice" "DNS:alice.example,email:alice@example.org" clientAuth
 leaf other-client other-ca "/CN=mallory" "DNS:mallory.example" clientAuth
+leaf other-server other-ca "/CN=localhost" "DNS:localhost,IP:127.0.0.1,IP:::1" serverAuth
 
 # expired: openssl ca can set dates in the past
 ec expired.key

@@ -96,6 +96,27 @@ rc_status rc_call_ex(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const voi
 rc_status rc_client_set_timeout(rc_client *clnt, uint32_t total_ms);
 
 /*
+ * rc_client_set_resend -- stream clients (TCP, TLS, unix): whether a blocking call (rc_call,
+ * idlc's stubs) whose connection breaks under it -- RC_CANTRECV: sent, no reply; RC_CANTSEND:
+ * the send found it broken -- is sent again, as the Linux NFS client does: the client
+ * reconnects and sends the same call with the SAME xid (the same arguments and credential;
+ * a flavor that numbers its calls gives it a fresh number), and again, on that connection,
+ * each time no reply came within the retry interval (rc_client_set_retry's, doubling: a
+ * server drops the copy of a call still running), up to 8 sendings within one timeout
+ * (rc_client_set_timeout) from the break -- so such a call may take up to twice its timeout
+ * -- a failed reconnection waiting 50 ms, doubling, before the next. A server that
+ * caches stream calls by the client's address without its port (remotecall's
+ * rc_server_set_drc_streams, the Linux NFS server) then answers a call that already ran
+ * from its cache, so together they run a call at most once across reconnects -- as long as
+ * the server still remembers the call (drc_ttl_ms) and the client reconnects from the same
+ * address. Without such a server the call may run twice: off by default. Calls started with
+ * rc_call_start still end with RC_CANTRECV when their connection breaks. Returns RC_OK;
+ * RC_INVAL (NULL clnt); RC_NOTSUPP (a datagram client: its retransmissions keep the xid
+ * anyway).
+ */
+rc_status rc_client_set_resend(rc_client *clnt, bool on);
+
+/*
  * rc_client_set_retry -- UDP only: wait this long for a reply before retransmitting the call
  * with the same xid; the wait doubles after each retransmission, up to 4 s, always within the
  * call's total timeout (0: RC_DEFAULT_RETRY_MS). Returns RC_OK or RC_INVAL.
@@ -120,6 +141,26 @@ rc_status rc_client_set_max_message(rc_client *clnt, size_t bytes);
 
 /* rc_client_get_max_message -- the client's cap on a call or reply record (0 for NULL). */
 size_t rc_client_get_max_message(const rc_client *clnt);
+
+/*
+ * rc_client_set_failover -- opt-in (on: true), for a stream client of servers that drain
+ * (rc_server_drain), e.g. behind a load balancer: each connection it opens first asks the
+ * server to tell it when it drains (one round trip, before the connection carries calls).
+ * When a server drains, it answers every call it ran and then says so; this client then
+ * sends the calls still without a reply -- which that server never ran -- again, with new
+ * xids, on a new connection (through a balancer, to another server), inside each call's own
+ * deadline. What is guaranteed (docs/load-balancing.md, "Drain and failover"): no call runs
+ * twice because of the failover; a call resent after a drain's notice completes as any call
+ * does. What is not: a call is resent only on that notice -- a server that closes without it
+ * (a crash, an idle close, another implementation, a drain's timeout) fails the calls in
+ * flight as without the option, since it may have run them; calls with credentials that
+ * seal each message (RPCSEC_GSS) are not resent (they fail, RC_CANTRECV); replies come in
+ * the order calls are answered, as ever. Costs, while on: started calls keep a copy of their
+ * message until they complete, and blocking calls take the general path (no fast step). Set
+ * it before the first call. Returns RC_OK; RC_INVAL for a NULL client; RC_NOTSUPP for a
+ * datagram or in-process client (a datagram is retransmitted anyway).
+ */
+rc_status rc_client_set_failover(rc_client *clnt, bool on);
 
 /*
  * rc_client_set_spin -- opt-in: before blocking for a reply, poll the socket for up to spin_us

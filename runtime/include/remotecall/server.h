@@ -108,10 +108,13 @@ typedef struct rc_svc_prog {
 
 /*
  * rc_server_register -- serve def on this server; ctx is handed to every call of it (see
- * rc_svc_req_context). def must outlive the server (idlc's tables are static). Register before
- * rc_server_run (the dispatch table is read without a lock while serving). Returns RC_OK,
- * RC_INVAL (NULL def, duplicate procedure numbers, (prog, vers) already registered, or a
- * running server), RC_PROCUNAVAIL (a procedure of def has no routine: fn NULL -- idlc's
+ * rc_svc_req_context). def must outlive the server (idlc's tables are static). Before
+ * rc_server_run or while it runs, from any thread: a serving thread finds the registration
+ * whole, or not yet (calls before it get PROG_UNAVAIL); the per-program rules
+ * (rc_server_set_tls_required, rc_server_set_gss_required, rc_server_set_drc_streams) are set
+ * while the server is stopped. Returns RC_OK,
+ * RC_INVAL (NULL def, duplicate procedure numbers, (prog, vers) already registered),
+ * RC_PROCUNAVAIL (a procedure of def has no routine: fn NULL -- idlc's
  * table of a .x with several programs whose proc_V_svc routines this program does not link,
  * docs/idl.md), RC_NOMEM.
  */
@@ -127,16 +130,18 @@ typedef void (*rc_svc_rawfn)(rc_svc_req *req, void *ctx);
 
 /*
  * rc_server_register_raw -- serve (prog, vers) with fn, which sees every procedure (0
- * included). The same rules as rc_server_register (before rc_server_run). Returns RC_OK,
- * RC_INVAL (NULL srv or fn, (prog, vers) already registered, a running server), RC_NOMEM.
+ * included). The same rules as rc_server_register (also while the server runs). Returns RC_OK,
+ * RC_INVAL (NULL srv or fn, (prog, vers) already registered), RC_NOMEM.
  */
 rc_status rc_server_register_raw(rc_server *srv, uint32_t prog, uint32_t vers, rc_svc_rawfn fn,
                                  void *ctx);
 
 /*
- * rc_server_unregister -- stop serving (prog, vers) (either kind of registration). Not while
- * the server runs. Returns RC_OK, RC_INVAL (NULL srv, a running server), or RC_PROGUNAVAIL
- * when (prog, vers) is not registered.
+ * rc_server_unregister -- stop serving (prog, vers) (either kind of registration), also while
+ * the server runs, from any thread: calls read after it returns get PROG_UNAVAIL (or
+ * PROG_MISMATCH); calls under way and deferred requests of it finish as usual (a registration
+ * taken out while running is kept, a few hundred bytes, until rc_server_destroy). Returns
+ * RC_OK, RC_INVAL (NULL srv), or RC_PROGUNAVAIL when (prog, vers) is not registered.
  */
 rc_status rc_server_unregister(rc_server *srv, uint32_t prog, uint32_t vers);
 
@@ -219,8 +224,10 @@ rc_status rc_svc_req_error(rc_svc_req *req, rc_svc_err err, uint32_t lo, uint32_
 /*
  * rc_svc_req_caller -- the caller's address: copies up to *len bytes of it into sa and sets
  * *len to its length: a datagram's sender, a stream connection's peer (getpeername: a
- * sockaddr_in/in6, or a sockaddr_un on a unix socket); for an in-process call *len is set to
- * 0. Returns RC_OK, or RC_INVAL for NULL arguments.
+ * sockaddr_in/in6, or a sockaddr_un on a unix socket) -- on a listener behind a load balancer
+ * (?proxy=v2), the client its PROXY header named (the balancer's own address for its LOCAL
+ * health checks); for an in-process call *len is set to 0. Returns RC_OK, or RC_INVAL for
+ * NULL arguments.
  */
 rc_status rc_svc_req_caller(const rc_svc_req *req, void *sa, unsigned *len);
 
@@ -326,7 +333,8 @@ typedef struct rc_server_limits {
 	                           and queued, parked or running, deferred requests' arguments.
 	                           At it, connections inside a record of 64 KiB or more are not
 	                           read (closed once stalled past stall_ms); the others, and
-	                           replies to calls back, still are [256 MiB] */
+	                           replies to calls back, still are [256 MiB: a quarter of a
+	                           1 GiB VM; 40 peers holding 60 MiB records open pin ~260 MiB] */
 } rc_server_limits;
 
 /*
@@ -393,7 +401,27 @@ typedef struct rc_server_stats {
 	                             replies to calls back behind them were read */
 	uint64_t backcalls_starved; /* calls back failed at once (RC_TOOMANY): their connection
 	                             had max_parked_conn bytes parked, so no reply could be read */
+	/* behind a load balancer (listen URI ?proxy=v2; docs/load-balancing.md) */
+	uint64_t conns_proxied;       /* connections admitted with a valid PROXY header (v2 or v1) */
+	uint64_t conns_proxy_refused; /* closed unserved: no header, a malformed one, silent for
+	                                 stall_ms, or from a balancer not in ?proxy_from */
+	uint64_t draining;            /* 1 once rc_server_drain's drain has begun, else 0 */
 } rc_server_stats;
+
+/*
+ * rc_server_drain -- stop gracefully, losing no call (docs/load-balancing.md, "Drain and
+ * failover"): stop accepting (stream listeners stop listening: connects are refused, so a
+ * load balancer's health check marks the server down); stop reading each connection and
+ * datagram listener; answer every call already dispatched; tell each connection whose client
+ * asked (rc_client_set_failover) that the calls it has no reply to were never run; end the
+ * sending side, read until the client closes, close; and when nothing is left -- or
+ * timeout_ms after the drain began, when the rest are cut -- stop, so that rc_server_run
+ * returns (RC_OK). Returns at once; the drain runs on the serving threads. Async-signal-safe
+ * (a SIGTERM handler may call it); calling it again changes nothing. A server served by
+ * blocking receives on one datagram listener answers each datagram as it reads it: there the
+ * drain is rc_server_stop. Returns RC_OK, or RC_INVAL for a NULL server.
+ */
+rc_status rc_server_drain(rc_server *srv, uint32_t timeout_ms);
 
 /*
  * rc_server_get_stats -- copy the server's counters into *out; callable from any thread, also
@@ -631,8 +659,12 @@ uint32_t rc_svc_req_gss_service(const rc_svc_req *req);
  * incomplete record for stall_ms, and at most opts->max_handshakes run at once (a probe
  * beyond them has its connection closed after the reply). Without it, probes get the empty
  * verifier ("no TLS here"), as over UDP always. The files are read now (opts is not kept).
- * Set it before rc_server_run; a second call replaces the settings. Returns RC_OK; RC_INVAL
- * (NULL or running server, NULL opts, a missing or unreadable certificate, key or CA file --
+ * A second call replaces the settings -- also while the server runs, from any thread (a
+ * certificate's rotation): handshakes that start after it returns use the new certificate,
+ * key and client CAs; connections already under TLS keep their session, and the context
+ * they were made from is kept until rc_server_destroy (a few KB per replacement); a call
+ * that fails changes nothing. Returns RC_OK; RC_INVAL
+ * (NULL srv, NULL opts, a missing or unreadable certificate, key or CA file --
  * why, if not NULL, then receives OpenSSL's reason, NUL-terminated, truncated to whylen),
  * RC_NOMEM.
  */
@@ -677,9 +709,11 @@ const rc_tls_peer *rc_svc_req_tls_peer(const rc_svc_req *req);
  * service keeps its subscribers' handles, or the clients rc_server_conn_backchannel makes on
  * them, to call them back later. The handle outlives the connection: once the connection
  * closes (the peer leaves, the server ends it, rc_server_destroy), rc_server_conn_open says
- * false and calls over it fail; the handle is freed by its last release. A connection whose
- * handle the application holds is never closed as idle (idle_ms), nor evicted to make room:
- * the application asked to keep it. Not for datagram or in-process requests (RC_NOTSUPP).
+ * false and calls over it fail; the handle is freed by its last release. Holding a handle
+ * does not keep its connection open: an idle one is closed after idle_ms, and one may be
+ * evicted to make room, as any other (the connection hook, rc_server_set_conn_hook, says when
+ * it closed); only a connection whose calls back wait for replies is neither. Not for
+ * datagram or in-process requests (RC_NOTSUPP).
  */
 typedef struct rc_server_conn rc_server_conn;
 typedef struct rc_client rc_client; /* <remotecall/client.h> */
@@ -741,6 +775,198 @@ rc_status rc_server_conn_backchannel(rc_server_conn *sc, uint32_t prog, uint32_t
  */
 rc_status rc_svc_req_backchannel(rc_svc_req *req, uint32_t prog, uint32_t vers,
                                  rc_client **out);
+
+/* ---- connection life (docs/runtime.md, "Connection life") -------------------------------- */
+
+/* What rc_server_set_conn_hook's hook is told about a stream connection. */
+typedef enum rc_conn_event {
+	RC_CONN_OPEN = 1, /* accepted (or handed over by rc_server_listen_fd): before its first call */
+	RC_CONN_CLOSE     /* closed, whoever closed it: after its last call and its last reply */
+} rc_conn_event;
+
+/* The connection hook: sc is the connection's handle, valid during the call (take a
+ * reference of your own with rc_server_conn_retain to keep it past CLOSE). */
+typedef void (*rc_conn_hook)(rc_server_conn *sc, rc_conn_event ev, void *ctx);
+
+/*
+ * rc_server_set_conn_hook -- tell fn(sc, ev, ctx) about every stream connection (TCP, TLS,
+ * unix) the server takes from now on: RC_CONN_OPEN once, before any of its calls is served,
+ * and RC_CONN_CLOSE once, after its last call was served and its last reply (deferred ones
+ * too) sent or failed -- whoever closed it: the peer, rc_server_conn_close, idle_ms or
+ * stall_ms, making room (max_conns), rc_server_destroy. Both are told for every connection
+ * OPEN was told for, never CLOSE without OPEN. NULL fn removes the hook (connections opened
+ * under it still get their CLOSE).
+ *
+ * Thread and locks: OPEN runs on the thread that accepted the connection (a loop's thread; or
+ * rc_server_listen_fd's caller), CLOSE on the thread that let go of the connection last (a
+ * loop's thread, a thread answering its last deferred request, a thread whose blocking call
+ * back was reading the connection, rc_server_run's or rc_server_destroy's caller),
+ * each with no lock of the server held. The hook may call anything of the server's API but
+ * rc_server_destroy and rc_server_set_conn_hook -- rc_server_conn_set_data,
+ * rc_server_conn_close, rc_server_foreach_conn, rc_server_conn_backchannel, answers to
+ * deferred requests -- but it holds up the thread that runs it, so it should be short
+ * (queue long work). Connections under a hook are served as a deferral's are (their calls
+ * back may leave from any thread): a one-thread server pays a little per call for them.
+ * Set it before rc_server_run. Returns RC_OK, or RC_INVAL (NULL srv, a running server).
+ */
+rc_status rc_server_set_conn_hook(rc_server *srv, rc_conn_hook fn, void *ctx);
+
+/* rc_server_conn_set_data -- attach the application's pointer to sc's connection (NULL
+ * clears it); rc_server_conn_data -- read it (NULL for a NULL sc, or none set). From any
+ * thread (the pointer is stored atomically); the server never reads or frees it: free what it
+ * points to on RC_CONN_CLOSE. A routine finds it through rc_svc_req_conn. */
+void rc_server_conn_set_data(rc_server_conn *sc, void *data);
+void *rc_server_conn_data(const rc_server_conn *sc);
+
+/* rc_server_conn_retain -- one more reference to sc (given back with rc_server_conn_release);
+ * returns sc. For a hook or a rc_server_foreach_conn visitor that keeps the handle. */
+rc_server_conn *rc_server_conn_retain(rc_server_conn *sc);
+
+/*
+ * rc_server_conn_close -- close sc's connection, from any thread (the hook included): its
+ * socket is shut down now, so no more of its calls are read, its calls back fail at once
+ * (RC_CANTRECV in flight, RC_CANTSEND for new ones) and rc_server_conn_open says false; calls
+ * already running finish, and answers to its deferred requests return RC_CANTSEND, as when
+ * the peer leaves. The hook's RC_CONN_CLOSE follows once the last of them is done. Returns
+ * RC_OK (closing, or closed already: nothing to do) or RC_INVAL (NULL sc). Not after rc_server_destroy has begun on its server.
+ */
+rc_status rc_server_conn_close(rc_server_conn *sc);
+
+/*
+ * rc_server_foreach_conn -- call fn(sc, ctx) for each open stream connection of srv that has
+ * a handle -- every one when a connection hook is set (rc_server_set_conn_hook); else those a
+ * routine took with rc_svc_req_conn -- until fn returns false. The connections are those open
+ * when the call began (each handle referenced meanwhile; one that closes during the walk is
+ * still visited, rc_server_conn_open then says false); fn runs on the caller's thread, with no
+ * lock of the server held, and may call rc_server_conn_close. Any thread, while the server
+ * runs or not (not during rc_server_destroy). Returns RC_OK; RC_INVAL (NULL srv or fn);
+ * RC_NOMEM (nothing visited).
+ */
+rc_status rc_server_foreach_conn(rc_server *srv, bool (*fn)(rc_server_conn *sc, void *ctx),
+                                 void *ctx);
+
+/* rc_svc_req_xid -- the transaction id of the call (0 for a NULL or stale req). With the
+ * client's address, program, version and procedure it names the call to a duplicate cache of
+ * the application's own. */
+uint32_t rc_svc_req_xid(const rc_svc_req *req);
+
+/* ---- the duplicate request cache --------------------------------------------------------- */
+
+/*
+ * rc_server_set_drc -- whether the server keeps a duplicate request cache at all (on by
+ * default, for datagram calls; off: none is kept, every call runs, rc_server_stats' drc_*
+ * stay 0; on again: an empty one, with the drc_* limits). Not while the server runs. Returns
+ * RC_OK; RC_INVAL (NULL srv, a running server); RC_NOMEM (on: no cache could be made).
+ */
+rc_status rc_server_set_drc(rc_server *srv, bool on);
+
+/* RC_DRC_EVERY_PROGRAM -- rc_server_set_drc_streams's prog for the whole server. */
+#define RC_DRC_EVERY_PROGRAM 0u
+
+/*
+ * rc_server_set_drc_streams -- whether calls on stream connections (TCP, TLS, unix) to
+ * (prog, vers), registered before, go through the duplicate request cache too (off by
+ * default); prog RC_DRC_EVERY_PROGRAM: to every program registered now or later (vers
+ * ignored; a program's own setting made after it wins). A stream call is keyed as the Linux
+ * NFS server keys it: the client's address WITHOUT its port (behind a ?proxy=v2 listener, the
+ * client its PROXY header named; unix peers share one, empty, address), so a
+ * call a client retransmits on a new connection after a reconnect -- the same xid, program,
+ * version, procedure, arguments and credential (flavor; RPCSEC_GSS: the context) -- is
+ * answered from the cache, or dropped while the first still runs, never run twice (the
+ * remotecall client retransmits that way: docs/runtime.md, "At most once across
+ * reconnects"). NULL procedures are never cached. A cached stream call's reply is copied into
+ * the cache (big results are not sent from their own memory then). Not while the server
+ * runs. Returns RC_OK; RC_INVAL (NULL srv, a running server); RC_PROGUNAVAIL ((prog, vers)
+ * not registered).
+ */
+rc_status rc_server_set_drc_streams(rc_server *srv, uint32_t prog, uint32_t vers, bool on);
+
+/* ---- counters and the call log (docs/runtime.md, "Operating a server") ------------------- */
+
+#define RC_LATENCY_BUCKETS 24          /* rc_proc_stats.latency's buckets */
+#define RC_STATS_PROC_ALL 0xffffffffu  /* rc_proc_stats.proc of a program's row: its sum */
+#define RC_STATS_PROC_UNKNOWN 0xfffffffeu /* ... of calls to procedures it does not have */
+
+/*
+ * rc_proc_stats -- what one procedure of one (program, version) was asked and answered, since
+ * rc_server_set_proc_stats turned counting on. A call counts once, when its reply is made (or
+ * it is dropped or deferred), in exactly one outcome: calls == success + garbage_args +
+ * system_err + proc_unavail + auth_error + no_reply + deferred.
+ */
+typedef struct rc_proc_stats {
+	uint32_t prog, vers, proc; /* proc RC_STATS_PROC_ALL: the program's rows summed */
+	uint64_t calls;
+	uint64_t success;      /* answered SUCCESS (a duplicate-cache replay answers as it did) */
+	uint64_t garbage_args; /* GARBAGE_ARGS: the arguments did not decode */
+	uint64_t system_err;   /* SYSTEM_ERR: the routine returned false, memory, a reply too big */
+	uint64_t proc_unavail; /* PROC_UNAVAIL */
+	uint64_t auth_error;   /* denied: AUTH_ERROR (a flavor, tls_required, gss_required) */
+	uint64_t no_reply;     /* none sent: a duplicate of a call still running, a raw
+	                          dispatcher that did not answer, a flavor's drop */
+	uint64_t deferred;     /* deferred (rc_svc_req_defer): answered later, not timed here */
+	uint64_t bytes_in;     /* request records (without record marks) */
+	uint64_t bytes_out;    /* replies made inline (a big gathered result's bytes included) */
+	/* the time from the request's receipt to its reply made, calls answered inline: bucket 0
+	 * under 1 us, bucket k in [2^(k-1), 2^k) us, the last one everything above */
+	uint64_t latency[RC_LATENCY_BUCKETS];
+} rc_proc_stats;
+
+/*
+ * rc_server_set_proc_stats -- count every call to a registered (program, version) by
+ * procedure (on) or stop counting and forget the counts (off, the default). Counting takes
+ * the serve step's traced path (as rc_server_set_trace does): a few atomic additions and two
+ * clock reads a call; a server that never turns it on pays nothing. Calls to programs not
+ * registered are not counted (rc_server_set_call_log sees them). Not while the server runs.
+ * Returns RC_OK; RC_INVAL (NULL srv, a running server); RC_NOMEM.
+ */
+rc_status rc_server_set_proc_stats(rc_server *srv, bool on);
+
+/*
+ * rc_server_get_proc_stats -- copy up to max rows into out, one per procedure called at least
+ * once and one per program (proc RC_STATS_PROC_ALL) after its procedures, and return how many
+ * rows there are (0 when counting is off). From any thread, while the server runs: each
+ * counter is exact (atomic), a row read during calls may be a call or two behind another.
+ */
+size_t rc_server_get_proc_stats(rc_server *srv, rc_proc_stats *out, size_t max);
+
+/* How a call ended, for the call log. */
+typedef enum rc_call_outcome {
+	RC_CALL_SUCCESS = 0,
+	RC_CALL_PROG_UNAVAIL,
+	RC_CALL_PROG_MISMATCH,
+	RC_CALL_PROC_UNAVAIL,
+	RC_CALL_GARBAGE_ARGS,
+	RC_CALL_SYSTEM_ERR,
+	RC_CALL_RPC_MISMATCH,
+	RC_CALL_AUTH_ERROR, /* auth_stat says which */
+	RC_CALL_NO_REPLY,
+	RC_CALL_DEFERRED
+} rc_call_outcome;
+
+/* rc_call_record -- one call served, for the call log. */
+typedef struct rc_call_record {
+	uint32_t xid, prog, vers, proc;
+	rc_call_outcome outcome;
+	uint32_t auth_stat;     /* RC_CALL_AUTH_ERROR: the auth_stat sent; else 0 */
+	rc_server_conn *conn;   /* its connection's handle, valid during the log call: a stream
+	                           connection's that has one (every one under a connection hook);
+	                           NULL for datagram and in-process calls */
+	bool dgram;
+	size_t bytes_in, bytes_out;
+	uint64_t ns;            /* receipt to reply made (0: not measured, deferred) */
+} rc_call_record;
+
+/* The call log's function: rec is valid during the call only. */
+typedef void (*rc_call_log_fn)(const rc_call_record *rec, void *ctx);
+
+/*
+ * rc_server_set_call_log -- call fn(rec, ctx) once for every call the server serves (those
+ * it cannot parse as a call aside), when its reply is made, dropped or deferred: on the
+ * serving thread, with no lock of the server held (a reply may still be queued); keep it
+ * short. It takes the traced path, as rc_server_set_proc_stats. fn NULL turns it off. Not
+ * while the server runs. Returns RC_OK, or RC_INVAL (NULL srv, a running server).
+ */
+rc_status rc_server_set_call_log(rc_server *srv, rc_call_log_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

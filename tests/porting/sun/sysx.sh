@@ -35,7 +35,7 @@ if [ -z "$XS" ]; then
 fi
 CF=(-std=gnu11 -Wall -Wno-unused-variable -Werror -I"$SRC/runtime/include/remotecall/compat"
 	-I"$SRC/runtime/include" -I"$SRC/xdr/include" -include remotecall/sunrpc.h)
-LIBS=("$LIB" -lssl -lcrypto -lgssapi_krb5 -pthread)
+LIBS=("$LIB" -lssl -lcrypto -lgssapi_krb5 -lngtcp2_crypto_gnutls -lngtcp2 -lgnutls -pthread)
 # a sanitizer build's library needs its flags in the programs too
 if [ -n "${RC_DOWNSTREAM_CFLAGS:-}" ]; then
 	CF+=($RC_DOWNSTREAM_CFLAGS)

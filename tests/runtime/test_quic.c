@@ -1,0 +1,241 @@
+/*
+ * RPC-over-QUIC (quic://, draft-cel-nfsv4-rpc-over-quicv1), remotecall to remotecall over
+ * loopback: blocking calls (1 MiB echo included), started calls pipelined over a pool of
+ * streams and driven by the application's poll loop, multi-destination calls, mutual TLS and
+ * the identity a procedure sees, certificate failures with their reasons, a listener without
+ * certificates refused, the idle timeout (and the client's reconnection after it), and the
+ * listener's counters. The certificates are made at start by tls_certs.sh (openssl).
+ * tests/interop/quic_peer.py (aioquic) is the other implementation: test_quic_interop.
+ */
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "tests/runtime/rt_fixture.h"
+#include "tests/runtime/tls_fixture.h"
+
+#include "tests/runtime/quic_fixture.h"
+
+/* WHOTLS on a new client of QW_PROG at uri with o. */
+static char *qw_who_call(const char *uri, const rc_tls_client_opts *o)
+{
+	rc_client *c;
+	char *who = NULL;
+	assert_int_equal(rc_client_create_tls(&c, uri, QW_PROG, 1, o, NULL), RC_OK);
+	assert_int_equal(rc_call(c, 1, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)xdr_rt_str, &who),
+	                 RC_OK);
+	rc_client_destroy(c);
+	return who;
+}
+
+static const qw_conf C_ONE = {false, 0, NULL}, C_MT = {false, 4, NULL}, C_MTLS = {true, 0, NULL};
+
+/* Blocking calls: NULL, ADD, echoes up to 1 MiB; the server printed a quic:// URI; the call
+ * is under TLS. */
+static void quic_blocking(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_client *c;
+	int64_t v = 5, r = 0;
+	rc__quic_stats st;
+	(void)state;
+	qw_start(&s, &C_ONE);
+	assert_int_equal(strncmp(s.uri[0], "quic://127.0.0.1:", 17), 0);
+	o.ca_file = P("ca.pem");
+	c = qw_client(&s, NULL, &o, RC_OK, NULL);
+	assert_true(rc_client_tls(c));
+	{
+		char *who = qw_who_call(s.uri[0], &o); /* no client certificate: TLS, no identity */
+		assert_string_equal(who, "tls");
+		free(who);
+	}
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_OK);
+	pthread_mutex_lock(&rt_mu);
+	rt_total = 0;
+	pthread_mutex_unlock(&rt_mu);
+	assert_int_equal(rc_call(c, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &r),
+	                 RC_OK);
+	assert_int_equal(r, 5);
+	tls_echo(c, 0);
+	tls_echo(c, 1000);
+	tls_echo(c, 1 << 20);
+	st = qw_stats(&s);
+	assert_int_equal(st.conns, 2); /* (and the WHOTLS client's) */
+	assert_true(st.streams >= 1);
+	assert_int_equal(st.bad_records + st.wrong_direction + st.stream_limit, 0);
+	rc_client_destroy(c);
+	rt_stop(&s);
+}
+
+/* 64 started calls pipelined over a pool of 4 streams, half waited for, half driven by the
+ * application's poll loop; the server saw 4 streams (its connections) on 1 QUIC
+ * connection. Then the URI's CA and the pool of 1. */
+static void quic_pipelined(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_client *c;
+	rc_async *h[64];
+	int64_t args[64], res[64];
+	rc__quic_stats st;
+	char q[600];
+	(void)state;
+	qw_start(&s, &C_MT);
+	o.ca_file = P("ca.pem");
+	c = qw_client(&s, "streams=4", &o, RC_OK, NULL);
+	rt_meet_reset();
+	for (int i = 0; i < 64; i++) {
+		args[i] = 1;
+		assert_int_equal(rc_call_start(c, 2, (rc_xdrproc)rc_xdr_hyper, &args[i],
+		                               (rc_xdrproc)rc_xdr_hyper, &res[i], NULL, NULL, &h[i]),
+		                 RC_OK);
+	}
+	for (int i = 0; i < 32; i++) {
+		assert_int_equal(rc_async_wait(h[i], 10000), RC_OK);
+		rc_async_release(h[i]);
+	}
+	rt_poll_loop(c, 10000);
+	for (int i = 32; i < 64; i++) {
+		assert_int_equal(rc_async_status(h[i]), RC_OK);
+		rc_async_release(h[i]);
+	}
+	st = qw_stats(&s);
+	assert_int_equal(st.conns, 1);
+	assert_int_equal(st.streams, 4);
+	rc_client_destroy(c);
+
+	snprintf(q, sizeof(q), "streams=1&ca=%s&name=localhost", P("ca.pem"));
+	c = qw_client(&s, q, NULL, RC_OK, NULL);
+	tls_echo(c, 100000);
+	rc_client_destroy(c);
+	st = qw_stats(&s);
+	assert_int_equal(st.conns, 2);
+	assert_int_equal(st.streams, 5);
+	/* a bad pool size is refused, and says why */
+	{
+		rc_error e;
+		qw_client(&s, "streams=0", &o, RC_UNKNOWNADDR, &e);
+		assert_non_null(strstr(e.detail, "streams"));
+	}
+	rt_stop(&s);
+}
+
+/* One echo of 1 MiB to three QUIC clients at once (rc_multicall). */
+static void quic_multi(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_client *c[3];
+	(void)state;
+	qw_start(&s, &C_ONE);
+	o.ca_file = P("ca.pem");
+	for (int i = 0; i < 3; i++)
+		c[i] = qw_client(&s, NULL, &o, RC_OK, NULL);
+	tls_multi_echo(c);
+	for (int i = 0; i < 3; i++)
+		rc_client_destroy(c[i]);
+	rt_stop(&s);
+}
+
+/* Mutual TLS: the procedure sees the client certificate's subject and SANs; a client without
+ * a certificate, or with one another CA signed, gets no service. */
+static void quic_mutual(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_client *c;
+	char *who = NULL;
+	rc_status st;
+	(void)state;
+	qw_start(&s, &C_MTLS);
+	o.ca_file = P("ca.pem");
+	o.cert_file = P("client.pem");
+	o.key_file = P("client.key");
+	who = qw_who_call(s.uri[0], &o);
+	assert_string_equal(who, "tls CN=alice,O=remotecall tests DNS:alice.example "
+	                         "email:alice@example.org");
+	free(who);
+
+	o.cert_file = P("other-client.pem");
+	o.key_file = P("other-client.key");
+	c = NULL;
+	if (rc_client_create_tls(&c, s.uri[0], RT_PROG, 1, &o, NULL) == RC_OK) {
+		/* TLS 1.3: the client may finish first; the server's refusal then ends the call */
+		rc_client_set_timeout(c, 2000);
+		st = rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL);
+		assert_int_not_equal(st, RC_OK);
+		rc_client_destroy(c);
+	}
+	assert_true(qw_stats(&s).handshake_fails >= 1);
+	rt_stop(&s);
+}
+
+/* A server certificate the client's CA did not sign, or a name it does not carry: the
+ * creation fails with RC_TLSFAILED and GnuTLS's reason; a listener without certificates is
+ * refused. */
+static void quic_failures(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_error e;
+	rc_server *bare;
+	char bound[256];
+	(void)state;
+	qw_start(&s, &C_ONE);
+	o.ca_file = P("other-ca.pem");
+	qw_client(&s, NULL, &o, RC_TLSFAILED, &e);
+	assert_non_null(strstr(e.detail, "QUIC"));
+	o.ca_file = P("ca.pem");
+	o.verify_name = "other.example";
+	qw_client(&s, NULL, &o, RC_TLSFAILED, &e);
+	assert_non_null(strstr(e.detail, "QUIC"));
+	rt_stop(&s);
+
+	assert_int_equal(rc_server_create(&bare), RC_OK);
+	assert_int_equal(rc_server_listen(bare, "quic://127.0.0.1:0", bound, sizeof(bound)),
+	                 RC_INVAL);
+	rc_server_geterr(bare, &e);
+	assert_non_null(strstr(e.detail, "rc_server_set_tls"));
+	rc_server_destroy(bare);
+}
+
+/* The idle timeout ends a quiet connection on both sides; the client's next call connects
+ * again. */
+static void quic_idle(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_client *c;
+	(void)state;
+	rc__quic_set_idle_ms(300);
+	qw_start(&s, &C_ONE);
+	o.ca_file = P("ca.pem");
+	c = qw_client(&s, NULL, &o, RC_OK, NULL);
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_OK);
+	for (int i = 0; i < 50 && qw_stats(&s).idle_closed == 0; i++)
+		usleep(50000);
+	assert_int_equal(qw_stats(&s).idle_closed, 1);
+	assert_int_equal(qw_stats(&s).open_conns, 0);
+	usleep(100000); /* (the client's side ends too) */
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_OK);
+	assert_int_equal(qw_stats(&s).conns, 2);
+	rc_client_destroy(c);
+	rt_stop(&s);
+	rc__quic_set_idle_ms(0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(quic_blocking), cmocka_unit_test(quic_pipelined),
+		cmocka_unit_test(quic_multi),    cmocka_unit_test(quic_mutual),
+		cmocka_unit_test(quic_failures), cmocka_unit_test(quic_idle),
+	};
+	return cmocka_run_group_tests(tests, qw_setup, qw_teardown);
+}
