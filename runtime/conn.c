@@ -50,7 +50,7 @@ static bool rc__inbound_over(const rc_server *srv, const rc__conn *c, size_t in)
 		return false;
 	if (in > c->incount)
 		held += in - c->incount;
-	return held >= srv->lim.max_inbound_bytes;
+	return held >= RC__LIM(srv, max_inbound_bytes);
 }
 
 /* n bytes more held (under srv->mu). */
@@ -694,7 +694,7 @@ rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 		srv->conns->prev = c;
 	srv->conns = c;
 	srv->nconns++;
-	srv->n_accepted++;
+	c->id = ++srv->n_accepted;
 	if (!rc__connlife_open(srv, c)) { /* (the hook's OPEN, before it is armed) */
 		rc__conn_close(srv, c);
 		st = RC_NOMEM;
@@ -848,7 +848,7 @@ static bool rc__conn_capped(const rc_server *srv, const rc__conn *c, size_t pend
 /* Whether c may park more requests (under srv->mu, or its reader). */
 static inline bool rc__park_room(const rc_server *srv, const rc__conn *c, size_t more)
 {
-	return c->parkbytes + more < srv->lim.max_parked_conn;
+	return c->parkbytes + more < RC__LIM(srv, max_parked_conn);
 }
 
 /* server_priv.h: reply bytes waiting in a connection's output queue (takes c->wmu). */

@@ -138,6 +138,8 @@ struct rc__conn {
 	int kind; /* RC__EV_CONN */
 	struct rc__conn *next, *prev;
 	rc_tp *tp;
+	uint64_t id; /* its number in the server, from 1 in the order admitted (the call log's
+	                conn_id) */
 	int64_t last_active;
 	int64_t partial_since; /* 0, or when the stall clock started (rc__conn_stall_clock) */
 	size_t stall_in, stall_out; /* input buffered (lowest) and output queued (highest) since
@@ -352,7 +354,8 @@ struct rc_server {
 	rc__drc *drc;
 	void *trace_arg;
 	void *auth_ctx;
-	rc_server_limits lim;
+	rc_server_limits lim; /* rc_server_set_limits changes some fields while the server runs
+	                         (limits.c): read those with RC__LIM unless under mu */
 	rc__srv_hook hook; /* the layer above's (rpcbind.c), or NULL; under mu */
 	void *hook_ctx;
 	int64_t next_sweep;
@@ -814,6 +817,11 @@ size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint
 bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat);
 size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid);
 
+/* RC__LIM -- srv->lim.f as a field rc_server_set_limits may change while the server runs
+ * (limits.c): a relaxed atomic load, for readers that do not hold srv->mu (the writer stores
+ * under it). Fields it refuses while running (max_record, drc_*) are read plainly. */
+#define RC__LIM(srv, f) __atomic_load_n(&(srv)->lim.f, __ATOMIC_RELAXED)
+
 /* RPCSEC_GSS (auth_gss.c): free srv's context table (rc_server_destroy); apply srv->lim's
  * gss_* bounds to it (rc_server_set_limits); the contexts in it now and those evicted to make
  * room (rc_server_get_stats; 0 and 0 without a table). */
@@ -1183,10 +1191,10 @@ void rc__conn_back_give(rc_server *srv, rc__conn *c);
  * copy runs, and its trace points call this. */
 void rc__obs_nop(void *arg, rc_trace_point pt, uint32_t xid, uint64_t ns);
 /* Count and log the call msg[0..len) that serving thread w just served (srv->obs set): rlen
- * its reply's bytes in w->rb, deferred whether its routine deferred it, t_received when it
- * came (0: unknown). */
+ * its reply's bytes in w->rb, dgram whether it came as a datagram, deferred whether its
+ * routine deferred it, t_received when it came (0: unknown). */
 void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
-                  size_t rlen, bool deferred, uint64_t t_received);
+                  size_t rlen, bool dgram, bool deferred, uint64_t t_received);
 /* Free srv's counters and log settings (rc_server_destroy). */
 void rc__obs_free(rc_server *srv);
 
