@@ -879,8 +879,7 @@ static void random_mix(void **state)
 {
 	(void)state;
 	M.gss = false;
-	M.run_ms = RUN_MS;
-	M.watchdog_ms = WATCHDOG_MS;
+	M.run_ms = RUN_MS, M.watchdog_ms = WATCHDOG_MS;
 	compose();
 }
 
@@ -888,8 +887,7 @@ static void random_mix_krb5i_contexts_expire(void **state)
 {
 	(void)state;
 	M.gss = true;
-	M.run_ms = GSS_RUN_MS;
-	M.watchdog_ms = GSS_WATCHDOG_MS;
+	M.run_ms = GSS_RUN_MS, M.watchdog_ms = GSS_WATCHDOG_MS;
 	compose();
 }
 
