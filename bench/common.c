@@ -137,6 +137,7 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "          [--tls opportunistic|required [--tls-ca FILE]\n"
 	        "          [--tls-cert FILE --tls-key FILE] [--tls-name NAME]]\n"
 	        "          [--gss none|integrity|privacy [--gss-service NAME]] [--failover]\n"
+	        "          [--auth-sys]\n"
 	        "  --uri URI      udp://HOST:PORT, tcp://HOST:PORT (no port: ask HOST's rpcbind);\n"
 	        "                 with several, one call is one round over all of them\n"
 	        "  --proc P       the bench.x procedure to call\n"
@@ -166,6 +167,8 @@ static void client_usage(FILE *f, const char *prog, const bench_mode *modes, int
 	        "  --gss-service NAME  the server's host-based name [rcbench@localhost]\n"
 	        "  --failover     (remotecall, tcp) after a server's drain, send the calls it never\n"
 	        "                 ran again on a new connection (rc_client_set_failover)\n"
+	        "  --auth-sys     (remotecall) AUTH_SYS credentials on every call (this host, the\n"
+	        "                 process's uid and gids: rc_client_set_auth_sys)\n"
 	        "  --prog N, --vers N, --procnum N   call other numbers (error-path tests;\n"
 	        "                 --procnum calls procedure N with void argument and result)\n"
 	        "  --mode MODE    how calls are made [%s]:\n",
@@ -178,7 +181,7 @@ enum {
 	OPT_URI = 1000, OPT_PROC, OPT_SIZE, OPT_ARG, OPT_CALLS, OPT_WARMUP, OPT_MODE, OPT_THREADS,
 	OPT_JSON, OPT_DEPTH, OPT_KEEP, OPT_TIMEOUT, OPT_PROG, OPT_VERS, OPT_PROCNUM, OPT_QUIET,
 	OPT_HELP, OPT_ARGDIST, OPT_SEED, OPT_MAXSEC, OPT_TRACE, OPT_SPIN, OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT,
-	OPT_TLS_KEY, OPT_TLS_NAME, OPT_GSS, OPT_GSS_SERVICE, OPT_FAILOVER
+	OPT_TLS_KEY, OPT_TLS_NAME, OPT_GSS, OPT_GSS_SERVICE, OPT_FAILOVER, OPT_AUTH_SYS
 };
 
 static const struct option client_longopts[] = {
@@ -211,6 +214,7 @@ static const struct option client_longopts[] = {
 	{"gss", required_argument, NULL, OPT_GSS},
 	{"gss-service", required_argument, NULL, OPT_GSS_SERVICE},
 	{"failover", no_argument, NULL, OPT_FAILOVER},
+	{"auth-sys", no_argument, NULL, OPT_AUTH_SYS},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -374,6 +378,9 @@ void bench_parse_client(bench_opts *o, int argc, char **argv, const char *prog,
 			break;
 		case OPT_FAILOVER:
 			o->failover = true;
+			break;
+		case OPT_AUTH_SYS:
+			o->auth_sys = true;
 			break;
 		case OPT_HELP:
 			client_usage(stdout, prog, modes, nmodes);

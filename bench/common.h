@@ -88,6 +88,7 @@ typedef struct bench_opts {
 	 * --gss-service NAME, the server's host-based name [rcbench@localhost] */
 	const char *gss, *gss_service;
 	bool failover;      /* --failover (rc-bench-client, tcp): rc_client_set_failover */
+	bool auth_sys;      /* --auth-sys (rc-bench-client): AUTH_SYS credentials on every call */
 } bench_opts;
 
 /*

@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <remotecall/remotecall.h>
 
@@ -826,6 +827,17 @@ int main(int argc, char **argv)
 		}
 		if (o.timeout_ms)
 			rc_client_set_timeout(clients[i], o.timeout_ms);
+		if (o.auth_sys) {
+			char host[256] = "localhost";
+			gid_t groups[16];
+			uint32_t gids[16];
+			int ng = getgroups(16, groups);
+			(void)gethostname(host, sizeof(host) - 1);
+			for (int k = 0; k < ng; k++)
+				gids[k] = (uint32_t)groups[k];
+			(void)rc_client_set_auth_sys(clients[i], host, (uint32_t)getuid(),
+			                             (uint32_t)getgid(), gids, ng > 0 ? (uint32_t)ng : 0);
+		}
 		if (o.gss != NULL) {
 			rc_gss_service svc = strcmp(o.gss, "none") == 0        ? RC_GSS_NONE
 			                     : strcmp(o.gss, "privacy") == 0 ? RC_GSS_PRIVACY

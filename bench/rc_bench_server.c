@@ -35,8 +35,10 @@
  *
  * SIGHUP: with --tls-cert, the certificate and key (and --tls-ca) are read again from their
  * files and replace the server's while it serves (rc_server_set_tls): new connections get
- * them, connections under TLS keep theirs. A line "reloaded TLS" (or "reload failed: why") on
- * stderr says how it went.
+ * them, connections under TLS keep theirs. With --gss-principal, the keytab (KRB5_KTNAME) is
+ * read again too (rc_server_set_gss a second time): new RPCSEC_GSS contexts are accepted with
+ * the keys it holds now, contexts made keep theirs. A line each -- "reloaded TLS",
+ * "reloaded keytab" (or "reload failed: why") -- on stderr says how it went.
  *
  * --max-conns N: open stream connections the server keeps at once (rc_server_limits.max_conns;
  * the library's default otherwise). The server raises its descriptor limit from the soft to
@@ -308,7 +310,8 @@ static void usage(FILE *f)
 	        "  --drc-streams  the duplicate request cache covers TCP and unix calls too\n"
 	        "                 (keyed by the client's address without its port)\n"
 	        "  --gss-principal NAME  accept RPCSEC_GSS as NAME (host-based, e.g.\n"
-	        "                 rcbench@localhost; keys from KRB5_KTNAME)\n"
+	        "                 rcbench@localhost; keys from KRB5_KTNAME; SIGHUP reads the\n"
+	        "                 keytab again: new contexts get its keys)\n"
 	        "  --gss-require S  serve bench.x only under RPCSEC_GSS with service S or more\n"
 	        "                 (none, integrity, privacy; others: AUTH_TOOWEAK; NULL exempt)\n"
 	        "  --drain-ms N   SIGTERM drains (rc_server_drain, N ms at most), then exits 0\n"
@@ -366,9 +369,11 @@ static void *stats_loop(void *arg)
 }
 
 /* SIGHUP: the handler writes a byte to this pipe; reload_loop reads it and reloads the TLS
- * certificate (rc_server_set_tls is not for a signal handler: it reads files, allocates). */
+ * certificate and the keytab (rc_server_set_tls and rc_server_set_gss are not for a signal
+ * handler: they read files, allocate). */
 static int g_hup[2] = {-1, -1};
-static rc_tls_server_opts g_tls;
+static rc_tls_server_opts g_tls;  /* cert_file NULL: no TLS to reload */
+static const char *g_gss_principal; /* NULL: no keytab to reload */
 
 static void on_hup(int sig)
 {
@@ -385,12 +390,23 @@ static void *reload_loop(void *arg)
 	char b, why[256];
 	(void)arg;
 	while (read(g_hup[0], &b, 1) == 1) {
-		rc_status st = rc_server_set_tls(g_srv, &g_tls, why, sizeof(why));
-		if (st == RC_OK)
-			fprintf(stderr, "%s: reloaded TLS\n", progname);
-		else
-			fprintf(stderr, "%s: reload failed: %s [%s]: %s\n", progname, rc_strerror(st),
-			        rc_status_name(st), why);
+		rc_status st;
+		if (g_tls.cert_file != NULL) {
+			st = rc_server_set_tls(g_srv, &g_tls, why, sizeof(why));
+			if (st == RC_OK)
+				fprintf(stderr, "%s: reloaded TLS\n", progname);
+			else
+				fprintf(stderr, "%s: reload failed: %s [%s]: %s\n", progname,
+				        rc_strerror(st), rc_status_name(st), why);
+		}
+		if (g_gss_principal != NULL) {
+			st = rc_server_set_gss(g_srv, g_gss_principal, NULL, why, sizeof(why));
+			if (st == RC_OK)
+				fprintf(stderr, "%s: reloaded keytab\n", progname);
+			else
+				fprintf(stderr, "%s: reload failed: %s [%s]: %s\n", progname,
+				        rc_strerror(st), rc_status_name(st), why);
+		}
 	}
 	return NULL;
 }
@@ -766,8 +782,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	pthread_t reload_tid;
 	bool reloading = false;
-	if (tls.cert_file != NULL && pipe(g_hup) == 0) {
+	if ((tls.cert_file != NULL || gss_principal != NULL) && pipe(g_hup) == 0) {
 		g_tls = tls;
+		g_gss_principal = gss_principal;
 		reloading = pthread_create(&reload_tid, NULL, reload_loop, NULL) == 0;
 		if (reloading) {
 			sa.sa_handler = on_hup;

@@ -1150,11 +1150,13 @@ exp_gss() {
 			--gss-principal rcbench@localhost || exit 0
 		u=$(uri_of "$RCS" tcp)
 		for t in $(seq 1 $TRIALS); do
-			for s in plain none integrity privacy; do
+			for s in plain sys none integrity privacy; do
 				progress "rc null, $s, trial $t/$TRIALS"
 				tag="\"exp\":\"gss\",\"side\":\"rc\",\"service\":\"$s\",\"proc\":\"null\",\"trial\":$t"
 				if [ $s = plain ]; then
 					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --json
+				elif [ $s = sys ]; then # AUTH_SYS: the re-anchored krb5i target's base
+					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --auth-sys --json
 				else
 					rec "$tag" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "$u" --proc null --calls $n --max-seconds $MAXS --gss $s --json
 				fi

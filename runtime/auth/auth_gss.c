@@ -24,25 +24,44 @@
 
 /* ---- server ----------------------------------------------------------------------------- */
 
-/* server.h: a context table for srv's RPCSEC_GSS calls. */
+/* A new acceptor credential for a server's table t, while stopped or serving: contexts made keep
+ * theirs (and their keys); INITs from now on are accepted with the new one. */
+static rc_status rc__gss_reload(rc__gss_table *t, const char *principal, const char *keytab,
+                                char *why, size_t whylen)
+{
+	rc__gss_err err = {0};
+
+	if (rc__gss_table_set_cred(t, principal, keytab, &err) != 0) {
+		if (why != NULL && whylen > 0)
+			snprintf(why, whylen, "%s", err.text);
+		return RC_AUTHERROR;
+	}
+	return RC_OK;
+}
+
+/* server.h: a context table for srv's RPCSEC_GSS calls; a second call, stopped or running,
+ * gives the table a new acceptor credential (rc__gss_reload). */
 rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *keytab,
                             char *why, size_t whylen)
 {
 	rc__gss_table_opts o = {.principal = principal, .keytab = keytab};
 	rc__gss_table *t;
-
-	if (srv != NULL) { /* the bounds of rc_server_limits (rc__gss_apply_limits later) */
-		o.max_contexts = srv->lim.gss_contexts;
-		o.max_principal = srv->lim.gss_contexts_per_principal;
-		o.max_incomplete = srv->lim.gss_incomplete;
-		o.idle_ms = srv->lim.gss_idle_ms;
-	}
 	rc__gss_err err = {0};
 
 	if (why != NULL && whylen > 0)
 		why[0] = '\0';
 	if (srv == NULL)
 		return RC_INVAL;
+	pthread_mutex_lock(&srv->mu);
+	t = srv->gss;
+	pthread_mutex_unlock(&srv->mu);
+	if (t != NULL)
+		return rc__gss_reload(t, principal, keytab, why, whylen);
+	/* the bounds of rc_server_limits (rc__gss_apply_limits later) */
+	o.max_contexts = RC__LIM(srv, gss_contexts);
+	o.max_principal = RC__LIM(srv, gss_contexts_per_principal);
+	o.max_incomplete = RC__LIM(srv, gss_incomplete);
+	o.idle_ms = RC__LIM(srv, gss_idle_ms);
 	if (rc__gss_table_create(&t, &o, &err) != 0) {
 		if (why != NULL && whylen > 0)
 			snprintf(why, whylen, "%s", err.text);
@@ -50,6 +69,7 @@ rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *k
 	}
 	pthread_mutex_lock(&srv->mu);
 	if (atomic_load(&srv->running) || srv->gss != NULL) {
+		/* (the first table is set while stopped: serving threads read srv->gss plainly) */
 		pthread_mutex_unlock(&srv->mu);
 		rc__gss_table_destroy(t);
 		return RC_INVAL;
@@ -70,8 +90,8 @@ void rc__gss_free(rc_server *srv)
 
 void rc__gss_apply_limits(rc_server *srv)
 {
-	rc__gss_bounds b = {srv->lim.gss_contexts, srv->lim.gss_contexts_per_principal,
-	                    srv->lim.gss_incomplete, srv->lim.gss_idle_ms};
+	rc__gss_bounds b = {RC__LIM(srv, gss_contexts), RC__LIM(srv, gss_contexts_per_principal),
+	                    RC__LIM(srv, gss_incomplete), RC__LIM(srv, gss_idle_ms)};
 
 	if (srv->gss != NULL)
 		rc__gss_table_set_bounds(srv->gss, &b);

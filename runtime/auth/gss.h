@@ -306,6 +306,13 @@ typedef struct rc__gss_table_opts {
 /* Make a table and acquire its acceptor credential. Returns 0 with *out (free with
  * rc__gss_table_destroy), or -1 with *out NULL and err set (no such key in the keytab...). */
 int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__gss_err *err);
+/* Acquire an acceptor credential for principal from keytab again (as rc__gss_table_create
+ * does) and make it the one new contexts are accepted with, from any thread while the table
+ * serves; contexts made, or being made, keep working (their keys are in their GSS contexts).
+ * The credential replaced is kept until the table is freed (a CONTINUE_INIT may still be
+ * under way with it). Returns 0, or -1 with err set and the credential unchanged. */
+int rc__gss_table_set_cred(rc__gss_table *t, const char *principal, const char *keytab,
+			   rc__gss_err *err);
 /* Drop the table's reference to every context and free the table; contexts still referenced
  * by callers live until their last rc__gss_svc_ctx_unref. */
 void rc__gss_table_destroy(rc__gss_table *t);

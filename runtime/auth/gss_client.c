@@ -29,6 +29,10 @@ struct rc__gss_cli {
 	unsigned char handle[RC__GSS_HANDLE_MAX];
 	uint32_t window;
 	atomic_uint_fast32_t seq;  /* the next sequence number */
+	/* The context before the last renewal (rc__gss_cli_init_start), or NULL: calls sent under
+	 * it may still be in flight, and their replies' verifiers and wrapping are its keys', not
+	 * the new context's. Kept until the next renewal; read and freed under sec.lock. */
+	rc__gss_sec *prev;
 };
 
 void rc__gss_seqs_init(rc__gss_seqs *s)
@@ -129,6 +133,10 @@ void rc__gss_cli_destroy(rc__gss_cli *c)
 	if (c->cred != GSS_C_NO_CREDENTIAL && !c->cred_borrowed)
 		gss_release_cred(&min, &c->cred);
 	rc__gss_sec_fini(&c->sec);
+	if (c->prev != NULL) {
+		rc__gss_sec_fini(c->prev);
+		free(c->prev);
+	}
 	free(c);
 }
 
@@ -190,9 +198,27 @@ int rc__gss_cli_init_start(rc__gss_cli *c, rc__gss_buf *args, rc__gss_err *err)
 
 	args->data = NULL;
 	args->len = 0;
+	/* an established context is kept as prev for the replies to the calls still in flight
+	 * under it (the one before it goes); others threads verify under sec.lock meanwhile */
+	pthread_mutex_lock(&c->sec.lock);
+	rc__gss_sec *old = c->prev, *keep = NULL;
+	if (c->state == CLI_ESTABLISHED && c->sec.ctx != GSS_C_NO_CONTEXT &&
+	    (keep = malloc(sizeof(*keep))) != NULL) {
+		rc__gss_sec_init(keep);
+		keep->ctx = c->sec.ctx;
+		keep->fast = c->sec.fast;
+		c->sec.ctx = GSS_C_NO_CONTEXT;
+		c->sec.fast = NULL;
+	}
+	c->prev = keep;
+	if (old != NULL) {
+		rc__gss_sec_fini(old);
+		free(old);
+	}
 	rc__gss_sec_reset(&c->sec);
 	if (c->sec.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &c->sec.ctx, GSS_C_NO_BUFFER);
+	pthread_mutex_unlock(&c->sec.lock);
 	c->gss_done = false;
 	c->handle_len = 0;
 	c->window = 0;
@@ -382,7 +408,17 @@ int rc__gss_cli_validate(rc__gss_cli *c, const rc__gss_seqs *sent, uint32_t verf
 		if (rc__gss_sec_verify(&c->sec, w, 4, verf, verf_len, err) == 0)
 			return 0;
 	}
-	return -1;
+	/* a call sent under the context before the last renewal: its keys */
+	int r = -1;
+	pthread_mutex_lock(&c->sec.lock);
+	for (unsigned i = 0; c->prev != NULL && r != 0 && i < sent->n; i++) {
+		unsigned k = (sent->next + RC__GSS_SEQS_KEPT - 1 - i) % RC__GSS_SEQS_KEPT;
+		unsigned char w[4];
+		rc__st32(w, sent->seq[k]);
+		r = rc__gss_sec_verify(c->prev, w, 4, verf, verf_len, err);
+	}
+	pthread_mutex_unlock(&c->sec.lock);
+	return r;
 }
 
 int rc__gss_cli_wrap(rc__gss_cli *c, uint32_t seq, const void *args, size_t len, rc__gss_buf *out,
@@ -394,7 +430,17 @@ int rc__gss_cli_wrap(rc__gss_cli *c, uint32_t seq, const void *args, size_t len,
 int rc__gss_cli_unwrap(rc__gss_cli *c, const rc__gss_seqs *sent, const void *res, size_t len,
 		       rc__gss_buf *out, rc__gss_err *err)
 {
-	return rc__gss_sec_unwrap(&c->sec, sent->seq, sent->n, rc__gss_cli_service(c), res, len, out, NULL, err);
+	int r = rc__gss_sec_unwrap(&c->sec, sent->seq, sent->n, rc__gss_cli_service(c), res, len, out,
+	                           NULL, err);
+	if (r == 0)
+		return 0;
+	/* a call sent under the context before the last renewal: its keys */
+	pthread_mutex_lock(&c->sec.lock);
+	if (c->prev != NULL)
+		r = rc__gss_sec_unwrap(c->prev, sent->seq, sent->n, rc__gss_cli_service(c), res, len,
+		                       out, NULL, err);
+	pthread_mutex_unlock(&c->sec.lock);
+	return r;
 }
 
 int rc__gss_cli_lucid(rc__gss_cli *c)

@@ -29,4 +29,10 @@ void rc__gss_sec_reset(rc__gss_sec *s);
  * MIT computes them. */
 int rc__gss_cli_lucid(rc__gss_cli *c);
 
+/* gss_acceptor.c: an acceptor credential (krb5) for principal (host-based "nfs@host", or a
+ * krb5 name with a '/'; NULL: any key) from keytab (NULL: the default). Returns 0 with *cred
+ * (the caller's, gss_release_cred), or -1 with err set and *cred GSS_C_NO_CREDENTIAL. */
+int rc__gss_cred_acquire(const char *principal, const char *keytab, gss_cred_id_t *cred,
+			 rc__gss_err *err);
+
 #endif

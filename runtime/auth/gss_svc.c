@@ -81,7 +81,8 @@ struct rc__gss_svc_ctx {
 struct rc__gss_table {
 	pthread_mutex_t lock;
 	atomic_uint refs;              /* the owner's + one per context allocated */
-	gss_cred_id_t cred;
+	_Atomic(gss_cred_id_t) cred;   /* new contexts' (rc__gss_table_set_cred replaces it) */
+	struct rc__gss_cred_old *old;  /* the replaced ones (the table's lock), freed with it */
 	unsigned max, max_principal, max_incomplete;
 	uint64_t idle_ns;
 	uint32_t window;
@@ -107,26 +108,36 @@ static bool idle(const rc__gss_table *t, const rc__gss_svc_ctx *x, uint64_t now)
 	return now > x->last_used_ns && now - x->last_used_ns >= t->idle_ns;
 }
 
+/* A credential rc__gss_table_set_cred replaced. */
+struct rc__gss_cred_old {
+	struct rc__gss_cred_old *next;
+	gss_cred_id_t cred;
+};
+
 static void table_unref(rc__gss_table *t)
 {
 	OM_uint32 min;
+	gss_cred_id_t cred;
 
 	if (atomic_fetch_sub(&t->refs, 1) != 1)
 		return;
-	if (t->cred != GSS_C_NO_CREDENTIAL)
-		gss_release_cred(&min, &t->cred);
+	if ((cred = atomic_load(&t->cred)) != GSS_C_NO_CREDENTIAL)
+		gss_release_cred(&min, &cred);
+	while (t->old != NULL) {
+		struct rc__gss_cred_old *o = t->old;
+		t->old = o->next;
+		gss_release_cred(&min, &o->cred);
+		free(o);
+	}
 	free(t->buckets);
 	free(t->pbuckets);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
 
-static gss_OID_set_desc krb5_set = { 1, NULL };
-
 int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__gss_err *err)
 {
 	rc__gss_table_opts def = { 0 };
-	OM_uint32 maj, min;
 	rc__gss_table *t;
 
 	*out = NULL;
@@ -138,7 +149,7 @@ int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__g
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	atomic_init(&t->refs, 1);
-	t->cred = GSS_C_NO_CREDENTIAL;
+	atomic_init(&t->cred, GSS_C_NO_CREDENTIAL);
 	t->max = o->max_contexts ? o->max_contexts : 1024;
 	t->max_principal = o->max_principal ? o->max_principal : (t->max + 3) / 4;
 	t->max_incomplete = o->max_incomplete ? o->max_incomplete : (t->max + 15) / 16;
@@ -156,35 +167,37 @@ int rc__gss_table_create(rc__gss_table **out, const rc__gss_table_opts *o, rc__g
 		rc__gss_err_msg(err, "out of memory");
 		goto fail;
 	}
-	gss_name_t name = GSS_C_NO_NAME;
-	if (o->principal) {
-		gss_buffer_desc nb2 = { strlen(o->principal), (void *)o->principal };
-		gss_OID type = strchr(o->principal, '/') ? (gss_OID)GSS_KRB5_NT_PRINCIPAL_NAME :
-							   GSS_C_NT_HOSTBASED_SERVICE;
-		maj = gss_import_name(&min, &nb2, type, &name);
-		if (GSS_ERROR(maj)) {
-			rc__gss_err_status(err, "gss_import_name (acceptor)", maj, min);
-			goto fail;
-		}
-	}
-	krb5_set.elements = (gss_OID)gss_mech_krb5;
-	gss_key_value_element_desc kv = { "keytab", o->keytab };
-	gss_key_value_set_desc store = { 1, &kv };
-	maj = gss_acquire_cred_from(&min, name, GSS_C_INDEFINITE, &krb5_set, GSS_C_ACCEPT,
-				    o->keytab ? &store : GSS_C_NO_CRED_STORE, &t->cred, NULL, NULL);
-	if (name != GSS_C_NO_NAME) {
-		OM_uint32 m2;
-		gss_release_name(&m2, &name);
-	}
-	if (GSS_ERROR(maj)) {
-		rc__gss_err_status(err, "gss_acquire_cred (acceptor)", maj, min);
+	gss_cred_id_t cred;
+	if (rc__gss_cred_acquire(o->principal, o->keytab, &cred, err))
 		goto fail;
-	}
+	atomic_store(&t->cred, cred);
 	*out = t;
 	return 0;
 fail:
 	table_unref(t);
 	return -1;
+}
+
+int rc__gss_table_set_cred(rc__gss_table *t, const char *principal, const char *keytab,
+			   rc__gss_err *err)
+{
+	struct rc__gss_cred_old *o;
+	gss_cred_id_t cred;
+
+	if (!(o = malloc(sizeof *o))) {
+		rc__gss_err_msg(err, "out of memory");
+		return -1;
+	}
+	if (rc__gss_cred_acquire(principal, keytab, &cred, err)) {
+		free(o);
+		return -1;
+	}
+	pthread_mutex_lock(&t->lock);
+	o->cred = atomic_exchange(&t->cred, cred);
+	o->next = t->old;
+	t->old = o;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
 }
 
 static void ctx_free(rc__gss_svc_ctx *x)
@@ -792,7 +805,7 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 	gss_name_t src = GSS_C_NO_NAME;
 	gss_OID mech = GSS_C_NO_OID;
 	pthread_mutex_lock(&x->sec.lock);
-	maj = gss_accept_sec_context(&min, &x->sec.ctx, t->cred, &itok, GSS_C_NO_CHANNEL_BINDINGS,
+	maj = gss_accept_sec_context(&min, &x->sec.ctx, atomic_load(&t->cred), &itok, GSS_C_NO_CHANNEL_BINDINGS,
 				     &src, &mech, &otok, NULL, NULL, NULL);
 	if (maj == GSS_S_COMPLETE) {
 		OM_uint32 m2, maj2 = gss_inquire_context(&m2, x->sec.ctx, NULL, NULL, &lifetime,

@@ -483,6 +483,8 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 		if (clnt->dgram)
 			now = rc__now();
 	again:
+		if (b.data == NULL) /* (sent before, its buffer kept by the client: rc__keep_buffer) */
+			rc__encbuf_init(&b, stack, sizeof(stack), clnt->max_msg);
 		p.deadline = now + (int64_t)timeout_ms * 1000000;
 		rc__call_init(&p);
 		if (__builtin_expect(resend_by != 0, 0)) {

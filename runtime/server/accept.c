@@ -291,7 +291,7 @@ rc_status rc__conn_admit(rc_server *srv, rc_tp *tp)
 		srv->conns->prev = c;
 	srv->conns = c;
 	srv->nconns++;
-	srv->n_accepted++;
+	c->id = ++srv->n_accepted;
 	if (srv->drc != NULL && srv->drc_streams_any)
 		rc__conn_peer(c); /* the duplicate cache's key of its stream calls */
 	if (srv->life != NULL && !srv->life->open(srv, c)) { /* (the hook's OPEN, before it is armed) */

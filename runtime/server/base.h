@@ -189,7 +189,8 @@ struct rc_server {
 	rc__drc *drc;
 	void *trace_arg;
 	void *auth_ctx;
-	rc_server_limits lim;
+	rc_server_limits lim; /* rc_server_set_limits changes some fields while the server runs
+	                         (limits.c): read those with RC__LIM unless under mu */
 	rc__srv_hook hook; /* the layer above's (rpcbind.c), or NULL; under mu */
 	void *hook_ctx;
 	int64_t next_sweep;
@@ -275,6 +276,11 @@ struct rc_server {
 };
 
 #define rc__now() ((int64_t)rc__clock_ns())
+
+/* RC__LIM -- srv->lim.f as a field rc_server_set_limits may change while the server runs
+ * (limits.c): a relaxed atomic load, for readers that do not hold srv->mu (the writer stores
+ * under it). Fields it refuses while running (max_record, drc_*) are read plainly. */
+#define RC__LIM(srv, f) __atomic_load_n(&(srv)->lim.f, __ATOMIC_RELAXED)
 
 /* RPCSEC_GSS (auth_gss.c): free srv's context table (rc_server_destroy); apply srv->lim's
  * gss_* bounds to it (rc_server_set_limits); the contexts in it now and those evicted to make

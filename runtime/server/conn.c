@@ -58,7 +58,7 @@ static bool rc__inbound_over(const rc_server *srv, const rc__conn *c, size_t in)
 		return false;
 	if (in > c->incount)
 		held += in - c->incount;
-	return held >= srv->lim.max_inbound_bytes;
+	return held >= RC__LIM(srv, max_inbound_bytes);
 }
 
 /* n bytes more held (under srv->mu). */
@@ -550,7 +550,7 @@ static bool rc__conn_capped(const rc_server *srv, const rc__conn *c, size_t pend
 /* Whether c may park more requests (under srv->mu, or its reader). */
 static inline bool rc__park_room(const rc_server *srv, const rc__conn *c, size_t more)
 {
-	return c->parkbytes + more < srv->lim.max_parked_conn;
+	return c->parkbytes + more < RC__LIM(srv, max_parked_conn);
 }
 
 /* listener.h: reply bytes waiting in a connection's output queue (takes c->wmu). */

@@ -226,7 +226,7 @@ rc_status rc_svc_req_defer(rc_svc_req *h)
 		rc_xdr x;
 		rc__xdr_free_lent(info->xargs, r->args, rd->p, rd->end);
 		memset(r->args, 0, info->args_size);
-		rc__xdr_decoder(&x, r->own, n, srv->lim.max_alloc);
+		rc__xdr_decoder(&x, r->own, n, RC__LIM(srv, max_alloc));
 		x.x_lend_lo = r->own; /* large opaque data stays in the copy */
 		x.x_lend_hi = r->own + n;
 		if (!info->xargs(&x, r->args)) { /* it decoded once: only memory can fail */

@@ -406,7 +406,7 @@ rc_status rc_svc_req_getargs(rc_svc_req *h, rc_xdrproc xargs, void *args)
 		if (st != RC__REQ_DEFERRED || r->pub.reg == NULL || r->pub.reg->raw == NULL)
 			return RC_INVAL;
 	}
-	rc__xdr_decoder(&x, req->args, req->argslen, req->srv->lim.max_alloc);
+	rc__xdr_decoder(&x, req->args, req->argslen, RC__LIM(req->srv, max_alloc));
 	if (!xargs(&x, args) || x.x_pos != x.x_end)
 		return RC_CANTDECODEARGS;
 	return RC_OK;

@@ -62,6 +62,8 @@ struct rc__conn {
 	int kind; /* RC__EV_CONN */
 	struct rc__conn *next, *prev;
 	rc_tp *tp;
+	uint64_t id; /* its number in the server, from 1 in the order admitted (the call log's
+	                conn_id) */
 	int64_t last_active;
 	int64_t partial_since; /* 0, or when the stall clock started (rc__conn_stall_clock) */
 	size_t stall_in, stall_out; /* input buffered (lowest) and output queued (highest) since

@@ -267,10 +267,10 @@ static inline bool rc__is_tls_probe(const unsigned char *msg, size_t len)
  * copy runs, and its trace points call this. */
 void rc__obs_nop(void *arg, rc_trace_point pt, uint32_t xid, uint64_t ns);
 /* Count and log the call msg[0..len) that serving thread w just served (srv->obs set): rlen
- * its reply's bytes in w->rb, deferred whether its routine deferred it, t_received when it
- * came (0: unknown). */
+ * its reply's bytes in w->rb, dgram whether it came as a datagram, deferred whether its
+ * routine deferred it, t_received when it came (0: unknown). */
 void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
-                  size_t rlen, bool deferred, uint64_t t_received);
+                  size_t rlen, bool dgram, bool deferred, uint64_t t_received);
 /* Free srv's counters and log settings (rc_server_destroy). */
 void rc__obs_free(rc_server *srv);
 

@@ -319,7 +319,7 @@ authenticated:
 		                                            : (r->args_heap = calloc(1, info->args_size));
 		if (args == NULL)
 			goto system_err;
-		rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), srv->lim.max_alloc);
+		rc__xdr_decoder(&x, rd.p, (size_t)(rd.end - rd.p), RC__LIM(srv, max_alloc));
 		x.x_lend_lo = rd.p; /* large opaque data stays in the request's buffer */
 		x.x_lend_hi = rd.end;
 		if (!info->xargs(&x, args) || x.x_pos != x.x_end)
@@ -417,7 +417,7 @@ static __attribute__((noinline)) size_t rc__serve_traced(rc_server *srv, rc__wct
 	size_t rlen = rc__serve_body(srv, w, msg, len, peer, dgram, t_received, conn, true);
 
 	if (srv->obs != NULL) /* (a deferred request has left the thread: w->req NULL) */
-		rc__obs_call(srv, w, msg, len, rlen, w->req == NULL, t_received);
+		rc__obs_call(srv, w, msg, len, rlen, dgram, w->req == NULL, t_received);
 	return rlen;
 }
 

@@ -164,57 +164,6 @@ rc_status rc_server_create(rc_server **out)
 	return RC_OK;
 }
 
-/* server.h: zero fields keep their value; a cache change makes a fresh cache. */
-rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim)
-{
-	if (srv == NULL || lim == NULL || atomic_load(&srv->running))
-		return RC_INVAL;
-	if (lim->max_record) {
-		srv->lim.max_record = lim->max_record < 64 ? 64 : lim->max_record;
-		srv->dgram_max = srv->lim.max_record < RC__UDP_MAX ? srv->lim.max_record : RC__UDP_MAX;
-	}
-	if (lim->max_alloc)
-		srv->lim.max_alloc = lim->max_alloc;
-	if (lim->max_conns)
-		srv->lim.max_conns = lim->max_conns;
-	if (lim->idle_ms)
-		srv->lim.idle_ms = lim->idle_ms;
-	if (lim->stall_ms)
-		srv->lim.stall_ms = lim->stall_ms;
-	if (lim->max_deferred_conn)
-		srv->lim.max_deferred_conn = lim->max_deferred_conn;
-	if (lim->max_deferred)
-		srv->lim.max_deferred = lim->max_deferred;
-	if (lim->max_parked_conn)
-		srv->lim.max_parked_conn = lim->max_parked_conn;
-	if (lim->max_inbound_bytes)
-		srv->lim.max_inbound_bytes = lim->max_inbound_bytes;
-	if (lim->gss_contexts || lim->gss_contexts_per_principal || lim->gss_incomplete ||
-	    lim->gss_idle_ms) {
-		if (lim->gss_contexts)
-			srv->lim.gss_contexts = lim->gss_contexts;
-		if (lim->gss_contexts_per_principal)
-			srv->lim.gss_contexts_per_principal = lim->gss_contexts_per_principal;
-		if (lim->gss_incomplete)
-			srv->lim.gss_incomplete = lim->gss_incomplete;
-		if (lim->gss_idle_ms)
-			srv->lim.gss_idle_ms = lim->gss_idle_ms;
-		rc__gss_apply_limits(srv);
-	}
-	if (lim->drc_entries || lim->drc_ttl_ms || lim->drc_bytes) {
-		if (lim->drc_entries)
-			srv->lim.drc_entries = lim->drc_entries;
-		if (lim->drc_ttl_ms)
-			srv->lim.drc_ttl_ms = lim->drc_ttl_ms;
-		if (lim->drc_bytes)
-			srv->lim.drc_bytes = lim->drc_bytes;
-		rc__drc_destroy(srv->drc);
-		srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes,
-		                          srv->lim.drc_ttl_ms);
-	}
-	return RC_OK;
-}
-
 /* server.h: the duplicate request cache's and the connections' counters. */
 rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 {
@@ -679,7 +628,8 @@ int rc_server_fd(rc_server *srv)
  */
 static void rc__sweep(rc_server *srv, int64_t now)
 {
-	int64_t idle = (int64_t)srv->lim.idle_ms * 1000000, stall = (int64_t)srv->lim.stall_ms * 1000000;
+	int64_t idle = (int64_t)RC__LIM(srv, idle_ms) * 1000000;
+	int64_t stall = (int64_t)RC__LIM(srv, stall_ms) * 1000000;
 	int64_t due;
 
 	pthread_mutex_lock(&srv->mu);

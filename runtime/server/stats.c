@@ -232,7 +232,7 @@ static unsigned rc__obs_bucket(uint64_t ns)
 
 /* request.h */
 void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len,
-                  size_t rlen, bool deferred, uint64_t t_received)
+                  size_t rlen, bool dgram, bool deferred, uint64_t t_received)
 {
 	struct rc__obs *o = srv->obs;
 	rc_call_record rec;
@@ -245,7 +245,7 @@ void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t 
 	rec.prog = rc__ld32(msg + 12);
 	rec.vers = rc__ld32(msg + 16);
 	rec.proc = rc__ld32(msg + 20);
-	rec.dgram = w->lsn != NULL;
+	rec.dgram = dgram;
 	rec.bytes_in = len;
 	if (deferred) {
 		rec.outcome = RC_CALL_DEFERRED;
@@ -278,8 +278,10 @@ void rc__obs_call(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t 
 		}
 	}
 	if (o->log != NULL) {
-		if (w->conn != NULL)
+		if (w->conn != NULL) {
 			rec.conn = atomic_load(&w->conn->handle);
+			rec.conn_id = w->conn->id;
+		}
 		o->log(&rec, o->log_ctx);
 	}
 }

@@ -49,10 +49,12 @@ layers() {
 # Folder by folder, top down: sun/, rpcbind/, backchan/ (the connection hook and a handle's
 # controls, with the client's RPCSEC_GSS context making, which takes calls; then the back
 # channels and handles), client/ (multi-calls; started and blocking calls; the object; the
-# engine; the peer's calls; what all of it uses), server/ (its loop; draining; PROXY headers;
+# engine; the peer's calls; what all of it uses), server/ (its loop, and its limits changed
+# while serving; draining; PROXY headers;
 # admission; TLS swapped live; listener kinds; serve step; counters; dispatch table; requests),
 # auth/ (flavors; their server side answers through server/'s reply path, below them), the
-# rest of server/ (the reply path, the cache, request handles), auth/'s GSS core, core/, then
+# rest of server/ (the reply path, the cache, request handles), auth/'s GSS core (the
+# contexts; the acceptor's keytab credential; what both sides share), core/, then
 # transports/ (the table and URI parsing; QUIC above the stream transport it borrows from;
 # each transport; QUIC's helpers; TLS's connections above its contexts; the PROXY header
 # parser; the URI query keys; the socket helpers).
@@ -68,7 +70,7 @@ client.c.o
 engine.c.o
 inbound.c.o
 common.c.o
-server.c.o
+server.c.o limits.c.o
 drain.c.o
 proxy.c.o
 accept.c.o
@@ -85,6 +87,7 @@ reply.c.o
 drc.c.o
 reqhandle.c.o
 gss_client.c.o gss_svc.c.o
+gss_acceptor.c.o
 gss_common.c.o
 gss_krb5.c.o gss_xdr.c.o
 msg.c.o trace.c.o

@@ -21,9 +21,20 @@
  *     (rc_server_stats.inbound_bytes: what max_inbound_bytes bounds) is back to 0.
  *
  * Seeded (RC_COMPOSE_SEED=N to repeat; the seed is printed), bounded in count (OPS_PER_THREAD)
- * and time (RUN_MS for new work, WATCHDOG_MS in all). Not covered here: RPCSEC_GSS context
- * expiry (needs a KDC: tests/gss renews expired contexts, gss_interop) and the budget at its
- * limit (test_sec_conn open_records_within_inbound_budget).
+ * and time (RUN_MS for new work, WATCHDOG_MS in all).
+ *
+ * The same mix under RPCSEC_GSS (`test_compose gss`, ctest test_compose_gss: inside the realm
+ * of tests/gss/krb5_fixture.sh, 77 without one): every client is krb5i, and the server's
+ * contexts go while the clients call -- a table of CLIENT_THREADS contexts that a thread of
+ * the test pushes out of (a new context every EVICT_MIN_MS..EVICT_MAX_MS: the least recently
+ * used client's goes), an idle time of GSS_IDLE_MS, and the keytab reloaded (rc_server_set_gss
+ * again) every RELOAD_EVERY of those. A call refused for its context (CREDPROBLEM) is renewed
+ * once by its client and goes again, so every invariant above still holds -- an undisturbed
+ * call still ends RC_OK -- and the run must show it happened: contexts pushed out
+ * (rc_server_stats.gss_evicted), WORK calls refused for their context (the server's procedure
+ * counters) and contexts made again by the clients (INITs beyond the clients made), each > 0.
+ *
+ * Not covered here: the budget at its limit (test_sec_conn open_records_within_inbound_budget).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,6 +63,9 @@
 #define OPS_PER_THREAD 400 /* operations (a blocking call, or a batch) per client thread */
 #define RUN_MS 15000       /* no new operation after this */
 #define WATCHDOG_MS 40000  /* the whole test, or it aborts saying where it stood */
+#define GSS_RUN_MS 8000    /* ... under RPCSEC_GSS (its ctest is bounded at 30 s, the realm's
+                              start included) */
+#define GSS_WATCHDOG_MS 22000
 #define SLACK_MS 1000      /* a wait may pass its timeout by this much */
 #define CALL_MS 5000       /* timeout of a call that is answered */
 #define DROP_MS 300        /* timeout of a call the server drops */
@@ -59,6 +73,17 @@
 #define BIG (256u * 1024)  /* a big argument or result: BIG .. 4 BIG bytes */
 #define DEEP_MAX 400       /* a deep batch: 65 .. DEEP_MAX started calls (the cap is 64) */
 #define POOL_THREADS 3
+#define GSS_TARGET "nfs@localhost" /* the fixture's service (keytab KRB5_KTNAME) */
+#define GSS_IDLE_MS 500    /* the server drops a context idle this long */
+#define EVICT_MIN_MS 50    /* a new context pushes out the least recently used every ... */
+#define EVICT_MAX_MS 250   /* ... this long apart */
+#define RELOAD_EVERY 10    /* the keytab reloaded every this many new contexts */
+
+/* What a run is: the plain mix, or under RPCSEC_GSS with contexts going meanwhile. */
+static struct {
+	bool gss;
+	int run_ms, watchdog_ms;
+} M;
 
 enum op {
 	OP_INLINE, /* answered in the routine */
@@ -150,6 +175,9 @@ static struct {
 	atomic_long by_status[64];    /* failed calls, by status */
 	atomic_long worst_over_ms;    /* the longest wait past a timeout */
 	atomic_int first_status_op[OP_COUNT]; /* the first wrong status of each op, + 1 */
+	atomic_long gss_clients;      /* GSS: contexts made by rc_client_set_auth_gss */
+	char first_autherr[300];      /* GSS: the detail of the first undisturbed RC_AUTHERROR */
+	atomic_flag first_autherr_set;
 } E;
 
 static const char *op_name[OP_COUNT] = {"inline", "defer", "drop", "twice", "stale",
@@ -172,6 +200,12 @@ static struct {
 	task *head, **tail;
 	bool stop;
 	uint64_t seed;
+	/* RPCSEC_GSS: the thread that pushes contexts out, what it did, what the server counted */
+	pthread_t evictor;
+	atomic_bool evictor_stop;
+	long evictor_ctxs, reloads;
+	char gss_why[300];
+	uint64_t gss_evicted, gss_live, work_refused, work_calls;
 } S;
 
 /* Answer req with its tag and a result of reply_len bytes; rc_svc_req_reply's status. */
@@ -324,6 +358,17 @@ static void server_start(uint64_t seed)
 	assert_int_equal(rc_server_listen(S.srv, "tcp://127.0.0.1:0", S.tcp, sizeof(S.tcp)), RC_OK);
 	assert_int_equal(rc_server_listen(S.srv, path, S.unx, sizeof(S.unx)), RC_OK);
 	assert_int_equal(rc_server_set_threads(S.srv, 3), RC_OK);
+	if (M.gss) {
+		char why[300] = "";
+		if (rc_server_set_gss(S.srv, GSS_TARGET, NULL, why, sizeof(why)) != RC_OK)
+			fail_msg("rc_server_set_gss: %s", why);
+		/* (after set_gss: the table takes them then) as many contexts as client threads: a
+		 * new one pushes out the least recently used */
+		rc_server_limits lim = {.gss_contexts = CLIENT_THREADS, .gss_idle_ms = GSS_IDLE_MS};
+		assert_int_equal(rc_server_set_limits(S.srv, &lim), RC_OK);
+		/* WORK's refusals (AUTH_ERROR: context gone) and the INITs (procedure 0) counted */
+		assert_int_equal(rc_server_set_proc_stats(S.srv, true), RC_OK);
+	}
 	for (uintptr_t i = 0; i < POOL_THREADS; i++)
 		assert_int_equal(pthread_create(&S.pool[i], NULL, pool_thread, (void *)(i + 1)), 0);
 	assert_int_equal(pthread_create(&S.th, NULL, server_run, NULL), 0);
@@ -350,6 +395,18 @@ static void server_stop(uint64_t *inbound_left)
 			usleep(10000);
 	} while (st.inbound_bytes != 0 && ms_now() - t0 < 3000);
 	*inbound_left = st.inbound_bytes;
+	if (M.gss) {
+		rc_proc_stats rows[8];
+		size_t n = rc_server_get_proc_stats(S.srv, rows, 8);
+		S.gss_evicted = st.gss_evicted;
+		S.gss_live = st.gss_contexts;
+		for (size_t i = 0; i < n && i < 8; i++) {
+			if (rows[i].prog == FWD && rows[i].proc == 1) {
+				S.work_calls = rows[i].calls;
+				S.work_refused = rows[i].auth_error;
+			}
+		}
+	}
 	rc_server_stop(S.srv);
 	pthread_join(S.th, NULL);
 	rc_server_destroy(S.srv);
@@ -424,6 +481,21 @@ static void check_call(const call *c)
 	}
 }
 
+/* The detail of an RC_AUTHERROR (a started call's through h, a blocking one's through clnt). */
+static void note_autherr(const call *c, rc_async *h, rc_client *clnt)
+{
+	rc_error e = {0};
+	if (atomic_flag_test_and_set(&E.first_autherr_set))
+		return;
+	if (h != NULL)
+		rc_async_geterr(h, &e);
+	else
+		rc_client_geterr(clnt, &e);
+	snprintf(E.first_autherr, sizeof(E.first_autherr), "a %s %s call: auth_stat %u: %.200s",
+	         h != NULL ? "started" : "blocking", op_name[c->arg.op], (unsigned)e.auth_stat,
+	         e.detail);
+}
+
 static void started_done(rc_async *h, rc_status st, void *udata)
 {
 	call *c = udata;
@@ -434,6 +506,8 @@ static void started_done(rc_async *h, rc_status st, void *udata)
 	}
 	c->st = st;
 	c->t1 = ms_now();
+	if (st == RC_AUTHERROR && h != NULL)
+		note_autherr(c, h, NULL);
 }
 
 /* A random call: its operation, tag, sizes. */
@@ -468,11 +542,21 @@ typedef struct cthread {
 static rc_client *client_new(cthread *t)
 {
 	rc_client *c = NULL;
+	rc_error e = {0};
 	if (rc_client_create(&c, t->uri, FWD, 1) != RC_OK ||
 	    rc_client_serve(c, &cb_prog, NULL) != RC_OK) {
 		snprintf(t->why, sizeof(t->why), "client %d: no client at %s", t->idx, t->uri);
 		rc_client_destroy(c);
 		return NULL;
+	}
+	if (M.gss) { /* krb5i: a context made now (INIT), in the table's least recently used place */
+		if (rc_client_set_auth_gss(c, GSS_TARGET, RC_GSS_INTEGRITY, &e) != RC_OK) {
+			snprintf(t->why, sizeof(t->why), "client %d: rc_client_set_auth_gss: %.120s", t->idx,
+			         e.detail);
+			rc_client_destroy(c);
+			return NULL;
+		}
+		atomic_fetch_add(&E.gss_clients, 1);
 	}
 	return c;
 }
@@ -516,6 +600,8 @@ static void *client_thread(void *arg)
 			                   (rc_xdrproc)xdr_work_res, &k->res, &o);
 			k->t1 = ms_now();
 			k->done = 1;
+			if (k->st == RC_AUTHERROR)
+				note_autherr(k, NULL, c);
 			atomic_fetch_add(&E.calls, 1);
 			check_call(k);
 			release_calls(k, 1);
@@ -596,13 +682,51 @@ static void *client_thread(void *arg)
 	return NULL;
 }
 
+/* ---- contexts pushed out (RPCSEC_GSS) ----------------------------------------------------- */
+
+/* Until told to stop: every EVICT_MIN_MS..EVICT_MAX_MS a new context on a client of its own
+ * (never used again: the next one the table pushes out, or its idle time), which pushes out
+ * the least recently used of the clients' -- that client's next calls are refused
+ * (CREDPROBLEM) and it makes its context again (pushing out this one); every RELOAD_EVERY
+ * the keytab reloaded while serving. A failure is kept in S.gss_why. */
+static void *evictor_thread(void *arg)
+{
+	uint64_t seed = S.seed ^ 0xe71c7e11ull;
+	(void)arg;
+	while (!atomic_load(&S.evictor_stop)) {
+		usleep((EVICT_MIN_MS + rnd(&seed) % (EVICT_MAX_MS - EVICT_MIN_MS + 1)) * 1000u);
+		rc_client *c = NULL;
+		rc_error e = {0};
+		rc_status st = rc_client_create(&c, S.tcp, FWD, 1);
+		if (st == RC_OK)
+			st = rc_client_set_auth_gss(c, GSS_TARGET, RC_GSS_INTEGRITY, &e);
+		rc_client_destroy(c);
+		if (st != RC_OK) {
+			snprintf(S.gss_why, sizeof(S.gss_why), "a new context: %s (%.200s)", rc_strerror(st),
+			         e.detail);
+			break;
+		}
+		if (++S.evictor_ctxs % RELOAD_EVERY == 0) {
+			char why[200] = "";
+			if (rc_server_set_gss(S.srv, GSS_TARGET, NULL, why, sizeof(why)) != RC_OK) {
+				snprintf(S.gss_why, sizeof(S.gss_why), "keytab reload: %s", why);
+				break;
+			}
+			S.reloads++;
+		}
+	}
+	return NULL;
+}
+
 /* ---- the watchdog -------------------------------------------------------------------------- */
 
-/* SIGALRM WATCHDOG_MS after the start: a thread is blocked past every timeout. */
+/* SIGALRM WATCHDOG_MS (GSS_WATCHDOG_MS) after the start: a thread is blocked past every
+ * timeout. */
 static void on_alarm(int sig)
 {
-	static const char m[] = "test_compose: STUCK: not done 40 s after the start: a thread is "
-	                        "blocked past every timeout (the seed is printed above)\n";
+	static const char m[] = "test_compose: STUCK: not done at the watchdog (40 s; 22 s under "
+	                        "GSS) after the start: a thread is blocked past every timeout (the "
+	                        "seed is printed above)\n";
 	(void)sig;
 	(void)!write(2, m, sizeof(m) - 1);
 	abort();
@@ -620,30 +744,36 @@ static uint64_t the_seed(void)
 
 /* ---- the test ------------------------------------------------------------------------------ */
 
-static void random_mix(void **state)
+/* The mix M says, its invariants checked. */
+static void compose(void)
 {
-	(void)state;
 	uint64_t seed = the_seed();
-	printf("test_compose: seed %llu (RC_COMPOSE_SEED=%llu to repeat)\n",
+	printf("test_compose%s: seed %llu (RC_COMPOSE_SEED=%llu to repeat)\n", M.gss ? " (krb5i)" : "",
 	       (unsigned long long)seed, (unsigned long long)seed);
 	fflush(stdout);
 	memset(&E, 0, sizeof(E));
 
 	signal(SIGALRM, on_alarm);
-	alarm(WATCHDOG_MS / 1000);
+	alarm((unsigned)M.watchdog_ms / 1000);
 
 	server_start(seed);
+	if (M.gss)
+		assert_int_equal(pthread_create(&S.evictor, NULL, evictor_thread, NULL), 0);
 	cthread ts[CLIENT_THREADS];
 	pthread_t th[CLIENT_THREADS];
 	int64_t t0 = ms_now();
 	for (int i = 0; i < CLIENT_THREADS; i++) {
 		ts[i] = (cthread){.idx = i + 1, .seed = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1),
-		                  .uri = i % 2 ? S.unx : S.tcp, .end = t0 + RUN_MS};
+		                  .uri = i % 2 ? S.unx : S.tcp, .end = t0 + M.run_ms};
 		assert_int_equal(pthread_create(&th[i], NULL, client_thread, &ts[i]), 0);
 	}
 	uint64_t inbound_left = 0;
 	for (int i = 0; i < CLIENT_THREADS; i++)
 		pthread_join(th[i], NULL);
+	if (M.gss) {
+		atomic_store(&S.evictor_stop, true);
+		pthread_join(S.evictor, NULL);
+	}
 	server_stop(&inbound_left);
 	alarm(0);
 
@@ -704,6 +834,35 @@ static void random_mix(void **state)
 			printf("INVARIANT BROKEN: %s\n", ts[i].why);
 			bad++;
 		}
+	if (M.gss) {
+		/* the contexts went, and the clients made them again. The server made at least
+		 * gss_evicted + gss_contexts (held at the end) contexts (the idle-dropped are not
+		 * counted): those beyond what new clients and the evictor made are renewals -- of
+		 * calls refused with CREDPROBLEM that went again (undisturbed, each must have ended
+		 * RC_OK: wrong_status above) */
+		long made = atomic_load(&E.gss_clients) + S.evictor_ctxs;
+		long renewed = (long)(S.gss_evicted + S.gss_live) - made;
+		printf("  krb5i: %llu contexts pushed out (gss_evicted), %llu of %llu WORK calls "
+		       "refused for their context, >= %ld contexts made again by the clients (%ld made "
+		       "by new clients, %ld by the evictor), %ld keytab reloads; %ld calls failed "
+		       "\"%s\" on the client%s\n", (unsigned long long)S.gss_evicted,
+		       (unsigned long long)S.work_refused, (unsigned long long)S.work_calls, renewed,
+		       atomic_load(&E.gss_clients), S.evictor_ctxs, S.reloads,
+		       atomic_load(&E.by_status[RC_AUTHERROR]), rc_strerror(RC_AUTHERROR),
+		       E.first_autherr[0] ? "; the first: " : "");
+		if (E.first_autherr[0])
+			printf("    %s\n", E.first_autherr);
+		if (S.gss_why[0] != '\0') {
+			printf("INVARIANT BROKEN: the evictor: %s\n", S.gss_why);
+			bad++;
+		}
+		/* not a test that cannot fail: the contexts did go, calls were refused, and renewed */
+		if (S.gss_evicted == 0 || S.work_refused == 0 || renewed <= 0) {
+			printf("NOT SHOWN (seed %llu): contexts pushed out, calls refused for them and "
+			       "renewed, each at least once\n", (unsigned long long)seed);
+			bad++;
+		}
+	}
 	if (inbound_left != 0) {
 		printf("INVARIANT BROKEN (seed %llu): the server still counts %llu inbound bytes with "
 		       "every request answered and every client gone\n",
@@ -716,10 +875,38 @@ static void random_mix(void **state)
 	assert_int_equal(bad, 0);
 }
 
-int main(void)
+static void random_mix(void **state)
 {
-	const struct CMUnitTest tests[] = {
+	(void)state;
+	M.gss = false;
+	M.run_ms = RUN_MS, M.watchdog_ms = WATCHDOG_MS;
+	compose();
+}
+
+static void random_mix_krb5i_contexts_expire(void **state)
+{
+	(void)state;
+	M.gss = true;
+	M.run_ms = GSS_RUN_MS, M.watchdog_ms = GSS_WATCHDOG_MS;
+	compose();
+}
+
+/* No argument: the plain mix. "gss": the mix under RPCSEC_GSS, inside krb5_fixture.sh's realm
+ * (77, skipped, outside one). */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest plain[] = {
 		cmocka_unit_test(random_mix),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const struct CMUnitTest gss[] = {
+		cmocka_unit_test(random_mix_krb5i_contexts_expire),
+	};
+	if (argc > 1 && strcmp(argv[1], "gss") == 0) {
+		if (getenv("RC_KRB5_DIR") == NULL) {
+			fprintf(stderr, "test_compose gss: run it under tests/gss/krb5_fixture.sh\n");
+			return 77;
+		}
+		return cmocka_run_group_tests(gss, NULL, NULL);
+	}
+	return cmocka_run_group_tests(plain, NULL, NULL);
 }

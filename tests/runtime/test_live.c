@@ -204,13 +204,155 @@ static void registrations_while_serving(void **state)
 	rc_server_destroy(s.srv);
 }
 
+typedef struct lim_loader {
+	const char *uri;
+	atomic_int *stop;
+	rc_client *c; /* left open for the idle check */
+	int64_t sent;
+	int failed;
+} lim_loader;
+
+/* ADD(1) until told to stop, counting what was added and the failures. */
+static void *lim_load(void *arg)
+{
+	lim_loader *l = arg;
+
+	if (rc_client_create(&l->c, l->uri, RT_PROG, 1) != RC_OK) {
+		l->failed++;
+		return NULL;
+	}
+	while (!atomic_load(l->stop)) {
+		int64_t v = 1, r = 0;
+		if (rc_call(l->c, 2, (rc_xdrproc)rc_xdr_hyper, &v, (rc_xdrproc)rc_xdr_hyper, &r) ==
+		    RC_OK)
+			l->sent++;
+		else
+			l->failed++;
+	}
+	return NULL;
+}
+
+/* Every live field of rc_server_limits changed back and forth, many times, from another
+ * thread. */
+static void *lim_change(void *arg)
+{
+	rc_server *srv = arg;
+	uintptr_t bad = 0;
+
+	for (int i = 0; i < 300; i++) {
+		bool a = i % 2 == 0;
+		rc_server_limits lim = {
+		        .max_alloc = a ? (size_t)1 << 20 : (size_t)16 << 20,
+		        .max_conns = a ? 1000 : 16384,
+		        .idle_ms = a ? 60000 : 120000,
+		        .stall_ms = a ? 5000 : 10000,
+		        .max_deferred_conn = a ? 32 : 64,
+		        .max_deferred = a ? 1000 : 65536,
+		        .max_parked_conn = a ? (size_t)1 << 20 : (size_t)4 << 20,
+		        .max_inbound_bytes = a ? (size_t)128 << 20 : (size_t)256 << 20,
+		        .gss_contexts = a ? 512 : 1024,
+		};
+		if (rc_server_set_limits(srv, &lim) != RC_OK)
+			bad++;
+		usleep(1000);
+	}
+	return (void *)bad;
+}
+
+/* An ECHO of n bytes (under RC_XDR_LEND_MIN: decoding allocates them) on a new client. */
+static rc_status echo_new(const char *uri, uint32_t n)
+{
+	char buf[512] = {0};
+	rt_blob in = {n, buf}, out = {0, NULL};
+	rc_client *c;
+	rc_status st;
+
+	assert_int_equal(rc_client_create(&c, uri, RT_PROG, 1), RC_OK);
+	st = rc_call(c, 1, (rc_xdrproc)xdr_rt_blob, &in, (rc_xdrproc)xdr_rt_blob, &out);
+	if (st == RC_OK)
+		rc_xdr_free((rc_xdrproc)xdr_rt_blob, &out);
+	rc_client_destroy(c);
+	return st;
+}
+
+/* rc_server_set_limits while the server runs, under load on TCP and UDP: no call fails while
+ * the limits change; a lower max_alloc refuses the next call's arguments, a shorter idle_ms
+ * closes idle connections at the sweeper's next walk; max_record and drc_* are refused while
+ * running (and the same value is not a change). TSan: the readers on the serving threads. */
+static void limits_changed_under_load(void **state)
+{
+	enum { NL = 4 };
+	const char *uris[] = {"tcp://127.0.0.1:0", "udp://127.0.0.1:0", NULL};
+	rt_server s;
+	lim_loader l[NL];
+	pthread_t tid[NL], ch;
+	atomic_int stop = 0;
+	void *bad;
+	int64_t total0, sent = 0;
+	rc_server_stats st;
+
+	(void)state;
+	assert_int_equal(rt_start(&s, uris, 2), 0);
+	total0 = rt_total_now();
+	for (int i = 0; i < NL; i++) {
+		l[i] = (lim_loader){.uri = s.uri[i % 2], .stop = &stop};
+		assert_int_equal(pthread_create(&tid[i], NULL, lim_load, &l[i]), 0);
+	}
+	assert_int_equal(pthread_create(&ch, NULL, lim_change, s.srv), 0);
+	pthread_join(ch, &bad);
+	assert_int_equal((uintptr_t)bad, 0);
+
+	/* what only a stopped server takes is refused whole; the same value is no change */
+	rc_server_limits lim = {.max_record = 4096, .max_alloc = 64};
+	assert_int_equal(rc_server_set_limits(s.srv, &lim), RC_INVAL);
+	assert_int_equal(echo_new(s.uri[0], 512), RC_OK); /* (max_alloc not applied) */
+	lim = (rc_server_limits){.drc_ttl_ms = 1000};
+	assert_int_equal(rc_server_set_limits(s.srv, &lim), RC_INVAL);
+	lim = (rc_server_limits){.max_record = RC_DEFAULT_MAX_MESSAGE, .drc_ttl_ms = 120000};
+	assert_int_equal(rc_server_set_limits(s.srv, &lim), RC_OK);
+
+	/* max_alloc, for the next request decoded */
+	lim = (rc_server_limits){.max_alloc = 64};
+	assert_int_equal(rc_server_set_limits(s.srv, &lim), RC_OK);
+	assert_int_equal(echo_new(s.uri[0], 512), RC_CANTDECODEARGS);
+	assert_int_equal(echo_new(s.uri[1], 512), RC_CANTDECODEARGS);
+	lim = (rc_server_limits){.max_alloc = (size_t)16 << 20};
+	assert_int_equal(rc_server_set_limits(s.srv, &lim), RC_OK);
+	assert_int_equal(echo_new(s.uri[0], 512), RC_OK);
+
+	atomic_store(&stop, 1);
+	for (int i = 0; i < NL; i++) {
+		pthread_join(tid[i], NULL);
+		print_message("loader %d (%s): %lld calls, %d failed\n", i, i % 2 ? "udp" : "tcp",
+		              (long long)l[i].sent, l[i].failed);
+		assert_int_equal(l[i].failed, 0);
+		assert_true(l[i].sent > 0);
+		sent += l[i].sent;
+	}
+	assert_int_equal(rt_total_now() - total0, sent);
+
+	/* idle_ms shortened: the loaders' TCP connections, idle now, are closed at the next walk
+	 * (under the old 120 s they would stay) */
+	assert_int_equal(rc_server_get_stats(s.srv, &st), RC_OK);
+	assert_true(st.conns >= 2);
+	lim = (rc_server_limits){.idle_ms = 200};
+	assert_int_equal(rc_server_set_limits(s.srv, &lim), RC_OK);
+	for (int i = 0; i < 100 && st.conns > 0; i++) {
+		usleep(50000);
+		assert_int_equal(rc_server_get_stats(s.srv, &st), RC_OK);
+	}
+	assert_int_equal(st.conns, 0);
+	for (int i = 0; i < NL; i++)
+		rc_client_destroy(l[i].c);
+	rt_stop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tls_cert_swapped_under_load),
 		cmocka_unit_test(registrations_while_serving),
+		cmocka_unit_test(limits_changed_under_load),
 	};
-	(void)rt_start;
-	(void)rt_stop;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,7 @@
  * Operating a server (runtime/server/stats.c): per-procedure counters exact under load -- TCP and
  * UDP clients on several threads, calls that succeed, fail in the routine, carry garbage
  * arguments or name a procedure the program does not have -- read with one call, the
- * program's row their sum; and the call log's one record per call.
+ * program's row their sum; and the call log's one record per call, naming its connection.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 static struct {
 	atomic_int records, success, sys, garbage, procun, timed;
 	atomic_int bad; /* a record whose numbers do not fit its outcome */
+	atomic_ullong conn_ids; /* bit k: a record of stream connection k was seen */
 } L;
 
 static void logfn(const rc_call_record *r, void *ctx)
@@ -26,6 +27,11 @@ static void logfn(const rc_call_record *r, void *ctx)
 		atomic_fetch_add(&L.bad, 1);
 	if (r->ns > 0)
 		atomic_fetch_add(&L.timed, 1);
+	/* a stream call names its connection, a datagram none */
+	if (r->dgram != (r->conn_id == 0) || r->conn_id >= 64)
+		atomic_fetch_add(&L.bad, 1);
+	else if (r->conn_id != 0)
+		atomic_fetch_or(&L.conn_ids, 1ull << r->conn_id);
 	switch (r->outcome) {
 	case RC_CALL_SUCCESS:
 		atomic_fetch_add(&L.success, 1);
@@ -164,6 +170,8 @@ static void counters_exact_under_load(void **state)
 	assert_int_equal(atomic_load(&L.garbage), rounds);
 	assert_int_equal(atomic_load(&L.procun), rounds);
 	assert_int_equal(atomic_load(&L.timed), 4 * rounds);
+	/* the three TCP threads' connections, each its own number */
+	assert_int_equal(__builtin_popcountll(atomic_load(&L.conn_ids)), NT / 2);
 }
 
 /* Counting off costs the untraced path again; the setters' refusals. */

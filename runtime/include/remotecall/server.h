@@ -362,9 +362,25 @@ typedef struct rc_server_limits {
  * hold about twice drc_bytes while the fingerprint table doubles.
  */
 
-/* rc_server_set_limits -- apply the non-zero fields of lim (copied; a record cap under 64
+/*
+ * rc_server_set_limits -- apply the non-zero fields of lim (copied; a record cap under 64
  * bytes counts as 64; lower gss_* bounds drop the contexts over them now, least recently
- * used first). Returns RC_OK, or RC_INVAL for NULL arguments or a running server. */
+ * used first). From any thread, also while the server runs; then each field takes effect on
+ * its own (a call may see one field changed before another):
+ *   max_alloc                 the next request decoded;
+ *   max_conns                 the next accept (lowering it closes nothing: accepts over it
+ *                             make room as a full table does);
+ *   idle_ms, stall_ms         the sweeper's next walk (within 250 ms), for every connection;
+ *                             TLS handshakes and PROXY headers that start from then on;
+ *   max_deferred_conn, max_deferred, max_parked_conn, max_inbound_bytes
+ *                             the next read of each connection; connections held at a cap
+ *                             that was raised are read again at once;
+ *   gss_*                     now (lower bounds drop the contexts over them).
+ * max_record and drc_* cannot change while the server runs (buffers, listeners and the
+ * duplicate request cache are made with them): a lim that changes one of them is refused
+ * whole. Returns RC_OK, or RC_INVAL for NULL arguments, or a running server and a max_record
+ * or drc_* field that is neither 0 nor its current value (nothing applied).
+ */
 rc_status rc_server_set_limits(rc_server *srv, const rc_server_limits *lim);
 
 /* rc_server_stats -- what a server has done, for operators (rc_server_get_stats). Counters
@@ -454,7 +470,9 @@ rc_status rc_server_set_spin(rc_server *srv, uint32_t spin_us);
  * the server serves (<remotecall/trace.h>: RC_TP_SRV_RECEIVED .. RC_TP_SRV_SENT), on the
  * thread serving it -- with worker threads, from several threads at once. fn NULL turns
  * tracing off (the default). Set it before rc_server_run. Nothing is copied or allocated; arg
- * stays the caller's. Returns RC_OK, or RC_INVAL for a NULL or running server.
+ * stays the caller's. The trace is per step and carries the xid only: the per-call record
+ * (program, version, procedure, connection, outcome, bytes, time) is the call log
+ * (rc_server_set_call_log). Returns RC_OK, or RC_INVAL for a NULL or running server.
  */
 rc_status rc_server_set_trace(rc_server *srv, rc_trace_fn fn, void *arg);
 
@@ -617,10 +635,15 @@ const rc_procinfo *rc_svc_req_proc(const rc_svc_req *req);
  * out another's contexts while it holds more than they do; gss_incomplete, 64, still being
  * made, apart; idle ones go after gss_idle_ms, 15 minutes, expired ones at their lifetime)
  * under random 16-byte handles, each with a 128-call sequence window: a replayed or
- * too old call is dropped unanswered (rc_server_stats.gss_dropped). Set it before
- * rc_server_run. Returns RC_OK; RC_AUTHERROR when the acceptor credential cannot be had (why,
- * if not NULL, gets GSS's words, whylen bytes at most); RC_INVAL for a NULL or running
- * server, or a second call. The table is freed with the server.
+ * too old call is dropped unanswered (rc_server_stats.gss_dropped). The first call is made
+ * before rc_server_run. A second call -- while the server runs, from any thread, or stopped --
+ * reloads the keytab: it acquires the acceptor credential for principal from keytab again
+ * (a rotated service key, a new keytab file or name) and contexts made from then on are
+ * accepted with it; contexts already made, and their calls, go on under their own keys
+ * (the credential replaced is kept until rc_server_destroy). Returns RC_OK; RC_AUTHERROR
+ * when the acceptor credential cannot be had (why, if not NULL, gets GSS's words, whylen
+ * bytes at most; a reload that fails changes nothing); RC_INVAL for a NULL server, or a
+ * first call on a running one. The table is freed with the server.
  */
 rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *keytab,
                             char *why, size_t whylen);
@@ -954,6 +977,10 @@ typedef struct rc_call_record {
 	bool dgram;
 	size_t bytes_in, bytes_out;
 	uint64_t ns;            /* receipt to reply made (0: not measured, deferred) */
+	uint64_t conn_id;       /* its stream connection's number in the server, 1, 2, ... in
+	                           the order connections were admitted, with or without a handle
+	                           (calls of one connection share it); 0 for datagram and
+	                           in-process calls */
 } rc_call_record;
 
 /* The call log's function: rec is valid during the call only. */
