@@ -63,9 +63,10 @@
 #define OPS_PER_THREAD 400 /* operations (a blocking call, or a batch) per client thread */
 #define RUN_MS 15000       /* no new operation after this */
 #define WATCHDOG_MS 40000  /* the whole test, or it aborts saying where it stood */
-#define GSS_RUN_MS 8000    /* ... under RPCSEC_GSS (its ctest is bounded at 30 s, the realm's
-                              start included) */
-#define GSS_WATCHDOG_MS 22000
+#define GSS_RUN_MS 8000    /* ... under RPCSEC_GSS (its ctest is bounded at 120 s, the realm's
+                              start included: a checker -- valgrind, sanitizers -- makes each
+                              Kerberos operation many times slower) */
+#define GSS_WATCHDOG_MS 60000
 #define SLACK_MS 1000      /* a wait may pass its timeout by this much */
 #define CALL_MS 5000       /* timeout of a call that is answered */
 #define DROP_MS 300        /* timeout of a call the server drops */
@@ -904,6 +905,13 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "gss") == 0) {
 		if (getenv("RC_KRB5_DIR") == NULL) {
 			fprintf(stderr, "test_compose gss: run it under tests/gss/krb5_fixture.sh\n");
+			return 77;
+		}
+		if (getenv("RC_VALGRIND") != NULL) {
+			/* under valgrind each Kerberos step takes long enough that the renewals the
+			 * mix forces outlast any bound: the plain mix runs there (test_compose), and
+			 * the GSS paths under test_gss; this runs in the plain and sanitizer passes */
+			fprintf(stderr, "test_compose gss: skipped under valgrind (make test-valgrind)\n");
 			return 77;
 		}
 		return cmocka_run_group_tests(gss, NULL, NULL);
