@@ -15,6 +15,9 @@
 
 enum cli_state { CLI_IDLE, CLI_INIT_SENT, CLI_ESTABLISHED, CLI_FAILED };
 
+/* Contexts kept from before renewals, for the replies to calls sent under them. */
+#define RC__GSS_PREV 4
+
 struct rc__gss_cli {
 	rc__gss_sec sec;
 	gss_name_t target;
@@ -29,10 +32,11 @@ struct rc__gss_cli {
 	unsigned char handle[RC__GSS_HANDLE_MAX];
 	uint32_t window;
 	atomic_uint_fast32_t seq;  /* the next sequence number */
-	/* The context before the last renewal (rc__gss_cli_init_start), or NULL: calls sent under
-	 * it may still be in flight, and their replies' verifiers and wrapping are its keys', not
-	 * the new context's. Kept until the next renewal; read and freed under sec.lock. */
-	rc__gss_sec *prev;
+	/* The contexts before the last renewals (rc__gss_cli_init_start), newest first, or NULL:
+	 * calls sent under them may still be in flight, and their replies' verifiers and wrapping
+	 * are their keys', not the new context's. The oldest goes when a renewal needs its place;
+	 * read and freed under sec.lock. */
+	rc__gss_sec *prev[RC__GSS_PREV];
 };
 
 void rc__gss_seqs_init(rc__gss_seqs *s)
@@ -133,10 +137,11 @@ void rc__gss_cli_destroy(rc__gss_cli *c)
 	if (c->cred != GSS_C_NO_CREDENTIAL && !c->cred_borrowed)
 		gss_release_cred(&min, &c->cred);
 	rc__gss_sec_fini(&c->sec);
-	if (c->prev != NULL) {
-		rc__gss_sec_fini(c->prev);
-		free(c->prev);
-	}
+	for (unsigned i = 0; i < RC__GSS_PREV; i++)
+		if (c->prev[i] != NULL) {
+			rc__gss_sec_fini(c->prev[i]);
+			free(c->prev[i]);
+		}
 	free(c);
 }
 
@@ -198,22 +203,24 @@ int rc__gss_cli_init_start(rc__gss_cli *c, rc__gss_buf *args, rc__gss_err *err)
 
 	args->data = NULL;
 	args->len = 0;
-	/* an established context is kept as prev for the replies to the calls still in flight
-	 * under it (the one before it goes); others threads verify under sec.lock meanwhile */
+	/* an established context is kept, newest first, for the replies to the calls still in
+	 * flight under it (the oldest kept goes); other threads verify under sec.lock meanwhile */
 	pthread_mutex_lock(&c->sec.lock);
-	rc__gss_sec *old = c->prev, *keep = NULL;
+	rc__gss_sec *keep = NULL;
 	if (c->state == CLI_ESTABLISHED && c->sec.ctx != GSS_C_NO_CONTEXT &&
 	    (keep = malloc(sizeof(*keep))) != NULL) {
+		rc__gss_sec *old = c->prev[RC__GSS_PREV - 1];
 		rc__gss_sec_init(keep);
 		keep->ctx = c->sec.ctx;
 		keep->fast = c->sec.fast;
 		c->sec.ctx = GSS_C_NO_CONTEXT;
 		c->sec.fast = NULL;
-	}
-	c->prev = keep;
-	if (old != NULL) {
-		rc__gss_sec_fini(old);
-		free(old);
+		memmove(&c->prev[1], &c->prev[0], (RC__GSS_PREV - 1) * sizeof(c->prev[0]));
+		c->prev[0] = keep;
+		if (old != NULL) {
+			rc__gss_sec_fini(old);
+			free(old);
+		}
 	}
 	rc__gss_sec_reset(&c->sec);
 	if (c->sec.ctx != GSS_C_NO_CONTEXT)
@@ -411,12 +418,13 @@ int rc__gss_cli_validate(rc__gss_cli *c, const rc__gss_seqs *sent, uint32_t verf
 	/* a call sent under the context before the last renewal: its keys */
 	int r = -1;
 	pthread_mutex_lock(&c->sec.lock);
-	for (unsigned i = 0; c->prev != NULL && r != 0 && i < sent->n; i++) {
-		unsigned k = (sent->next + RC__GSS_SEQS_KEPT - 1 - i) % RC__GSS_SEQS_KEPT;
-		unsigned char w[4];
-		rc__st32(w, sent->seq[k]);
-		r = rc__gss_sec_verify(c->prev, w, 4, verf, verf_len, err);
-	}
+	for (unsigned g = 0; g < RC__GSS_PREV && c->prev[g] != NULL && r != 0; g++)
+		for (unsigned i = 0; r != 0 && i < sent->n; i++) {
+			unsigned k = (sent->next + RC__GSS_SEQS_KEPT - 1 - i) % RC__GSS_SEQS_KEPT;
+			unsigned char w[4];
+			rc__st32(w, sent->seq[k]);
+			r = rc__gss_sec_verify(c->prev[g], w, 4, verf, verf_len, err);
+		}
 	pthread_mutex_unlock(&c->sec.lock);
 	return r;
 }
@@ -436,8 +444,8 @@ int rc__gss_cli_unwrap(rc__gss_cli *c, const rc__gss_seqs *sent, const void *res
 		return 0;
 	/* a call sent under the context before the last renewal: its keys */
 	pthread_mutex_lock(&c->sec.lock);
-	if (c->prev != NULL)
-		r = rc__gss_sec_unwrap(c->prev, sent->seq, sent->n, rc__gss_cli_service(c), res, len,
+	for (unsigned g = 0; g < RC__GSS_PREV && c->prev[g] != NULL && r != 0; g++)
+		r = rc__gss_sec_unwrap(c->prev[g], sent->seq, sent->n, rc__gss_cli_service(c), res, len,
 		                       out, NULL, err);
 	pthread_mutex_unlock(&c->sec.lock);
 	return r;

@@ -28,6 +28,10 @@
  * transport (transports/transport.h) frames, queues and sends.
  */
 #ifndef RC_CLIENT_COMMON_H
+/* Times one call's credentials are renewed at most: after a refusal for a lost or expired
+ * context each time (the server may push the new context out before the call's retry is
+ * served), never for a reply that fails its verifier. */
+#define RC__RENEWALS 2
 #define RC_CLIENT_COMMON_H
 
 #include <pthread.h>
@@ -115,8 +119,10 @@ struct rc_async {
 	                  connection (rc__resend; rc_client_set_failover) */
 	/* A started call denied for a credential problem, waiting on the client's renew list for
 	 * its credentials to be renewed and itself sent again (rc__renew): while `renewing`, a
-	 * completion (a release, a cancel) is only recorded in renew_st and its renewer ends it. */
-	bool renewing, renewed;
+	 * completion (a release, a cancel) is only recorded in renew_st and its renewer ends it.
+	 * renewed: how many times it was (at most RC__RENEWALS). */
+	bool renewing;
+	uint8_t renewed;
 	uint32_t renew_why;     /* the auth_stat it was denied with */
 	rc_status renew_st;     /* a completion that came while renewing, or RC_OK */
 	rc_async *hnext, *hprev; /* that list (the handles rc_client_destroy orphans) */

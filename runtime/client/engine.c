@@ -321,10 +321,12 @@ void rc__run_callbacks(rc_client *c)
 /* ---- replies ---------------------------------------------------------------------------- */
 
 /* Whether p, just denied with RC_AUTHERROR, is a started call whose credentials' flavor can
- * renew them after this auth_stat, and that was not renewed before (under c->mu). */
+ * renew them after this auth_stat, and that was renewed fewer than RC__RENEWALS times (under
+ * c->mu). */
 static bool rc__renewable(const rc_async *p)
 {
-	return (p->handle || p->has_cb) && p->msgblock != NULL && !p->renewed && p->auth != NULL &&
+	return (p->handle || p->has_cb) && p->msgblock != NULL && p->renewed < RC__RENEWALS &&
+	       p->auth != NULL &&
 	       p->auth->fl->cl_refresh != NULL &&
 	       (p->err.auth_stat == RC__AUTH_CREDPROBLEM || p->err.auth_stat == RC__AUTH_CTXPROBLEM);
 }
@@ -377,10 +379,12 @@ static void rc__handle(rc_client *c, const unsigned char *msg, size_t len)
 	if (c->trace != NULL)
 		rc__trace(c, RC_TP_DECODED, xid);
 	if (__builtin_expect(st == RC_AUTHERROR, 0) && rc__renewable(p)) {
-		/* a started call denied for a credential problem, the first time: it waits for its
-		 * credentials to be renewed outside the lock, then goes again (rc__renew) */
+		/* a started call denied for a credential problem (up to RC__RENEWALS times): it
+		 * waits for its credentials to be renewed outside the lock, then goes again
+		 * (rc__renew) */
 		rc__unlink(c, p);
-		p->renewing = p->renewed = true;
+		p->renewing = true;
+		p->renewed++;
 		p->renew_why = p->err.auth_stat;
 		p->renew_st = RC_OK;
 		p->next = c->renew;

@@ -69,7 +69,8 @@ static inline void rc__call_init(rc_async *p)
 {
 	p->state = RC__CALL_IDLE;
 	p->has_cb = p->released = p->handle = p->windowed = false;
-	p->renewing = p->renewed = false;
+	p->renewing = false;
+	p->renewed = 0;
 	p->renew_st = RC_OK;
 	p->next = p->prev = NULL;
 	p->msgblock = NULL;
@@ -388,18 +389,19 @@ static inline __attribute__((always_inline)) bool rc__fast_eligible(rc_client *c
 
 /* The end of a blocking call p sealed by a flavor (status st): its sealed message and its
  * reference go. True when the call was denied for a credential problem and the flavor
- * renewed itself (cl_refresh), the first time (*refreshed): the call goes again. */
-static __attribute__((noinline)) bool rc__unseal(rc_async *p, rc_status st, bool *refreshed)
+ * renewed itself (cl_refresh), fewer than RC__RENEWALS times so far (*refreshed counts them):
+ * the call goes again. */
+static __attribute__((noinline)) bool rc__unseal(rc_async *p, rc_status st, unsigned *refreshed)
 {
 	rc__cl_auth *a = p->auth;
-	bool again = st == RC_AUTHERROR && !*refreshed && a->fl->cl_refresh != NULL &&
+	bool again = st == RC_AUTHERROR && *refreshed < RC__RENEWALS && a->fl->cl_refresh != NULL &&
 	             p->err.auth_stat != RC__AUTH_INVALIDRESP && a->fl->cl_refresh(a, p->err.auth_stat);
 
 	free(p->wire);
 	p->wire = NULL;
 	rc__cl_auth_unref(a);
 	p->auth = NULL;
-	*refreshed = *refreshed || again;
+	*refreshed += again;
 	return again;
 }
 
@@ -459,7 +461,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 	rc_status st;
 	int64_t now;
 	uint64_t t0 = traced ? rc__trace_clock() : 0;
-	bool refreshed;
+	unsigned refreshed;
 	int64_t resend_by = 0; /* sent again after the stream broke: by when (rc__resend_due) */
 
 	/* p.err is cleared only on the way to a failure (rc__err_clear): a call that succeeds in
@@ -479,7 +481,7 @@ rc__call(rc_client *clnt, uint32_t proc, rc_xdrproc xargs, const void *args, rc_
 			goto out;
 		/* p is in flight; the lock is held */
 	} else {
-		refreshed = false;
+		refreshed = 0;
 		if (clnt->dgram)
 			now = rc__now();
 	again:
@@ -532,7 +534,7 @@ out:
 		rc__set_lastok(clnt);
 	} else if ((resend_by = rc__resend_due(clnt, st, &p, timeout_ms, resend_by)) != 0) {
 		now = rc__now();
-		refreshed = false;
+		refreshed = 0;
 		goto again; /* the same call, the same xid, on a new connection */
 	} else { /* every way to a failure cleared p.err before filling it in */
 		p.err.status = st;

@@ -203,8 +203,11 @@ typedef enum rc_gss_service { RC_GSS_NONE = 1, RC_GSS_INTEGRITY = 2, RC_GSS_PRIV
  * ...); the status of a NULL call that failed (RC_TIMEDOUT, RC_CANTRECV, ...). On failure the
  * client is left with AUTH_NONE. A call the server refuses because it lost or expired the
  * context (RPCSEC_GSS_CREDPROBLEM / CTXPROBLEM, auth_stat 13 / 14) makes the context again
- * and goes once more: a blocking call on its own thread, a started call when its client is
- * next driven (rc_async_wait, rc_client_advance: that thread makes the context). Calls in
+ * and goes again -- at most twice, as Linux's client, since the server may push the new
+ * context out before the retry is served: a blocking call on its own thread, a started call
+ * when its client is next driven (rc_async_wait, rc_client_advance: that thread makes the
+ * context); replies to calls sent under the context before a renewal are still checked with
+ * that context's keys. Calls in
  * flight under the context never outnumber the server's sequence window (its INIT reply: 128
  * for remotecall, 5 for libtirpc): a call beyond it waits before it is numbered -- a started
  * one inside rc_call_start -- reading replies and serving the peer's calls (rc_client_serve)
