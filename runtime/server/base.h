@@ -277,6 +277,23 @@ struct rc_server {
 
 #define rc__now() ((int64_t)rc__clock_ns())
 
+/* srv->inbound (max_inbound_bytes): n bytes more, or fewer, held for peers' requests not yet
+ * served (under srv->mu). A fall lets the connections waiting for the budget read again
+ * (srv->inbound_room), for the request layer (deferred arguments) and the connections alike. */
+static inline void rc__inbound_add(rc_server *srv, size_t n)
+{
+	atomic_fetch_add_explicit(&srv->inbound, n, memory_order_relaxed);
+}
+
+static inline void rc__inbound_sub(rc_server *srv, size_t n)
+{
+	if (n == 0)
+		return;
+	atomic_fetch_sub_explicit(&srv->inbound, n, memory_order_relaxed);
+	if (srv->memwait)
+		srv->inbound_room(srv);
+}
+
 /* RC__LIM -- srv->lim.f as a field rc_server_set_limits may change while the server runs
  * (limits.c): a relaxed atomic load, for readers that do not hold srv->mu (the writer stores
  * under it). Fields it refuses while running (max_record, drc_*) are read plainly. */

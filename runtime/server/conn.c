@@ -61,12 +61,6 @@ static bool rc__inbound_over(const rc_server *srv, const rc__conn *c, size_t in)
 	return held >= RC__LIM(srv, max_inbound_bytes);
 }
 
-/* n bytes more held (under srv->mu). */
-static inline void rc__inbound_add(rc_server *srv, size_t n)
-{
-	atomic_fetch_add_explicit(&srv->inbound, n, memory_order_relaxed);
-}
-
 /* listener.h (srv->inbound_room): the connections that wait for the budget, read again
  * once under 7/8 of it (under srv->mu). */
 void rc__inbound_room(rc_server *srv)
@@ -78,15 +72,6 @@ void rc__inbound_room(rc_server *srv)
 	for (rc__conn *c = srv->conns; c != NULL; c = c->next)
 		if (c->memheld)
 			rc__conn_unhold(srv, c);
-}
-
-/* n bytes fewer held (under srv->mu). */
-static void rc__inbound_sub(rc_server *srv, size_t n)
-{
-	if (n == 0)
-		return;
-	atomic_fetch_sub_explicit(&srv->inbound, n, memory_order_relaxed);
-	rc__inbound_room(srv);
 }
 
 /* c's partial record now holds `in` bytes: the count follows (under srv->mu). */

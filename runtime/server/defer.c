@@ -266,7 +266,7 @@ rc_status rc_svc_req_defer(rc_svc_req *h)
 	srv->deferred = r;
 	srv->ndeferred++;
 	/* its copy of the arguments is held for the peer until the answer (max_inbound_bytes) */
-	atomic_fetch_add_explicit(&srv->inbound, r->ownlen, memory_order_relaxed);
+	rc__inbound_add(srv, r->ownlen);
 	atomic_store(&r->state, RC__REQ_DEFERRED);
 	atomic_store(&rc__hslot_of(r->handle)->deferred, 1); /* answers take rc__answer now */
 	pthread_mutex_unlock(&srv->mu);
@@ -330,9 +330,7 @@ static void rc__defer_unlink(rc_server *srv, rc__req *r)
 	r->dnext = r->dprev = NULL;
 	if (srv->ndeferred-- == srv->lim.max_deferred)
 		srv->defer_room(srv);
-	atomic_fetch_sub_explicit(&srv->inbound, r->ownlen, memory_order_relaxed);
-	if (srv->memwait)
-		srv->inbound_room(srv); /* connections waiting for the budget may read again */
+	rc__inbound_sub(srv, r->ownlen); /* connections waiting for the budget may read again */
 }
 
 /* request.h: encode, cache, send, release. */
