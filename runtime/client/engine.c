@@ -612,6 +612,17 @@ out:
 	return queued;
 }
 
+/* Wait on c->cv (under c->mu, let go meanwhile), counted among its waiters, until woken or
+ * `when` on rc__now()'s clock (c->cv's: CLOCK_MONOTONIC) has passed. */
+static void rc__wait_until(rc_client *c, int64_t when)
+{
+	struct timespec ts = {(time_t)(when / 1000000000), (long)(when % 1000000000)};
+
+	atomic_fetch_add(&c->nwaiters, 1);
+	pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+	atomic_fetch_sub(&c->nwaiters, 1);
+}
+
 /*
  * Make sure a stream is connected (under c->mu; drops it while connecting), and probe one that
  * sat idle, unless a reader holds it. One thread connects, by `deadline`; others wait for it.
@@ -628,15 +639,11 @@ static rc_status rc__ensure(rc_client *c, int64_t deadline, int *err)
 		int e;
 
 		if (c->connecting) { /* another thread connects: wait for it, up to deadline */
-			struct timespec ts = {(time_t)(deadline / 1000000000),
-			                      (long)(deadline % 1000000000)};
 			if (rc__now() >= deadline) {
 				*err = ETIMEDOUT;
 				return RC_TIMEDOUT;
 			}
-			atomic_fetch_add(&c->nwaiters, 1);
-			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-			atomic_fetch_sub(&c->nwaiters, 1);
+			rc__wait_until(c, deadline);
 			continue;
 		}
 		c->connecting = true;
@@ -728,11 +735,7 @@ static rc_status rc__window_wait(rc_client *c, rc_async *p)
 		} else if (!atomic_load(&c->reading) && c->tp != NULL) {
 			(void)rc__read(c, p->deadline, 0); /* (lets go of mu while it reads) */
 		} else {
-			struct timespec ts = {(time_t)(p->deadline / 1000000000),
-			                      (long)(p->deadline % 1000000000)};
-			atomic_fetch_add(&c->nwaiters, 1);
-			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-			atomic_fetch_sub(&c->nwaiters, 1);
+			rc__wait_until(c, p->deadline);
 		}
 		if (c->tp == NULL)
 			return RC_CANTRECV; /* the connection broke meanwhile */
@@ -789,16 +792,7 @@ static rc_status rc__outq_wait(rc_client *c, rc_async *p)
 			if ((pf.revents & ~POLLOUT) != 0 && c->tp == tp)
 				(void)rc__read_all(c);
 		} else {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += 10000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			atomic_fetch_add(&c->nwaiters, 1);
-			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-			atomic_fetch_sub(&c->nwaiters, 1);
+			rc__wait_until(c, rc__now() + 10000000); /* 10 ms, as the poll above */
 		}
 	}
 }
