@@ -214,7 +214,7 @@ rc_server_conn *rc__conn_handle(rc_server *srv, rc__conn *c)
 	atomic_store(&c->held, c->state == RC__CONN_HELD);
 	/* calls back leave from any thread, under the write lock: the one-thread loop serves
 	 * this connection as jobs from now on, as after a deferral */
-	c->jobmode = true;
+	atomic_store(&c->jobmode, true);
 	return h;
 }
 

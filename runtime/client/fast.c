@@ -69,7 +69,7 @@ static inline void rc__call_init(rc_async *p)
 {
 	p->state = RC__CALL_IDLE;
 	p->has_cb = p->released = p->handle = p->windowed = false;
-	p->renewing = false;
+	p->renewing = p->resend = false;
 	p->renewed = 0;
 	p->renew_st = RC_OK;
 	p->next = p->prev = NULL;

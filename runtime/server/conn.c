@@ -151,7 +151,7 @@ void rc__conn_close(rc_server *srv, rc__conn *c)
  * loop keeps it. False: epoll refused. */
 static bool rc__conn_rearm(rc_server *srv, rc__conn *c, uint32_t events)
 {
-	if (srv->threads > 1 || c->jobmode)
+	if (srv->threads > 1 || atomic_load(&c->jobmode))
 		return rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, events | EPOLLONESHOT);
 	if (!rc__arm(srv, EPOLL_CTL_MOD, c->tp, c, events))
 		return false;
@@ -361,7 +361,7 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 		rlen = rc__serve_conn(srv, w, c, msg, len, t_rcv, &sink, &broken);
 		if (broken)
 			goto dead;
-		if (c->jobmode) {
+		if (atomic_load(&c->jobmode)) {
 			/* a request was deferred, or a routine took the connection's handle to call
 			 * back on it: from now on replies and calls may leave from any thread, under
 			 * the write lock -- this reply (if the routine answered) too */
@@ -453,7 +453,7 @@ void rc__conn_event(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t events)
 	pthread_mutex_unlock(&srv->mu);
 	if (doomed)
 		events |= EPOLLHUP;
-	if (srv->threads > 1 || c->jobmode)
+	if (srv->threads > 1 || atomic_load(&c->jobmode))
 		rc__conn_serve_mt(srv, w, c);
 	else
 		rc__conn_serve(srv, w, c, events);
@@ -624,7 +624,8 @@ static void rc__conn_unhold(rc_server *srv, rc__conn *c)
 	int plan;
 
 	if (c->state == RC__CONN_HELD && c->memheld) {
-		if (!c->jobmode && srv->threads <= 1) { /* the one-thread loop's, level-triggered */
+		if (!atomic_load(&c->jobmode) && srv->threads <= 1) {
+			/* the one-thread loop's, level-triggered */
 			c->memheld = false;
 			c->state = RC__CONN_ARMED;
 			if (!rc__conn_rearm(srv, c, EPOLLIN | EPOLLRDHUP | EPOLLOUT))
@@ -1273,7 +1274,7 @@ static void rc__later_deferred(void *ctx)
 
 	atomic_fetch_add(&r->c->refs, 1);
 	r->c->deferred++;
-	r->c->jobmode = true;
+	atomic_store(&r->c->jobmode, true);
 }
 
 /* The deferred request is orphaned (under srv->mu): its count and reference go now. */

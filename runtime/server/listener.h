@@ -84,8 +84,9 @@ struct rc__conn {
 	size_t jobbytes;       /* under srv->mu: their size */
 	unsigned deferred;     /* under srv->mu: requests deferred and not answered (a reference
 	                          each); at lim.max_deferred_conn the connection is held */
-	bool jobmode;          /* served as worker jobs even on a one-thread server: a request of
-	                          it was deferred, so replies may come from other threads */
+	atomic_bool jobmode;   /* served as worker jobs even on a one-thread server: a request of
+	                          it was deferred, or a job took its handle, so replies may come
+	                          from other threads (set under srv->mu; the reader reads it) */
 	/* A TLS handshake under way (rc__conn_probe started it): idle_ms does not apply to it,
 	 * stall_ms from its start bounds it, and the idle clock starts again when it ends. */
 	int64_t handshake_until;  /* under srv->mu: 0, or the handshake's deadline */
