@@ -115,6 +115,8 @@ typedef struct rc__qpeer {
 	rc_tls_peer peer;
 	char *subject;
 	char **sans;
+	bool has_cb; /* cb: the session's channel-binding value (RFC 9266), for RPCSEC_GSS */
+	unsigned char cb[RC_TP_EXPORTER_LEN];
 } rc__qpeer;
 
 typedef struct rc__qep rc__qep;
@@ -208,6 +210,7 @@ struct rc__qep {
 	unsigned nconns;
 	uint64_t idle_ns;
 	rc__qconn *conns;
+	rc__qpeer *who; /* client: its connection's, once the handshake is done (under mu) */
 	rc__qacc *acq, *acq_tail; /* server: under mu */
 	rc__quic_stats st;        /* under mu */
 	bool gso;                 /* UDP_SEGMENT on sends (UDP_GRO is asked for on receives) */
@@ -656,6 +659,8 @@ static rc__qpeer *rc__q_who(gnutls_session_t ses)
 	if (w == NULL)
 		return NULL;
 	atomic_init(&w->refs, 1);
+	w->has_cb = gnutls_prf_rfc5705(ses, 24, "EXPORTER-Channel-Binding", 0, "",
+	                               sizeof(w->cb), (char *)w->cb) == 0;
 	certs = gnutls_certificate_get_peers(ses, &n);
 	if (certs == NULL || n == 0 || gnutls_x509_crt_init(&crt) != 0)
 		return w;
@@ -712,6 +717,8 @@ static int rc__q_handshake_done(ngtcp2_conn *conn, void *user)
 	ep->st.open_conns++;
 	if (!ep->server) {
 		ep->state = 1;
+		if ((ep->who = qc->who) != NULL)
+			atomic_fetch_add(&ep->who->refs, 1);
 		pthread_cond_broadcast(&ep->cv);
 	}
 	pthread_mutex_unlock(&ep->mu);
@@ -1486,6 +1493,7 @@ static void rc__qep_free(rc__qep *ep)
 		rc__qpeer_release(a->who);
 		free(a);
 	}
+	rc__qpeer_release(ep->who);
 	if (ep->cred)
 		gnutls_certificate_free_credentials(ep->cred);
 	for (int *fd = &ep->ufd; fd <= &ep->afd; fd++)
@@ -1639,6 +1647,24 @@ static bool rc__quic_secure(rc_tp *tp, const struct rc_tls_peer **peer)
 	return true;
 }
 
+/* The vt's exporter: the QUIC connection's (a server's streams share their connection's
+ * session; a client has one); the draft requires RPCSEC_GSS to bind to it. */
+static bool rc__quic_exporter(rc_tp *tp, unsigned char *out, bool *must)
+{
+	rc__qtp *e;
+	rc__qpeer *w;
+	bool ok = false;
+
+	*must = true;
+	pthread_mutex_lock(&rc__qtp_mu);
+	if ((e = rc__qtp_find(tp, false)) != NULL &&
+	    (w = e->who != NULL ? e->who : e->ep != NULL ? e->ep->who : NULL) != NULL &&
+	    (ok = w->has_cb))
+		memcpy(out, w->cb, sizeof(w->cb));
+	pthread_mutex_unlock(&rc__qtp_mu);
+	return ok;
+}
+
 static void rc__quic_close(rc_tp *tp)
 {
 	rc__qtp *e;
@@ -1683,6 +1709,7 @@ static rc_status rc__quic_wrap(int fd, size_t max_record, rc__qpeer *who, rc__qe
 		rc__quic_conn_vt = *(*out)->vt;
 		rc__quic_conn_vt.close = rc__quic_close;
 		rc__quic_conn_vt.secure = rc__quic_secure;
+		rc__quic_conn_vt.exporter = rc__quic_exporter;
 		rc__quic_conn_vt.starttls = NULL;
 	}
 	(*out)->vt = &rc__quic_conn_vt;

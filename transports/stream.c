@@ -736,6 +736,16 @@ static bool rc__stream_secure(rc_tp *tp, const struct rc_tls_peer **peer)
 	return true;
 }
 
+/* The vt's exporter: the TLS session's, once the handshake is done (RPC-over-TLS: the
+ * bindings are recommended, not required). */
+static bool rc__stream_exporter(rc_tp *tp, unsigned char *out, bool *must)
+{
+	rc__stream *s = (rc__stream *)tp;
+
+	*must = false;
+	return s->tls != NULL && rc__tls_exporter(s->tls, out);
+}
+
 /* The vt's park: the server is done with this connection for now; what its reader holds
  * moves out of the thread's lent buffer into memory of its own (nothing, when it holds
  * nothing). */
@@ -764,6 +774,7 @@ static const _Alignas(64) rc_tp_vt rc__stream_vt = { /* (64: send and recv on on
 	.close = rc__stream_close,
 	.starttls = rc__stream_starttls,
 	.secure = rc__stream_secure,
+	.exporter = rc__stream_exporter,
 	.park = rc__stream_park,
 };
 
@@ -787,6 +798,7 @@ static const _Alignas(64) rc_tp_vt rc__stream_plain_vt = { /* (64: send and recv
 	.close = rc__stream_close,
 	.starttls = rc__stream_starttls,
 	.secure = rc__stream_secure,
+	.exporter = rc__stream_exporter,
 	.park = rc__stream_park,
 };
 

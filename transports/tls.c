@@ -1161,6 +1161,22 @@ const rc_tls_peer *rc__tls_peer(const rc__tls_conn *t)
 	return t->has_peer ? &t->peer : NULL;
 }
 
+/* tls.h: the exporter secret stays in the SSL object after the handshake (remotecall's own
+ * record layer and its KeyUpdates do not touch it); TLS 1.3 treats an empty context as
+ * absent. */
+bool rc__tls_exporter(rc__tls_conn *t, unsigned char *out)
+{
+	static const char label[] = "EXPORTER-Channel-Binding";
+	int ok;
+
+	if (t == NULL || t->handshaking)
+		return false;
+	pthread_mutex_lock(&t->mu);
+	ok = SSL_export_keying_material(t->ssl, out, 32, label, sizeof(label) - 1, NULL, 0, 0);
+	pthread_mutex_unlock(&t->mu);
+	return ok == 1;
+}
+
 /* tls.h */
 void rc__tls_close(rc__tls_conn *t)
 {

@@ -105,6 +105,10 @@ int rc__tls_flush(rc__tls_conn *t, int timeout_ms);
 size_t rc__tls_pending(rc__tls_conn *t);
 /* The verified peer certificate's identity (server side), or NULL if the peer sent none. */
 const rc_tls_peer *rc__tls_peer(const rc__tls_conn *t);
+/* The channel-binding value of t's session (RFC 9266 "tls-exporter": TLS-Exporter(
+ * "EXPORTER-Channel-Binding", empty context, 32 bytes)) into out[0..32). False while the
+ * handshake runs or when OpenSSL fails. */
+bool rc__tls_exporter(rc__tls_conn *t, unsigned char *out);
 /* Send close_notify if the socket takes it now, and free t (NULL ignored). */
 void rc__tls_close(rc__tls_conn *t);
 /* Application data records one sending key protects before a KeyUpdate replaces it: n (1 to

@@ -304,6 +304,15 @@ typedef struct rc_tp_vt {
 	/* Whether messages travel under TLS (handshake done), and then in *peer the verified
 	 * client certificate's identity, or NULL. NULL for transports without TLS. */
 	bool (*secure)(rc_tp *tp, const struct rc_tls_peer **peer);
+	/*
+	 * Channel bindings (RFC 9266, "tls-exporter"): the value TLS-Exporter(
+	 * "EXPORTER-Channel-Binding", empty context, RC_TP_EXPORTER_LEN) of the TLS 1.3 session
+	 * under tp -- its connection's, for every stream of one QUIC connection -- into out, and
+	 * in *must whether the protocol requires RPCSEC_GSS to bind its contexts to it
+	 * (RPC-over-QUIC) rather than recommends it (RPC-over-TLS, RFC 9289). False when tp is
+	 * not under TLS (yet). NULL: never under TLS (rc__tp_exporter answers false).
+	 */
+	bool (*exporter)(rc_tp *tp, unsigned char *out, bool *must);
 	/* Server connections: the server is done with this connection's turn (messages received
 	 * are no longer in use); keep what is buffered in memory of the connection's own, sized
 	 * to it, and let go of buffers it does not need until it is read again. NULL: nothing to
@@ -341,6 +350,17 @@ static inline int rc__tp_pollfd(const rc_tp *tp)
 static inline bool rc__tp_ahead(rc_tp *tp)
 {
 	return tp->vt->ahead != NULL && tp->vt->ahead(tp);
+}
+
+/* The bytes of a TLS exporter value for channel bindings (rc_tp_vt.exporter). */
+#define RC_TP_EXPORTER_LEN 32
+
+/* tp's channel-binding exporter value (rc_tp_vt.exporter): false, *must false, for a
+ * transport without TLS. */
+static inline bool rc__tp_exporter(rc_tp *tp, unsigned char *out, bool *must)
+{
+	*must = false;
+	return tp != NULL && tp->vt->exporter != NULL && tp->vt->exporter(tp, out, must);
 }
 
 /* tp's unacked bytes (0 for a transport without the op). */

@@ -203,5 +203,10 @@ void rc__cl_auth_unref(rc__cl_auth *a);
  * client takes the caller's reference to a, on success and on failure. RC_OK, RC_NOMEM,
  * RC_INVAL (NULL, or a plain flavor's: those go through rc__client_set_cred). */
 rc_status rc__client_set_auth(rc_client *clnt, rc__cl_auth *a);
+/* The channel-binding value of clnt's connection (transports/transport.h: rc__tp_exporter,
+ * RC_TP_EXPORTER_LEN bytes into out) and in *must whether its protocol requires RPCSEC_GSS
+ * to bind to it (QUIC). False, nothing written, when the connection is not under TLS or QUIC
+ * or there is none now (a disconnected client). */
+bool rc__client_exporter(rc_client *clnt, unsigned char *out, bool *must);
 
 #endif

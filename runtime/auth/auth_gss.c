@@ -150,8 +150,8 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
                                size_t *rlen)
 {
 	rc__gss_accepted acc;
+	unsigned char exporter[RC__GSS_EXPORTER_LEN];
 
-	(void)req;
 	if (in->srv->gss == NULL)
 		return RC__AUTH_REJECTEDCRED; /* no acceptor: the flavor is not taken here */
 	rc__gss_svc_accept(in->srv->gss, in->msg, in->hdrlen, in->cred, in->credlen, in->vflavor,
@@ -162,6 +162,9 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 	case RC__GSS_V_INIT:
 		if (in->proc != 0)
 			return RC__AUTH_BADCRED; /* control procedures go to NULLPROC only */
+		/* a connection under TLS or QUIC: the context is bound to it (RFC 9266) */
+		if (rc__tp_exporter(req->conn, exporter, &acc.bind_required))
+			acc.exporter = exporter;
 		*rlen = rc__gss_answer_init(in, &acc);
 		return RC__AUTH_ANSWERED;
 	case RC__GSS_V_DROP:
@@ -178,6 +181,7 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 		return RC__AUTH_CTXPROBLEM;
 	}
 	_Static_assert(RC__GSS_HANDLE_LEN == RC__DRC_CTX_ID_LEN, "a handle is the DRC's context id");
+	_Static_assert(RC__GSS_EXPORTER_LEN == RC_TP_EXPORTER_LEN, "one exporter length");
 	a->ctx = acc.ctx;
 	a->ctx_id = rc__gss_svc_ctx_handle(acc.ctx); /* (the cache tells contexts apart) */
 	a->seq = acc.seq;

@@ -89,6 +89,26 @@ void rc__gss_err_status(rc__gss_err *err, const char *what, OM_uint32 major, OM_
 /* Fill err (if non-NULL) with a plain message (major = minor = 0). */
 void rc__gss_err_msg(rc__gss_err *err, const char *what);
 
+/* ---- channel bindings (gss_common.c) ----------------------------------------------------- */
+
+/* The bytes of a TLS exporter value (RFC 9266 "tls-exporter": TLS-Exporter(
+ * "EXPORTER-Channel-Binding", empty context, 32)); transports/transport.h's
+ * RC_TP_EXPORTER_LEN. */
+#define RC__GSS_EXPORTER_LEN 32u
+#define RC__GSS_CB_PREFIX "tls-exporter:"
+
+/* Channel bindings as GSS takes them (RFC 5554): no addresses (GSS_C_AF_UNSPEC), and as
+ * application data the binding type's name and a colon followed by its data (RFC 5056
+ * section 2.1): "tls-exporter:" and the 32 bytes. */
+typedef struct rc__gss_cb {
+	struct gss_channel_bindings_struct b;
+	unsigned char data[sizeof(RC__GSS_CB_PREFIX) - 1 + RC__GSS_EXPORTER_LEN];
+} rc__gss_cb;
+
+/* Fill cb from a connection's exporter value (RC__GSS_EXPORTER_LEN bytes, copied) and return
+ * its GSS bindings (&cb->b, pointing into cb: valid while cb is). */
+gss_channel_bindings_t rc__gss_cb_make(rc__gss_cb *cb, const unsigned char *exporter);
+
 /* ---- the wire types (gss_xdr.c) ---------------------------------------------------------- */
 
 /* rpc_gss_cred_t with version 1: {version, gss_proc, seq_num, service, opaque handle<>}. On
@@ -222,6 +242,12 @@ typedef struct rc__gss_cli_opts {
 int rc__gss_cli_create(rc__gss_cli **out, const rc__gss_cli_opts *o, rc__gss_err *err);
 /* Free the object and its GSS context (no DESTROY call: the caller sends that first). */
 void rc__gss_cli_destroy(rc__gss_cli *c);
+
+/* The channel bindings the next establishment (rc__gss_cli_init_start, every leg) gives
+ * gss_init_sec_context: the exporter value (RC__GSS_EXPORTER_LEN bytes, copied) of the TLS or
+ * QUIC connection its INIT calls go on, or NULL: none (GSS_C_NO_CHANNEL_BINDINGS; plain
+ * TCP, UDP, Unix). Between establishments only. */
+void rc__gss_cli_set_bindings(rc__gss_cli *c, const unsigned char *exporter);
 
 /* Establishment, a step at a time. rc__gss_cli_init_start runs gss_init_sec_context with no
  * input and gives the arguments of the INIT call (rpc_gss_init_arg) to send to NULLPROC with
@@ -370,6 +396,13 @@ typedef struct rc__gss_accepted {
 	uint32_t seq;
 	uint32_t service;
 	rc__gss_cred cred;       /* the decoded credential (borrows the caller's cred bytes) */
+	/* Set by the caller for rc__gss_svc_init (rc__gss_svc_accept leaves them empty): the
+	 * exporter value of the TLS or QUIC connection the call came on (RC__GSS_EXPORTER_LEN
+	 * bytes, borrowed; NULL: none), which gss_accept_sec_context then checks the initiator's
+	 * bindings against, and whether a context the initiator did not bind to it is refused
+	 * (RPC-over-QUIC; MIT accepts an unbound one otherwise, as RPC-over-TLS allows). */
+	const unsigned char *exporter;
+	bool bind_required;
 } rc__gss_accepted;
 
 /* Judge one call: cred/cred_len the credential body, hdr/hdr_len the call header from the xid
@@ -388,7 +421,9 @@ void rc__gss_svc_accept(rc__gss_table *t, const void *hdr, size_t hdr_len, const
 			rc__gss_accepted *a);
 
 /* Answer an INIT/CONTINUE_INIT (a from rc__gss_svc_accept with V_INIT; args/args_len the
- * call's arguments, rpc_gss_init_arg). Runs gss_accept_sec_context; on success (complete or
+ * call's arguments, rpc_gss_init_arg). Runs gss_accept_sec_context, with the channel bindings
+ * of a->exporter (a mismatch, or none where a->bind_required, is a refusal with
+ * GSS_S_BAD_BINDINGS, and err says it); on success (complete or
  * continue needed) the context is in the table under a new random handle (a CONTINUE_INIT's
  * keeps its handle), among the established or the incomplete by the table's bounds
  * (gss_svc.c's header: this may push out others). res gets the

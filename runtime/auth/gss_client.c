@@ -31,6 +31,8 @@ struct rc__gss_cli {
 	uint32_t handle_len;
 	unsigned char handle[RC__GSS_HANDLE_MAX];
 	uint32_t window;
+	bool bound;                /* cb: the next establishment's channel bindings */
+	rc__gss_cb cb;
 	atomic_uint_fast32_t seq;  /* the next sequence number */
 	/* The contexts before the last renewals (rc__gss_cli_init_start), newest first, or NULL:
 	 * calls sent under them may still be in flight, and their replies' verifiers and wrapping
@@ -159,7 +161,8 @@ static int init_step(rc__gss_cli *c, const void *in, size_t in_len, rc__gss_buf 
 	pthread_mutex_lock(&c->sec.lock);
 	maj = gss_init_sec_context(&min, c->cred, &c->sec.ctx, c->target, (gss_OID)gss_mech_krb5,
 				   req, c->lifetime_s ? c->lifetime_s : GSS_C_INDEFINITE,
-				   GSS_C_NO_CHANNEL_BINDINGS, in ? &itok : GSS_C_NO_BUFFER, NULL,
+				   c->bound ? &c->cb.b : GSS_C_NO_CHANNEL_BINDINGS,
+				   in ? &itok : GSS_C_NO_BUFFER, NULL,
 				   &otok, &flags, NULL);
 	if (maj == GSS_S_COMPLETE)
 		rc__gss_sec_established(&c->sec);
@@ -195,6 +198,12 @@ static int init_step(rc__gss_cli *c, const void *in, size_t in_len, rc__gss_buf 
 		return -1;
 	}
 	return 1;
+}
+
+void rc__gss_cli_set_bindings(rc__gss_cli *c, const unsigned char *exporter)
+{
+	if ((c->bound = exporter != NULL))
+		(void)rc__gss_cb_make(&c->cb, exporter);
 }
 
 int rc__gss_cli_init_start(rc__gss_cli *c, rc__gss_buf *args, rc__gss_err *err)
@@ -255,6 +264,13 @@ int rc__gss_cli_init_next(rc__gss_cli *c, const void *res, size_t res_len, uint3
 	c->state = CLI_FAILED;
 	if (rc__gss_init_res_decode(res, res_len, &ir)) {
 		rc__gss_err_msg(err, "malformed rpc_gss_init_res");
+		return -1;
+	}
+	if (ir.major == GSS_S_BAD_BINDINGS) { /* (MIT's minor code says "Success" here) */
+		rc__gss_err_status(err, c->bound ? "the server refused the context's channel bindings "
+					 "(tls-exporter, RFC 9266)"
+				   : "the server requires channel bindings (tls-exporter, RFC 9266), "
+				     "and this connection gave none", ir.major, 0);
 		return -1;
 	}
 	if (ir.major != GSS_S_COMPLETE && ir.major != GSS_S_CONTINUE_NEEDED) {

@@ -67,6 +67,18 @@ void rc__gss_err_msg(rc__gss_err *err, const char *what)
 	snprintf(err->text, sizeof err->text, "%s", what);
 }
 
+gss_channel_bindings_t rc__gss_cb_make(rc__gss_cb *cb, const unsigned char *exporter)
+{
+	const size_t pre = sizeof(RC__GSS_CB_PREFIX) - 1;
+
+	memset(&cb->b, 0, sizeof cb->b); /* addresses GSS_C_AF_UNSPEC (0), empty */
+	memcpy(cb->data, RC__GSS_CB_PREFIX, pre);
+	memcpy(cb->data + pre, exporter, RC__GSS_EXPORTER_LEN);
+	cb->b.application_data.length = sizeof cb->data;
+	cb->b.application_data.value = cb->data;
+	return &cb->b;
+}
+
 void rc__gss_sec_init(rc__gss_sec *s)
 {
 	pthread_mutex_init(&s->lock, NULL);

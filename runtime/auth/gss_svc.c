@@ -804,9 +804,25 @@ int rc__gss_svc_init(rc__gss_table *t, const rc__gss_accepted *a, const void *ar
 	gss_buffer_desc itok = { tok_len, (void *)tok }, otok = GSS_C_EMPTY_BUFFER;
 	gss_name_t src = GSS_C_NO_NAME;
 	gss_OID mech = GSS_C_NO_OID;
+	rc__gss_cb cb;
+	OM_uint32 flags = 0;
 	pthread_mutex_lock(&x->sec.lock);
-	maj = gss_accept_sec_context(&min, &x->sec.ctx, atomic_load(&t->cred), &itok, GSS_C_NO_CHANNEL_BINDINGS,
-				     &src, &mech, &otok, NULL, NULL, NULL);
+	maj = gss_accept_sec_context(&min, &x->sec.ctx, atomic_load(&t->cred), &itok,
+				     a->exporter != NULL ? rc__gss_cb_make(&cb, a->exporter)
+							 : GSS_C_NO_CHANNEL_BINDINGS,
+				     &src, &mech, &otok, &flags, NULL, NULL);
+	if (maj == GSS_S_COMPLETE && a->bind_required && !(flags & GSS_C_CHANNEL_BOUND_FLAG)) {
+		/* MIT accepts an initiator that bound nothing (all-zero bindings in its checksum);
+		 * RPC-over-QUIC does not: refused as a mismatch, without the token that would
+		 * complete the initiator's side */
+		OM_uint32 m2;
+		gss_release_buffer(&m2, &otok);
+		pthread_mutex_unlock(&x->sec.lock);
+		r = init_refused(t, GSS_S_BAD_BINDINGS, 0, &otok, res, verf_flavor, verf, NULL);
+		rc__gss_err_msg(err, "gss_accept_sec_context: the initiator did not bind the context "
+				"to the connection (channel bindings tls-exporter, required over QUIC)");
+		goto drop;
+	}
 	if (maj == GSS_S_COMPLETE) {
 		OM_uint32 m2, maj2 = gss_inquire_context(&m2, x->sec.ctx, NULL, NULL, &lifetime,
 							 NULL, NULL, NULL, NULL);

@@ -103,6 +103,13 @@ static void rc__gss_fail(rc_error *err, rc_status st, const char *text)
 
 static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err);
 
+#ifdef RC_TEST_HOOKS
+/* Tests that compile this file in with RC_TEST_HOOKS (tests/gss/test_gss_cb.c): 1, the
+ * client binds its contexts to an altered exporter value (a channel-binding mismatch); 2, to
+ * none. */
+int rc__test_cb_alter;
+#endif
+
 /* rc__gss_cl.renew: make a context again on the client a's calls go through, and install a
  * (the same data flavor object) again. */
 static bool rc__gss_renew(rc__cl_auth *a)
@@ -132,6 +139,16 @@ static rc_status rc__gss_establish(rc__gss_cl *g, rc_error *err)
 		return RC_NOMEM;
 	if ((st = rc__client_set_auth(g->clnt, init)) != RC_OK) /* (takes init) */
 		return st;
+	/* over TLS or QUIC the context is bound to the connection (RFC 9266; the INIT calls go
+	 * on it) */
+	unsigned char exporter[RC__GSS_EXPORTER_LEN];
+	bool must, bound = rc__client_exporter(g->clnt, exporter, &must);
+#ifdef RC_TEST_HOOKS
+	if (bound && rc__test_cb_alter == 1)
+		exporter[0] ^= 0x5a; /* a value the server's side of the connection does not have */
+	bound = bound && rc__test_cb_alter != 2;
+#endif
+	rc__gss_cli_set_bindings(g->cli, bound ? exporter : NULL);
 	/* the legs: NULL calls until the core says established (or failed) */
 	r = rc__gss_cli_init_start(g->cli, &args, &ge) == 0 ? 1 : -1;
 	while (r == 1) {

@@ -173,6 +173,19 @@ bool rc_client_tls(rc_client *clnt)
 	return on;
 }
 
+/* auth.h: the channel-binding value of the connection now (under the locks, as above). */
+bool rc__client_exporter(rc_client *clnt, unsigned char *out, bool *must)
+{
+	bool on;
+
+	pthread_mutex_lock(&clnt->mu);
+	pthread_mutex_lock(&clnt->smu);
+	on = rc__tp_exporter(clnt->tp, out, must);
+	pthread_mutex_unlock(&clnt->smu);
+	pthread_mutex_unlock(&clnt->mu);
+	return on;
+}
+
 /* A new client of prog, vers over kind, not connected yet (its uri and tls are the caller's
  * to set), or NULL when memory is short. */
 static rc_client *rc__client_new(const rc_tp_kind *kind, uint32_t prog, uint32_t vers)
