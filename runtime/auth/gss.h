@@ -98,8 +98,8 @@ void rc__gss_err_msg(rc__gss_err *err, const char *what);
 #define RC__GSS_CB_PREFIX "tls-exporter:"
 
 /* Channel bindings as GSS takes them (RFC 5554): no addresses (GSS_C_AF_UNSPEC), and as
- * application data the binding type's name and a colon followed by its data (RFC 5056
- * section 2.1): "tls-exporter:" and the 32 bytes. */
+ * application data the binding type's name and a colon followed by its data (the RFC 5056
+ * convention): "tls-exporter:" and the 32 bytes. */
 typedef struct rc__gss_cb {
 	struct gss_channel_bindings_struct b;
 	unsigned char data[sizeof(RC__GSS_CB_PREFIX) - 1 + RC__GSS_EXPORTER_LEN];
