@@ -35,6 +35,8 @@
  * quic_tls.c, quic_stream.c -- transports/quic_priv.h says what each holds.
  */
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,109 +44,305 @@
 
 #include <gnutls/crypto.h>
 
+#include <remotecall/xdr.h>
+
 #include "transports/quic_priv.h"
 
 /* ---- the runtime's transports ------------------------------------------------------------- */
 
 /*
- * A pipe's runtime end is a Unix stream transport (stream.c, through the unix kind's adopt)
- * whose vt is this file's copy with close and secure replaced: secure says "under TLS" and
- * who the peer is, close also ends a client's endpoint. What each such transport needs is
- * found by its address in a small table.
+ * A pipe's runtime end: a transport whose messages are the box's (quic_priv.h), handed over
+ * whole in memory -- recv gives the endpoint's buffer, send hands the endpoint one record --
+ * and whose descriptor, the socket pair's runtime end, only rings: readable while a message
+ * waits or the stream has ended, so the runtime's loops poll it as any stream's.
  */
 typedef struct rc__qtp {
-	struct rc__qtp *next;
-	rc_tp *tp;
+	rc_tp tp;
+	rc__qbox *box;
 	rc__qpeer *who;
-	rc__qep *ep; /* a client's endpoint, ended with the transport; NULL on a server */
+	rc__qep *ep;        /* a client's endpoint, ended with the transport; NULL on a server */
+	unsigned char *cur; /* what recv handed out last (freed by the next) */
+	atomic_bool shut_rd, shut_wr;
 } rc__qtp;
 
-#define RC__QTP_BUCKETS 64
-static rc__qtp *rc__qtp_tab[RC__QTP_BUCKETS];
-static pthread_mutex_t rc__qtp_mu = PTHREAD_MUTEX_INITIALIZER;
-static rc_tp_vt rc__quic_conn_vt;
-static const rc_tp_vt *rc__quic_stream_vt; /* the vt adopt gave */
-
-static unsigned rc__qtp_hash(const rc_tp *tp)
+static uint32_t rc__q_be32(const unsigned char *p)
 {
-	return (unsigned)(((uintptr_t)tp >> 6) % RC__QTP_BUCKETS);
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Find (and with take, remove) tp's entry; under rc__qtp_mu. */
-static rc__qtp *rc__qtp_find(const rc_tp *tp, bool take)
+/* buf[0..*len) as it came (record marks included) made the message's body: where it starts
+ * (one fragment: after its mark; several: the fragments moved together) and *len its length. */
+static unsigned char *rc__q_unmark(unsigned char *buf, size_t *len)
 {
-	for (rc__qtp **pe = &rc__qtp_tab[rc__qtp_hash(tp)]; *pe != NULL; pe = &(*pe)->next)
-		if ((*pe)->tp == tp) {
-			rc__qtp *e = *pe;
-			if (take)
-				*pe = e->next;
-			return e;
+	size_t in = 0, out = 0;
+
+	if (*len >= 4 && (rc__q_be32(buf) & 0x7fffffffu) == *len - 4) {
+		*len -= 4;
+		return buf + 4;
+	}
+	while (in + 4 <= *len) {
+		size_t n = rc__q_be32(buf + in) & 0x7fffffffu;
+		if (n > *len - in - 4)
+			n = *len - in - 4;
+		memmove(buf + out, buf + in + 4, n);
+		out += n;
+		in += 4 + n;
+	}
+	*len = out;
+	return buf;
+}
+
+/* The next message toward the runtime: RC_OK with *msg, *len; RC_AGAIN none waits; RC_CLOSED
+ * none will (the stream ended, or the connection). */
+static rc_status rc__qtp_take(rc__qtp *q, void **msg, size_t *len)
+{
+	rc__qbox *b = q->box;
+	rc__qchunk *c;
+	bool ring = false, ended;
+
+	pthread_mutex_lock(&b->mu);
+	if ((c = b->toward) != NULL) {
+		if ((b->toward = c->next) == NULL)
+			b->toward_tail = NULL;
+		b->toward_bytes -= c->len;
+		if (b->owed && b->toward_bytes < RC__Q_PIPE_HIWAT) { /* the endpoint gives credit */
+			b->owed = false;
+			ring = !b->attn;
+			b->attn = true;
 		}
-	return NULL;
+		if (b->toward == NULL && !b->fin && b->bell) {
+			char x;
+			(void)!recv(q->tp.fd, &x, 1, MSG_DONTWAIT);
+			b->bell = false;
+		}
+	}
+	ended = b->fin || b->gone;
+	pthread_mutex_unlock(&b->mu);
+	if (ring)
+		rc__qbox_ring(q->tp.fd);
+	if (c == NULL)
+		return ended ? RC_CLOSED : RC_AGAIN;
+	*len = c->len;
+	q->cur = c->p;
+	*msg = rc__q_unmark(c->p, len);
+	free(c);
+	return RC_OK;
 }
 
-static bool rc__quic_secure(rc_tp *tp, const struct rc_tls_peer **peer)
+static rc_status rc__qtp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
+                              unsigned flags)
 {
-	rc__qtp *e;
+	rc__qtp *q = (rc__qtp *)tp;
+	rc_status st;
 
-	*peer = NULL;
-	pthread_mutex_lock(&rc__qtp_mu);
-	if ((e = rc__qtp_find(tp, false)) != NULL && e->who != NULL && e->who->has)
-		*peer = &e->who->peer;
-	pthread_mutex_unlock(&rc__qtp_mu);
+	(void)from;
+	free(q->cur);
+	q->cur = NULL;
+	for (;;) {
+		struct pollfd pf = {tp->fd, POLLIN, 0};
+		char x;
+		int n;
+
+		if (atomic_load(&q->shut_rd))
+			return RC_CLOSED;
+		if ((st = rc__qtp_take(q, msg, len)) != RC_AGAIN)
+			return st;
+		if (!(flags & RC_TPF_DONTWAIT)) {
+			n = poll(&pf, 1, tp->rcvtimeo_ms > 0 ? tp->rcvtimeo_ms : -1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				return RC_AGAIN;
+		}
+		n = (int)recv(tp->fd, &x, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0)
+			return RC_CLOSED; /* the endpoint's end closed: the connection is gone */
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return RC_CANTRECV;
+		if (flags & RC_TPF_DONTWAIT)
+			return (st = rc__qtp_take(q, msg, len)) == RC_AGAIN ? RC_AGAIN : st;
+	}
+}
+
+/* One record -- msg[0..len) with the pieces seg[0..n) at their offsets -- to the endpoint. */
+static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const rc__gseg *seg,
+                               unsigned n, unsigned flags)
+{
+	rc__qtp *q = (rc__qtp *)tp;
+	rc__qbox *b = q->box;
+	size_t total = len, at = 0, w = 4;
+	rc__qchunk *c;
+	unsigned char *buf;
+	bool ring, gone;
+
+	(void)flags;
+	for (unsigned i = 0; i < n; i++)
+		total += seg[i].len;
+	if (total > RC_XDRREC_MAX_FRAG)
+		return RC_MSGTOOLARGE;
+	if (atomic_load(&q->shut_wr)) {
+		errno = EPIPE;
+		return RC_CANTSEND;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL || (buf = malloc(total + 4)) == NULL) {
+		free(c);
+		return RC_NOMEM;
+	}
+	buf[0] = (unsigned char)(0x80 | total >> 24);
+	buf[1] = (unsigned char)(total >> 16);
+	buf[2] = (unsigned char)(total >> 8);
+	buf[3] = (unsigned char)total;
+	for (unsigned i = 0; i <= n; i++) {
+		size_t to = i < n ? seg[i].at : len;
+		memcpy(buf + w, msg + at, to - at);
+		w += to - at;
+		at = to;
+		if (i < n) {
+			memcpy(buf + w, seg[i].p, seg[i].len);
+			w += seg[i].len;
+		}
+	}
+	c->p = buf;
+	c->len = total + 4;
+	pthread_mutex_lock(&b->mu);
+	if (!(gone = b->gone)) {
+		if (b->from_tail)
+			b->from_tail->next = c;
+		else
+			b->from = c;
+		b->from_tail = c;
+	}
+	ring = !b->attn;
+	b->attn = true;
+	pthread_mutex_unlock(&b->mu);
+	if (gone) {
+		free(buf);
+		free(c);
+		errno = EPIPE;
+		return RC_CANTSEND;
+	}
+	if (ring)
+		rc__qbox_ring(tp->fd);
+	return RC_OK;
+}
+
+static rc_status rc__qtp_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
+                              unsigned flags)
+{
+	(void)to;
+	return rc__qtp_sendv(tp, msg, len, NULL, 0, flags);
+}
+
+static rc_status rc__qtp_flush(rc_tp *tp, int timeout_ms)
+{
+	(void)tp;
+	(void)timeout_ms;
+	return RC_OK; /* nothing is ever queued: a send hands its record over whole */
+}
+
+static bool rc__qtp_ahead(rc_tp *tp)
+{
+	rc__qbox *b = ((rc__qtp *)tp)->box;
+	bool r;
+
+	pthread_mutex_lock(&b->mu);
+	r = b->toward != NULL;
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+static bool rc__qtp_hung_up(rc_tp *tp)
+{
+	rc__qbox *b = ((rc__qtp *)tp)->box;
+	bool r;
+
+	pthread_mutex_lock(&b->mu);
+	r = b->toward == NULL && (b->fin || b->gone);
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+static void rc__qtp_set_max_record(rc_tp *tp, size_t n)
+{
+	tp->max_msg = n;
+}
+
+static void rc__qtp_shutdown(rc_tp *tp, bool both)
+{
+	rc__qtp *q = (rc__qtp *)tp;
+
+	atomic_store(&q->shut_rd, true);
+	if (both)
+		atomic_store(&q->shut_wr, true);
+	(void)shutdown(tp->fd, both ? SHUT_RDWR : SHUT_RD); /* a receive waiting in poll wakes */
+}
+
+static bool rc__qtp_secure(rc_tp *tp, const struct rc_tls_peer **peer)
+{
+	rc__qtp *q = (rc__qtp *)tp;
+
+	*peer = q->who != NULL && q->who->has ? &q->who->peer : NULL;
 	return true;
 }
 
-static void rc__quic_close(rc_tp *tp)
+static void rc__qtp_close(rc_tp *tp)
 {
-	rc__qtp *e;
+	rc__qtp *q = (rc__qtp *)tp;
 
-	pthread_mutex_lock(&rc__qtp_mu);
-	e = rc__qtp_find(tp, true);
-	pthread_mutex_unlock(&rc__qtp_mu);
-	rc__quic_stream_vt->close(tp);
-	if (e == NULL)
-		return;
-	if (e->ep != NULL)
-		rc__qep_free(e->ep); /* its thread sees the pipe closed, closes with RPC_NO_ERROR */
-	rc__qpeer_release(e->who);
-	free(e);
+	if (tp->fd >= 0)
+		close(tp->fd); /* the endpoint sees its end closed: the pipe ends */
+	if (q->ep != NULL)
+		rc__qep_free(q->ep); /* a client's connection closes with RPC_NO_ERROR */
+	free(q->cur);
+	rc__qbox_release(q->box);
+	rc__qpeer_release(q->who);
+	free(tp->caller);
+	free(q);
 }
 
-/* Make the runtime's end fd (taken) of a pipe a transport: RC_OK with *out; on failure fd is
- * closed (and ep, when given, freed). */
-static rc_status rc__quic_wrap(int fd, size_t max_record, rc__qpeer *who, rc__qep *ep,
-                               bool nonblock, rc_tp **out)
-{
-	extern const rc_tp_kind rc__unix_kind;
-	rc__qtp *e = calloc(1, sizeof(*e));
-	rc_status st;
+static const rc_tp_vt rc__qtp_vt = {
+	.send = rc__qtp_send,
+	.flush = rc__qtp_flush,
+	.outq = rc__tp_nothing_queued,
+	.recv = rc__qtp_recv,
+	.set_max_record = rc__qtp_set_max_record,
+	.buffered = rc__tp_nothing_buffered,
+	.sendv = rc__qtp_sendv,
+	.ahead = rc__qtp_ahead,
+	.hung_up = rc__qtp_hung_up,
+	.shutdown = rc__qtp_shutdown,
+	.close = rc__qtp_close,
+	.secure = rc__qtp_secure,
+};
 
-	if (e == NULL || (st = rc__unix_kind.adopt(fd, max_record, false, out)) != RC_OK) {
-		free(e);
+/* Make the runtime's end fd (taken) and box (its reference taken) of a pipe a transport: RC_OK
+ * with *out; on failure both are let go (and ep, when given, freed). */
+static rc_status rc__quic_wrap(int fd, rc__qbox *box, size_t max_record, rc__qpeer *who,
+                               rc__qep *ep, bool nonblock, rc_tp **out)
+{
+	rc__qtp *q = calloc(1, sizeof(*q));
+
+	if (q == NULL) {
 		close(fd);
+		rc__qbox_release(box);
 		if (ep)
 			rc__qep_free(ep);
 		return RC_NOMEM;
 	}
-	(void)rc__tp_set_nonblock(*out, nonblock);
-	e->tp = *out;
-	e->who = who;
+	q->tp.vt = &rc__qtp_vt;
+	q->tp.fd = fd;
+	q->tp.props = RC_TPP_STREAM;
+	q->tp.max_msg = max_record;
+	q->tp.rcvtimeo_ms = -1;
+	q->box = box;
+	q->who = who;
 	if (who != NULL)
 		atomic_fetch_add(&who->refs, 1);
-	e->ep = ep;
-	pthread_mutex_lock(&rc__qtp_mu);
-	if (rc__quic_stream_vt == NULL) {
-		rc__quic_stream_vt = (*out)->vt;
-		rc__quic_conn_vt = *(*out)->vt;
-		rc__quic_conn_vt.close = rc__quic_close;
-		rc__quic_conn_vt.secure = rc__quic_secure;
-		rc__quic_conn_vt.starttls = NULL;
-	}
-	(*out)->vt = &rc__quic_conn_vt;
-	e->next = rc__qtp_tab[rc__qtp_hash(*out)];
-	rc__qtp_tab[rc__qtp_hash(*out)] = e;
-	pthread_mutex_unlock(&rc__qtp_mu);
+	q->ep = ep;
+	atomic_init(&q->shut_rd, false);
+	atomic_init(&q->shut_wr, false);
+	(void)rc__tp_set_nonblock(&q->tp, nonblock);
+	*out = &q->tp;
 	return RC_OK;
 }
 
@@ -177,6 +375,7 @@ static rc_status rc__quic_connect(const rc_uri *u, size_t max_record, int64_t de
 	rc__qep *ep;
 	rc__qconn *qc;
 	int fd, rfd = -1;
+	rc__qbox *box = NULL;
 	ngtcp2_cid dcid, scid;
 	ngtcp2_callbacks cb;
 	ngtcp2_settings sts;
@@ -238,12 +437,13 @@ static rc_status rc__quic_connect(const rc_uri *u, size_t max_record, int64_t de
 	path.user_data = NULL;
 	if (ngtcp2_conn_client_new(&qc->conn, &dcid, &scid, &path, NGTCP2_PROTO_VER_V1, &cb, &sts,
 	                           &tp, NULL, qc) != 0 ||
-	    rc__q_session(qc) != 0 || (qc->cpipe = rc__qpipe_new(qc, &rfd)) == NULL) {
+	    rc__q_session(qc) != 0 || (qc->cpipe = rc__qpipe_new(qc, &rfd, &box)) == NULL) {
 		rc__qep_free(ep);
 		return RC_NOMEM;
 	}
 	if ((st = rc__qep_start(ep)) != RC_OK) {
 		close(rfd);
+		rc__qbox_release(box);
 		rc__qep_free(ep);
 		return st;
 	}
@@ -273,10 +473,11 @@ static rc_status rc__quic_connect(const rc_uri *u, size_t max_record, int64_t de
 	pthread_mutex_unlock(&ep->mu);
 	if (st != RC_OK) {
 		close(rfd);
+		rc__qbox_release(box);
 		rc__qep_free(ep);
 		return st;
 	}
-	return rc__quic_wrap(rfd, max_record, NULL, ep, false, out);
+	return rc__quic_wrap(rfd, box, max_record, NULL, ep, false, out);
 }
 
 /* ---- the listener ------------------------------------------------------------------------- */
@@ -304,7 +505,7 @@ static rc_status rc__qlsn_accept(rc_tp *tp, rc_tp **out, size_t max_record)
 	pthread_mutex_unlock(&ep->mu);
 	if (a == NULL)
 		return RC_AGAIN;
-	st = rc__quic_wrap(a->fd, max_record, a->who, NULL, true, out);
+	st = rc__quic_wrap(a->fd, a->box, max_record, a->who, NULL, true, out);
 	rc__qpeer_release(a->who);
 	free(a);
 	return st;

@@ -513,10 +513,7 @@ static void *rc__qep_run(void *arg)
 				rc__qpipe *p = (rc__qpipe *)tag;
 				if (p->dead)
 					continue;
-				if (evs[i].events & EPOLLOUT)
-					rc__qpipe_flush(p);
-				if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))
-					rc__qpipe_read(ep, p);
+				rc__qpipe_read(ep, p);
 			}
 		}
 	}
@@ -545,6 +542,7 @@ void rc__qep_free(rc__qep *ep)
 		rc__qacc *a = ep->acq;
 		ep->acq = a->next;
 		close(a->fd);
+		rc__qbox_release(a->box);
 		rc__qpeer_release(a->who);
 		free(a);
 	}

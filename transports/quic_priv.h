@@ -86,16 +86,33 @@ typedef struct rc__qstrm rc__qstrm;
 
 enum { RC__QEV_UDP = 1, RC__QEV_WAKE, RC__QEV_PIPE };
 
+/*
+ * What a pipe's two ends share: whole messages each way, in memory, under mu. A byte in the
+ * socket pair between them says "look" -- to the runtime's end (its descriptor is the one its
+ * loops poll) a byte is there while toward is not empty or the stream has ended (bell); to the
+ * endpoint's, one is sent when attn goes true. Held by both ends (refs); the last frees it.
+ */
+typedef struct rc__qbox {
+	pthread_mutex_t mu;
+	atomic_uint refs;
+	rc__qchunk *toward, *toward_tail; /* to the runtime: whole messages, marks included */
+	size_t toward_bytes;
+	rc__qchunk *from, *from_tail;     /* from the runtime: one record each */
+	bool bell;    /* a byte waits at the runtime's end */
+	bool attn;    /* a byte waits at the endpoint's end */
+	bool fin;     /* no more messages come toward the runtime (after those queued) */
+	bool gone;    /* the endpoint's end is gone: nothing more either way */
+	bool owed;    /* credit is held back while toward_bytes >= RC__Q_PIPE_HIWAT */
+} rc__qbox;
+
 struct rc__qpipe {
 	int kind;         /* RC__QEV_PIPE: the epoll tag */
-	int fd;           /* the endpoint's end */
+	int fd;           /* the endpoint's end of the socket pair (bells only) */
 	rc__qconn *qc;
+	rc__qbox *box;
 	rc__qstrm *home;  /* server: the client's stream it carries */
 	rc__qstrm *back;  /* server: the stream it opened for calls back */
-	rc__qmsg in;      /* messages from the runtime */
-	rc__qchunk *oq, *oq_tail; /* to the runtime */
-	size_t oq_off, oq_bytes;
-	bool out_armed, dead;
+	bool dead;
 	rc__qpipe *next;
 };
 
@@ -148,6 +165,7 @@ struct rc__qconn {
 typedef struct rc__qacc {
 	struct rc__qacc *next;
 	int fd;
+	rc__qbox *box;
 	rc__qpeer *who;
 } rc__qacc;
 
@@ -185,12 +203,17 @@ void rc__q_count(rc__qep *ep, uint64_t *ctr);
 void rc__qpipe_kill(rc__qpipe *p);
 /* Free a dead pipe (rc__qpipe_kill first). */
 void rc__qpipe_free(rc__qpipe *p);
-/* Write what is queued to the runtime, as far as the socket takes it. */
-void rc__qpipe_flush(rc__qpipe *p);
-/* The runtime's end of p is readable (or closed): whole messages to their streams. */
+/* The runtime's end of p rang (or closed): its messages to their streams, credit given back. */
 void rc__qpipe_read(rc__qep *ep, rc__qpipe *p);
-/* A new pipe of qc; the runtime's end in *rfd. NULL when descriptors or memory are short. */
-rc__qpipe *rc__qpipe_new(rc__qconn *qc, int *rfd);
+/* A new pipe of qc; the runtime's end in *rfd and *box (a reference of its own). NULL when
+ * descriptors or memory are short. */
+rc__qpipe *rc__qpipe_new(rc__qconn *qc, int *rfd, rc__qbox **box);
+/* No more messages come toward p's runtime end, after those queued. */
+void rc__qpipe_fin(rc__qpipe *p);
+/* Drop a reference to b; the last frees it and what it holds. */
+void rc__qbox_release(rc__qbox *b);
+/* Ring fd (one byte; never blocks, never raises SIGPIPE). */
+void rc__qbox_ring(int fd);
 /* Stream id of qc (local: we opened it), carrying pipe p's messages; NULL: memory short. */
 rc__qstrm *rc__qstrm_new(rc__qconn *qc, int64_t id, rc__qpipe *p, bool local);
 /* Free a stream and what it holds. */

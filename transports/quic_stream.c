@@ -26,23 +26,44 @@ void rc__q_count(rc__qep *ep, uint64_t *ctr)
 
 static void rc__qstrm_write_credit(rc__qstrm *s);
 
-static void rc__qpipe_arm(rc__qpipe *p, bool out)
+/* Free a list of chunks and their bytes. */
+static void rc__qchunks_free(rc__qchunk *c)
 {
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0),
-	                         .data.ptr = p};
-
-	if (p->out_armed == out)
-		return;
-	p->out_armed = out;
-	(void)epoll_ctl(p->qc->ep->epfd, EPOLL_CTL_MOD, p->fd, &ev);
+	while (c != NULL) {
+		rc__qchunk *n = c->next;
+		free(c->p);
+		free(c);
+		c = n;
+	}
 }
 
-/* A pipe ends (its runtime end closed, or its connection gone): its streams forget it. */
+void rc__qbox_ring(int fd)
+{
+	char b = 1;
+
+	(void)!send(fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void rc__qbox_release(rc__qbox *b)
+{
+	if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
+		return;
+	rc__qchunks_free(b->toward);
+	rc__qchunks_free(b->from);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+/* A pipe ends (its runtime end closed, or its connection gone): its streams forget it; the
+ * runtime takes what was queued to it, then finds its end closed. */
 void rc__qpipe_kill(rc__qpipe *p)
 {
 	if (p->dead)
 		return;
 	p->dead = true;
+	pthread_mutex_lock(&p->box->mu);
+	p->box->gone = true;
+	pthread_mutex_unlock(&p->box->mu);
 	(void)epoll_ctl(p->qc->ep->epfd, EPOLL_CTL_DEL, p->fd, NULL);
 	close(p->fd);
 	p->fd = -1;
@@ -56,73 +77,17 @@ void rc__qpipe_kill(rc__qpipe *p)
 		rc__qc_close(p->qc, RC__NG_CLOSE_APP, RC_QUIC_NO_ERROR);
 }
 
-/* Free a list of chunks and their bytes. */
-static void rc__qchunks_free(rc__qchunk *c)
-{
-	while (c != NULL) {
-		rc__qchunk *n = c->next;
-		free(c->p);
-		free(c);
-		c = n;
-	}
-}
-
 void rc__qpipe_free(rc__qpipe *p)
 {
-	rc__qchunks_free(p->oq);
-	rc__qmsg_free(&p->in);
+	rc__qbox_release(p->box);
 	free(p);
 }
 
-/* Write what is queued to the runtime, as far as the socket takes it. */
-void rc__qpipe_flush(rc__qpipe *p)
-{
-	while (!p->dead && p->oq != NULL) {
-		struct iovec iov[16];
-		int n = 0;
-		ssize_t w;
-
-		for (rc__qchunk *c = p->oq; c != NULL && n < 16; c = c->next, n++) {
-			iov[n].iov_base = c->p + (n == 0 ? p->oq_off : 0);
-			iov[n].iov_len = c->len - (n == 0 ? p->oq_off : 0);
-		}
-		w = writev(p->fd, iov, n);
-		if (w < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				break;
-			rc__qpipe_kill(p);
-			return;
-		}
-		p->oq_bytes -= (size_t)w;
-		while (w > 0) {
-			rc__qchunk *c = p->oq;
-			size_t left = c->len - p->oq_off;
-			if ((size_t)w < left) {
-				p->oq_off += (size_t)w;
-				break;
-			}
-			w -= (ssize_t)left;
-			p->oq = c->next;
-			p->oq_off = 0;
-			free(c->p);
-			free(c);
-		}
-		if (p->oq == NULL)
-			p->oq_tail = NULL;
-	}
-	if (p->dead)
-		return;
-	rc__qpipe_arm(p, p->oq != NULL);
-	if (p->oq_bytes < RC__Q_PIPE_HIWAT)
-		for (rc__qstrm *s = p->qc->streams; s != NULL; s = s->next)
-			if (s->pipe == p && s->owed > 0)
-				rc__qstrm_write_credit(s);
-}
-
-/* Queue msg[0..len) (taken: freed with the chunk) to the runtime. */
+/* Queue msg[0..len) (taken: freed with the chunk) to the runtime, and ring if it was not. */
 static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 {
 	rc__qchunk *c;
+	rc__qbox *b;
 
 	if (p == NULL || p->dead || (c = calloc(1, sizeof(*c))) == NULL) {
 		free(msg);
@@ -130,13 +95,34 @@ static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 	}
 	c->p = msg;
 	c->len = len;
-	if (p->oq_tail)
-		p->oq_tail->next = c;
+	b = p->box;
+	pthread_mutex_lock(&b->mu);
+	if (b->toward_tail)
+		b->toward_tail->next = c;
 	else
-		p->oq = c;
-	p->oq_tail = c;
-	p->oq_bytes += len;
-	rc__qpipe_flush(p);
+		b->toward = c;
+	b->toward_tail = c;
+	b->toward_bytes += len;
+	if (!b->bell) {
+		b->bell = true;
+		rc__qbox_ring(p->fd);
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* No more messages come toward p's runtime end (after those queued): a server connection's
+ * client has ended its stream. */
+void rc__qpipe_fin(rc__qpipe *p)
+{
+	rc__qbox *b = p->box;
+
+	pthread_mutex_lock(&b->mu);
+	b->fin = true;
+	if (!b->bell) {
+		b->bell = true;
+		rc__qbox_ring(p->fd);
+	}
+	pthread_mutex_unlock(&b->mu);
 }
 
 /* ---- streams ------------------------------------------------------------------------------ */
@@ -196,9 +182,18 @@ static void rc__qstrm_put(rc__qstrm *s, unsigned char *msg, size_t len)
  * full). */
 void rc__qstrm_credit(rc__qstrm *s, uint64_t n)
 {
-	if (s->pipe != NULL && s->pipe->oq_bytes >= RC__Q_PIPE_HIWAT) {
-		s->owed += n;
-		return;
+	if (s->pipe != NULL) {
+		rc__qbox *b = s->pipe->box;
+		bool hold;
+		pthread_mutex_lock(&b->mu);
+		hold = b->toward_bytes >= RC__Q_PIPE_HIWAT;
+		if (hold)
+			b->owed = true;
+		pthread_mutex_unlock(&b->mu);
+		if (hold) {
+			s->owed += n;
+			return;
+		}
 	}
 	(void)ngtcp2_conn_extend_max_stream_offset(s->qc->conn, s->id, n);
 	ngtcp2_conn_extend_max_offset(s->qc->conn, n);
@@ -327,71 +322,84 @@ void rc__qstrm_feed(rc__qstrm *s, const uint8_t *p, size_t n)
 }
 
 /* The runtime's end of p is readable (or closed). */
+/* The runtime's end of p rang (or closed): its messages to their streams, credit given back. */
 void rc__qpipe_read(rc__qep *ep, rc__qpipe *p)
 {
-	for (int rounds = 0; rounds < 16 && !p->dead; rounds++) {
-		ssize_t n = read(p->fd, ep->rx, sizeof(ep->rx));
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			rc__qpipe_kill(p);
-			return;
+	rc__qbox *b = p->box;
+	rc__qchunk *c;
+	bool eof = false, credit;
+	ssize_t n;
+
+	while ((n = read(p->fd, ep->rx, 256)) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		eof = true;
+	pthread_mutex_lock(&b->mu);
+	c = b->from;
+	b->from = b->from_tail = NULL;
+	b->attn = false;
+	credit = b->toward_bytes < RC__Q_PIPE_HIWAT;
+	pthread_mutex_unlock(&b->mu);
+	while (c != NULL) {
+		rc__qchunk *next = c->next;
+		if (c->len >= 12 && !p->dead) { /* a record mark, an XID and a type at least */
+			const unsigned char *h = c->p + 4;
+			uint32_t xid = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+			uint32_t type = (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+			rc__qpipe_route(p, type, xid, c->p, c->len);
+		} else {
+			free(c->p);
 		}
-		const unsigned char *b = ep->rx;
-		size_t left = (size_t)n;
-		while (left > 0) {
-			size_t used = 0, len;
-			int r = rc__qmsg_feed(&p->in, b, left, &used);
-			if (r == RC__QMSG_BAD) {
-				rc__qpipe_kill(p);
-				return;
-			}
-			if (r == RC__QMSG_MORE)
-				break;
-			uint32_t type = rc__qmsg_type(&p->in), xid = rc__qmsg_xid(&p->in);
-			unsigned char *msg = rc__qmsg_take(&p->in, &len);
-			rc__qpipe_route(p, type, xid, msg, len);
-			b += used;
-			left -= used;
-		}
-		if ((size_t)n < sizeof(ep->rx))
-			return;
+		free(c);
+		c = next;
 	}
+	if (credit)
+		for (rc__qstrm *s = p->qc->streams; s != NULL; s = s->next)
+			if (s->pipe == p && s->owed > 0)
+				rc__qstrm_write_credit(s);
+	if (eof)
+		rc__qpipe_kill(p);
 }
 
-/* A new pipe of qc; the runtime's end in *rfd. NULL when descriptors or memory are short. */
-rc__qpipe *rc__qpipe_new(rc__qconn *qc, int *rfd)
+/* A new pipe of qc; the runtime's end in *rfd and *box. NULL when descriptors or memory are
+ * short. */
+rc__qpipe *rc__qpipe_new(rc__qconn *qc, int *rfd, rc__qbox **box)
 {
 	int sv[2];
 	rc__qpipe *p;
-	int sz = 4 << 20;
+	rc__qbox *b;
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP};
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return NULL;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+	if ((b = calloc(1, sizeof(*b))) == NULL) {
 		free(p);
 		return NULL;
 	}
-	for (int i = 0; i < 2; i++) {
-		(void)setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-		(void)setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		free(b);
+		free(p);
+		return NULL;
 	}
+	pthread_mutex_init(&b->mu, NULL);
+	atomic_init(&b->refs, 2);
 	(void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	p->kind = RC__QEV_PIPE;
 	p->fd = sv[0];
 	p->qc = qc;
-	rc__qmsg_init(&p->in, qc->ep->max_record);
+	p->box = b;
 	ev.data.ptr = p;
 	if (epoll_ctl(qc->ep->epfd, EPOLL_CTL_ADD, p->fd, &ev) != 0) {
 		close(sv[0]);
 		close(sv[1]);
-		rc__qmsg_free(&p->in);
+		pthread_mutex_destroy(&b->mu);
+		free(b);
 		free(p);
 		return NULL;
 	}
 	p->next = qc->pipes;
 	qc->pipes = p;
 	*rfd = sv[1];
+	*box = b;
 	return p;
 }

@@ -143,16 +143,18 @@ static int rc__q_handshake_done(ngtcp2_conn *conn, void *user)
 }
 
 /* Hand the runtime's end of a new pipe to the listener's accept. */
-static void rc__q_offer(rc__qep *ep, int rfd, rc__qpeer *who)
+static void rc__q_offer(rc__qep *ep, int rfd, rc__qbox *box, rc__qpeer *who)
 {
 	rc__qacc *a = calloc(1, sizeof(*a));
 	uint64_t one = 1;
 
 	if (a == NULL) {
 		close(rfd);
+		rc__qbox_release(box);
 		return;
 	}
 	a->fd = rfd;
+	a->box = box;
 	a->who = who;
 	if (who != NULL)
 		atomic_fetch_add(&who->refs, 1);
@@ -172,6 +174,7 @@ static int rc__q_stream_open(ngtcp2_conn *conn, int64_t id, void *user)
 	rc__qconn *qc = user;
 	rc__qpipe *p;
 	rc__qstrm *s;
+	rc__qbox *box;
 	int rfd;
 
 	(void)conn;
@@ -181,18 +184,19 @@ static int rc__q_stream_open(ngtcp2_conn *conn, int64_t id, void *user)
 		(void)rc__qstrm_new(qc, id, qc->cpipe, false);
 		return 0;
 	}
-	if ((p = rc__qpipe_new(qc, &rfd)) == NULL) {
+	if ((p = rc__qpipe_new(qc, &rfd, &box)) == NULL) {
 		(void)rc__ng_shutdown_stream(conn, id, RC_QUIC_SERVER_BUSY);
 		return 0;
 	}
 	if ((s = rc__qstrm_new(qc, id, p, false)) == NULL) {
 		close(rfd);
+		rc__qbox_release(box);
 		rc__qpipe_kill(p);
 		(void)rc__ng_shutdown_stream(conn, id, RC_QUIC_SERVER_BUSY);
 		return 0;
 	}
 	p->home = s;
-	rc__q_offer(qc->ep, rfd, qc->who);
+	rc__q_offer(qc->ep, rfd, box, qc->who);
 	return 0;
 }
 
@@ -210,8 +214,8 @@ static int rc__q_recv_data(ngtcp2_conn *conn, uint32_t flags, int64_t id, uint64
 	rc__qstrm_credit(s, len);
 	if ((flags & NGTCP2_STREAM_DATA_FLAG_FIN) && !s->local && s->pipe != NULL &&
 	    s->pipe->home == s)
-		(void)shutdown(s->pipe->fd, SHUT_WR); /* no more calls: the server connection reads
-		                                         its end after them, answers, and closes */
+		rc__qpipe_fin(s->pipe); /* no more calls: the server connection takes them, answers,
+		                           and closes */
 	(void)id;
 	return 0;
 }
