@@ -150,9 +150,12 @@ static void rc__qc_fail(rc__qconn *qc, int how, int64_t code)
 
 /* Write what qc has to send: stream data, acknowledgements, a close. Packets are written
  * one after another into the endpoint's tx buffer and leave in batches (rc__qc_send_gso): a
- * batch ends with a packet shorter than its first, or when the next might not fit. */
-static void rc__qc_flush(rc__qconn *qc)
+ * batch ends with a packet shorter than its first, or when the next might not fit. At most
+ * RC__Q_TX_TURN bytes a turn: then true (more may wait), and the loop goes round -- the pipes,
+ * a small call just sent -- before it writes more of a big message. */
+static bool rc__qc_flush(rc__qconn *qc)
 {
+	size_t turn = 0;
 	uint8_t *tx = qc->ep->tx;
 	size_t blen = 0, seg = 0, nseg = 0;
 	size_t pmax = ngtcp2_conn_get_path_max_tx_udp_payload_size(qc->conn);
@@ -162,12 +165,12 @@ static void rc__qc_flush(rc__qconn *qc)
 	rc__qstrm *s = NULL;
 
 	if (qc->dead)
-		return;
+		return false;
 	if (pmax > RC__Q_PKT_LO)
 		pmax = RC__Q_PKT_LO;
 	if (qc->close_want) {
 		rc__qc_fail(qc, qc->close_how, qc->close_code);
-		return;
+		return false;
 	}
 	ngtcp2_path_storage_zero(&ps);
 	qc->round++;
@@ -210,7 +213,7 @@ static void rc__qc_flush(rc__qconn *qc)
 			if (blen > 0)
 				rc__qc_send_gso(qc, tx, blen, seg);
 			rc__qc_fail(qc, RC__NG_CLOSE_LIBERR, n);
-			return;
+			return false;
 		}
 		if (s != NULL && wlen >= 0) {
 			rc__qstrm_sent(s, (size_t)wlen);
@@ -230,15 +233,19 @@ static void rc__qc_flush(rc__qconn *qc)
 			nseg = 0;
 		}
 		blen += (size_t)n;
+		turn += (size_t)n;
 		nseg++;
 		if ((size_t)n < seg || blen + pmax > RC__Q_GSO_BYTES || nseg == RC__Q_GSO_SEGS ||
 		    !qc->ep->gso) {
 			rc__qc_send_gso(qc, tx, blen, seg);
 			blen = 0;
+			if (turn >= RC__Q_TX_TURN)
+				return true;
 		}
 	}
 	if (blen > 0)
 		rc__qc_send_gso(qc, tx, blen, seg);
+	return false;
 }
 
 /* ---- the endpoint's thread ---------------------------------------------------------------- */
@@ -487,10 +494,11 @@ static void *rc__qep_run(void *arg)
 	while (!atomic_load(&ep->stop)) {
 		uint64_t now = rc__q_now(), next = UINT64_MAX;
 		int tmo = -1, n;
+		bool more = false;
 
 		for (rc__qconn *qc = ep->conns; qc != NULL; qc = qc->next) {
 			(void)rc__qc_expire(qc, now);
-			rc__qc_flush(qc);
+			more |= rc__qc_flush(qc);
 		}
 		rc__qep_reap(ep);
 
@@ -501,6 +509,8 @@ static void *rc__qep_run(void *arg)
 		}
 		if (next != UINT64_MAX)
 			tmo = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+		if (more)
+			tmo = 0;
 		n = epoll_wait(ep->epfd, evs, 64, tmo);
 		for (int i = 0; i < n; i++) {
 			int *tag = evs[i].data.ptr;

@@ -46,6 +46,7 @@
 #define RC__Q_GSO_SEGS 64
 #define RC__Q_SOCKBUF (4 << 20)  /* UDP socket buffers asked for */
 #define RC__Q_RX_TURN (256 << 10) /* bytes received in one turn of the endpoint's loop */
+#define RC__Q_TX_TURN ((size_t)256 << 10) /* bytes one connection sends in one turn */
 #define RC__Q_SCIDLEN 16
 #define RC__Q_MAXCIDS 8
 #define RC__Q_BACKMAP 64         /* a client's calls back awaiting its reply */
