@@ -5,10 +5,11 @@
  *
  * How it maps onto remotecall. One QUIC endpoint -- a UDP socket and the thread that runs
  * ngtcp2 on it -- sits behind each client connection and each listener. The runtime never
- * sees QUIC: it talks to a *pipe*, a Unix stream socket pair whose other end the endpoint's
- * thread holds, carrying record-marked messages exactly as a TCP connection does (so every
- * call mode, deferred replies, limits and the back channel work unchanged), and the thread
- * moves whole messages between pipes and QUIC streams by the draft's rules:
+ * sees QUIC: it talks to a *pipe*, a stream transport of this file's (rc__qtp) whose whole
+ * messages the endpoint's thread queues to it and takes from it in memory (quic_priv.h's box;
+ * a Unix socket pair between the two only rings), so every call mode, deferred replies,
+ * limits and the back channel work unchanged, and the thread moves whole messages between
+ * pipes and QUIC streams by the draft's rules:
  *
  *   client  one pipe for the connection. A call the runtime writes goes on one of a pool of
  *           client-created bidirectional streams (?streams=N, default 4: the least busy, a
@@ -28,8 +29,8 @@
  * listener closed, closes its connections with RPC_NO_ERROR. Idle connections end after the
  * idle timeout (30 s), and their pipes with them.
  *
- * The price of the design: each message crosses the pipe, one more thread hop each way on
- * both sides (docs/runtime.md has the figures).
+ * The price of the design: one more thread hop each way on both sides, and a send's copy
+ * (docs/runtime.md has the figures).
  *
  * The files, top down: this one (the runtime's transports, the client, the listener), quic_ep.c,
  * quic_tls.c, quic_stream.c -- transports/quic_priv.h says what each holds.

@@ -1,7 +1,8 @@
 /*
  * RPC-over-QUIC: pipes and streams (transports/quic_priv.h). Whole messages move between a
- * pipe -- the Unix socket pair whose other end the runtime holds -- and the QUIC streams the
- * draft puts them on; flow-control credit is given back as the pipe takes the bytes.
+ * pipe -- the box the runtime's end shares with the endpoint, rung through a Unix socket
+ * pair -- and the QUIC streams the draft puts them on; flow-control credit is held back while
+ * the runtime has RC__Q_PIPE_HIWAT bytes waiting and given back as it takes them.
  */
 
 #include <errno.h>
