@@ -18,6 +18,13 @@
  * and a stall of T ms shows in T ms ÷ period calls, not in one. One JSON line: idle and busy
  * medians and 90th percentiles (µs), how many busy calls, the echo's median time (ms) and
  * busy ÷ idle (medians). Exit 1 (with rc_strerror's text) when a call fails.
+ *
+ * --floor-uri URI (a tcp:// URI; --floor-tls off|required, default required): then, in the
+ * same run, the same measurement with the echoes on a second rc_client -- a connection of
+ * their own -- at that URI, so nothing of the client's is shared: the floor any transport
+ * could reach with this server (a server with threads takes the two connections on two
+ * threads). The line then adds floor_idle_p50_us, floor_busy_p50_us (and 90th percentiles),
+ * floor_busy_calls and busy_over_floor (busy ÷ the floor's busy, medians).
  */
 #include <pthread.h>
 #include <time.h>
@@ -32,7 +39,7 @@
 #include "common.h"
 
 typedef struct hol {
-	rc_client *c;
+	rc_client *c;     /* the echoes' client */
 	size_t size;
 	unsigned echoes;
 	atomic_int busy;  /* 1 while an echo is in flight, 2 once all are done */
@@ -117,19 +124,74 @@ static uint64_t null_at(rc_client *c, uint64_t due, const char *what)
 	return bench_now_ns() - due;
 }
 
-int main(int argc, char **argv)
+/* What one measurement found (µs; echo in ms). */
+typedef struct hol_res {
+	double i50, i90, b50, b90, echo_ms;
+	size_t nbusy;
+} hol_res;
+
+/* Null calls on c: --calls idle, then as many as fit while h->echoes echoes run on h->c (c
+ * itself, or another client) from a second thread. idle/busy: room for calls and cap. */
+static hol_res measure(rc_client *c, hol *h, unsigned calls, uint64_t period, uint64_t *idle,
+                       uint64_t *busy, size_t cap)
 {
-	const char *uri = NULL;
-	rc_tls_client_opts o = {.policy = RC_TLS_REQUIRED};
-	hol h = {.size = 16u << 20, .echoes = 3};
-	unsigned calls = 2000;
-	uint64_t period = 500000, due;
-	size_t nbusy = 0, cap = 1 << 16;
-	uint64_t *idle, *busy;
+	hol_res r = {0};
+	uint64_t due = bench_now_ns();
 	pthread_t th;
+
+	for (unsigned i = 0; i < calls; i++, due += period)
+		idle[i] = null_at(c, due, "null call");
+	h->st = RC_OK;
+	atomic_store(&h->busy, 0);
+	if (pthread_create(&th, NULL, echoer, h) != 0)
+		die("thread", RC_NOMEM, NULL);
+	while (atomic_load(&h->busy) == 0)
+		;
+	for (due = bench_now_ns(); atomic_load(&h->busy) == 1 && r.nbusy < cap; due += period)
+		busy[r.nbusy++] = null_at(c, due, "null call during the echo");
+	pthread_join(th, NULL);
+	if (h->st != RC_OK)
+		die("echo", h->st, NULL);
+	r.i50 = quant_us(idle, calls, 0.5);
+	r.i90 = quant_us(idle, calls, 0.9);
+	r.b50 = quant_us(busy, r.nbusy, 0.5);
+	r.b90 = quant_us(busy, r.nbusy, 0.9);
+	r.echo_ms = quant_us(h->echo_ns, h->echoes, 0.5) / 1000.0;
+	return r;
+}
+
+/* A client of bench.x at uri under o, warmed up: 100 null calls and one echo of size. */
+static rc_client *open_client(const char *uri, const rc_tls_client_opts *o, size_t size)
+{
+	rc_client *c;
 	rc_error e;
 	rc_status st;
 
+	if ((st = rc_client_create_tls(&c, uri, BENCH_PROG, BENCH_VERS, o, &e)) != RC_OK)
+		die(uri, st, &e);
+	rc_client_set_timeout(c, 60000);
+	for (int i = 0; i < 100; i++)
+		if ((st = bench_null_1(c)) != RC_OK)
+			die("warm-up null call", st, NULL);
+	if ((st = echo(c, size)) != RC_OK)
+		die("warm-up echo", st, NULL);
+	return c;
+}
+
+int main(int argc, char **argv)
+{
+	const char *uri = NULL, *floor_uri = NULL;
+	rc_tls_client_opts o = {.policy = RC_TLS_REQUIRED}, fo;
+	hol h = {.size = 16u << 20, .echoes = 3};
+	unsigned calls = 2000;
+	uint64_t period = 500000;
+	size_t cap = 1 << 16;
+	uint64_t *idle, *busy;
+	rc_client *c;
+	hol_res r, f = {0};
+	bool bad = false;
+
+	fo.policy = RC_TLS_REQUIRED;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--uri") == 0)
 			uri = argv[i + 1];
@@ -145,51 +207,48 @@ int main(int argc, char **argv)
 			h.echoes = (unsigned)strtoul(argv[i + 1], NULL, 0);
 		else if (strcmp(argv[i], "--period-us") == 0)
 			period = strtoull(argv[i + 1], NULL, 0) * 1000u;
-		else
-			uri = NULL, i = argc;
+		else if (strcmp(argv[i], "--floor-uri") == 0)
+			floor_uri = argv[i + 1];
+		else if (strcmp(argv[i], "--floor-tls") == 0 && strcmp(argv[i + 1], "off") == 0)
+			fo.policy = RC_TLS_OFF;
+		else if (strcmp(argv[i], "--floor-tls") != 0 || strcmp(argv[i + 1], "required") != 0)
+			bad = true, i = argc;
 	}
-	if (uri == NULL || calls == 0 || h.echoes == 0 || argc % 2 == 0) {
+	if (uri == NULL || bad || calls == 0 || h.echoes == 0 || argc % 2 == 0) {
 		fprintf(stderr, "usage: rc-bench-hol --uri URI [--tls-ca FILE] [--tls-name NAME] "
-		                "[--size BYTES] [--calls N] [--echoes N] [--period-us N]\n");
+		                "[--size BYTES] [--calls N] [--echoes N] [--period-us N]\n"
+		                "       [--floor-uri tcp://... [--floor-tls off|required]]\n");
 		return 2;
 	}
+	fo.ca_file = o.ca_file;
+	fo.verify_name = o.verify_name;
 	idle = calloc(calls, sizeof(*idle));
 	busy = calloc(cap, sizeof(*busy));
 	h.echo_ns = calloc(h.echoes, sizeof(*h.echo_ns));
 	if (idle == NULL || busy == NULL || h.echo_ns == NULL)
 		die("memory", RC_NOMEM, NULL);
-	if ((st = rc_client_create_tls(&h.c, uri, BENCH_PROG, BENCH_VERS, &o, &e)) != RC_OK)
-		die(uri, st, &e);
-	rc_client_set_timeout(h.c, 60000);
-	for (int i = 0; i < 100; i++)
-		if ((st = bench_null_1(h.c)) != RC_OK)
-			die("warm-up null call", st, NULL);
-	if ((st = echo(h.c, h.size)) != RC_OK)
-		die("warm-up echo", st, NULL);
-	due = bench_now_ns();
-	for (unsigned i = 0; i < calls; i++, due += period)
-		idle[i] = null_at(h.c, due, "null call");
-	h.st = RC_OK;
-	if (pthread_create(&th, NULL, echoer, &h) != 0)
-		die("thread", RC_NOMEM, NULL);
-	while (atomic_load(&h.busy) == 0)
-		;
-	for (due = bench_now_ns(); atomic_load(&h.busy) == 1 && nbusy < cap; due += period)
-		busy[nbusy++] = null_at(h.c, due, "null call during the echo");
-	pthread_join(th, NULL);
-	if (h.st != RC_OK)
-		die("echo", h.st, NULL);
-	{
-		double i50 = quant_us(idle, calls, 0.5), i90 = quant_us(idle, calls, 0.9);
-		double b50 = quant_us(busy, nbusy, 0.5), b90 = quant_us(busy, nbusy, 0.9);
-		printf("{\"impl\":\"remotecall\",\"mode\":\"hol\",\"uri\":\"%s\",\"proc\":\"null\","
-		       "\"echo_size\":%zu,\"echoes\":%u,\"idle_calls\":%u,\"idle_p50_us\":%.2f,"
-		       "\"idle_p90_us\":%.2f,\"busy_calls\":%zu,\"busy_p50_us\":%.2f,\"busy_p90_us\":%.2f,"
-		       "\"echo_p50_ms\":%.3f,\"busy_over_idle\":%.3f}\n",
-		       uri, h.size, h.echoes, calls, i50, i90, nbusy, b50, b90,
-		       quant_us(h.echo_ns, h.echoes, 0.5) / 1000.0, i50 > 0 ? b50 / i50 : 0);
+	c = h.c = open_client(uri, &o, h.size);
+	r = measure(c, &h, calls, period, idle, busy, cap);
+	rc_client_destroy(c);
+	printf("{\"impl\":\"remotecall\",\"mode\":\"hol\",\"uri\":\"%s\",\"proc\":\"null\","
+	       "\"echo_size\":%zu,\"echoes\":%u,\"idle_calls\":%u,\"idle_p50_us\":%.2f,"
+	       "\"idle_p90_us\":%.2f,\"busy_calls\":%zu,\"busy_p50_us\":%.2f,\"busy_p90_us\":%.2f,"
+	       "\"echo_p50_ms\":%.3f,\"busy_over_idle\":%.3f",
+	       uri, h.size, h.echoes, calls, r.i50, r.i90, r.nbusy, r.b50, r.b90, r.echo_ms,
+	       r.i50 > 0 ? r.b50 / r.i50 : 0);
+	if (floor_uri != NULL) {
+		c = open_client(floor_uri, &fo, h.size);
+		h.c = open_client(floor_uri, &fo, h.size);
+		f = measure(c, &h, calls, period, idle, busy, cap);
+		rc_client_destroy(h.c);
+		rc_client_destroy(c);
+		printf(",\"floor_uri\":\"%s\",\"floor_tls\":%s,\"floor_idle_p50_us\":%.2f,"
+		       "\"floor_idle_p90_us\":%.2f,\"floor_busy_calls\":%zu,\"floor_busy_p50_us\":%.2f,"
+		       "\"floor_busy_p90_us\":%.2f,\"floor_echo_p50_ms\":%.3f,\"busy_over_floor\":%.3f",
+		       floor_uri, fo.policy == RC_TLS_OFF ? "false" : "true", f.i50, f.i90, f.nbusy,
+		       f.b50, f.b90, f.echo_ms, f.b50 > 0 ? r.b50 / f.b50 : 0);
 	}
-	rc_client_destroy(h.c);
+	printf("}\n");
 	free(idle);
 	free(busy);
 	free(h.echo_ns);

@@ -909,9 +909,13 @@ exp_tls() {
 # server on core 0 and client on core 1 (the issue's targets); per trial, interleaved, over
 # each of TLS-over-TCP and QUIC: null calls, pipelined null calls at depth 64, a 1 MiB echo,
 # and rc-bench-hol (null calls every 2 ms, latency from their scheduled start, idle and
-# during three 16 MiB echoes on the same client).
+# during three 16 MiB echoes on the same client). The head-of-line rows run against a second
+# server, with two serving threads (--threads 2: a server that expects big and small calls
+# at once serves connections on more than one thread), also on core 0; the QUIC row measures,
+# in the same rc-bench-hol run, the floor: the same null calls and echoes on two TLS-over-TCP
+# connections of their own (--floor-uri), where nothing of the client's is shared.
 exp_quic() {
-	local where=local sc cc t tr u ut uq c=$TMP/quic-certs tag n1 nd ne
+	local where=local sc cc t tr u ut uq uht uhq c=$TMP/quic-certs tag n1 nd ne
 	sc=$(srv_core cross)
 	cc=$(cli_core)
 	if ! bash "$ROOT/tests/runtime/tls_certs.sh" "$c" >"$TMP/quic.err" 2>&1; then
@@ -922,6 +926,10 @@ exp_quic() {
 		--tls-cert "$c/server.pem" --tls-key "$c/server.key" --max-record 41943040 || return
 	ut=$(uri_of "$RCS" tcp)
 	uq=$(uri_of "$RCS" quic)
+	srv RCH $where "$sc" "$B/rc-bench-server" --listen "tcp://127.0.0.1:0" --listen "quic://127.0.0.1:0" \
+		--tls-cert "$c/server.pem" --tls-key "$c/server.key" --max-record 41943040 --threads 2 || { stop "$RCS_PID"; return; }
+	uht=$(uri_of "$RCH" tcp)
+	uhq=$(uri_of "$RCH" quic)
 	n1=$CALLS; nd=$((PIPE_CALLS / 10)); ne=$((CALLS / 100 + 5))
 	for t in $(seq 1 $TRIALS); do
 		for tr in tls quic; do
@@ -935,11 +943,12 @@ exp_quic() {
 			rec "$tag,\"what\":\"echo1m\"" 120 taskset -c "$cc" "$B/rc-bench-client" --uri "${u[@]}" \
 				--tls-ca "$c/ca.pem" --proc echo --size 1048576 --calls $ne --max-seconds $MAXS --json
 			progress "trial $t/$TRIALS: $tr null calls during 16 MiB echoes"
-			rec "$tag,\"what\":\"hol\"" 120 taskset -c "$cc" "$B/rc-bench-hol" --uri "${u[0]}" \
+			if [ $tr = tls ]; then u=("$uht"); else u=("$uhq" --floor-uri "$uht"); fi
+			rec "$tag,\"what\":\"hol\"" 180 taskset -c "$cc" "$B/rc-bench-hol" --uri "${u[@]}" \
 				--tls-ca "$c/ca.pem" --size 16777216 --echoes 3 --calls 200 --period-us 2000
 		done
 	done
-	stop "$RCS_PID"
+	stop "$RCS_PID" "$RCH_PID"
 }
 
 # ---- bulk: big echoes beside libtirpc and a raw socket (issue 15) ------------------------------------------

@@ -55,7 +55,8 @@ layers() {
 # auth/ (flavors; their server side answers through server/'s reply path, below them), the
 # rest of server/ (the reply path, the cache, request handles), auth/'s GSS core (the
 # contexts; the acceptor's keytab credential; what both sides share), core/, then
-# transports/ (the table and URI parsing; QUIC above the stream transport it borrows from;
+# transports/ (the table and URI parsing; QUIC -- its transports, its endpoint, its sessions,
+# its pipes and streams -- above the stream transport it borrows from;
 # each transport; QUIC's helpers; TLS's connections above its contexts; the PROXY header
 # parser; the URI query keys; the socket helpers).
 layers "the library's layers" "sunrpc_gss.c.o
@@ -94,6 +95,9 @@ msg.c.o trace.c.o
 status.c.o
 transports.c.o
 quic.c.o
+quic_ep.c.o
+quic_tls.c.o
+quic_stream.c.o
 stream.c.o udp.c.o inproc.c.o bcast.c.o
 quic_msg.c.o quic_ngtcp2.c.o
 tls.c.o

@@ -1,0 +1,406 @@
+/*
+ * RPC-over-QUIC: pipes and streams (transports/quic_priv.h). Whole messages move between a
+ * pipe -- the box the runtime's end shares with the endpoint, rung through a Unix socket
+ * pair -- and the QUIC streams the draft puts them on; flow-control credit is held back while
+ * the runtime has RC__Q_PIPE_HIWAT bytes waiting and given back as it takes them.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "transports/quic_ngtcp2.h"
+#include "transports/quic_priv.h"
+
+void rc__q_count(rc__qep *ep, uint64_t *ctr)
+{
+	pthread_mutex_lock(&ep->mu);
+	(*ctr)++;
+	pthread_mutex_unlock(&ep->mu);
+}
+
+/* ---- pipes -------------------------------------------------------------------------------- */
+
+static void rc__qstrm_write_credit(rc__qstrm *s);
+
+/* Free a list of chunks and their bytes. */
+static void rc__qchunks_free(rc__qchunk *c)
+{
+	while (c != NULL) {
+		rc__qchunk *n = c->next;
+		free(c->p);
+		free(c);
+		c = n;
+	}
+}
+
+void rc__qbox_ring(int fd)
+{
+	char b = 1;
+
+	(void)!send(fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void rc__qbox_release(rc__qbox *b)
+{
+	if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
+		return;
+	rc__qchunks_free(b->toward);
+	rc__qchunks_free(b->from);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+/* A pipe ends (its runtime end closed, or its connection gone): its streams forget it; the
+ * runtime takes what was queued to it, then finds its end closed. */
+void rc__qpipe_kill(rc__qpipe *p)
+{
+	if (p->dead)
+		return;
+	p->dead = true;
+	pthread_mutex_lock(&p->box->mu);
+	p->box->gone = true;
+	pthread_mutex_unlock(&p->box->mu);
+	(void)epoll_ctl(p->qc->ep->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+	close(p->fd);
+	p->fd = -1;
+	for (rc__qstrm *s = p->qc->streams; s != NULL; s = s->next)
+		if (s->pipe == p) {
+			s->pipe = NULL;
+			if (!s->gone)
+				s->fin_want = true;
+		}
+	if (p->qc->cpipe == p) /* a client's runtime closed: end the connection */
+		rc__qc_close(p->qc, RC__NG_CLOSE_APP, RC_QUIC_NO_ERROR);
+}
+
+void rc__qpipe_free(rc__qpipe *p)
+{
+	rc__qbox_release(p->box);
+	free(p);
+}
+
+/* Queue msg[0..len) (taken: freed with the chunk) to the runtime, and ring if it was not. */
+static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
+{
+	rc__qchunk *c;
+	rc__qbox *b;
+
+	if (p == NULL || p->dead || (c = calloc(1, sizeof(*c))) == NULL) {
+		free(msg);
+		return;
+	}
+	c->p = msg;
+	c->len = len;
+	b = p->box;
+	pthread_mutex_lock(&b->mu);
+	if (b->toward_tail)
+		b->toward_tail->next = c;
+	else
+		b->toward = c;
+	b->toward_tail = c;
+	b->toward_bytes += len;
+	if (!b->bell) {
+		b->bell = true;
+		rc__qbox_ring(p->fd);
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* No more messages come toward p's runtime end (after those queued): a server connection's
+ * client has ended its stream. */
+void rc__qpipe_fin(rc__qpipe *p)
+{
+	rc__qbox *b = p->box;
+
+	pthread_mutex_lock(&b->mu);
+	b->fin = true;
+	if (!b->bell) {
+		b->bell = true;
+		rc__qbox_ring(p->fd);
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+rc__qstrm *rc__qstrm_new(rc__qconn *qc, int64_t id, rc__qpipe *p, bool local)
+{
+	rc__qstrm *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->id = id;
+	s->qc = qc;
+	s->pipe = p;
+	s->local = local;
+	rc__qmsg_init(&s->in, qc->ep->max_record);
+	s->next = qc->streams;
+	qc->streams = s;
+	(void)ngtcp2_conn_set_stream_user_data(qc->conn, id, s);
+	if (local)
+		qc->nlocal++;
+	return s;
+}
+
+void rc__qstrm_free(rc__qstrm *s)
+{
+	rc__qchunks_free(s->sq);
+	rc__qmsg_free(&s->in);
+	free(s);
+}
+
+/* Queue msg[0..len) (taken) on stream s. */
+static void rc__qstrm_put(rc__qstrm *s, unsigned char *msg, size_t len)
+{
+	rc__qchunk *c;
+
+	if (s == NULL || s->gone || s->fin_want || (c = calloc(1, sizeof(*c))) == NULL) {
+		free(msg);
+		return;
+	}
+	c->p = msg;
+	c->len = len;
+	c->off = s->end;
+	s->end += len;
+	s->unsent += len;
+	if (s->sq_tail)
+		s->sq_tail->next = c;
+	else
+		s->sq = c;
+	s->sq_tail = c;
+	if (s->snext == NULL) {
+		s->snext = c;
+		s->snext_pos = 0;
+	}
+}
+
+/* Give back the flow-control credit of bytes delivered (or held back while the pipe was
+ * full). */
+void rc__qstrm_credit(rc__qstrm *s, uint64_t n)
+{
+	if (s->pipe != NULL) {
+		rc__qbox *b = s->pipe->box;
+		bool hold;
+		pthread_mutex_lock(&b->mu);
+		hold = b->toward_bytes >= RC__Q_PIPE_HIWAT;
+		if (hold)
+			b->owed = true;
+		pthread_mutex_unlock(&b->mu);
+		if (hold) {
+			s->owed += n;
+			return;
+		}
+	}
+	(void)ngtcp2_conn_extend_max_stream_offset(s->qc->conn, s->id, n);
+	ngtcp2_conn_extend_max_offset(s->qc->conn, n);
+}
+
+static void rc__qstrm_write_credit(rc__qstrm *s)
+{
+	uint64_t n = s->owed;
+
+	s->owed = 0;
+	rc__qstrm_credit(s, n);
+}
+
+/* ---- routing ------------------------------------------------------------------------------ */
+
+void rc__qc_close(rc__qconn *qc, int how, int64_t code)
+{
+	if (!qc->close_want) {
+		qc->close_want = true;
+		qc->close_how = how;
+		qc->close_code = code;
+	}
+}
+
+/* A client's stream for its next call: the least busy of the pool, or a new one while the
+ * pool is not full and every open one has calls out. */
+static rc__qstrm *rc__qc_pick_call(rc__qconn *qc)
+{
+	rc__qstrm *best = NULL;
+	int64_t id;
+
+	for (rc__qstrm *s = qc->streams; s != NULL; s = s->next) {
+		if (!s->local || s->gone || s->fin_want)
+			continue;
+		if (best == NULL || s->calls + s->unsent / 65536 < best->calls + best->unsent / 65536)
+			best = s;
+	}
+	if ((best == NULL || best->calls > 0) && qc->nlocal < qc->ep->streams &&
+	    ngtcp2_conn_open_bidi_stream(qc->conn, &id, NULL) == 0) {
+		rc__qstrm *s = rc__qstrm_new(qc, id, qc->cpipe, true);
+		if (s != NULL)
+			best = s;
+	}
+	return best;
+}
+
+/* A whole message msg[0..len) of type `type` and XID xid came from pipe p: send it on the
+ * stream the draft says. */
+static void rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigned char *msg,
+                            size_t len)
+{
+	rc__qconn *qc = p->qc;
+	rc__qstrm *s = NULL;
+	int64_t id;
+
+	if (type == 0 && qc->ep->server) { /* a call back: on the pipe's own server stream */
+		if (p->back == NULL && ngtcp2_conn_open_bidi_stream(qc->conn, &id, NULL) == 0)
+			p->back = rc__qstrm_new(qc, id, p, true);
+		s = p->back;
+	} else if (type == 0) {
+		s = rc__qc_pick_call(qc);
+	} else if (type == 1 && qc->ep->server) {
+		s = p->home;
+	} else if (type == 1) { /* a client's reply to a call back: where the call came from */
+		for (unsigned i = 0; i < qc->nback; i++) {
+			if (qc->back[i].xid != xid)
+				continue;
+			for (rc__qstrm *t = qc->streams; t != NULL; t = t->next)
+				if (t->id == qc->back[i].sid)
+					s = t;
+			qc->back[i] = qc->back[--qc->nback];
+			break;
+		}
+	}
+	if (s != NULL && type == 0)
+		s->calls++;
+	rc__qstrm_put(s, msg, len); /* (s NULL: dropped -- nowhere to go) */
+}
+
+/* A whole message came on stream s: check its direction, pass it to the pipe. */
+static void rc__qstrm_route(rc__qstrm *s, unsigned char *msg, size_t len, uint32_t type,
+                            uint32_t xid)
+{
+	rc__qconn *qc = s->qc;
+
+	if (type != (s->local ? 1u : 0u)) { /* the draft: dropped silently */
+		rc__q_count(qc->ep, &qc->ep->st.wrong_direction);
+		free(msg);
+		return;
+	}
+	if (s->local && s->calls > 0)
+		s->calls--;
+	if (!s->local && !qc->ep->server) {
+		if (qc->nback == RC__Q_BACKMAP) { /* too many calls back at once: drop this one */
+			free(msg);
+			return;
+		}
+		qc->back[qc->nback].xid = xid;
+		qc->back[qc->nback++].sid = s->id;
+	}
+	rc__qpipe_put(s->pipe, msg, len);
+}
+
+/* Bytes p[0..n) of stream s: whole messages on; a bad record closes the connection. */
+void rc__qstrm_feed(rc__qstrm *s, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		size_t used = 0, len;
+		int r = rc__qmsg_feed(&s->in, p, n, &used);
+		if (r == RC__QMSG_BAD) {
+			rc__q_count(s->qc->ep, &s->qc->ep->st.bad_records);
+			rc__qc_close(s->qc, RC__NG_CLOSE_APP, RC_QUIC_PROTOCOL_VIOLATION);
+			return;
+		}
+		if (r == RC__QMSG_MORE)
+			return;
+		uint32_t type = rc__qmsg_type(&s->in), xid = rc__qmsg_xid(&s->in);
+		unsigned char *msg = rc__qmsg_take(&s->in, &len);
+		if (s->pipe == NULL)
+			free(msg);
+		else
+			rc__qstrm_route(s, msg, len, type, xid);
+		p += used;
+		n -= used;
+	}
+}
+
+/* The runtime's end of p is readable (or closed). */
+/* The runtime's end of p rang (or closed): its messages to their streams, credit given back. */
+void rc__qpipe_read(rc__qep *ep, rc__qpipe *p)
+{
+	rc__qbox *b = p->box;
+	rc__qchunk *c;
+	bool eof = false, credit;
+	ssize_t n;
+
+	while ((n = read(p->fd, ep->rx, 256)) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		eof = true;
+	pthread_mutex_lock(&b->mu);
+	c = b->from;
+	b->from = b->from_tail = NULL;
+	b->attn = false;
+	credit = b->toward_bytes < RC__Q_PIPE_HIWAT;
+	pthread_mutex_unlock(&b->mu);
+	while (c != NULL) {
+		rc__qchunk *next = c->next;
+		if (c->len >= 12 && !p->dead) { /* a record mark, an XID and a type at least */
+			const unsigned char *h = c->p + 4;
+			uint32_t xid = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+			uint32_t type = (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+			rc__qpipe_route(p, type, xid, c->p, c->len);
+		} else {
+			free(c->p);
+		}
+		free(c);
+		c = next;
+	}
+	if (credit)
+		for (rc__qstrm *s = p->qc->streams; s != NULL; s = s->next)
+			if (s->pipe == p && s->owed > 0)
+				rc__qstrm_write_credit(s);
+	if (eof)
+		rc__qpipe_kill(p);
+}
+
+/* A new pipe of qc; the runtime's end in *rfd and *box. NULL when descriptors or memory are
+ * short. */
+rc__qpipe *rc__qpipe_new(rc__qconn *qc, int *rfd, rc__qbox **box)
+{
+	int sv[2];
+	rc__qpipe *p;
+	rc__qbox *b;
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP};
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	if ((b = calloc(1, sizeof(*b))) == NULL) {
+		free(p);
+		return NULL;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		free(b);
+		free(p);
+		return NULL;
+	}
+	pthread_mutex_init(&b->mu, NULL);
+	atomic_init(&b->refs, 2);
+	(void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	p->kind = RC__QEV_PIPE;
+	p->fd = sv[0];
+	p->qc = qc;
+	p->box = b;
+	ev.data.ptr = p;
+	if (epoll_ctl(qc->ep->epfd, EPOLL_CTL_ADD, p->fd, &ev) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		pthread_mutex_destroy(&b->mu);
+		free(b);
+		free(p);
+		return NULL;
+	}
+	p->next = qc->pipes;
+	qc->pipes = p;
+	*rfd = sv[1];
+	*box = b;
+	return p;
+}
