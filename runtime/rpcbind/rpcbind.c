@@ -244,9 +244,11 @@ rc_status rc__uaddr_uri(const char *netid, const char *ua, char *uri, size_t len
 		scheme = "udp";
 	else if (strcmp(netid, "tcp") == 0 || strcmp(netid, "tcp6") == 0)
 		scheme = "tcp";
+	else if (strcmp(netid, "quic") == 0 || strcmp(netid, "quic6") == 0)
+		scheme = "quic";
 	else
 		return RC_UNKNOWNADDR;
-	v6 = netid[3] == '6';
+	v6 = netid[strlen(scheme)] == '6';
 	if (port <= 0)
 		return RC_UNKNOWNADDR;
 	if (hlen == 0 || hlen >= sizeof(host))
@@ -310,6 +312,33 @@ size_t rc__rpcb_lsn_addrs(int fd, bool dgram, rc__rpcb_addr out[2])
 	return 0;
 }
 
+/* rpcbind.h: the netid quic or quic6 and the universal address of a QUIC listener's URI. */
+size_t rc__rpcb_quic_addrs(const char *uri, rc__rpcb_addr out[1])
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	rc_uri u;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ss, 0, sizeof(ss));
+	if (uri == NULL || rc__uri_parse(uri, &u) != RC_OK || strcmp(u.scheme, "quic") != 0 ||
+	    u.port <= 0 || u.port > 65535)
+		return 0;
+	if (inet_pton(AF_INET, u.host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)u.port);
+		rc__strlcpy(out[0].netid, "quic", sizeof(out[0].netid));
+	} else if (inet_pton(AF_INET6, u.host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)u.port);
+		rc__strlcpy(out[0].netid, "quic6", sizeof(out[0].netid));
+	} else {
+		return 0;
+	}
+	return rc__uaddr_format((struct sockaddr *)&ss, out[0].uaddr, sizeof(out[0].uaddr));
+}
+
 /* ---- the client's look-up ------------------------------------------------------------------ */
 
 /* Record in err (if not NULL) how the call to rpcbind version v ended: st, and errno e. */
@@ -369,6 +398,47 @@ static rc_status rc__rpcb_ask(const rc_uri *u, uint32_t v, uint32_t proc, rc_xdr
 }
 
 /*
+ * Ask u's host's rpcbind (over UDP) which port serves prog, vers over QUIC: its registration of
+ * netid quic (quic6 for an IPv6 host), read from RPCBIND v4 then v3 DUMP -- GETADDR answers for
+ * the netid the question came on, and PMAP v2 knows no QUIC. RC_OK with *port, else as
+ * rc__rpcb_getport.
+ */
+static rc_status rc__rpcb_quic_port(const rc_uri *u, bool v6, uint32_t prog, uint32_t vers,
+                                    int *port, rc_error *err)
+{
+	rc_uri q = *u;
+	rc_status st = RC_PMAPFAILURE;
+
+	rc__strlcpy(q.scheme, "udp", sizeof(q.scheme));
+	q.query[0] = '\0';
+	for (uint32_t v = 4; v >= 3; v--) {
+		rc__rpcb_list d;
+		int p = 0;
+		memset(&d, 0, sizeof(d));
+		st = rc__rpcb_ask(&q, v, RC__RPCB_DUMP, (rc_xdrproc)rc_xdr_void, NULL,
+		                  (rc_xdrproc)rc__xdr_rpcb_list, &d, err);
+		if (st == RC_OK) {
+			for (size_t i = 0; i < d.n && p == 0; i++)
+				if (d.v[i].prog == prog && d.v[i].vers == vers &&
+				    strcmp(d.v[i].netid, v6 ? "quic6" : "quic") == 0)
+					p = rc__uaddr_port(d.v[i].uaddr);
+			rc_xdr_free((rc_xdrproc)rc__xdr_rpcb_list, &d);
+			if (p == 0)
+				return RC_PROGNOTREGISTERED;
+			if (p < 0)
+				return RC_PMAPFAILURE;
+			*port = p;
+			return RC_OK;
+		}
+		if (st == RC_UNKNOWNHOST)
+			return st;
+		if (st != RC_PROGVERSMISMATCH && st != RC_PROCUNAVAIL)
+			return RC_PMAPFAILURE;
+	}
+	return RC_PMAPFAILURE;
+}
+
+/*
  * Ask u's host's rpcbind which port serves prog, vers over u's transport: RPCBIND v4 then v3
  * GETADDR, then PMAP v2 GETPORT, going down only while the one asked answers version mismatch
  * or procedure unavailable. RC_OK with *port; RC_PROGNOTREGISTERED (rpcbind knows none);
@@ -382,6 +452,8 @@ static rc_status rc__rpcb_getport(const rc_uri *u, uint32_t prog, uint32_t vers,
 	bool v6 = u->v6literal || strchr(u->host, ':') != NULL;
 	rc_status st;
 
+	if (strcmp(u->scheme, "quic") == 0)
+		return rc__rpcb_quic_port(u, v6, prog, vers, port, err);
 	for (uint32_t v = 4; v >= 3; v--) {
 		rc__rpcb q = {prog, vers, NULL, "", ""};
 		char *ua = NULL;
@@ -461,7 +533,7 @@ static rc_status rc__client_tls(const rc_uri *u, const rc_tls_client_opts *tls,
 	return rc__tls_client_ctx(&o, ctx);
 }
 
-/* client.h: parse uri, make the TLS context, ask rpcbind for a missing udp/tcp port, open;
+/* client.h: parse uri, make the TLS context, ask rpcbind for a missing udp/tcp/quic port, open;
  * *err says why not. */
 rc_status rc_client_create_tls(rc_client **out, const char *uri, uint32_t prog, uint32_t vers,
                                const rc_tls_client_opts *tls, rc_error *err)
@@ -481,7 +553,8 @@ rc_status rc_client_create_tls(rc_client **out, const char *uri, uint32_t prog, 
 	if (st == RC_OK)
 		st = rc__client_tls(&u, tls, &u.tls);
 	if (st == RC_OK && u.port < 0 &&
-	    (strcmp(u.scheme, "udp") == 0 || strcmp(u.scheme, "tcp") == 0))
+	    (strcmp(u.scheme, "udp") == 0 || strcmp(u.scheme, "tcp") == 0 ||
+	     strcmp(u.scheme, "quic") == 0))
 		st = rc__rpcb_getport(&u, prog, vers, &u.port, err);
 	if (st == RC_OK) {
 		errno = 0;
@@ -656,11 +729,49 @@ static rc__rpcb_map *rc__dump_find(rc__rpcb_list *d, uint32_t prog, uint32_t ver
 }
 
 /*
+ * A QUIC entry's server cannot be asked without trusting its certificate, so it counts as
+ * alive while something on this host holds its UDP port (as rpcbind's own check of a
+ * registration: a bind to the address fails with EADDRINUSE).
+ */
+static bool rc__quic_port_held(const char *uaddr)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	char host[RC__RPCB_STR_MAX + 1];
+	size_t hlen = 0;
+	int port = rc__uaddr_split(uaddr, &hlen), fd;
+	bool held;
+
+	if (port <= 0 || hlen == 0 || hlen >= sizeof(host))
+		return false;
+	memcpy(host, uaddr, hlen);
+	host[hlen] = '\0';
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+	} else {
+		return false;
+	}
+	if ((fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return true; /* cannot tell: leave it be */
+	held = bind(fd, (struct sockaddr *)&ss,
+	            ss.ss_family == AF_INET ? sizeof(*s4) : sizeof(*s6)) != 0 &&
+	       errno == EADDRINUSE;
+	close(fd);
+	return held;
+}
+
+/*
  * Whether a server of (prog, vers) answers a NULL call at uaddr over netid within
  * RC__RPCB_ALIVE_MS: a reply but "program unavailable", "program version mismatch" or "RPC
  * version mismatch" (a server that does not serve prog, vers there) -- so "procedure
  * unavailable" from a server without a NULL procedure counts. An address this host cannot
- * make a URI of counts as not answering.
+ * make a URI of counts as not answering. QUIC entries: rc__quic_port_held.
  */
 static bool rc__alive(const char *netid, const char *uaddr, uint32_t prog, uint32_t vers)
 {
@@ -669,6 +780,8 @@ static bool rc__alive(const char *netid, const char *uaddr, uint32_t prog, uint3
 	rc_client *c;
 	rc_status st;
 
+	if (strcmp(netid, "quic") == 0 || strcmp(netid, "quic6") == 0)
+		return rc__quic_port_held(uaddr);
 	if (rc__uaddr_uri(netid, uaddr, text, sizeof(text)) != RC_OK ||
 	    rc__uri_parse(text, &u) != RC_OK || rc__client_open(&c, &u, prog, vers) != RC_OK)
 		return false;
@@ -725,7 +838,9 @@ static rc_status rc__wanted(rc__srv_view *v, rc__rpcb_ent **out, size_t *n)
 	if (all == NULL)
 		return RC_NOMEM;
 	for (size_t i = 0; i < v->nlsn; i++)
-		nall += rc__rpcb_lsn_addrs(v->lsn[i].fd, v->lsn[i].dgram, &all[nall]);
+		nall += v->lsn[i].quic[0] != '\0' ? rc__rpcb_quic_addrs(v->lsn[i].quic, &all[nall])
+		                                   : rc__rpcb_lsn_addrs(v->lsn[i].fd, v->lsn[i].dgram,
+		                                                        &all[nall]);
 	/* into a[]: the explicit entries, then the implied ones no explicit entry covers */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < nall; i++) {

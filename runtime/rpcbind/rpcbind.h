@@ -37,6 +37,13 @@ typedef struct rc__rpcb_addr {
  */
 size_t rc__rpcb_lsn_addrs(int fd, bool dgram, rc__rpcb_addr out[2]);
 
+/*
+ * What a QUIC listener bound at uri (quic://ADDR:PORT, ADDR a literal) serves: netid quic for
+ * an IPv4 address, quic6 for an IPv6 one (draft-cel-nfsv4-rpc-over-quicv1). Writes 1 entry to
+ * out and returns 1; 0 for a URI that is not quic:// with a literal address and a port.
+ */
+size_t rc__rpcb_quic_addrs(const char *uri, rc__rpcb_addr out[1]);
+
 /* The universal address of sa ("127.0.0.1.8.1", "::1.8.1"); false for another family or a
  * buffer too short. */
 bool rc__uaddr_format(const struct sockaddr *sa, char *ua, size_t len);
@@ -46,7 +53,8 @@ bool rc__uaddr_format(const struct sockaddr *sa, char *ua, size_t len);
 int rc__uaddr_port(const char *ua);
 
 /*
- * A URI to reach a universal address of netid udp, tcp, udp6 or tcp6 from this host: the
+ * A URI to reach a universal address of netid udp, tcp, udp6, tcp6, quic or quic6 from this
+ * host: the
  * wildcard 0.0.0.0 becomes 127.0.0.1 and :: becomes [::1]. RC_OK, or RC_UNKNOWNADDR for
  * another netid or a malformed address.
  */

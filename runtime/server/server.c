@@ -57,6 +57,9 @@ rc_status rc__server_view(rc_server *srv, rc__srv_view *v)
 			continue;
 		v->lsn[v->nlsn].fd = rc__tp_pollfd(srv->lsn[i]->tp);
 		v->lsn[v->nlsn].dgram = srv->lsn[i]->dgram;
+		if (strncmp(srv->lsn[i]->uri, "quic://", 7) == 0 &&
+		    strlen(srv->lsn[i]->uri) < sizeof(v->lsn[v->nlsn].quic)) /* (ADDR:PORT: short) */
+			memcpy(v->lsn[v->nlsn].quic, srv->lsn[i]->uri, strlen(srv->lsn[i]->uri) + 1);
 		v->nlsn++;
 	}
 	for (int b = 0; b < RC__NBUCKETS; b++) {

@@ -100,11 +100,13 @@ void rc__server_handle_direct(rc_server *srv, const void *msg, size_t len, rc_re
  * through the one hook it installs.
  */
 
-/* A socket listener (UDP, TCP or Unix-domain; not in-process). */
+/* A socket listener (UDP, TCP, QUIC or Unix-domain; not in-process). */
 typedef struct rc__srv_lsn {
 	int fd;     /* the listening socket, for getsockname/getsockopt only: open until
 	               rc_server_destroy closes it, after the hook's RC__SRV_DESTROY */
 	bool dgram; /* a datagram socket */
+	char quic[128]; /* a QUIC listener: its bound URI (quic://ADDR:PORT; fd is not its UDP
+	                   socket); "" for the others */
 } rc__srv_lsn;
 
 /* A registered (program, version). */

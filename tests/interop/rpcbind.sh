@@ -8,7 +8,8 @@
 #   udp/tcp/udp6/tcp6` and libtirpc's clnt_create by IPv4 name all find it. A second server of
 #   the program is refused while the first (remotecall's or libtirpc's) answers, naming
 #   program, version and netid, and takes over with --rpcbind-takeover; the first one's exit
-#   then leaves the second's registration alone.
+#   then leaves the second's registration alone. A QUIC listener is registered as netid
+#   quic, and a quic:// URI without a port is resolved through rpcbind.
 # Needs root and rpcbind: runs in a network namespace of its own with a private rpcbind where
 # it can (rpcbind-env.sh), else uses the running rpcbind or starts one (and stops only that
 # one). Exits 77 (ctest SKIP_RETURN_CODE) when rpcbind cannot run here.
@@ -146,6 +147,28 @@ expect_fail "rc server refused while libtirpc's server answers" "RC_PROGREGISTER
 check "  ... libtirpc's registration is unchanged" registered udp "$t1_udp_port"
 stop_server t1
 "$RPCINFO" -d $PROG 1 >/dev/null 2>&1
+
+# a QUIC listener is registered as netid quic (draft-cel-nfsv4-rpc-over-quicv1), found by a
+# client given quic:// without a port (RPCBIND DUMP: GETADDR answers for the netid asked on)
+C=$TMPD/certs
+bash "$(dirname "$0")/../runtime/tls_certs.sh" "$C" >/dev/null 2>&1 || fail "tls_certs.sh"
+QS=(--tls-cert "$C/server.pem" --tls-key "$C/server.key")
+start_server q1 "$BIN/rc-bench-server" --rpcbind --listen quic://127.0.0.1:0 "${QS[@]}" || finish
+q1_quic_port=$(awk -F: '/^listening quic/ { print $3; exit }' "$TMPD/q1.out")
+check "QUIC server: rpcbind's dump lists quic $q1_quic_port" listed quic "$q1_quic_port"
+expect_ok "rc client quic:// without a port finds it through rpcbind" "$BIN/rc-bench-client" \
+	--uri quic://127.0.0.1 --tls-ca "$C/ca.pem" --proc null --calls 5
+expect_fail "second QUIC server refused while the first holds its port" "RC_PROGREGISTERED" \
+	"$BIN/rc-bench-server" --rpcbind --listen quic://127.0.0.1:0 "${QS[@]}"
+kill -KILL "$q1_pid"; wait "$q1_pid" 2>/dev/null; q1_pid=""
+check "killed QUIC server: its entry stays behind" listed quic "$q1_quic_port"
+start_server q2 "$BIN/rc-bench-server" --rpcbind --listen quic://127.0.0.1:0 "${QS[@]}" || finish
+q2_quic_port=$(awk -F: '/^listening quic/ { print $3; exit }' "$TMPD/q2.out")
+check "stale quic entry replaced by the next server" listed quic "$q2_quic_port"
+stop_server q2
+check "QUIC server: quic unregistered at exit" unregistered
+expect_fail "rc client quic://, program not registered" "RC_PROGNOTREGISTERED|not registered" \
+	"$BIN/rc-bench-client" --uri quic://127.0.0.1 --tls-ca "$C/ca.pem" --proc null --calls 1
 
 # a program nobody registered
 expect_fail "rc client, unregistered program" "RC_PROGNOTREGISTERED|not registered" \

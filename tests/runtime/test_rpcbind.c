@@ -65,6 +65,36 @@ static void uaddr_uris(void **state)
 	assert_int_equal(rc__uaddr_uri("tcp", "10.0.0.1.0.0", uri, sizeof(uri)), RC_UNKNOWNADDR);
 	assert_int_equal(rc__uaddr_uri("tcp", "10.0.0.1", uri, sizeof(uri)), RC_UNKNOWNADDR);
 	assert_int_equal(rc__uaddr_uri("udp", "0.0.0.0.8.1", uri, 10), RC_UNKNOWNADDR);
+	/* the draft's netids for RPC-over-QUIC */
+	assert_int_equal(rc__uaddr_uri("quic", "0.0.0.0.8.1", uri, sizeof(uri)), RC_OK);
+	assert_string_equal(uri, "quic://127.0.0.1:2049");
+	assert_int_equal(rc__uaddr_uri("quic6", "fd00::2.4.0", uri, sizeof(uri)), RC_OK);
+	assert_string_equal(uri, "quic://[fd00::2]:1024");
+	assert_int_equal(rc__uaddr_uri("quic", "::.8.1", uri, sizeof(uri)), RC_UNKNOWNADDR);
+	assert_int_equal(rc__uaddr_uri("quic6", "127.0.0.1.8.1", uri, sizeof(uri)),
+	                 RC_UNKNOWNADDR);
+}
+
+/* A QUIC listener's bound URI gives netid quic or quic6 and its universal address; anything
+ * else gives nothing. */
+static void quic_listener_entries(void **state)
+{
+	rc__rpcb_addr a[1];
+	(void)state;
+	assert_int_equal(rc__rpcb_quic_addrs("quic://127.0.0.1:2049", a), 1);
+	assert_string_equal(a[0].netid, "quic");
+	assert_string_equal(a[0].uaddr, "127.0.0.1.8.1");
+	assert_false(a[0].implied);
+	assert_int_equal(rc__rpcb_quic_addrs("quic://[::1]:1024", a), 1);
+	assert_string_equal(a[0].netid, "quic6");
+	assert_string_equal(a[0].uaddr, "::1.4.0");
+	assert_int_equal(rc__rpcb_quic_addrs("quic://0.0.0.0:443", a), 1);
+	assert_string_equal(a[0].uaddr, "0.0.0.0.1.187");
+	assert_int_equal(rc__rpcb_quic_addrs("tcp://127.0.0.1:2049", a), 0);
+	assert_int_equal(rc__rpcb_quic_addrs("quic://localhost:2049", a), 0);
+	assert_int_equal(rc__rpcb_quic_addrs("quic://127.0.0.1", a), 0);
+	assert_int_equal(rc__rpcb_quic_addrs("quic://", a), 0);
+	assert_int_equal(rc__rpcb_quic_addrs(NULL, a), 0);
 }
 
 /* A socket of family/type bound to addr (a numeric host), port 0; v6only -1 leaves
@@ -684,6 +714,7 @@ int main(void)
 		cmocka_unit_test(uaddr_ports),
 		cmocka_unit_test(uaddr_uris),
 		cmocka_unit_test(listener_entries),
+		cmocka_unit_test(quic_listener_entries),
 		cmocka_unit_test(entry_text),
 		cmocka_unit_test(create_ex_details),
 		cmocka_unit_test(dual_stack_registered_for_ipv4_and_ipv6),

@@ -7,6 +7,8 @@
  *   udp://HOST:PORT   tcp://HOST:PORT   unix:/PATH   inproc:NAME
  *   udp://[::1]:PORT  tcp://HOST        (no port: ask HOST's rpcbind, port 111)
  *   tcp://HOST:PORT?tls=required&ca=ca.pem   (RPC-over-TLS: see rc_client_create_tls)
+ *   quic://HOST:PORT?ca=ca.pem               (RPC-over-QUIC; quic://HOST: its rpcbind's
+ *                                             netid quic/quic6 entry, read with DUMP)
  *
  * and call procedures through the stubs idlc generates (proc_V(client, &arg, &res)), which
  * call rc_call(). A client may be shared by threads.

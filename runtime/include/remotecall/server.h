@@ -523,13 +523,15 @@ rc_status rc_server_rpcbind(rc_server *srv, bool on);
  * IPv4 address, or udp6 or tcp6 and its IPv6 address, as a universal address ("0.0.0.0.8.1").
  * A socket bound to [::] that takes IPv4 too (IPV6_V6ONLY off, Linux's default) serves both,
  * so it is registered as both: udp6/tcp6 "::.P1.P2" and udp/tcp "0.0.0.0.P1.P2" (the latter
- * only when no IPv4 listener of that protocol is registered).
+ * only when no IPv4 listener of that protocol is registered). A quic:// listener is registered
+ * as netid quic (IPv4) or quic6 (IPv6) at its UDP address (draft-cel-nfsv4-rpc-over-quicv1).
  *
  * Others' registrations: an entry rpcbind already holds for (program, version, netid) at
  * another address is checked by a NULL call to that address (1 s). Answered by a server of
  * that program and version (any reply but program unavailable, program version mismatch or
  * RPC version mismatch): it is left alone and this entry fails with RC_PROGREGISTERED. Not
- * answered: it is stale and replaced. With
+ * answered: it is stale and replaced (a quic/quic6 entry, whose server cannot be asked
+ * without trusting its certificate: live while something on this host holds its UDP port). With
  * RC_RPCBIND_TAKEOVER there is no check: the first registration of each (program, version)
  * removes it for every netid first. PMAP version 2 knows (program, version) only as a whole:
  * one live holder refuses every entry of it not yet this server's. Two listeners of one
@@ -546,7 +548,7 @@ rc_status rc_server_rpcbind_ex(rc_server *srv, bool on, unsigned flags);
 typedef struct rc_rpcbind_entry {
 	uint32_t prog;
 	uint32_t vers;
-	char netid[8];    /* "udp", "tcp", "udp6", "tcp6" */
+	char netid[8];    /* "udp", "tcp", "udp6", "tcp6", "quic", "quic6" */
 	char uaddr[64];   /* the universal address registered or tried ("0.0.0.0.8.1") */
 	rc_status status; /* RC_OK: registered. RC_PROGREGISTERED: a live server holds it (at
 	                     holder). RC_PMAPFAILURE: rpcbind answered SET with false. RC_NOTSUPP:
