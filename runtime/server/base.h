@@ -233,7 +233,7 @@ struct rc_server {
 	void (*inbound_room)(struct rc_server *srv);
 	/* Send what connection c's output queue holds, as far as the socket takes it, and arm its
 	 * output descriptor for the rest (under c->wmu; false: broken). Set by the life cycle
-	 * (conn.c's rc__conn_push_out), for the back channels below it (backchan.c). */
+	 * (conn.c's rc__conn_push_out) for the back channels (backchan/, above the server). */
 	bool (*conn_push)(struct rc_server *srv, rc__conn *c);
 	/* Arm connection c's output descriptor if it is not armed (under c->wmu): its event
 	 * re-arms c for reading if it was held and is back under its caps (conn.c's
@@ -245,7 +245,7 @@ struct rc_server {
 	atomic_bool loop_alone;
 	/* A back channel's caller waiting for its reply reads the connection itself while no
 	 * thread is reading it (conn.c's rc__conn_back_take, _read, _give; set by the life cycle
-	 * for backchan.c below it). take: under srv->mu, an ARMED connection becomes the
+	 * for backchan.c, above it). take: under srv->mu, an ARMED connection becomes the
 	 * caller's (BUSY, disarmed), if worker threads serve its requests; read: wait up to
 	 * deadline (rc__now() clock; negative: no limit) for c's socket or wakefd, then read what
 	 * c has as a turn does -- RC_OK (still the caller's), RC_AGAIN (time is up: still the
