@@ -6,7 +6,7 @@
  * How it maps onto remotecall. One QUIC endpoint -- a UDP socket and the thread that runs
  * ngtcp2 on it -- sits behind each client connection and each listener. The runtime never
  * sees QUIC: it talks to a *pipe*, a stream transport of this file's (rc__qtp) whose whole
- * messages the endpoint's thread queues to it and takes from it in memory (quic_priv.h's box;
+ * messages the endpoint's thread queues to it and takes from it in memory (quic_conn.h's box;
  * a Unix socket pair between the two only rings), so every call mode, deferred replies,
  * limits and the back channel work unchanged, and the thread moves whole messages between
  * pipes and QUIC streams by the draft's rules:
@@ -33,7 +33,7 @@
  * (docs/runtime.md has the figures).
  *
  * The files, top down: this one (the runtime's transports, the client, the listener), quic_ep.c,
- * quic_tls.c, quic_stream.c -- transports/quic_priv.h says what each holds.
+ * quic_tls.c, quic_stream.c -- transports/quic_conn.h says what each holds.
  */
 
 #include <errno.h>
@@ -47,12 +47,12 @@
 
 #include <remotecall/xdr.h>
 
-#include "transports/quic_priv.h"
+#include "transports/quic_conn.h"
 
 /* ---- the runtime's transports ------------------------------------------------------------- */
 
 /*
- * A pipe's runtime end: a transport whose messages are the box's (quic_priv.h), handed over
+ * A pipe's runtime end: a transport whose messages are the box's (quic_conn.h), handed over
  * whole in memory -- recv gives the endpoint's buffer, send hands the endpoint one record --
  * and whose descriptor, the socket pair's runtime end, only rings: readable while a message
  * waits or the stream has ended, so the runtime's loops poll it as any stream's.

@@ -1,7 +1,7 @@
 /*
  * RPC-over-QUIC (draft-cel-nfsv4-rpc-over-quicv1), internal: the draft's application error
  * codes and the reader that cuts one QUIC stream's bytes into whole RPC messages (RFC 5531
- * record marking, as on TCP). transports/quic*.c are the transport (quic_priv.h); quic_msg.c
+ * record marking, as on TCP). transports/quic*.c are the transport (quic_conn.h); quic_msg.c
  * the reader, which the fuzz target tests/fuzz/fuzz_quic_msg.c drives.
  */
 #ifndef RC_TRANSPORTS_QUIC_H

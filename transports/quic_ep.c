@@ -1,5 +1,5 @@
 /*
- * RPC-over-QUIC: the endpoint (transports/quic_priv.h) -- a UDP socket and the thread that
+ * RPC-over-QUIC: the endpoint (transports/quic_conn.h) -- a UDP socket and the thread that
  * runs ngtcp2 on it for its connections: packets in (UDP_GRO) and out (UDP_SEGMENT batches),
  * the streams' bytes written round-robin, timers, the pipes' events, and what ended reaped.
  */
@@ -19,7 +19,7 @@
 #include <gnutls/crypto.h>
 
 #include "transports/quic_ngtcp2.h"
-#include "transports/quic_priv.h"
+#include "transports/quic_conn.h"
 
 static atomic_uint rc__q_idle_ms;
 

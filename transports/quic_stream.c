@@ -1,5 +1,5 @@
 /*
- * RPC-over-QUIC: pipes and streams (transports/quic_priv.h). Whole messages move between a
+ * RPC-over-QUIC: pipes and streams (transports/quic_conn.h). Whole messages move between a
  * pipe -- the box the runtime's end shares with the endpoint, rung through a Unix socket
  * pair -- and the QUIC streams the draft puts them on; flow-control credit is held back while
  * the runtime has RC__Q_PIPE_HIWAT bytes waiting and given back as it takes them.
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "transports/quic_ngtcp2.h"
-#include "transports/quic_priv.h"
+#include "transports/quic_conn.h"
 
 void rc__q_count(rc__qep *ep, uint64_t *ctr)
 {

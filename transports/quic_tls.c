@@ -1,7 +1,7 @@
 /*
  * RPC-over-QUIC: a connection's GnuTLS session -- TLS 1.3 only, ALPN "sunrpc" required, no
  * 0-RTT, the endpoint's certificates and mTLS policy, the verified peer's identity -- and the
- * callbacks and settings ngtcp2 runs a connection with (transports/quic_priv.h).
+ * callbacks and settings ngtcp2 runs a connection with (transports/quic_conn.h).
  */
 
 #include <arpa/inet.h>
@@ -16,7 +16,7 @@
 #include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
 #include "transports/quic_ngtcp2.h"
-#include "transports/quic_priv.h"
+#include "transports/quic_conn.h"
 
 static const char rc__q_prio[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:%DISABLE_TLS13_COMPAT_MODE";
 static const char rc__q_alpn[] = "sunrpc";

@@ -9,8 +9,6 @@
 
 #include "runtime/auth/auth.h"
 #include "runtime/core/rpc.h"
-#include "runtime/server/server_internal.h"
-#include "runtime/server/request.h"
 
 #define RC__AUTH_SHORT 2u /* AUTH_SYS's shorthand verifier (RFC 5531 section 14) */
 
@@ -59,20 +57,19 @@ static bool rc__parse_authsys(const unsigned char *body, uint32_t len, rc_authsy
 	return true;
 }
 
-/* The credential parsed into req->sys, and Sun's view of it (rq_clntcred) pointing there. */
+/* The credential parsed into a->sys, and Sun's view of it (a->ucred) pointing there. */
 static uint32_t rc__sys_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_req *req,
                                size_t *rlen)
 {
-	(void)a, (void)rlen;
-	if (!rc__parse_authsys(in->cred, in->credlen, &req->sys))
+	(void)req, (void)rlen;
+	if (!rc__parse_authsys(in->cred, in->credlen, &a->sys))
 		return RC__AUTH_BADCRED;
-	req->ucred.aup_time = req->sys.stamp;
-	req->ucred.aup_machname = req->sys.machine;
-	req->ucred.aup_uid = req->sys.uid;
-	req->ucred.aup_gid = req->sys.gid;
-	req->ucred.aup_len = req->sys.ngids;
-	req->ucred.aup_gids = req->sys.gids;
-	req->rq_clntcred = &req->ucred;
+	a->ucred.aup_time = a->sys.stamp;
+	a->ucred.aup_machname = a->sys.machine;
+	a->ucred.aup_uid = a->sys.uid;
+	a->ucred.aup_gid = a->sys.gid;
+	a->ucred.aup_len = a->sys.ngids;
+	a->ucred.aup_gids = a->sys.gids;
 	return 0;
 }
 
@@ -89,7 +86,8 @@ const rc__flavor rc__flavor_sys = {
  * The probe: a NULL call with an empty AUTH_TLS credential, answered before the program is
  * looked up, as the Linux kernel does (authentication first):
  *  - not the NULL procedure, a credential body, or a second probe under TLS: AUTH_BADCRED;
- *  - a server without TLS, or a datagram or in-process call: SUCCESS, empty verifier;
+ *  - a server without TLS, or a datagram or in-process call (!in->can_tls): SUCCESS, empty
+ *    verifier;
  *  - else SUCCESS with verifier AUTH_NONE "STARTTLS", and the serving thread told to start
  *    TLS once that reply is out.
  * Any other use of the flavor is answered here as well: AUTH_TLS credentials are a probe
@@ -101,10 +99,10 @@ static uint32_t rc__tls_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 	(void)a, (void)req;
 	if (in->proc != 0 || in->credlen != 0 || in->tls)
 		return RC__AUTH_BADCRED;
-	if (in->srv->tls == NULL || !in->can_tls)
-		*rlen = rc__reply_simple(in->w, in->max, in->xid, false, RC__SUCCESS, NULL, 0);
+	if (!in->can_tls)
+		*rlen = in->reply->simple(in, false, RC__SUCCESS, NULL, 0);
 	else
-		*rlen = rc__reply_starttls(in->w, in->max, in->xid);
+		*rlen = in->reply->starttls(in);
 	return RC__AUTH_ANSWERED;
 }
 

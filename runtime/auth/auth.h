@@ -31,6 +31,7 @@
 #include "xdr/base.h"
 
 struct rc__wctx;
+struct rc__gss_table;
 typedef struct rc__flavor rc__flavor;
 
 /* rc__flavor.props */
@@ -52,12 +53,46 @@ enum {
 
 /* ---- server side ------------------------------------------------------------------------ */
 
+/*
+ * The flavors sit below the server (server/, which asks them through this interface): they
+ * know no server object. What a flavor's server side needs of the server comes with each
+ * call -- the call's facts (rc__svc_call), the server's RPCSEC_GSS contexts and counter, and
+ * its reply encoders for a call the flavor answers itself (rc__svc_replies) -- and what it
+ * learns of the call goes into the call's rc__svc_auth, which the request keeps and its
+ * accessors read.
+ */
+typedef struct rc__svc_call rc__svc_call;
+typedef struct rc__svc_auth rc__svc_auth;
+
+/* The server's reply encoders, for a call its flavor answers (RC__AUTH_ANSWERED): each writes
+ * a reply to in->xid into in->w's buffer, at most in->max bytes, and returns its length, 0
+ * when none can be made (nothing is sent). server/reply.c implements them
+ * (rc__flavor_replies).
+ * simple -- a reply with no body beyond its status: denied (stat: reject_stat, extra:
+ * AUTH_ERROR's auth_stat) or accepted (stat: accept_stat) with an AUTH_NONE verifier.
+ * accepted -- an accepted reply through stat with a's verifier (its flavor's svc_verf, else
+ * a->verf_flavor and a->verf; a NULL: AUTH_NONE), then the results as sent: body[0..n),
+ * padded to a multiple of 4.
+ * starttls -- SUCCESS with verifier AUTH_NONE "STARTTLS" (RFC 9289's answer to a probe); the
+ * server starts TLS on the connection once it is out. */
+typedef struct rc__svc_replies {
+	size_t (*simple)(const rc__svc_call *in, bool denied, uint32_t stat, const uint32_t *extra,
+	                 int nextra);
+	size_t (*accepted)(const rc__svc_call *in, uint32_t stat, const rc__svc_auth *a,
+	                   const unsigned char *body, size_t n);
+	size_t (*starttls)(const rc__svc_call *in);
+} rc__svc_replies;
+
 /* What svc_accept sees of one call (all pointers into the call message, valid during the
  * call; lengths already checked against the message and RC__MAX_AUTH_BYTES). */
-typedef struct rc__svc_call {
-	rc_server *srv;
-	struct rc__wctx *w;          /* the reply buffer (RC__AUTH_ANSWERED replies go there) */
+struct rc__svc_call {
+	const rc__svc_replies *reply; /* the server's encoders, for a call the flavor answers */
+	struct rc__wctx *w;          /* the reply buffer they write (the server's) */
 	size_t max;                  /* the largest reply */
+	struct rc__gss_table *gss;   /* the server's RPCSEC_GSS contexts (rc_server_set_gss), or
+	                                NULL: it takes no RPCSEC_GSS call */
+	uint64_t *gss_dropped;       /* ... and its count of those dropped unanswered (replays,
+	                                outside the window; atomic, relaxed: rc_server_stats) */
 	const unsigned char *msg;    /* the call message, from its xid */
 	size_t hdrlen;               /* bytes from the xid through the credential's body (what an
 	                                RPCSEC_GSS header checksum covers) */
@@ -71,13 +106,17 @@ typedef struct rc__svc_call {
 	const unsigned char *body;   /* what follows the verifier (arguments, as sent) */
 	size_t bodylen;
 	bool dgram;                  /* a datagram call */
+	struct rc_tp *conn;          /* the connection it came on (NULL: a datagram): its TLS
+	                                exporter binds RPCSEC_GSS contexts (rc__tp_exporter) */
 	bool tls;                    /* it came on a connection under TLS */
-	bool can_tls;                /* ... or on one that could start TLS */
-} rc__svc_call;
+	bool can_tls;                /* ... or on one the server could start TLS on (a stream
+	                                that can, and the server has a TLS context) */
+};
 
 /* One call's authentication, kept with its request until the reply is made (which may be
- * later, from another thread: a deferred request). Zeroed for each call. */
-typedef struct rc__svc_auth {
+ * later, from another thread: a deferred request). The serve step sets fl and zeroes the
+ * fields from ctx through verf_len for each call; the flavor fills them. */
+struct rc__svc_auth {
 	const rc__flavor *fl; /* the flavor that accepted the call */
 	void *ctx;            /* the flavor's reference (e.g. a security context); svc_release
 	                         lets it go */
@@ -92,7 +131,12 @@ typedef struct rc__svc_auth {
 	uint32_t verf_flavor;
 	uint32_t verf_len;
 	unsigned char verf[RC__MAX_AUTH_BYTES];
-} rc__svc_auth;
+	/* AUTH_SYS (set by its svc_accept, read only for a call of that flavor: the request's
+	 * rc_svc_req_authsys and, for the Sun layer, rc__svc_req_unixcred): the credential, and
+	 * Sun's view of it pointing into it */
+	rc_authsys sys;
+	rc_svc_unixcred ucred;
+};
 
 /* ---- client side ------------------------------------------------------------------------ */
 
@@ -129,10 +173,10 @@ struct rc__flavor {
 
 	/* Server (NULL svc_accept: the server does not accept this flavor -- AUTH_REJECTEDCRED). */
 
-	/* Check call *in's credential and verifier; fill *a (zeroed, a->fl set) and, for Sun's
-	 * view, req's credential fields. Returns 0 (accepted), an auth_stat (the call gets an
-	 * AUTH_ERROR reply), RC__AUTH_DROP or RC__AUTH_ANSWERED (*rlen: the reply's length). On
-	 * anything but 0, a->ctx is left NULL (nothing to release). */
+	/* Check call *in's credential and verifier; fill *a (a->fl set, the rest zeroed). req is
+	 * the call's handle, for the rc_svc_req_* accessors. Returns 0 (accepted), an auth_stat
+	 * (the call gets an AUTH_ERROR reply), RC__AUTH_DROP or RC__AUTH_ANSWERED (*rlen: the
+	 * reply's length). On anything but 0, a->ctx is left NULL (nothing to release). */
 	uint32_t (*svc_accept)(const rc__svc_call *in, rc__svc_auth *a, rc_svc_req *req,
 	                       size_t *rlen);
 	/* The verifier of an accepted reply to the call a stands for: flavor, body (at most

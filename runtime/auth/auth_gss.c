@@ -1,7 +1,8 @@
 /*
  * RPCSEC_GSS (RFC 2203) as an auth flavor (auth.h): the glue between the flavor interface and
- * the GSS core (gss.h). Server: rc_server_set_gss gives a server a context table; svc_accept
- * judges each call's credential (INIT/CONTINUE_INIT answered here, DESTROY too), the reply
+ * the GSS core (gss.h). Server: svc_accept judges each call's credential against the server's
+ * context table (server/rpcsec_gss.c makes it; the call brings it, and the server's reply encoders:
+ * this file knows no server object), INIT/CONTINUE_INIT answered here, DESTROY too; the reply
  * verifier is a MIC over the call's seq, arguments and results are unwrapped and wrapped for
  * the call's service, and the context reference goes with the reply (inline or deferred).
  * Client: the data flavor seals every call (credential with a fresh seq, a MIC over the
@@ -18,96 +19,9 @@
 #include "runtime/auth/auth.h"
 #include "runtime/auth/gss.h"
 #include "runtime/core/rpc.h"
-#include "runtime/server/server_internal.h"
-#include "runtime/server/request.h"
 #include "runtime/sun/sunrpc_gss_int.h"
 
 /* ---- server ----------------------------------------------------------------------------- */
-
-/* A new acceptor credential for a server's table t, while stopped or serving: contexts made keep
- * theirs (and their keys); INITs from now on are accepted with the new one. */
-static rc_status rc__gss_reload(rc__gss_table *t, const char *principal, const char *keytab,
-                                char *why, size_t whylen)
-{
-	rc__gss_err err = {0};
-
-	if (rc__gss_table_set_cred(t, principal, keytab, &err) != 0) {
-		if (why != NULL && whylen > 0)
-			snprintf(why, whylen, "%s", err.text);
-		return RC_AUTHERROR;
-	}
-	return RC_OK;
-}
-
-/* server.h: a context table for srv's RPCSEC_GSS calls; a second call, stopped or running,
- * gives the table a new acceptor credential (rc__gss_reload). */
-rc_status rc_server_set_gss(rc_server *srv, const char *principal, const char *keytab,
-                            char *why, size_t whylen)
-{
-	rc__gss_table_opts o = {.principal = principal, .keytab = keytab};
-	rc__gss_table *t;
-	rc__gss_err err = {0};
-
-	if (why != NULL && whylen > 0)
-		why[0] = '\0';
-	if (srv == NULL)
-		return RC_INVAL;
-	pthread_mutex_lock(&srv->mu);
-	t = srv->gss;
-	pthread_mutex_unlock(&srv->mu);
-	if (t != NULL)
-		return rc__gss_reload(t, principal, keytab, why, whylen);
-	/* the bounds of rc_server_limits (rc__gss_apply_limits later) */
-	o.max_contexts = RC__LIM(srv, gss_contexts);
-	o.max_principal = RC__LIM(srv, gss_contexts_per_principal);
-	o.max_incomplete = RC__LIM(srv, gss_incomplete);
-	o.idle_ms = RC__LIM(srv, gss_idle_ms);
-	if (rc__gss_table_create(&t, &o, &err) != 0) {
-		if (why != NULL && whylen > 0)
-			snprintf(why, whylen, "%s", err.text);
-		return RC_AUTHERROR;
-	}
-	pthread_mutex_lock(&srv->mu);
-	if (atomic_load(&srv->running) || srv->gss != NULL) {
-		/* (the first table is set while stopped: serving threads read srv->gss plainly) */
-		pthread_mutex_unlock(&srv->mu);
-		rc__gss_table_destroy(t);
-		return RC_INVAL;
-	}
-	srv->gss = t;
-	pthread_mutex_unlock(&srv->mu);
-	return RC_OK;
-}
-
-/* server/base.h: the table goes with the server; rc_server_set_limits's bounds; the contexts
- * it holds now. */
-void rc__gss_free(rc_server *srv)
-{
-	if (srv->gss != NULL)
-		rc__gss_table_destroy(srv->gss);
-	srv->gss = NULL;
-}
-
-void rc__gss_apply_limits(rc_server *srv)
-{
-	rc__gss_bounds b = {RC__LIM(srv, gss_contexts), RC__LIM(srv, gss_contexts_per_principal),
-	                    RC__LIM(srv, gss_incomplete), RC__LIM(srv, gss_idle_ms)};
-
-	if (srv->gss != NULL)
-		rc__gss_table_set_bounds(srv->gss, &b);
-}
-
-void rc__gss_get_stats(rc_server *srv, uint64_t *contexts, uint64_t *evicted)
-{
-	rc__gss_stats st;
-
-	*contexts = *evicted = 0;
-	if (srv->gss == NULL)
-		return;
-	rc__gss_table_stats(srv->gss, &st);
-	*contexts = st.contexts;
-	*evicted = st.evicted_lru + st.evicted_quota + st.evicted_incomplete;
-}
 
 /* The reply to an INIT/CONTINUE_INIT (a: its verdict): the GSS core's rpc_gss_init_res as
  * the NULL procedure's results, with its verifier. Returns the reply's length, or 0. */
@@ -118,28 +32,23 @@ static size_t rc__gss_answer_init(const rc__svc_call *in, const rc__gss_accepted
 	uint32_t vflavor = RC_AUTH_NONE, st;
 	rc__svc_auth v = {.fl = &rc__flavor_none};
 	size_t rlen = 0;
-	rc_xdr x;
 	int r;
 
-	r = rc__gss_svc_init(in->srv->gss, acc, in->body, in->bodylen, &res, &vflavor, &verf, &err);
+	r = rc__gss_svc_init(in->gss, acc, in->body, in->bodylen, &res, &vflavor, &verf, &err);
 	if (r == -1)
-		return rc__reply_simple(in->w, in->max, in->xid, false, RC__GARBAGE_ARGS, NULL, 0);
+		return in->reply->simple(in, false, RC__GARBAGE_ARGS, NULL, 0);
 	if (r == -2) {
 		st = RC__AUTH_CREDPROBLEM;
-		return rc__reply_simple(in->w, in->max, in->xid, true, RC__AUTH_ERROR, &st, 1);
+		return in->reply->simple(in, true, RC__AUTH_ERROR, &st, 1);
 	}
 	if (r != 0)
-		return rc__reply_simple(in->w, in->max, in->xid, false, RC__SYSTEM_ERR, NULL, 0);
+		return in->reply->simple(in, false, RC__SYSTEM_ERR, NULL, 0);
 	if (verf.len <= RC__MAX_AUTH_BYTES) {
-		v.verf_flavor = vflavor;
+		v.verf_flavor = vflavor; /* this reply's verifier */
 		v.verf_len = (uint32_t)verf.len;
 		if (verf.len > 0)
 			memcpy(v.verf, verf.data, verf.len);
-		in->w->auth = &v; /* this reply's verifier */
-		if (rc__reply_accepted_head(in->w, &x, in->max, in->xid, RC__SUCCESS) &&
-		    (res.len == 0 || rc_xdr_opaque(&x, res.data, (uint32_t)res.len)))
-			rlen = rc_xdr_getpos(&x);
-		in->w->auth = NULL;
+		rlen = in->reply->accepted(in, RC__SUCCESS, &v, res.data, res.len);
 	}
 	rc__gss_buf_free(&res);
 	rc__gss_buf_free(&verf);
@@ -152,9 +61,10 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 	rc__gss_accepted acc;
 	unsigned char exporter[RC__GSS_EXPORTER_LEN];
 
-	if (in->srv->gss == NULL)
+	(void)req;
+	if (in->gss == NULL)
 		return RC__AUTH_REJECTEDCRED; /* no acceptor: the flavor is not taken here */
-	rc__gss_svc_accept(in->srv->gss, in->msg, in->hdrlen, in->cred, in->credlen, in->vflavor,
+	rc__gss_svc_accept(in->gss, in->msg, in->hdrlen, in->cred, in->credlen, in->vflavor,
 	                   in->verf, in->vlen, &acc);
 	switch (acc.verdict) {
 	case RC__GSS_V_OK:
@@ -163,12 +73,12 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 		if (in->proc != 0)
 			return RC__AUTH_BADCRED; /* control procedures go to NULLPROC only */
 		/* a connection under TLS or QUIC: the context is bound to it (RFC 9266) */
-		if (rc__tp_exporter(req->conn, exporter, &acc.bind_required))
+		if (rc__tp_exporter(in->conn, exporter, &acc.bind_required))
 			acc.exporter = exporter;
 		*rlen = rc__gss_answer_init(in, &acc);
 		return RC__AUTH_ANSWERED;
 	case RC__GSS_V_DROP:
-		__atomic_add_fetch(&in->srv->n_gss_dropped, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(in->gss_dropped, 1, __ATOMIC_RELAXED);
 		return RC__AUTH_DROP;
 	case RC__GSS_V_BADCRED:
 		return RC__AUTH_BADCRED;
@@ -180,7 +90,6 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 	default:
 		return RC__AUTH_CTXPROBLEM;
 	}
-	_Static_assert(RC__GSS_HANDLE_LEN == RC__DRC_CTX_ID_LEN, "a handle is the DRC's context id");
 	_Static_assert(RC__GSS_EXPORTER_LEN == RC_TP_EXPORTER_LEN, "one exporter length");
 	a->ctx = acc.ctx;
 	a->ctx_id = rc__gss_svc_ctx_handle(acc.ctx); /* (the cache tells contexts apart) */
@@ -188,12 +97,7 @@ static uint32_t rc__gss_accept(const rc__svc_call *in, rc__svc_auth *a, rc_svc_r
 	a->service = acc.service;
 	if (acc.proc == RC__GSS_DESTROY) {
 		/* the context left the table: the reply verifier and void results, unwrapped */
-		rc_xdr x;
-		const rc__svc_auth *prev = in->w->auth;
-		in->w->auth = a;
-		*rlen = rc__reply_accepted_head(in->w, &x, in->max, in->xid, RC__SUCCESS)
-		        ? rc_xdr_getpos(&x) : 0;
-		in->w->auth = prev;
+		*rlen = in->reply->accepted(in, RC__SUCCESS, a, NULL, 0);
 		rc__gss_svc_ctx_unref(acc.ctx);
 		a->ctx = NULL;
 		return RC__AUTH_ANSWERED;
@@ -258,29 +162,6 @@ static bool rc__gss_wrap(const rc__svc_auth *a, rc_xdr *x, rc_xdrproc xres, cons
 static void rc__gss_release(rc__svc_auth *a)
 {
 	rc__gss_svc_ctx_unref(a->ctx);
-}
-
-/* server.h: the caller's principal, and the service, of an RPCSEC_GSS call. */
-const char *rc_svc_req_gss_principal(const rc_svc_req *h)
-{
-	const rc__req *r = rc__req_of(h);
-	const rc_svc_req *req = r != NULL ? &r->pub : NULL;
-
-	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.ctx == NULL ||
-	    r->auth.fl != &rc__flavor_gss)
-		return NULL;
-	return rc__gss_svc_ctx_principal(r->auth.ctx);
-}
-
-uint32_t rc_svc_req_gss_service(const rc_svc_req *h)
-{
-	const rc__req *r = rc__req_of(h);
-	const rc_svc_req *req = r != NULL ? &r->pub : NULL;
-
-	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.ctx == NULL ||
-	    r->auth.fl != &rc__flavor_gss)
-		return 0;
-	return r->auth.service;
 }
 
 /* ---- client ----------------------------------------------------------------------------- */
@@ -416,15 +297,4 @@ rc__gss_cli *rc__gss_cl_core(const rc__cl_auth *a, rc_client **clnt)
 	if (clnt != NULL)
 		*clnt = g->clnt;
 	return g->cli;
-}
-
-/* sunrpc_gss_int.h: the server-side context of an RPCSEC_GSS call being served. */
-rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *h)
-{
-	const rc__req *r = rc__req_of(h);
-	const rc_svc_req *req = r != NULL ? &r->pub : NULL;
-
-	if (req == NULL || req->rq_cred.oa_flavor != RC__GSS_FLAVOR || r->auth.fl != &rc__flavor_gss)
-		return NULL;
-	return r->auth.ctx;
 }

@@ -20,12 +20,16 @@
  *   dgram.c     datagram listeners                                                | listener
  *   direct.c    in-process (synchronous transports)                               | kinds
  *   serve.c     one request: decode, authenticate, dispatch; hands back the reply's bytes
- *   dispatch.c  the table, and the rc_svc_req_* facts a routine asks for
+ *   dispatch.c  the table, and the rc_svc_req_* facts a routine asks for   | side
+ *   rpcsec_gss.c  RPCSEC_GSS: the context table, what a request tells of it | by side
  *   defer.c     request objects and their pool, every answer, deferral
- *   auth_reg.c  the flavor registry -> auth_gss.c, auth.c (the flavors, runtime/auth/)
  *   reply.c     the reply encoders (the one way out itself is rc__reply_out, inline)
  *   drc.c       the duplicate request cache
  *   reqhandle.c the request handle table
+ *
+ * Below them all, runtime/auth/ (the flavors and the GSS core) knows no server object: the
+ * serve step hands a flavor the call (rc__svc_call, with reply.c's encoders for a call the
+ * flavor answers itself) and the call's rc__svc_auth, which the request keeps.
  *
  * A lower layer reaches a higher one only through a function pointer it was handed: a sink
  * (where a reply goes, "The one way out"), srv->defer_room, srv->back (the back channel's
@@ -155,7 +159,7 @@ struct rc_server {
 	_Atomic size_t inbound; /* bytes held for requests not yet served (max_inbound_bytes):
 	                           partial records, jobs, parked requests, deferred arguments */
 	bool memwait;           /* under mu: connections wait unread for the inbound budget */
-	struct rc__gss_table *gss; /* rc_server_set_gss's contexts, or NULL (auth_gss.c) */
+	struct rc__gss_table *gss; /* rc_server_set_gss's contexts, or NULL (rpcsec_gss.c) */
 	pthread_mutex_t poolmu; /* the request pool (rc__req_new, rc__req_unhold) */
 	struct rc__req *pool;   /* under poolmu: request objects let go of, kept for reuse (taken
 	                           from here, oldest first) */
@@ -229,7 +233,7 @@ struct rc_server {
 	void (*inbound_room)(struct rc_server *srv);
 	/* Send what connection c's output queue holds, as far as the socket takes it, and arm its
 	 * output descriptor for the rest (under c->wmu; false: broken). Set by the life cycle
-	 * (conn.c's rc__conn_push_out), for the back channels below it (backchan.c). */
+	 * (conn.c's rc__conn_push_out) for the back channels (backchan/, above the server). */
 	bool (*conn_push)(struct rc_server *srv, rc__conn *c);
 	/* Arm connection c's output descriptor if it is not armed (under c->wmu): its event
 	 * re-arms c for reading if it was held and is back under its caps (conn.c's
@@ -241,7 +245,7 @@ struct rc_server {
 	atomic_bool loop_alone;
 	/* A back channel's caller waiting for its reply reads the connection itself while no
 	 * thread is reading it (conn.c's rc__conn_back_take, _read, _give; set by the life cycle
-	 * for backchan.c below it). take: under srv->mu, an ARMED connection becomes the
+	 * for backchan.c, above it). take: under srv->mu, an ARMED connection becomes the
 	 * caller's (BUSY, disarmed), if worker threads serve its requests; read: wait up to
 	 * deadline (rc__now() clock; negative: no limit) for c's socket or wakefd, then read what
 	 * c has as a turn does -- RC_OK (still the caller's), RC_AGAIN (time is up: still the
@@ -299,7 +303,7 @@ static inline void rc__inbound_sub(rc_server *srv, size_t n)
  * under it). Fields it refuses while running (max_record, drc_*) are read plainly. */
 #define RC__LIM(srv, f) __atomic_load_n(&(srv)->lim.f, __ATOMIC_RELAXED)
 
-/* RPCSEC_GSS (auth_gss.c): free srv's context table (rc_server_destroy); apply srv->lim's
+/* RPCSEC_GSS (rpcsec_gss.c): free srv's context table (rc_server_destroy); apply srv->lim's
  * gss_* bounds to it (rc_server_set_limits); the contexts in it now and those evicted to make
  * room (rc_server_get_stats; 0 and 0 without a table). */
 void rc__gss_free(rc_server *srv);

@@ -292,9 +292,9 @@ uint32_t rc_svc_req_flavor(const rc_svc_req *h)
 
 const rc_authsys *rc_svc_req_authsys(const rc_svc_req *h)
 {
-	const rc_svc_req *req = rc__svc_req_of(h);
+	const rc__req *r = rc__req_of(h);
 
-	return req && req->rq_cred.oa_flavor == RC_AUTH_SYS ? &req->sys : NULL;
+	return r != NULL && r->pub.rq_cred.oa_flavor == RC_AUTH_SYS ? &r->auth.sys : NULL;
 }
 
 /* server.h: the reply verifier the auth hook (or the routine) chose, for a plain flavor. */
@@ -368,9 +368,9 @@ bool rc__svc_req_dgram(const rc_svc_req *h)
 
 const rc_svc_unixcred *rc__svc_req_unixcred(const rc_svc_req *h)
 {
-	const rc_svc_req *req = rc__svc_req_of(h);
+	const rc__req *r = rc__req_of(h);
 
-	return req != NULL ? req->rq_clntcred : NULL;
+	return r != NULL && r->pub.rq_cred.oa_flavor == RC_AUTH_SYS ? &r->auth.ucred : NULL;
 }
 
 /* Tell the layer above's hook, if one is installed, of ev; called without srv->mu held (the

@@ -1,9 +1,10 @@
 /*
  * The way out of the server: the reply encoders -- every reply's header, verifier and wrapped
  * results, through the call's flavor (w->auth); rc__reply_send, the one function every reply
- * leaves by, is inline in reply.h ("The one way out"). Below the serve step
- * and the flavors, which make replies with these; above nothing but the duplicate request
- * cache and the trace: a reply reaches its socket through its sink, never by a call up into
+ * leaves by, is inline in reply.h ("The one way out"). Below the serve step, which makes
+ * replies with these and hands them to the flavors (rc__flavor_replies: the flavors, below
+ * the server, call none of them by name); above nothing but the duplicate request cache, the
+ * trace and the flavors: a reply reaches its socket through its sink, never by a call up into
  * the listener kinds.
  */
 #include <stdatomic.h>
@@ -96,6 +97,41 @@ size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid)
 	w->starttls = true;
 	return rc_xdr_getpos(&x);
 }
+
+/* The encoders a flavor answers a call with (auth.h, rc__svc_replies), on call in's reply
+ * buffer. */
+static size_t rc__flavor_simple(const rc__svc_call *in, bool denied, uint32_t stat,
+                                const uint32_t *extra, int nextra)
+{
+	return rc__reply_simple(in->w, in->max, in->xid, denied, stat, extra, nextra);
+}
+
+static size_t rc__flavor_accepted(const rc__svc_call *in, uint32_t stat, const rc__svc_auth *a,
+                                  const unsigned char *body, size_t n)
+{
+	rc__wctx *w = in->w;
+	const rc__svc_auth *prev = w->auth;
+	size_t rlen = 0;
+	rc_xdr x;
+
+	w->auth = a; /* this reply's verifier */
+	if (rc__reply_accepted_head(w, &x, in->max, in->xid, stat) &&
+	    (n == 0 || rc_xdr_opaque(&x, (void *)body, (uint32_t)n)))
+		rlen = rc_xdr_getpos(&x);
+	w->auth = prev;
+	return rlen;
+}
+
+static size_t rc__flavor_starttls(const rc__svc_call *in)
+{
+	return rc__reply_starttls(in->w, in->max, in->xid);
+}
+
+const rc__svc_replies rc__flavor_replies = {
+	.simple = rc__flavor_simple,
+	.accepted = rc__flavor_accepted,
+	.starttls = rc__flavor_starttls,
+};
 
 /* reply.h: a datagram reply to xid did not fit: counted and traced. */
 void rc__reply_too_big(rc_server *srv, uint32_t xid)

@@ -178,6 +178,8 @@ size_t rc__reply_simple(rc__wctx *w, size_t max, uint32_t xid, bool denied, uint
                         const uint32_t *extra, int nextra);
 bool rc__reply_accepted_head(rc__wctx *w, rc_xdr *x, size_t max, uint32_t xid, uint32_t stat);
 size_t rc__reply_starttls(rc__wctx *w, size_t max, uint32_t xid);
+/* The same, as the serve step hands them to a call's flavor (auth.h). */
+extern const rc__svc_replies rc__flavor_replies;
 
 /* The largest reply buffer a serving thread keeps between requests (a heap buffer a big reply
  * grew): 4 MiB, or the server's max_record when smaller; bigger ones are freed after their

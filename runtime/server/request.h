@@ -17,8 +17,8 @@ struct rc_svc_req {
 	uint32_t rq_prog;        /* program, version and procedure called */
 	uint32_t rq_vers;
 	uint32_t rq_proc;
-	rc_opaque_auth rq_cred;  /* the raw credential */
-	void *rq_clntcred;       /* AUTH_SYS: &ucred, else NULL */
+	rc_opaque_auth rq_cred;  /* the raw credential (the rest of what the flavor read of it
+	                            is rc__req's auth) */
 	struct rc_server *srv;
 	const struct rc__reg *reg;
 	const struct rc_svc_proc *proc;
@@ -32,9 +32,6 @@ struct rc_svc_req {
 	size_t argslen;
 	size_t rlen;                 /*   the reply's length so far (0: none) */
 	struct rc_tp *conn;          /* the stream it came on (rc_svc_req_tls asks it), or NULL */
-	/* (last: only AUTH_SYS calls touch them; the fields above fill two cache lines) */
-	rc_authsys sys;              /* AUTH_SYS (rq_cred.oa_flavor): the parsed credential */
-	rc_svc_unixcred ucred;
 };
 
 /*

@@ -137,7 +137,6 @@ rc__req_begin(rc_server *srv, rc_svc_req *req, uint32_t xid, const rc_peer *peer
 	req->conn = conn;
 	req->keep_res = false;
 	req->rq_cred.oa_base = (char *)cred;
-	req->rq_clntcred = NULL;
 }
 
 /* A step of a traced serve (rc__serve_body with traced set; untraced, nothing at all). */
@@ -227,9 +226,11 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 		uint32_t st = RC__AUTH_REJECTEDCRED; /* a flavor this server does not take */
 		size_t rlen = 0;
 		if (fl != NULL && fl->svc_accept != NULL) {
-			in.srv = srv;
+			in.reply = &rc__flavor_replies;
 			in.w = w;
 			in.max = max;
+			in.gss = srv->gss;
+			in.gss_dropped = &srv->n_gss_dropped;
 			in.msg = msg;
 			in.xid = xid;
 			in.prog = req->rq_prog;
@@ -239,14 +240,16 @@ rc__serve_body(rc_server *srv, rc__wctx *w, const unsigned char *msg, size_t len
 			in.body = rd.p;
 			in.bodylen = (size_t)(rd.end - rd.p);
 			in.dgram = dgram;
+			in.conn = dgram ? NULL : conn;
 			in.tls = rc__conn_secure(conn, NULL);
-			in.can_tls = !dgram && conn != NULL && conn->vt->starttls != NULL;
+			in.can_tls = !dgram && conn != NULL && conn->vt->starttls != NULL &&
+			             srv->tls != NULL;
 			r->auth.fl = fl;
 			r->auth.ctx = NULL;
 			r->auth.seq = r->auth.service = 0;
 			r->auth.ctx_id = NULL;
 			r->auth.verf_flavor = r->auth.verf_len = 0;
-			st = fl->svc_accept(&in, &r->auth, req, &rlen);
+			st = fl->svc_accept(&in, &r->auth, r->handle, &rlen);
 		}
 		if (st == RC__AUTH_ANSWERED)
 			return rlen;

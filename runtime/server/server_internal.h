@@ -143,8 +143,9 @@ void *rc__server_hook_ctx(rc_server *srv, rc__srv_hook fn);
 /* ---- the request, for the Sun layer (sunrpc_svc.c) ---------------------------------------- */
 
 /* Whether req came as a datagram; its AUTH_SYS credential in Sun's shape (NULL for another
- * flavor). */
+ * flavor); the context of an RPCSEC_GSS call (valid until its reply), or NULL (rpcsec_gss.c). */
 bool rc__svc_req_dgram(const rc_svc_req *req);
 const rc_svc_unixcred *rc__svc_req_unixcred(const rc_svc_req *req);
+struct rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *req);
 
 #endif

@@ -50,11 +50,11 @@ layers() {
 # controls, with the client's RPCSEC_GSS context making, which takes calls; then the back
 # channels and handles), client/ (multi-calls; started and blocking calls; the object; the
 # engine; the peer's calls; what all of it uses), server/ (its loop, and its limits changed
-# while serving; draining; PROXY headers;
-# admission; TLS swapped live; listener kinds; serve step; counters; dispatch table; requests),
-# auth/ (flavors; their server side answers through server/'s reply path, below them), the
-# rest of server/ (the reply path, the cache, request handles), auth/'s GSS core (the
-# contexts; the acceptor's keytab credential; what both sides share), core/, then
+# while serving; draining; PROXY headers; admission; TLS swapped live; listener kinds; serve
+# step; counters; dispatch table and its RPCSEC_GSS contexts; requests; the reply path; the
+# cache; request handles), auth/ (the registry; the flavors, which answer a call through the
+# encoders the serve step hands them and call nothing of server/; the GSS core: the
+# contexts, the acceptor's keytab credential, what both sides share), core/, then
 # transports/ (the table and URI parsing; QUIC -- its transports, its endpoint, its sessions,
 # its pipes and streams -- above the stream transport it borrows from;
 # each transport; QUIC's helpers; TLS's connections above its contexts; the PROXY header
@@ -79,14 +79,14 @@ live.c.o
 conn.c.o dgram.c.o direct.c.o
 serve.c.o
 stats.c.o
-dispatch.c.o
+dispatch.c.o rpcsec_gss.c.o
 defer.c.o
-auth_reg.c.o
-auth_gss.c.o
-auth.c.o
 reply.c.o
 drc.c.o
 reqhandle.c.o
+auth_reg.c.o
+auth_gss.c.o
+auth.c.o
 gss_client.c.o gss_svc.c.o
 gss_acceptor.c.o
 gss_common.c.o
@@ -127,5 +127,5 @@ apart() {
 
 apart "the client and the server" "multi.c.o async.c.o fast.c.o client.c.o engine.c.o
 inbound.c.o common.c.o" "server.c.o drain.c.o proxy.c.o accept.c.o live.c.o
-conn.c.o dgram.c.o direct.c.o serve.c.o stats.c.o dispatch.c.o defer.c.o reply.c.o drc.c.o
-reqhandle.c.o"
+conn.c.o dgram.c.o direct.c.o serve.c.o stats.c.o dispatch.c.o rpcsec_gss.c.o defer.c.o reply.c.o
+drc.c.o reqhandle.c.o"

@@ -13,8 +13,8 @@
  *                  control credit.
  *   quic_msg.c, quic_ngtcp2.c  the record reader; ngtcp2's version differences.
  */
-#ifndef RC_TRANSPORTS_QUIC_PRIV_H
-#define RC_TRANSPORTS_QUIC_PRIV_H
+#ifndef RC_TRANSPORTS_QUIC_CONN_H
+#define RC_TRANSPORTS_QUIC_CONN_H
 
 #include <pthread.h>
 #include <stdatomic.h>
