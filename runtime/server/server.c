@@ -33,6 +33,7 @@
 #include "runtime/core/rpc.h"
 #include "runtime/server/server_internal.h"
 #include "runtime/server/listener.h"
+#include "transports/quic.h"
 #include "transports/tls.h"
 
 /* server_internal.h: a copy of the socket listeners and registrations, under srv->mu. */
@@ -193,6 +194,19 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 	out->conns_proxied = srv->n_proxied;
 	out->conns_proxy_refused = srv->n_proxy_refused;
 	out->draining = srv->draining;
+	for (size_t i = 0; i < srv->nlsn; i++) {
+		rc__quic_stats q; /* (all zero for a listener that is not quic://) */
+		rc__quic_lsn_stats(srv->lsn[i]->tp, &q);
+		out->quic_conns += q.conns;
+		out->quic_open_conns += q.open_conns;
+		out->quic_handshake_fails += q.handshake_fails;
+		out->quic_streams += q.streams;
+		out->quic_bad_records += q.bad_records;
+		out->quic_stream_limit += q.stream_limit;
+		out->quic_wrong_direction += q.wrong_direction;
+		out->quic_idle_closed += q.idle_closed;
+		out->quic_refused += q.refused;
+	}
 	pthread_mutex_unlock(&srv->mu);
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);
 	out->gss_dropped = __atomic_load_n(&srv->n_gss_dropped, __ATOMIC_RELAXED);

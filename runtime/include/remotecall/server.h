@@ -422,6 +422,19 @@ typedef struct rc_server_stats {
 	uint64_t conns_proxy_refused; /* closed unserved: no header, a malformed one, silent for
 	                                 stall_ms, or from a balancer not in ?proxy_from */
 	uint64_t draining;            /* 1 once rc_server_drain's drain has begun, else 0 */
+	/* RPC-over-QUIC listeners (quic://; docs/runtime.md, "RPC-over-QUIC"), all of them
+	 * together; each stream a client opens is also one of the stream connections above */
+	uint64_t quic_conns;           /* QUIC connections whose handshake completed */
+	uint64_t quic_open_conns;      /* ... open now */
+	uint64_t quic_handshake_fails; /* failed their handshake (a bad certificate, no ALPN
+	                                  "sunrpc", ...) */
+	uint64_t quic_streams;         /* streams clients opened */
+	uint64_t quic_bad_records;     /* closed with RPC_PROTOCOL_VIOLATION: a record over
+	                                  max_record or too short to be RPC */
+	uint64_t quic_stream_limit;    /* closed for opening more streams than allowed */
+	uint64_t quic_wrong_direction; /* messages dropped for going the wrong way on a stream */
+	uint64_t quic_idle_closed;     /* ended by the idle timeout */
+	uint64_t quic_refused;         /* refused at the listener's connection cap */
 } rc_server_stats;
 
 /*
