@@ -18,8 +18,8 @@
 
 #include "runtime/auth/auth.h"
 #include "runtime/auth/gss.h"
+#include "runtime/auth/gss_flavor.h"
 #include "runtime/core/rpc.h"
-#include "runtime/sun/sunrpc_gss_int.h"
 
 /* ---- server ----------------------------------------------------------------------------- */
 
@@ -286,7 +286,7 @@ const rc__flavor rc__flavor_gss = {
 	.cl_destroy = rc__gss_cl_destroy,
 };
 
-/* sunrpc_gss_int.h: the core object of a data flavor object, and the client it serves. */
+/* gss_flavor.h: the core object of a data flavor object, and the client it serves. */
 rc__gss_cli *rc__gss_cl_core(const rc__cl_auth *a, rc_client **clnt)
 {
 	const rc__gss_cl *g;

@@ -397,7 +397,7 @@ static bool rc__back_push(rc_server_conn *h)
 	bool ok;
 
 	pthread_mutex_lock(&c->wmu);
-	ok = h->srv->conn_push(h->srv, c);
+	ok = rc__conn_push_out(h->srv, c);
 	pthread_mutex_unlock(&c->wmu);
 	if (!ok)
 		c->tp->vt->shutdown(c->tp, true);
@@ -460,7 +460,7 @@ static bool rc__back_take(rc_server_conn *h, rc__conn *c)
 	bool mine = false;
 
 	if (pthread_mutex_trylock(&srv->mu) == 0) {
-		mine = srv->conn_take(srv, c);
+		mine = rc__conn_back_take(srv, c);
 		pthread_mutex_unlock(&srv->mu);
 	}
 	return mine;
@@ -485,7 +485,7 @@ static void rc__back_untake(rc__back *b)
 {
 	rc__conn *c = rc__back_claim(b);
 
-	b->h->srv->conn_give(b->h->srv, c);
+	rc__conn_back_give(b->h->srv, c);
 }
 
 static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
@@ -524,10 +524,10 @@ static rc_status rc__back_send(rc_tp *tp, unsigned char *msg, size_t len, const 
 		 * rc__conn_plan). Not only for the first call in flight: the reply to the one
 		 * before may have been read meanwhile, and the plan made without it */
 		if (atomic_load(&c->held))
-			(void)h->srv->conn_poke(h->srv, c);
+			(void)rc__conn_poke(h->srv, c);
 		/* queued behind the server's own replies, or sent now with whatever is queued */
 		st = c->tp->vt->send(c->tp, msg, len, NULL, RC_TPF_DONTWAIT | (more ? RC_TPF_MORE : 0));
-		if (st == RC_OK && !more && !h->srv->conn_push(h->srv, c))
+		if (st == RC_OK && !more && !rc__conn_push_out(h->srv, c))
 			st = RC_CANTSEND;
 		queued = rc__conn_outq(c) >= RC__BACK_OQ;
 		pthread_mutex_unlock(&c->wmu);
@@ -586,7 +586,7 @@ static bool rc__back_alone(rc_server_conn *h)
  * come first -- the peer runs at once on one core -- and wake a loop's thread to read it.
  * The replies this thread routes to its own back channel need no eventfd (reading), the
  * receive after this takes them. Under b->mu (let go while it reads). Returns the connection
- * this thread still reads, for the caller to give back (srv->conn_give, *srvp) once it has let
+ * this thread still reads, for the caller to give back (rc__conn_back_give, *srvp) once it has let
  * go of b->mu; NULL if it did not take it, or its turn ended.
  */
 static rc__conn *rc__back_read(rc__back *b, int64_t deadline, rc_server **srvp)
@@ -616,7 +616,7 @@ static rc__conn *rc__back_read(rc__back *b, int64_t deadline, rc_server **srvp)
 	while (b->head == NULL && !b->hup && !atomic_load(&b->shut) && b->starved == NULL) {
 		rc_status st;
 		pthread_mutex_unlock(&b->mu);
-		st = srv->conn_read(srv, c, b->tp.fd, deadline);
+		st = rc__conn_back_read(srv, c, b->tp.fd, deadline);
 		pthread_mutex_lock(&b->mu);
 		if (st == RC_CLOSED)
 			mine = false; /* its turn ended: at its caps, or gone */
@@ -681,7 +681,7 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	if (give != NULL && b->head == NULL) {
 		/* its time is up, or the channel shut: the connection goes back before any wait */
 		pthread_mutex_unlock(&b->mu);
-		srv->conn_give(srv, give);
+		rc__conn_back_give(srv, give);
 		give = NULL;
 		pthread_mutex_lock(&b->mu);
 	}
@@ -727,7 +727,7 @@ static rc_status rc__back_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from
 	}
 	pthread_mutex_unlock(&b->mu);
 	if (give != NULL)
-		srv->conn_give(srv, give); /* (after b->mu: srv->mu comes first) */
+		rc__conn_back_give(srv, give); /* (after b->mu: srv->mu comes first) */
 	return st;
 }
 

@@ -231,30 +231,12 @@ struct rc_server {
 	 * (memwait): those under the budget again are re-armed (conn.c's rc__inbound_room, set
 	 * by the life cycle as defer_room is). */
 	void (*inbound_room)(struct rc_server *srv);
-	/* Send what connection c's output queue holds, as far as the socket takes it, and arm its
-	 * output descriptor for the rest (under c->wmu; false: broken). Set by the life cycle
-	 * (conn.c's rc__conn_push_out) for the back channels (backchan/, above the server). */
-	bool (*conn_push)(struct rc_server *srv, rc__conn *c);
-	/* Arm connection c's output descriptor if it is not armed (under c->wmu): its event
-	 * re-arms c for reading if it was held and is back under its caps (conn.c's
-	 * rc__conn_poke) -- a back channel's call in flight raises them. */
-	bool (*conn_poke)(struct rc_server *srv, rc__conn *c);
 	/* The thread that serves alone (rc_server_run with one thread, rc_server_step) while it
 	 * does (loop_alone): a back channel's blocking call from it could never get its reply. */
 	pthread_t loop_thread;
 	atomic_bool loop_alone;
-	/* A back channel's caller waiting for its reply reads the connection itself while no
-	 * thread is reading it (conn.c's rc__conn_back_take, _read, _give; set by the life cycle
-	 * for backchan.c, above it). take: under srv->mu, an ARMED connection becomes the
-	 * caller's (BUSY, disarmed), if worker threads serve its requests; read: wait up to
-	 * deadline (rc__now() clock; negative: no limit) for c's socket or wakefd, then read what
-	 * c has as a turn does -- RC_OK (still the caller's), RC_AGAIN (time is up: still the
-	 * caller's), RC_CLOSED (the turn ended: c is no longer the caller's, and may be gone);
-	 * give: end the caller's turn (re-armed, held, or ended if doomed meanwhile). */
-	bool (*conn_take)(struct rc_server *srv, rc__conn *c);
-	rc_status (*conn_read)(struct rc_server *srv, rc__conn *c, int wakefd, int64_t deadline);
-	void (*conn_give)(struct rc_server *srv, rc__conn *c);
-	unsigned backreaders; /* under mu: connections a back channel's caller reads now */
+	unsigned backreaders; /* under mu: connections a back channel's caller reads now
+	                       * (listener.h's rc__conn_back_take) */
 	rc__conn *conn_pool;  /* under mu: closed connections once taken, for reuse (conn.c) */
 	bool destroying;      /* under mu: rc_server_destroy has begun: no more are taken */
 	/* connection life (backchan/connlife.c): the hook (set while not running) and its steps

@@ -334,17 +334,24 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c);
 /* Reply bytes waiting in c's output queue (takes c->wmu). */
 size_t rc__conn_pending(rc__conn *c);
 /* Send c's queued output as far as the socket takes it, arm its output descriptor for the
- * rest (under c->wmu). False: c is broken. */
+ * rest (under c->wmu). False: c is broken. The back channels (backchan/, above the server)
+ * send through it too. */
 bool rc__conn_push_out(rc_server *srv, rc__conn *c);
 /* Arm c's output descriptor unless it is armed (under c->wmu): its event runs rc__conn_out,
- * which re-arms a held c that is back under its caps. False: no descriptor. */
+ * which re-arms a held c that is back under its caps -- a back channel's call in flight
+ * raises them. False: no descriptor. */
 bool rc__conn_poke(rc_server *srv, rc__conn *c);
 /* Serve queued jobs until none is left. */
 void rc__job_next(rc_server *srv, rc__wctx *w);
 /* A connection's output descriptor is writable: drain its queue. */
 void rc__conn_out(rc_server *srv, rc__conn *c);
-/* A back channel's caller reads c itself while it waits (srv->conn_take, conn_read,
- * conn_give: see there). */
+/* A back channel's caller waiting for its reply reads the connection itself while no thread
+ * is reading it (backchan.c, above the server). take: under srv->mu, an ARMED connection
+ * becomes the caller's (BUSY, disarmed), if worker threads serve its requests; read: wait up
+ * to deadline (rc__now() clock; negative: no limit) for c's socket or wakefd, then read what
+ * c has as a turn does -- RC_OK (still the caller's), RC_AGAIN (time is up: still the
+ * caller's), RC_CLOSED (the turn ended: c is no longer the caller's, and may be gone); give:
+ * end the caller's turn (re-armed, held, or ended if doomed meanwhile). */
 bool rc__conn_back_take(rc_server *srv, rc__conn *c);
 rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline);
 void rc__conn_back_give(rc_server *srv, rc__conn *c);

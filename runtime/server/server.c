@@ -158,11 +158,6 @@ rc_status rc_server_create(rc_server **out)
 	srv->ctl_serve = rc__ctl_serve; /* (and the serve step answers a drain's notice call) */
 	srv->aux_tick = rc__aux_tick;       /* (and admission's timer runs proxy.c's and drain.c's) */
 	srv->proxy_begin = rc__proxy_begin; /* (and hands a ?proxy=v2 listener's connections up) */
-	srv->conn_push = rc__conn_push_out; /* (and the back channels send through it) */
-	srv->conn_poke = rc__conn_poke;
-	srv->conn_take = rc__conn_back_take;
-	srv->conn_read = rc__conn_back_read;
-	srv->conn_give = rc__conn_back_give;
 	srv->drc = rc__drc_create(srv->lim.drc_entries, srv->lim.drc_bytes, srv->lim.drc_ttl_ms);
 	*out = srv;
 	return RC_OK;

@@ -17,6 +17,7 @@
 
 #include <gssapi/gssapi_krb5.h>
 
+#include "runtime/server/server_internal.h"
 #include "runtime/sun/sunrpc_gss_int.h" /* (before the Sun names) */
 
 #include <remotecall/sunrpc_gss.h>

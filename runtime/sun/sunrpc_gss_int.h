@@ -1,6 +1,7 @@
 /*
  * The Sun RPCSEC_GSS layer (sunrpc_gss.c) and what it needs of the others: the flavor
- * (auth_gss.c, auth_gss_cl.c), the Sun server (sunrpc_svc.c) and the Sun client (sunrpc.c).
+ * (auth/gss_flavor.h), its context maker (auth_gss_cl.c), the Sun server (sunrpc_svc.c) and
+ * the Sun client (sunrpc.c).
  * Internal.
  */
 #ifndef RC_SUNRPC_GSS_INT_H
@@ -14,22 +15,10 @@
 
 #include "runtime/auth/auth.h"
 #include "runtime/auth/gss.h"
+#include "runtime/auth/gss_flavor.h"
 
 struct rc_sunrpc_auth;    /* AUTH (<remotecall/sunrpc.h>) */
 struct rc_sunrpc_svc_req; /* struct svc_req */
-
-/* A client's RPCSEC_GSS state (rc__cl_auth.priv): the GSS core's context object, the client
- * whose calls it seals, how to make a context again on it (auth_gss_cl.c; the data flavor's
- * refresh calls it), and, while the context is being made, the last reply verifier (the INIT
- * calls go through the engine with the establishing flavor, whose cl_validate keeps it). */
-typedef struct rc__gss_cl {
-	rc__gss_cli *cli;
-	rc_client *clnt;
-	bool (*renew)(rc__cl_auth *a); /* a context again, a installed again: true if both */
-	uint32_t init_vflavor;
-	size_t init_vlen;
-	unsigned char init_verf[RC__MAX_AUTH_BYTES];
-} rc__gss_cl;
 
 /* auth_gss_cl.c: establish a context on clnt with o (NULL calls now) and send every later call
  * under it, as rc_client_set_auth_gss; *ref (if not NULL) gets a reference of the caller's to
@@ -37,11 +26,6 @@ typedef struct rc__gss_cl {
  * on failure the client is left with AUTH_NONE. */
 rc_status rc__gss_client_start(rc_client *clnt, const rc__gss_cli_opts *o, rc__cl_auth **ref,
                                rc_error *err);
-/* auth_gss.c: the core object of an RPCSEC_GSS flavor object and (*clnt) the client whose
- * context it is; NULL for an object of another flavor. */
-rc__gss_cli *rc__gss_cl_core(const rc__cl_auth *a, rc_client **clnt);
-/* auth_gss.c: the context of the RPCSEC_GSS call req is (valid until its reply), or NULL. */
-rc__gss_svc_ctx *rc__gss_req_ctx(const rc_svc_req *req);
 
 /* sunrpc_svc.c: the process's Sun server (made now if need be; NULL if it cannot be), and the
  * call being dispatched on this thread (NULL outside a dispatch function). */
