@@ -12,8 +12,9 @@
 
 #include "runtime/auth/auth.h"
 #include "runtime/auth/gss.h"
+#include "runtime/auth/gss_flavor.h"
+#include "runtime/client/gss_cl.h"
 #include "runtime/core/rpc.h"
-#include "runtime/sun/sunrpc_gss_int.h"
 
 /* The flavor of the establishing NULL calls: the INIT/CONTINUE_INIT credential and an
  * AUTH_NONE verifier; the reply's verifier is kept (not checked: the core does that). Not in

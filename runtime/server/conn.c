@@ -571,7 +571,7 @@ enum { RC__PLAN_HOLD, RC__PLAN_READ, RC__PLAN_NOW };
  * The plan for c (under srv->mu). For a connection with back channels (backchan.c) it raises
  * c->held first and reads inflight (rc__conn_backwait) after: every call a back channel sends
  * raises inflight, then reads c->held -- so either the plan here counts that call (and reads
- * on), or that call sees c held and re-arms it (srv->conn_poke). *starve: held with calls back
+ * on), or that call sees c held and re-arms it (rc__conn_poke). *starve: held with calls back
  * in flight and its parking budget spent -- the caller fails them (the back hooks' starve).
  */
 static int rc__conn_plan(rc_server *srv, rc__conn *c, size_t pending, bool *starve)
@@ -1127,7 +1127,7 @@ void rc__conn_serve_mt(rc_server *srv, rc__wctx *w, rc__conn *c)
  * re-armed), never freed memory.
  */
 
-/* listener.h (srv->conn_take) */
+/* listener.h */
 bool rc__conn_back_take(rc_server *srv, rc__conn *c)
 {
 	if (srv->jobfd < 0 || c->state != RC__CONN_ARMED || c->end != RC__CONN_LIVE ||
@@ -1144,7 +1144,7 @@ bool rc__conn_back_take(rc_server *srv, rc__conn *c)
 	return true;
 }
 
-/* listener.h (srv->conn_read) */
+/* listener.h */
 rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t deadline)
 {
 	rc__turn t;
@@ -1178,7 +1178,7 @@ rc_status rc__conn_back_read(rc_server *srv, rc__conn *c, int wakefd, int64_t de
 	return rc__turn_end(srv, c, &t, true, NULL) ? RC_CLOSED : RC_OK;
 }
 
-/* listener.h (srv->conn_give) */
+/* listener.h */
 void rc__conn_back_give(rc_server *srv, rc__conn *c)
 {
 	rc__turn t;

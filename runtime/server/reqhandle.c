@@ -2,7 +2,7 @@
  * Request handles (request.h, "Request handles"): the process-wide table of slots that the
  * rc_svc_req * handed to routines names, a slot per request object alive, and each slot's
  * generation. The bottom of the server's layers: defer.c makes, moves on and frees handles;
- * dispatch.c, backchan.c and auth_gss.c's public entries look them up (rc__req_of).
+ * dispatch.c, rpcsec_gss.c and backchan.c's public entries look them up (rc__req_of).
  */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,6 +1,6 @@
 /*
  * The Sun RPCSEC_GSS layer (sunrpc_gss.c) and what it needs of the others: the flavor
- * (auth/gss_flavor.h), its context maker (auth_gss_cl.c), the Sun server (sunrpc_svc.c) and
+ * (auth/gss_flavor.h), its context maker (client/gss_cl.h), the Sun server (sunrpc_svc.c) and
  * the Sun client (sunrpc.c).
  * Internal.
  */
@@ -16,16 +16,10 @@
 #include "runtime/auth/auth.h"
 #include "runtime/auth/gss.h"
 #include "runtime/auth/gss_flavor.h"
+#include "runtime/client/gss_cl.h" /* rc__gss_client_start */
 
 struct rc_sunrpc_auth;    /* AUTH (<remotecall/sunrpc.h>) */
 struct rc_sunrpc_svc_req; /* struct svc_req */
-
-/* auth_gss_cl.c: establish a context on clnt with o (NULL calls now) and send every later call
- * under it, as rc_client_set_auth_gss; *ref (if not NULL) gets a reference of the caller's to
- * the flavor object (rc__cl_auth_unref), NULL on failure. rc_client_set_auth_gss's statuses;
- * on failure the client is left with AUTH_NONE. */
-rc_status rc__gss_client_start(rc_client *clnt, const rc__gss_cli_opts *o, rc__cl_auth **ref,
-                               rc_error *err);
 
 /* sunrpc_svc.c: the process's Sun server (made now if need be; NULL if it cannot be), and the
  * call being dispatched on this thread (NULL outside a dispatch function). */
