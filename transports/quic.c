@@ -212,6 +212,7 @@ static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const 
 		else
 			b->from = c;
 		b->from_tail = c;
+		b->from_bytes += c->len;
 	}
 	ring = !b->attn;
 	b->attn = true;
@@ -234,11 +235,58 @@ static rc_status rc__qtp_send(rc_tp *tp, unsigned char *msg, size_t len, const r
 	return rc__qtp_sendv(tp, msg, len, NULL, 0, flags);
 }
 
+/* Bytes waiting over the box's bounds (0: within them; rc__qbox_full), under its lock: the
+ * box is choked from here until the endpoint has room again -- the runtime's end is filled
+ * (a burst of non-blocking filler writes until the kernel takes no more), so it is not
+ * writable while outq says bytes wait, as a TCP socket's descriptor with a full buffer. */
+static size_t rc__qtp_over(rc__qtp *q)
+{
+	static const char filler[4096];
+	rc__qbox *b = q->box;
+
+	if (!rc__qbox_full(b))
+		return 0;
+	if (!b->choked) {
+		b->choked = true;
+		while (send(q->tp.fd, filler, sizeof(filler), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+			;
+	}
+	return b->from_bytes;
+}
+
+/* The vt's outq: the box's bytes over its bounds (0 while within them: the endpoint takes
+ * them as acknowledgments come). */
+static size_t rc__qtp_outq(rc_tp *tp)
+{
+	rc__qtp *q = (rc__qtp *)tp;
+	size_t n;
+
+	pthread_mutex_lock(&q->box->mu);
+	n = rc__qtp_over(q);
+	pthread_mutex_unlock(&q->box->mu);
+	return n;
+}
+
+/* The vt's flush: the endpoint takes every record by itself; this waits (timeout_ms, as the
+ * vt says) until the box is within its bounds -- its descriptor writable again. */
 static rc_status rc__qtp_flush(rc_tp *tp, int timeout_ms)
 {
-	(void)tp;
-	(void)timeout_ms;
-	return RC_OK; /* nothing is ever queued: a send hands its record over whole */
+	uint64_t until = rc__q_now() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+
+	for (;;) {
+		struct pollfd pf = {tp->fd, POLLOUT, 0};
+		uint64_t now = rc__q_now();
+		int wait = -1;
+
+		if (rc__qtp_outq(tp) == 0)
+			return RC_OK;
+		if (timeout_ms == 0 || (timeout_ms > 0 && now >= until))
+			return RC_AGAIN;
+		if (timeout_ms > 0)
+			wait = (int)((until - now + 999999) / 1000000);
+		if (poll(&pf, 1, wait) < 0 && errno != EINTR)
+			return RC_CANTSEND;
+	}
 }
 
 static bool rc__qtp_ahead(rc_tp *tp)
@@ -325,7 +373,7 @@ static void rc__qtp_close(rc_tp *tp)
 static const rc_tp_vt rc__qtp_vt = {
 	.send = rc__qtp_send,
 	.flush = rc__qtp_flush,
-	.outq = rc__tp_nothing_queued,
+	.outq = rc__qtp_outq,
 	.recv = rc__qtp_recv,
 	.set_max_record = rc__qtp_set_max_record,
 	.buffered = rc__tp_nothing_buffered,

@@ -60,6 +60,9 @@ uint32_t rc__qmsg_type(const rc__qmsg *m);
 
 /* Tests: the QUIC idle timeout of connections made from now on (ms; 0: the default, 30 s). */
 void rc__quic_set_idle_ms(unsigned ms);
+/* Tests: while on, client endpoints give their peers no flow-control credit back (a peer
+ * that reads nothing); what they held back is given once it is off and their pipe rings. */
+void rc__quic_set_withhold(bool on);
 
 /* What a QUIC listener counted (rc__quic_lsn_stats). */
 typedef struct rc__quic_stats {
@@ -72,6 +75,9 @@ typedef struct rc__quic_stats {
 	uint64_t idle_closed;     /* connections ended by the idle timeout */
 	uint64_t refused;         /* connections refused at the listener's cap */
 	uint64_t open_conns;      /* connections open now */
+	uint64_t queued;          /* bytes of replies (and calls back) in streams' send queues
+	                             now: taken from pipes, not yet acknowledged (bounded:
+	                             RC__Q_PIPE_HELD a pipe, quic_conn.h) */
 } rc__quic_stats;
 
 struct rc_tp;

@@ -40,6 +40,15 @@
 #define RC__Q_STREAM_WIN ((uint64_t)4 << 20)  /* initial stream flow-control window */
 #define RC__Q_CONN_WIN ((uint64_t)16 << 20)   /* initial connection window */
 #define RC__Q_PIPE_HIWAT ((size_t)8 << 20)    /* bytes queued to a pipe before credit waits */
+/* A pipe's output (from its runtime end) is bounded as a TCP socket's: the endpoint takes
+ * records into its streams' send queues while fewer than RC__Q_PIPE_HELD of the pipe's bytes
+ * wait there unacknowledged -- two of our stream windows: one in flight to a peer as generous
+ * as ours, one queued behind it, so a stream never waits for the runtime's thread -- and the
+ * rest stays in the box; once RC__Q_FROM_HIGH bytes wait there too (and the pipe holds
+ * RC__Q_PIPE_HELD in all), the runtime's descriptor stops being writable and outq reports
+ * them (the server's RC__OUT_HIGH: it stops reading that connection and waits for EPOLLOUT). */
+#define RC__Q_PIPE_HELD (2 * (size_t)RC__Q_STREAM_WIN)
+#define RC__Q_FROM_HIGH ((size_t)256 << 10)
 #define RC__Q_PKT 1452           /* the largest UDP payload sent (off loopback) */
 #define RC__Q_PKT_LO 16384       /* ... to a loopback peer (the loopback MTU is 64 KiB) */
 #define RC__Q_GSO_BYTES 65000    /* a batch of packets sent at once (UDP GSO) */
@@ -94,6 +103,14 @@ enum { RC__QEV_UDP = 1, RC__QEV_WAKE, RC__QEV_PIPE };
  * socket pair between them says "look" -- to the runtime's end (its descriptor is the one its
  * loops poll) a byte is there while toward is not empty or the stream has ended (bell); to the
  * endpoint's, one is sent when attn goes true. Held by both ends (refs); the last frees it.
+ *
+ * Output is bounded (RC__Q_PIPE_HELD, RC__Q_FROM_HIGH): when the runtime's end finds the pipe
+ * full (rc__qbox_full) it chokes the box -- fills its own end of the socket pair with filler
+ * bytes until the kernel takes no more (the pair's buffers are small), so its descriptor is
+ * not writable -- and the endpoint stops polling its end for input (the filler would keep it
+ * readable) but for hang-ups. Once acknowledgments let the endpoint take enough from `from`,
+ * it unchokes: reads its end dry (the runtime's is writable again: a server's EPOLLOUT fires)
+ * and polls it again.
  */
 typedef struct rc__qbox {
 	pthread_mutex_t mu;
@@ -101,12 +118,24 @@ typedef struct rc__qbox {
 	rc__qchunk *toward, *toward_tail; /* to the runtime: whole messages, marks included */
 	size_t toward_bytes;
 	rc__qchunk *from, *from_tail;     /* from the runtime: one record each */
+	size_t from_bytes;
+	size_t held;  /* bytes the endpoint took into streams' send queues, not yet acknowledged */
 	bool bell;    /* a byte waits at the runtime's end */
 	bool attn;    /* a byte waits at the endpoint's end */
 	bool fin;     /* no more messages come toward the runtime (after those queued) */
 	bool gone;    /* the endpoint's end is gone: nothing more either way */
 	bool owed;    /* credit is held back while toward_bytes >= RC__Q_PIPE_HIWAT */
+	bool choked;  /* the runtime's end is filled: not writable (see above) */
 } rc__qbox;
+
+/* Is b's output over its bounds (under b->mu): RC__Q_FROM_HIGH bytes wait in from, and the
+ * pipe holds RC__Q_PIPE_HELD in all? (A big record alone does not choke while the endpoint
+ * can take it.) */
+static inline bool rc__qbox_full(const rc__qbox *b)
+{
+	return !b->gone && b->from_bytes >= RC__Q_FROM_HIGH &&
+	       b->from_bytes + b->held >= RC__Q_PIPE_HELD;
+}
 
 struct rc__qpipe {
 	int kind;         /* RC__QEV_PIPE: the epoll tag */
@@ -116,6 +145,8 @@ struct rc__qpipe {
 	rc__qstrm *home;  /* server: the client's stream it carries */
 	rc__qstrm *back;  /* server: the stream it opened for calls back */
 	bool dead;
+	bool polled;      /* fd is polled for input (not while the box is choked) */
+	bool kick;        /* acknowledgments made room: take more from the box */
 	rc__qpipe *next;
 };
 
@@ -130,6 +161,7 @@ struct rc__qstrm {
 	size_t snext_pos;
 	uint64_t end, acked;
 	size_t unsent;
+	size_t held;      /* bytes of sq counted in its pipe's box->held */
 	unsigned calls;   /* client: calls on it awaiting replies */
 	unsigned round;   /* blocked in this write round */
 	uint64_t owed;    /* flow-control credit held back while the pipe is full */
@@ -194,6 +226,7 @@ struct rc__qep {
 	rc__qpeer *who; /* client: its connection's, once the handshake is done (under mu) */
 	rc__qacc *acq, *acq_tail; /* server: under mu */
 	rc__quic_stats st;        /* under mu */
+	size_t held;              /* the thread's own: its pipes' box->held, summed (st.queued) */
 	bool gso;                 /* UDP_SEGMENT on sends (UDP_GRO is asked for on receives) */
 	unsigned char rx[65536];
 	unsigned char tx[RC__Q_GSO_BYTES + RC__Q_PKT_LO];
@@ -207,8 +240,14 @@ void rc__q_count(rc__qep *ep, uint64_t *ctr);
 void rc__qpipe_kill(rc__qpipe *p);
 /* Free a dead pipe (rc__qpipe_kill first). */
 void rc__qpipe_free(rc__qpipe *p);
-/* The runtime's end of p rang (or closed): its messages to their streams, credit given back. */
-void rc__qpipe_read(rc__qep *ep, rc__qpipe *p);
+/* The runtime's end of p rang (or closed; events: epoll's): its messages to their streams
+ * while the pipe has room (RC__Q_PIPE_HELD), credit given back. */
+void rc__qpipe_read(rc__qep *ep, rc__qpipe *p, uint32_t events);
+/* Take records from p's box to their streams while the pipe has room (RC__Q_PIPE_HELD);
+ * unchoke the box once it is back within its bounds. */
+void rc__qpipe_take(rc__qpipe *p);
+/* Stream s's chunks of n bytes were acknowledged (freed): its pipe's room grows. */
+void rc__qstrm_acked(rc__qstrm *s, size_t n);
 /* A new pipe of qc; the runtime's end in *rfd and *box (a reference of its own). NULL when
  * descriptors or memory are short. */
 rc__qpipe *rc__qpipe_new(rc__qconn *qc, int *rfd, rc__qbox **box);

@@ -490,6 +490,7 @@ static void *rc__qep_run(void *arg)
 {
 	rc__qep *ep = arg;
 	struct epoll_event evs[64];
+	size_t told = 0;
 
 	while (!atomic_load(&ep->stop)) {
 		uint64_t now = rc__q_now(), next = UINT64_MAX;
@@ -497,10 +498,20 @@ static void *rc__qep_run(void *arg)
 		bool more = false;
 
 		for (rc__qconn *qc = ep->conns; qc != NULL; qc = qc->next) {
+			for (rc__qpipe *p = qc->pipes; p != NULL; p = p->next)
+				if (p->kick && !p->dead) {
+					rc__qpipe_take(p); /* acknowledgments made room */
+					more |= p->kick;
+				}
 			(void)rc__qc_expire(qc, now);
 			more |= rc__qc_flush(qc);
 		}
 		rc__qep_reap(ep);
+		if (ep->held != told) {
+			pthread_mutex_lock(&ep->mu);
+			ep->st.queued = told = ep->held;
+			pthread_mutex_unlock(&ep->mu);
+		}
 
 		for (rc__qconn *qc = ep->conns; qc != NULL; qc = qc->next) {
 			uint64_t at = ngtcp2_conn_get_expiry(qc->conn);
@@ -523,7 +534,7 @@ static void *rc__qep_run(void *arg)
 				rc__qpipe *p = (rc__qpipe *)tag;
 				if (p->dead)
 					continue;
-				rc__qpipe_read(ep, p);
+				rc__qpipe_read(ep, p, evs[i].events);
 			}
 		}
 	}

@@ -2,11 +2,14 @@
  * RPC-over-QUIC: pipes and streams (transports/quic_conn.h). Whole messages move between a
  * pipe -- the box the runtime's end shares with the endpoint, rung through a Unix socket
  * pair -- and the QUIC streams the draft puts them on; flow-control credit is held back while
- * the runtime has RC__Q_PIPE_HIWAT bytes waiting and given back as it takes them.
+ * the runtime has RC__Q_PIPE_HIWAT bytes waiting and given back as it takes them; the other
+ * way, records are taken from the runtime only while the pipe's unacknowledged bytes leave
+ * room (RC__Q_PIPE_HELD), and a box over its bounds is choked (quic_conn.h).
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -15,6 +18,13 @@
 
 #include "transports/quic_ngtcp2.h"
 #include "transports/quic_conn.h"
+
+static atomic_bool rc__q_withhold;
+
+void rc__quic_set_withhold(bool on)
+{
+	atomic_store(&rc__q_withhold, on);
+}
 
 void rc__q_count(rc__qep *ep, uint64_t *ctr)
 {
@@ -149,19 +159,21 @@ rc__qstrm *rc__qstrm_new(rc__qconn *qc, int64_t id, rc__qpipe *p, bool local)
 
 void rc__qstrm_free(rc__qstrm *s)
 {
+	if (s->held > 0)
+		rc__qstrm_acked(s, s->held); /* never to be acknowledged: its pipe has room */
 	rc__qchunks_free(s->sq);
 	rc__qmsg_free(&s->in);
 	free(s);
 }
 
-/* Queue msg[0..len) (taken) on stream s. */
-static void rc__qstrm_put(rc__qstrm *s, unsigned char *msg, size_t len)
+/* Queue msg[0..len) (taken) on stream s: the bytes queued (len), or 0 (dropped). */
+static size_t rc__qstrm_put(rc__qstrm *s, unsigned char *msg, size_t len)
 {
 	rc__qchunk *c;
 
 	if (s == NULL || s->gone || s->fin_want || (c = calloc(1, sizeof(*c))) == NULL) {
 		free(msg);
-		return;
+		return 0;
 	}
 	c->p = msg;
 	c->len = len;
@@ -177,12 +189,33 @@ static void rc__qstrm_put(rc__qstrm *s, unsigned char *msg, size_t len)
 		s->snext = c;
 		s->snext_pos = 0;
 	}
+	s->held += len;
+	s->qc->ep->held += len;
+	return len;
+}
+
+void rc__qstrm_acked(rc__qstrm *s, size_t n)
+{
+	s->held -= n;
+	s->qc->ep->held -= n;
+	if (s->pipe != NULL) {
+		rc__qbox *b = s->pipe->box;
+		pthread_mutex_lock(&b->mu);
+		b->held -= n;
+		if (b->from != NULL && b->held < RC__Q_PIPE_HELD)
+			s->pipe->kick = true; /* the endpoint's loop takes more (rc__qpipe_take) */
+		pthread_mutex_unlock(&b->mu);
+	}
 }
 
 /* Give back the flow-control credit of bytes delivered (or held back while the pipe was
  * full). */
 void rc__qstrm_credit(rc__qstrm *s, uint64_t n)
 {
+	if (!s->qc->ep->server && atomic_load_explicit(&rc__q_withhold, memory_order_relaxed)) {
+		s->owed += n; /* (tests: a peer that reads nothing) */
+		return;
+	}
 	if (s->pipe != NULL) {
 		rc__qbox *b = s->pipe->box;
 		bool hold;
@@ -242,8 +275,8 @@ static rc__qstrm *rc__qc_pick_call(rc__qconn *qc)
 }
 
 /* A whole message msg[0..len) of type `type` and XID xid came from pipe p: send it on the
- * stream the draft says. */
-static void rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigned char *msg,
+ * stream the draft says. The bytes queued (len), or 0 (dropped: nowhere to go). */
+static size_t rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigned char *msg,
                             size_t len)
 {
 	rc__qconn *qc = p->qc;
@@ -271,7 +304,7 @@ static void rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigned 
 	}
 	if (s != NULL && type == 0)
 		s->calls++;
-	rc__qstrm_put(s, msg, len); /* (s NULL: dropped -- nowhere to go) */
+	return rc__qstrm_put(s, msg, len); /* (s NULL: dropped -- nowhere to go) */
 }
 
 /* A whole message came on stream s: check its direction, pass it to the pipe. */
@@ -322,24 +355,49 @@ void rc__qstrm_feed(rc__qstrm *s, const uint8_t *p, size_t n)
 	}
 }
 
-/* The runtime's end of p is readable (or closed). */
-/* The runtime's end of p rang (or closed): its messages to their streams, credit given back. */
-void rc__qpipe_read(rc__qep *ep, rc__qpipe *p)
+/* Read the endpoint's end of p dry: true when it is closed (the runtime's end is gone). */
+static bool rc__qpipe_drain(rc__qep *ep, rc__qpipe *p)
 {
-	rc__qbox *b = p->box;
-	rc__qchunk *c;
-	bool eof = false, credit;
 	ssize_t n;
 
-	while ((n = read(p->fd, ep->rx, 256)) > 0)
+	while ((n = read(p->fd, ep->rx, sizeof(ep->rx))) > 0)
 		;
-	if (n == 0 || (errno != EAGAIN && errno != EINTR))
-		eof = true;
+	return n == 0 || (errno != EAGAIN && errno != EINTR);
+}
+
+/* Poll p's end for input (on) or for hang-ups only (off: its box is choked). */
+static void rc__qpipe_poll(rc__qpipe *p, bool on)
+{
+	struct epoll_event ev = {.events = EPOLLRDHUP | (on ? EPOLLIN : 0), .data.ptr = p};
+
+	if (p->polled != on && !p->dead &&
+	    epoll_ctl(p->qc->ep->epfd, EPOLL_CTL_MOD, p->fd, &ev) == 0)
+		p->polled = on;
+}
+
+void rc__qpipe_take(rc__qpipe *p)
+{
+	rc__qbox *b = p->box;
+	rc__qchunk *c, *last = NULL;
+	size_t took = 0, queued = 0;
+	bool eof = false, on;
+
+	p->kick = false;
 	pthread_mutex_lock(&b->mu);
 	c = b->from;
-	b->from = b->from_tail = NULL;
-	b->attn = false;
-	credit = b->toward_bytes < RC__Q_PIPE_HIWAT;
+	while (b->from != NULL && b->held + took < RC__Q_PIPE_HELD) {
+		last = b->from;
+		took += last->len;
+		b->from = last->next;
+	}
+	if (last != NULL) {
+		last->next = NULL;
+		if (b->from == NULL)
+			b->from_tail = NULL;
+		b->from_bytes -= took;
+	} else {
+		c = NULL;
+	}
 	pthread_mutex_unlock(&b->mu);
 	while (c != NULL) {
 		rc__qchunk *next = c->next;
@@ -347,13 +405,45 @@ void rc__qpipe_read(rc__qep *ep, rc__qpipe *p)
 			const unsigned char *h = c->p + 4;
 			uint32_t xid = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 			uint32_t type = (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
-			rc__qpipe_route(p, type, xid, c->p, c->len);
+			queued += rc__qpipe_route(p, type, xid, c->p, c->len);
 		} else {
 			free(c->p);
 		}
 		free(c);
 		c = next;
 	}
+	pthread_mutex_lock(&b->mu);
+	b->held += queued;
+	if (b->choked && !rc__qbox_full(b)) {
+		/* room again: the runtime's end writable (the filler read), its bells heard */
+		eof = rc__qpipe_drain(p->qc->ep, p);
+		b->choked = false;
+		b->attn = false;
+		p->kick = b->from != NULL; /* (records sent while choked rang no bell) */
+	}
+	on = !b->choked;
+	pthread_mutex_unlock(&b->mu);
+	rc__qpipe_poll(p, on);
+	if (eof)
+		rc__qpipe_kill(p);
+}
+
+void rc__qpipe_read(rc__qep *ep, rc__qpipe *p, uint32_t events)
+{
+	rc__qbox *b = p->box;
+	bool eof, credit;
+
+	pthread_mutex_lock(&b->mu);
+	if (b->choked) {
+		/* its end holds the filler: unread, polled only for a hang-up */
+		eof = (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+	} else {
+		eof = rc__qpipe_drain(ep, p);
+		b->attn = false;
+	}
+	credit = b->toward_bytes < RC__Q_PIPE_HIWAT;
+	pthread_mutex_unlock(&b->mu);
+	rc__qpipe_take(p);
 	if (credit)
 		for (rc__qstrm *s = p->qc->streams; s != NULL; s = s->next)
 			if (s->pipe == p && s->owed > 0)
@@ -385,7 +475,13 @@ rc__qpipe *rc__qpipe_new(rc__qconn *qc, int *rfd, rc__qbox **box)
 	pthread_mutex_init(&b->mu, NULL);
 	atomic_init(&b->refs, 2);
 	(void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	{
+		/* the runtime's end sends bells and, choked, filler: a small buffer fills fast */
+		int small = 4096;
+		(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	}
 	p->kind = RC__QEV_PIPE;
+	p->polled = true;
 	p->fd = sv[0];
 	p->qc = qc;
 	p->box = b;

@@ -228,6 +228,7 @@ static int rc__q_acked(ngtcp2_conn *conn, int64_t id, uint64_t off, uint64_t len
                        void *suser)
 {
 	rc__qstrm *s = suser;
+	size_t freed = 0;
 
 	(void)conn;
 	(void)id;
@@ -241,9 +242,12 @@ static int rc__q_acked(ngtcp2_conn *conn, int64_t id, uint64_t off, uint64_t len
 		s->sq = c->next;
 		if (s->sq == NULL)
 			s->sq_tail = NULL;
+		freed += c->len;
 		free(c->p);
 		free(c);
 	}
+	if (freed > 0)
+		rc__qstrm_acked(s, freed); /* its pipe has room: the loop takes more */
 	return 0;
 }
 

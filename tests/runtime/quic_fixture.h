@@ -13,8 +13,18 @@
 
 static const rc_procinfo qw_who_i = {QW_PROG, 1, 1, "WHOTLS", (rc_xdrproc)rc_xdr_void, 0,
                                      (rc_xdrproc)xdr_rt_str, sizeof(char *)};
-static const rc_svc_proc qw_procs[] = {{&rt_null_1, rt_null}, {&qw_who_i, tls_who}};
-static const rc_svc_prog qw_prog = {QW_PROG, 1, 2, qw_procs};
+/* BIG: SIZED (a small call, a reply of the bytes it asks for), counting the calls it ran. */
+static atomic_uint qw_big_ran;
+static const rc_procinfo qw_big_i = {QW_PROG, 1, 2, "BIG", (rc_xdrproc)xdr_rt_sized,
+                                     sizeof(rt_sized), (rc_xdrproc)xdr_rt_big, sizeof(rt_blob)};
+static bool qw_big(void *a, void *r, rc_svc_req *q)
+{
+	atomic_fetch_add(&qw_big_ran, 1);
+	return rt_sized_fn(a, r, q);
+}
+static const rc_svc_proc qw_procs[] = {{&rt_null_1, rt_null}, {&qw_who_i, tls_who},
+                                       {&qw_big_i, qw_big}};
+static const rc_svc_prog qw_prog = {QW_PROG, 1, 3, qw_procs};
 
 typedef struct qw_conf {
 	bool mtls;

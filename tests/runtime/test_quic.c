@@ -4,7 +4,8 @@
  * streams and driven by the application's poll loop, multi-destination calls, mutual TLS and
  * the identity a procedure sees, certificate failures with their reasons, a listener without
  * certificates refused, the idle timeout (and the client's reconnection after it), and the
- * listener's counters. The certificates are made at start by tls_certs.sh (openssl).
+ * listener's counters, and a peer that withholds flow-control credit (the server's output
+ * toward it stays bounded). The certificates are made at start by tls_certs.sh (openssl).
  * tests/interop/quic_peer.py (aioquic) is the other implementation: test_quic_interop.
  */
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include "tests/runtime/tls_fixture.h"
 
 #include "tests/runtime/quic_fixture.h"
+#include "transports/quic_conn.h" /* (the bounds of a pipe's output) */
 
 /* WHOTLS on a new client of QW_PROG at uri with o. */
 static char *qw_who_call(const char *uri, const rc_tls_client_opts *o)
@@ -230,12 +232,95 @@ static void quic_idle(void **state)
 	rc__quic_set_idle_ms(0);
 }
 
+/* The listener's bytes queued in streams' send queues (rc__quic_stats.queued). */
+static uint64_t qw_queued(rt_server *s)
+{
+	rc__quic_stats st;
+	rc__quic_lsn_stats(s->srv->lsn[0]->tp, &st);
+	return st.queued;
+}
+
+/*
+ * A peer that withholds flow-control credit (rc__quic_set_withhold) while it pipelines small
+ * calls with big replies on one stream: the server queues at most a pipe's bound toward it --
+ * the calls it runs and the bytes it holds stop growing (it stops reading the stream, as it
+ * stops reading a TCP connection whose replies back up) -- serves another client meanwhile,
+ * and once the peer gives credit again every call completes and the queue empties.
+ */
+#define QW_CALLS 300
+#define QW_REPLY (64u << 10)
+static void quic_withheld_credit(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_client *c, *other;
+	char uri[1024];
+	rc_async **h = calloc(QW_CALLS, sizeof(*h));
+	rt_blob *res = calloc(QW_CALLS, sizeof(*res));
+	rt_sized arg = {QW_REPLY, {0, NULL}};
+	unsigned ran = 0, bound;
+	uint64_t queued;
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(res);
+	qw_start(&s, &C_ONE);
+	o.ca_file = P("ca.pem");
+	snprintf(uri, sizeof(uri), "%s?streams=1", s.uri[0]);
+	assert_int_equal(rc_client_create_tls(&c, uri, QW_PROG, 1, &o, NULL), RC_OK);
+	atomic_store(&qw_big_ran, 0);
+	rc__quic_set_withhold(true);
+	for (int i = 0; i < QW_CALLS; i++)
+		assert_int_equal(rc_call_start(c, 2, (rc_xdrproc)xdr_rt_sized, &arg,
+		                               (rc_xdrproc)xdr_rt_big, &res[i], NULL, NULL, &h[i]),
+		                 RC_OK);
+	/* the server runs calls until the pipe is full, then no more: wait until it stops */
+	for (int still = 0, i = 0; i < 100 && still < 5; i++) {
+		unsigned now;
+		usleep(100000);
+		now = atomic_load(&qw_big_ran);
+		still = now == ran && now > 0 ? still + 1 : 0;
+		ran = now;
+	}
+	/* what went (the peer's first stream window), what the pipe holds, what waits in it */
+	bound = (unsigned)((RC__Q_STREAM_WIN + RC__Q_PIPE_HELD + 2 * RC__Q_FROM_HIGH) / QW_REPLY) + 8;
+	queued = qw_queued(&s);
+	print_message("withheld: %u of %d calls ran (bound %u), %llu bytes queued\n", ran, QW_CALLS,
+	              bound, (unsigned long long)queued);
+	assert_true(ran > 0 && ran <= bound);
+	assert_true(queued <= RC__Q_PIPE_HELD + 2 * (QW_REPLY + 64));
+	/* another client is served meanwhile */
+	other = qw_client(&s, NULL, &o, RC_OK, NULL);
+	assert_int_equal(rc_call(other, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void,
+	                         NULL),
+	                 RC_OK);
+	rc_client_destroy(other);
+	/* credit again (given back when the client's pipe next rings: a call): all complete */
+	rc__quic_set_withhold(false);
+	assert_int_equal(rc_call(c, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void, NULL),
+	                 RC_OK);
+	for (int i = 0; i < QW_CALLS; i++) {
+		assert_int_equal(rc_async_wait(h[i], 20000), RC_OK);
+		assert_int_equal(res[i].len, QW_REPLY);
+		free(res[i].val);
+		rc_async_release(h[i]);
+	}
+	assert_int_equal(atomic_load(&qw_big_ran), QW_CALLS);
+	for (int i = 0; i < 100 && qw_queued(&s) > 0; i++)
+		usleep(20000); /* (the last acknowledgments) */
+	assert_int_equal(qw_queued(&s), 0);
+	rc_client_destroy(c);
+	rt_stop(&s);
+	free(h);
+	free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quic_blocking), cmocka_unit_test(quic_pipelined),
 		cmocka_unit_test(quic_multi),    cmocka_unit_test(quic_mutual),
 		cmocka_unit_test(quic_failures), cmocka_unit_test(quic_idle),
+		cmocka_unit_test(quic_withheld_credit),
 	};
 	return cmocka_run_group_tests(tests, qw_setup, qw_teardown);
 }
