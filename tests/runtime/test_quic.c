@@ -240,33 +240,22 @@ static uint64_t qw_queued(rt_server *s)
 	return st.queued;
 }
 
-/*
- * A peer that withholds flow-control credit (rc__quic_set_withhold) while it pipelines small
- * calls with big replies on one stream: the server queues at most a pipe's bound toward it --
- * the calls it runs and the bytes it holds stop growing (it stops reading the stream, as it
- * stops reading a TCP connection whose replies back up) -- serves another client meanwhile,
- * and once the peer gives credit again every call completes and the queue empties.
- */
-#define QW_CALLS 300
+/* A client of QW_PROG on one stream (?streams=1) that withholds flow-control credit
+ * (rc__quic_set_withhold) and starts QW_CALLS small calls with QW_REPLY-byte replies in h[],
+ * res[]; returns once the server has stopped running them (bounded: asserted). */
+#define QW_CALLS 400
 #define QW_REPLY (64u << 10)
-static void quic_withheld_credit(void **state)
+static rc_client *qw_withheld(rt_server *s, const rc_tls_client_opts *o, rc_async **h,
+                              rt_blob *res)
 {
-	rt_server s;
-	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
-	rc_client *c, *other;
+	rc_client *c;
 	char uri[1024];
-	rc_async **h = calloc(QW_CALLS, sizeof(*h));
-	rt_blob *res = calloc(QW_CALLS, sizeof(*res));
 	rt_sized arg = {QW_REPLY, {0, NULL}};
 	unsigned ran = 0, bound;
 	uint64_t queued;
-	(void)state;
-	assert_non_null(h);
-	assert_non_null(res);
-	qw_start(&s, &C_ONE);
-	o.ca_file = P("ca.pem");
-	snprintf(uri, sizeof(uri), "%s?streams=1", s.uri[0]);
-	assert_int_equal(rc_client_create_tls(&c, uri, QW_PROG, 1, &o, NULL), RC_OK);
+
+	snprintf(uri, sizeof(uri), "%s?streams=1", s->uri[0]);
+	assert_int_equal(rc_client_create_tls(&c, uri, QW_PROG, 1, o, NULL), RC_OK);
 	atomic_store(&qw_big_ran, 0);
 	rc__quic_set_withhold(true);
 	for (int i = 0; i < QW_CALLS; i++)
@@ -281,13 +270,45 @@ static void quic_withheld_credit(void **state)
 		still = now == ran && now > 0 ? still + 1 : 0;
 		ran = now;
 	}
-	/* what went (the peer's first stream window), what the pipe holds, what waits in it */
-	bound = (unsigned)((RC__Q_STREAM_WIN + RC__Q_PIPE_HELD + 2 * RC__Q_FROM_HIGH) / QW_REPLY) + 8;
-	queued = qw_queued(&s);
+	/* what went (the peer's first stream window), what the pipe holds, what waits in it, and
+	 * the requests worker threads run at once (runtime/server/base.h: RC__CONN_JOBS) */
+	bound = (unsigned)((RC__Q_STREAM_WIN + RC__Q_PIPE_HELD + 2 * RC__Q_FROM_HIGH) / QW_REPLY) +
+	        64 + 8;
+	queued = qw_queued(s);
 	print_message("withheld: %u of %d calls ran (bound %u), %llu bytes queued\n", ran, QW_CALLS,
 	              bound, (unsigned long long)queued);
 	assert_true(ran > 0 && ran <= bound);
 	assert_true(queued <= RC__Q_PIPE_HELD + 2 * (QW_REPLY + 64));
+	return c;
+}
+
+/* Wait (20 s at most: valgrind) until s's endpoint has nothing queued toward peers. */
+static void qw_queue_empties(rt_server *s)
+{
+	for (int i = 0; i < 1000 && qw_queued(s) > 0; i++)
+		usleep(20000); /* (the last acknowledgments) */
+	assert_int_equal(qw_queued(s), 0);
+}
+
+/*
+ * A peer that withholds flow-control credit while it pipelines small calls with big replies
+ * on one stream: the server queues at most a pipe's bound toward it -- the calls it runs and
+ * the bytes it holds stop growing (it stops reading the stream, as it stops reading a TCP
+ * connection whose replies back up) -- serves another client meanwhile, and once the peer
+ * gives credit again every call completes and the queue empties. state: the server's conf.
+ */
+static void quic_withheld_credit(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_client *c, *other;
+	rc_async **h = calloc(QW_CALLS, sizeof(*h));
+	rt_blob *res = calloc(QW_CALLS, sizeof(*res));
+	assert_non_null(h);
+	assert_non_null(res);
+	qw_start(&s, *state);
+	o.ca_file = P("ca.pem");
+	c = qw_withheld(&s, &o, h, res);
 	/* another client is served meanwhile */
 	other = qw_client(&s, NULL, &o, RC_OK, NULL);
 	assert_int_equal(rc_call(other, 0, (rc_xdrproc)rc_xdr_void, NULL, (rc_xdrproc)rc_xdr_void,
@@ -305,10 +326,48 @@ static void quic_withheld_credit(void **state)
 		rc_async_release(h[i]);
 	}
 	assert_int_equal(atomic_load(&qw_big_ran), QW_CALLS);
-	for (int i = 0; i < 100 && qw_queued(&s) > 0; i++)
-		usleep(20000); /* (the last acknowledgments) */
-	assert_int_equal(qw_queued(&s), 0);
+	qw_queue_empties(&s);
 	rc_client_destroy(c);
+	rt_stop(&s);
+	free(h);
+	free(res);
+}
+
+/* A peer that never gives credit again: the server closes the stalled connection after
+ * stall_ms (its box, choked, is let go); destroying the client ends the QUIC connection and
+ * what was queued toward it. */
+static void quic_withheld_stall(void **state)
+{
+	rt_server s;
+	rc_tls_client_opts o = {RC_TLS_REQUIRED, NULL, NULL, NULL, NULL, NULL};
+	rc_server_limits lim = {0};
+	rc_server_stats st;
+	rc_client *c;
+	rc_async **h = calloc(QW_CALLS, sizeof(*h));
+	rt_blob *res = calloc(QW_CALLS, sizeof(*res));
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(res);
+	qw_start(&s, &C_ONE);
+	lim.stall_ms = 300;
+	assert_int_equal(rc_server_set_limits(s.srv, &lim), RC_OK);
+	o.ca_file = P("ca.pem");
+	c = qw_withheld(&s, &o, h, res);
+	for (int i = 0; i < 1000; i++) { /* (20 s at most: valgrind) */
+		assert_int_equal(rc_server_get_stats(s.srv, &st), RC_OK);
+		if (st.conns == 0)
+			break;
+		usleep(20000);
+	}
+	assert_int_equal(st.conns, 0);
+	assert_true(qw_queued(&s) <= RC__Q_PIPE_HELD + 2 * (QW_REPLY + 64));
+	for (int i = 0; i < QW_CALLS; i++) {
+		free(res[i].val);
+		rc_async_release(h[i]); /* (cancelled, or failed with the stream's end) */
+	}
+	rc_client_destroy(c);
+	rc__quic_set_withhold(false);
+	qw_queue_empties(&s);
 	rt_stop(&s);
 	free(h);
 	free(res);
@@ -320,7 +379,9 @@ int main(void)
 		cmocka_unit_test(quic_blocking), cmocka_unit_test(quic_pipelined),
 		cmocka_unit_test(quic_multi),    cmocka_unit_test(quic_mutual),
 		cmocka_unit_test(quic_failures), cmocka_unit_test(quic_idle),
-		cmocka_unit_test(quic_withheld_credit),
+		cmocka_unit_test_prestate(quic_withheld_credit, (void *)&C_ONE),
+		cmocka_unit_test_prestate(quic_withheld_credit, (void *)&C_MT),
+		cmocka_unit_test(quic_withheld_stall),
 	};
 	return cmocka_run_group_tests(tests, qw_setup, qw_teardown);
 }
