@@ -29,6 +29,13 @@
  * listener closed, closes its connections with RPC_NO_ERROR. Idle connections end after the
  * idle timeout (30 s), and their pipes with them.
  *
+ * Output is bounded as a TCP socket's: the endpoint takes a pipe's records into its streams'
+ * send queues only while RC__Q_PIPE_HELD of its bytes wait there unacknowledged; the rest
+ * stays in the box, and once RC__Q_FROM_HIGH bytes wait there too, outq reports them and the
+ * pipe's descriptor stops being writable (the box is choked: quic_conn.h) until
+ * acknowledgments make room -- so a server stops reading a stream whose peer withholds
+ * flow-control credit, waits for EPOLLOUT, and closes it after stall_ms, as over TCP.
+ *
  * The price of the design: one more thread hop each way on both sides, and a send's copy
  * (docs/runtime.md has the figures).
  *
@@ -53,9 +60,10 @@
 
 /*
  * A pipe's runtime end: a transport whose messages are the box's (quic_conn.h), handed over
- * whole in memory -- recv gives the endpoint's buffer, send hands the endpoint one record --
- * and whose descriptor, the socket pair's runtime end, only rings: readable while a message
- * waits or the stream has ended, so the runtime's loops poll it as any stream's.
+ * whole in memory -- recv gives the endpoint's buffer, send hands the endpoint one record
+ * (never blocking) -- and whose descriptor, the socket pair's runtime end, only rings:
+ * readable while a message waits or the stream has ended, and writable unless the box is
+ * choked (outq non-zero), so the runtime's loops poll it as any stream's.
  */
 typedef struct rc__qtp {
 	rc_tp tp;
