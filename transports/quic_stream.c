@@ -277,7 +277,7 @@ static rc__qstrm *rc__qc_pick_call(rc__qconn *qc)
 /* A whole message msg[0..len) of type `type` and XID xid came from pipe p: send it on the
  * stream the draft says. The bytes queued (len), or 0 (dropped: nowhere to go). */
 static size_t rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigned char *msg,
-                            size_t len)
+                              size_t len)
 {
 	rc__qconn *qc = p->qc;
 	rc__qstrm *s = NULL;
