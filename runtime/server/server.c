@@ -201,6 +201,7 @@ rc_status rc_server_get_stats(rc_server *srv, rc_server_stats *out)
 		out->quic_wrong_direction += q.wrong_direction;
 		out->quic_idle_closed += q.idle_closed;
 		out->quic_refused += q.refused;
+		out->quic_queued += q.queued;
 	}
 	pthread_mutex_unlock(&srv->mu);
 	out->replies_too_big = __atomic_load_n(&srv->n_toobig, __ATOMIC_RELAXED);

@@ -84,6 +84,7 @@ static rc__quic_stats qw_stats(rt_server *s)
 	st.wrong_direction = p.quic_wrong_direction;
 	st.idle_closed = p.quic_idle_closed;
 	st.refused = p.quic_refused;
+	st.queued = p.quic_queued;
 	rc__quic_lsn_stats(s->srv->lsn[0]->tp, &own);
 	assert_true(own.conns >= st.conns && own.streams >= st.streams); /* (only ever grow) */
 	return st;

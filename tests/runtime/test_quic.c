@@ -232,12 +232,10 @@ static void quic_idle(void **state)
 	rc__quic_set_idle_ms(0);
 }
 
-/* The listener's bytes queued in streams' send queues (rc__quic_stats.queued). */
+/* The listener's bytes queued in streams' send queues (rc_server_stats.quic_queued). */
 static uint64_t qw_queued(rt_server *s)
 {
-	rc__quic_stats st;
-	rc__quic_lsn_stats(s->srv->lsn[0]->tp, &st);
-	return st.queued;
+	return qw_stats(s).queued;
 }
 
 /* A client of QW_PROG on one stream (?streams=1) that withholds flow-control credit

@@ -435,6 +435,9 @@ typedef struct rc_server_stats {
 	uint64_t quic_wrong_direction; /* messages dropped for going the wrong way on a stream */
 	uint64_t quic_idle_closed;     /* ended by the idle timeout */
 	uint64_t quic_refused;         /* refused at the listener's connection cap */
+	uint64_t quic_queued;          /* bytes of replies and calls back queued to QUIC peers now,
+	                                  sent or not, until acknowledged (bounded per stream: a
+	                                  peer that withholds credit stops being read) */
 } rc_server_stats;
 
 /*
