@@ -520,6 +520,7 @@ static rc_status rc__quic_connect(const rc_uri *u, size_t max_record, int64_t de
 		rc__qep_free(ep);
 		return RC_NOMEM;
 	}
+	box->spread = true; /* (the endpoint's thread has not started) */
 	if ((st = rc__qep_start(ep)) != RC_OK) {
 		close(rfd);
 		rc__qbox_release(box);

@@ -110,7 +110,9 @@ enum { RC__QEV_UDP = 1, RC__QEV_WAKE, RC__QEV_PIPE };
  * not writable -- and the endpoint stops polling its end for input (the filler would keep it
  * readable) but for hang-ups. Once acknowledgments let the endpoint take enough from `from`,
  * it unchokes: reads its end dry (the runtime's is writable again: a server's EPOLLOUT fires)
- * and polls it again.
+ * and polls it again. A client's pipe (spread) is not bounded: the bound protects a server from
+ * a peer that withholds credit, and on a client it would make the streams of its pool wait for
+ * one another.
  */
 typedef struct rc__qbox {
 	pthread_mutex_t mu;
@@ -126,6 +128,9 @@ typedef struct rc__qbox {
 	bool gone;    /* the endpoint's end is gone: nothing more either way */
 	bool owed;    /* credit is held back while toward_bytes >= RC__Q_PIPE_HIWAT */
 	bool choked;  /* the runtime's end is filled: not writable (see above) */
+	bool spread;  /* a client's pipe: its calls spread over a pool of streams, and one cap
+	                 on the pipe would hold a small call behind a big one (head of line);
+	                 the client's own calls are not bounded here (set before the thread runs) */
 } rc__qbox;
 
 /* Is b's output over its bounds (under b->mu): RC__Q_FROM_HIGH bytes wait in from, and the
@@ -133,7 +138,7 @@ typedef struct rc__qbox {
  * can take it.) */
 static inline bool rc__qbox_full(const rc__qbox *b)
 {
-	return !b->gone && b->from_bytes >= RC__Q_FROM_HIGH &&
+	return !b->gone && !b->spread && b->from_bytes >= RC__Q_FROM_HIGH &&
 	       b->from_bytes + b->held >= RC__Q_PIPE_HELD;
 }
 

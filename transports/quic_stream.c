@@ -385,7 +385,7 @@ void rc__qpipe_take(rc__qpipe *p)
 	p->kick = false;
 	pthread_mutex_lock(&b->mu);
 	c = b->from;
-	while (b->from != NULL && b->held + took < RC__Q_PIPE_HELD) {
+	while (b->from != NULL && (b->spread || b->held + took < RC__Q_PIPE_HELD)) {
 		last = b->from;
 		took += last->len;
 		b->from = last->next;
