@@ -282,7 +282,6 @@ static rc_status rc__qtp_flush(rc_tp *tp, int timeout_ms)
 	uint64_t until = rc__q_now() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
 
 	for (;;) {
-		struct pollfd pf = {tp->fd, POLLOUT, 0};
 		uint64_t now = rc__q_now();
 		int wait = -1;
 
@@ -292,7 +291,7 @@ static rc_status rc__qtp_flush(rc_tp *tp, int timeout_ms)
 			return RC_AGAIN;
 		if (timeout_ms > 0)
 			wait = (int)((until - now + 999999) / 1000000);
-		if (poll(&pf, 1, wait) < 0 && errno != EINTR)
+		if (!rc__sock_wait(tp->fd, POLLOUT, wait) && errno != EAGAIN)
 			return RC_CANTSEND;
 	}
 }

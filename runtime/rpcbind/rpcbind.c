@@ -230,6 +230,27 @@ bool rc__uaddr_format(const struct sockaddr *sa, char *ua, size_t len)
 	return n > 0 && (size_t)n < len;
 }
 
+/* ss made of the numeric address host (IPv4 or IPv6) and port: its length, 0 when host is not
+ * a numeric address (a QUIC listener's bound URI, a quic entry's universal address). */
+static socklen_t rc__literal_addr(const char *host, int port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		return sizeof(*s4);
+	}
+	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		return sizeof(*s6);
+	}
+	return 0;
+}
+
 /* rpcbind.h: a URI that reaches a udp/tcp/udp6/tcp6 universal address from this host. */
 rc_status rc__uaddr_uri(const char *netid, const char *ua, char *uri, size_t len)
 {
@@ -316,26 +337,13 @@ size_t rc__rpcb_lsn_addrs(int fd, bool dgram, rc__rpcb_addr out[2])
 size_t rc__rpcb_quic_addrs(const char *uri, rc__rpcb_addr out[1])
 {
 	struct sockaddr_storage ss;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	rc_uri u;
 
 	memset(out, 0, sizeof(*out));
-	memset(&ss, 0, sizeof(ss));
 	if (uri == NULL || rc__uri_parse(uri, &u) != RC_OK || strcmp(u.scheme, "quic") != 0 ||
-	    u.port <= 0 || u.port > 65535)
+	    u.port <= 0 || u.port > 65535 || rc__literal_addr(u.host, u.port, &ss) == 0)
 		return 0;
-	if (inet_pton(AF_INET, u.host, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)u.port);
-		rc__strlcpy(out[0].netid, "quic", sizeof(out[0].netid));
-	} else if (inet_pton(AF_INET6, u.host, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)u.port);
-		rc__strlcpy(out[0].netid, "quic6", sizeof(out[0].netid));
-	} else {
-		return 0;
-	}
+	rc__strlcpy(out[0].netid, ss.ss_family == AF_INET ? "quic" : "quic6", sizeof(out[0].netid));
 	return rc__uaddr_format((struct sockaddr *)&ss, out[0].uaddr, sizeof(out[0].uaddr));
 }
 
@@ -736,32 +744,21 @@ static rc__rpcb_map *rc__dump_find(rc__rpcb_list *d, uint32_t prog, uint32_t ver
 static bool rc__quic_port_held(const char *uaddr)
 {
 	struct sockaddr_storage ss;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	char host[RC__RPCB_STR_MAX + 1];
 	size_t hlen = 0;
 	int port = rc__uaddr_split(uaddr, &hlen), fd;
+	socklen_t sl;
 	bool held;
 
 	if (port <= 0 || hlen == 0 || hlen >= sizeof(host))
 		return false;
 	memcpy(host, uaddr, hlen);
 	host[hlen] = '\0';
-	memset(&ss, 0, sizeof(ss));
-	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)port);
-	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)port);
-	} else {
+	if ((sl = rc__literal_addr(host, port, &ss)) == 0)
 		return false;
-	}
 	if ((fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
 		return true; /* cannot tell: leave it be */
-	held = bind(fd, (struct sockaddr *)&ss,
-	            ss.ss_family == AF_INET ? sizeof(*s4) : sizeof(*s6)) != 0 &&
-	       errno == EADDRINUSE;
+	held = bind(fd, (struct sockaddr *)&ss, sl) != 0 && errno == EADDRINUSE;
 	close(fd);
 	return held;
 }
