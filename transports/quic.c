@@ -72,7 +72,14 @@ typedef struct rc__qtp {
 	rc__qep *ep;        /* a client's endpoint, ended with the transport; NULL on a server */
 	unsigned char *cur; /* what recv handed out last (freed by the next) */
 	atomic_bool shut_rd, shut_wr;
+	/* bytes of records sent with RC_TPF_MORE since the endpoint was last rung: in the box,
+	 * but the endpoint not told (the next send without MORE, or a flush, rings once for all
+	 * of them -- a batch of pipelined calls or replies costs one wake-up, not one each) */
+	atomic_size_t unrung;
 } rc__qtp;
+
+/* Gathered records (RC_TPF_MORE) wait for a ring at most this many bytes: then it rings. */
+#define RC__Q_UNRUNG_MAX ((size_t)64 << 10)
 
 static uint32_t rc__q_be32(const unsigned char *p)
 {
@@ -154,22 +161,19 @@ static rc_status rc__qtp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
 
 		if (atomic_load(&q->shut_rd))
 			return RC_CLOSED;
-		if ((st = rc__qtp_take(q, msg, len)) != RC_AGAIN)
+		/* (the box says when the endpoint's end is gone: it is marked before it closes) */
+		if ((st = rc__qtp_take(q, msg, len)) != RC_AGAIN || (flags & RC_TPF_DONTWAIT))
 			return st;
-		if (!(flags & RC_TPF_DONTWAIT)) {
-			n = poll(&pf, 1, tp->rcvtimeo_ms > 0 ? tp->rcvtimeo_ms : -1);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n == 0)
-				return RC_AGAIN;
-		}
+		n = poll(&pf, 1, tp->rcvtimeo_ms > 0 ? tp->rcvtimeo_ms : -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			return RC_AGAIN;
 		n = (int)recv(tp->fd, &x, 1, MSG_PEEK | MSG_DONTWAIT);
 		if (n == 0)
 			return RC_CLOSED; /* the endpoint's end closed: the connection is gone */
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return RC_CANTRECV;
-		if (flags & RC_TPF_DONTWAIT)
-			return (st = rc__qtp_take(q, msg, len)) == RC_AGAIN ? RC_AGAIN : st;
 	}
 }
 
@@ -184,7 +188,6 @@ static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const 
 	unsigned char *buf;
 	bool ring, gone;
 
-	(void)flags;
 	for (unsigned i = 0; i < n; i++)
 		total += seg[i].len;
 	if (total > RC_XDRREC_MAX_FRAG)
@@ -221,9 +224,17 @@ static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const 
 			b->from = c;
 		b->from_tail = c;
 		b->from_bytes += c->len;
+		atomic_store_explicit(&b->from_seen, b->from_bytes, memory_order_relaxed);
 	}
-	ring = !b->attn;
-	b->attn = true;
+	if ((flags & RC_TPF_MORE) && atomic_load_explicit(&q->unrung, memory_order_relaxed) +
+	                                   c->len < RC__Q_UNRUNG_MAX) {
+		ring = false; /* gathered: the next send or flush rings */
+		atomic_fetch_add_explicit(&q->unrung, c->len, memory_order_relaxed);
+	} else {
+		ring = !b->attn;
+		b->attn = true;
+		atomic_store_explicit(&q->unrung, 0, memory_order_relaxed);
+	}
 	pthread_mutex_unlock(&b->mu);
 	if (gone) {
 		free(buf);
@@ -234,6 +245,23 @@ static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const 
 	if (ring)
 		rc__qbox_ring(tp->fd);
 	return RC_OK;
+}
+
+/* Tell the endpoint of records gathered (RC_TPF_MORE) and not rung for yet. */
+static void rc__qtp_ring(rc__qtp *q)
+{
+	rc__qbox *b = q->box;
+	bool ring;
+
+	if (atomic_load_explicit(&q->unrung, memory_order_relaxed) == 0)
+		return;
+	pthread_mutex_lock(&b->mu);
+	atomic_store_explicit(&q->unrung, 0, memory_order_relaxed);
+	ring = !b->attn && !b->gone;
+	b->attn = true;
+	pthread_mutex_unlock(&b->mu);
+	if (ring)
+		rc__qbox_ring(q->tp.fd);
 }
 
 static rc_status rc__qtp_send(rc_tp *tp, unsigned char *msg, size_t len, const rc_peer *to,
@@ -262,25 +290,35 @@ static size_t rc__qtp_over(rc__qtp *q)
 	return b->from_bytes;
 }
 
-/* The vt's outq: the box's bytes over its bounds (0 while within them: the endpoint takes
- * them as acknowledgments come). */
+/* The vt's outq: records gathered and not rung for (a flush rings), and the box's bytes over
+ * its bounds (0 while within them: the endpoint takes them as acknowledgments come). */
 static size_t rc__qtp_outq(rc_tp *tp)
 {
 	rc__qtp *q = (rc__qtp *)tp;
-	size_t n;
+	size_t n = 0;
 
-	pthread_mutex_lock(&q->box->mu);
-	n = rc__qtp_over(q);
-	pthread_mutex_unlock(&q->box->mu);
+	/* (only this end adds to from_bytes: below the mark in its own last store, the box is
+	 * within its bounds without a look under the lock -- outq is asked several times a
+	 * message) */
+	if (!q->box->spread &&
+	    atomic_load_explicit(&q->box->from_seen, memory_order_relaxed) >= RC__Q_FROM_HIGH) {
+		pthread_mutex_lock(&q->box->mu);
+		n = rc__qtp_over(q);
+		pthread_mutex_unlock(&q->box->mu);
+	}
+	if (n == 0) /* (when over, n counts them too) */
+		n = atomic_load_explicit(&q->unrung, memory_order_relaxed);
 	return n;
 }
 
-/* The vt's flush: the endpoint takes every record by itself; this waits (timeout_ms, as the
- * vt says) until the box is within its bounds -- its descriptor writable again. */
+/* The vt's flush: rings for the records gathered (RC_TPF_MORE) -- the endpoint takes every
+ * record by itself once told -- and waits (timeout_ms, as the vt says) until the box is within
+ * its bounds: its descriptor writable again. */
 static rc_status rc__qtp_flush(rc_tp *tp, int timeout_ms)
 {
 	uint64_t until = rc__q_now() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
 
+	rc__qtp_ring((rc__qtp *)tp);
 	for (;;) {
 		uint64_t now = rc__q_now();
 		int wait = -1;

@@ -58,6 +58,7 @@
 #define RC__Q_TX_TURN ((size_t)256 << 10) /* bytes one connection sends in one turn */
 #define RC__Q_SCIDLEN 16
 #define RC__Q_MAXCIDS 8
+#define RC__Q_HUSH_MS 1           /* the longest a flush waits for the runtime to answer */
 #define RC__Q_BACKMAP 64         /* a client's calls back awaiting its reply */
 
 /* Now, on the monotonic clock (ns): ngtcp2's timestamps. */
@@ -121,6 +122,7 @@ typedef struct rc__qbox {
 	size_t toward_bytes;
 	rc__qchunk *from, *from_tail;     /* from the runtime: one record each */
 	size_t from_bytes;
+	atomic_size_t from_seen; /* from_bytes, stored with it: read without the lock (outq) */
 	size_t held;  /* bytes the endpoint took into streams' send queues, not yet acknowledged */
 	bool bell;    /* a byte waits at the runtime's end */
 	bool attn;    /* a byte waits at the endpoint's end */
@@ -152,6 +154,8 @@ struct rc__qpipe {
 	bool dead;
 	bool polled;      /* fd is polled for input (not while the box is choked) */
 	bool kick;        /* acknowledgments made room: take more from the box */
+	bool due;         /* on the endpoint's due list: its runtime end to be rung */
+	rc__qpipe *due_next;
 	rc__qpipe *next;
 };
 
@@ -196,6 +200,7 @@ struct rc__qconn {
 	unsigned round;
 	int64_t last_sent; /* the stream rc__qc_pick_write gave last */
 	bool handshaken, dead, close_want;
+	bool hush;         /* its runtime ends were rung this turn: no flush until they answer */
 	int close_how;
 	int64_t close_code;
 	rc__qconn *next;
@@ -228,6 +233,7 @@ struct rc__qep {
 	unsigned nconns;
 	uint64_t idle_ns;
 	rc__qconn *conns;
+	rc__qpipe *due;   /* pipes whose runtime ends this turn gave messages to, unrung */
 	rc__qpeer *who; /* client: its connection's, once the handshake is done (under mu) */
 	rc__qacc *acq, *acq_tail; /* server: under mu */
 	rc__quic_stats st;        /* under mu */
@@ -243,6 +249,9 @@ struct rc__qep {
 void rc__q_count(rc__qep *ep, uint64_t *ctr);
 /* A pipe ends (its runtime end closed, or its connection gone): its streams forget it. */
 void rc__qpipe_kill(rc__qpipe *p);
+/* Ring the runtime ends of the pipes this turn gave messages to (ep->due), once each: at the
+ * end of the endpoint's turn, before its dead pipes are freed. */
+void rc__qep_ring_due(rc__qep *ep);
 /* Free a dead pipe (rc__qpipe_kill first). */
 void rc__qpipe_free(rc__qpipe *p);
 /* The runtime's end of p rang (or closed; events: epoll's): its messages to their streams

@@ -94,11 +94,14 @@ void rc__qpipe_free(rc__qpipe *p)
 	free(p);
 }
 
-/* Queue msg[0..len) (taken: freed with the chunk) to the runtime, and ring if it was not. */
+/* Queue msg[0..len) (taken: freed with the chunk) to the runtime; the bell, if it is not
+ * rung, rings at the end of the endpoint's turn (rc__qep_ring_due): every message one turn
+ * read goes to the runtime with one wake-up, not one each. */
 static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 {
 	rc__qchunk *c;
 	rc__qbox *b;
+	bool due;
 
 	if (p == NULL || p->dead || (c = calloc(1, sizeof(*c))) == NULL) {
 		free(msg);
@@ -114,11 +117,37 @@ static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 		b->toward = c;
 	b->toward_tail = c;
 	b->toward_bytes += len;
-	if (!b->bell) {
-		b->bell = true;
-		rc__qbox_ring(p->fd);
-	}
+	due = !b->bell;
 	pthread_mutex_unlock(&b->mu);
+	if (due && !p->due) {
+		rc__qep *ep = p->qc->ep;
+		p->due = true;
+		p->due_next = ep->due;
+		ep->due = p;
+	}
+}
+
+void rc__qep_ring_due(rc__qep *ep)
+{
+	while (ep->due != NULL) {
+		rc__qpipe *p = ep->due;
+		rc__qbox *b = p->box;
+
+		ep->due = p->due_next;
+		p->due = false;
+		p->due_next = NULL;
+		if (p->dead)
+			continue;
+		pthread_mutex_lock(&b->mu);
+		/* (the runtime may have taken them all meanwhile, unrung: then no byte, which
+		 * would stay unread) */
+		if (!b->bell && (b->toward != NULL || b->fin)) {
+			b->bell = true;
+			rc__qbox_ring(p->fd);
+			p->qc->hush = true;
+		}
+		pthread_mutex_unlock(&b->mu);
+	}
 }
 
 /* No more messages come toward p's runtime end (after those queued): a server connection's
@@ -360,9 +389,10 @@ static bool rc__qpipe_drain(rc__qep *ep, rc__qpipe *p)
 {
 	ssize_t n;
 
-	while ((n = read(p->fd, ep->rx, sizeof(ep->rx))) > 0)
+	/* (one read takes every bell waiting; a short one says the end is empty) */
+	while ((n = read(p->fd, ep->rx, sizeof(ep->rx))) == (ssize_t)sizeof(ep->rx))
 		;
-	return n == 0 || (errno != EAGAIN && errno != EINTR);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
 
 /* Poll p's end for input (on) or for hang-ups only (off: its box is choked). */
@@ -395,6 +425,7 @@ void rc__qpipe_take(rc__qpipe *p)
 		if (b->from == NULL)
 			b->from_tail = NULL;
 		b->from_bytes -= took;
+		atomic_store_explicit(&b->from_seen, b->from_bytes, memory_order_relaxed);
 	} else {
 		c = NULL;
 	}

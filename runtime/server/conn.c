@@ -378,7 +378,9 @@ static void rc__conn_serve(rc_server *srv, rc__wctx *w, rc__conn *c, uint32_t ev
 			rc__conn_to_jobs(srv, c);
 			return;
 		}
-		more = c->tp->vt->buffered(c->tp) > 0; /* more requests already here: batch */
+		/* more requests already here (bytes buffered, or messages a transport holds whole,
+		 * as QUIC's pipes): batch */
+		more = c->tp->vt->buffered(c->tp) > 0 || rc__tp_ahead(c->tp);
 		if (rlen > 0 && !rc__reply_leave(srv, w, rc__conn_sink_send, c, rlen, NULL, more))
 			goto dead;
 		if (rlen == 0 && !more && rc__conn_outq(c) > 0 && !rc__conn_flush(c, &broken) &&
