@@ -102,8 +102,10 @@ enum { RC__QEV_UDP = 1, RC__QEV_WAKE, RC__QEV_PIPE };
 /*
  * What a pipe's two ends share: whole messages each way, in memory, under mu. A byte in the
  * socket pair between them says "look" -- to the runtime's end (its descriptor is the one its
- * loops poll) a byte is there while toward is not empty or the stream has ended (bell); to the
- * endpoint's, one is sent when attn goes true. Held by both ends (refs); the last frees it.
+ * loops poll) a byte is there while toward is not empty or the stream has ended (bell), rung once
+ * the endpoint's turn that queued them is over (rc__qep_ring_due); to the endpoint's, one
+ * is sent when attn goes true -- at a send without RC_TPF_MORE or a flush, so a batch of
+ * records rings once. Held by both ends (refs); the last frees it.
  *
  * Output is bounded (RC__Q_PIPE_HELD, RC__Q_FROM_HIGH): when the runtime's end finds the pipe
  * full (rc__qbox_full) it chokes the box -- fills its own end of the socket pair with filler

@@ -127,6 +127,16 @@ static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 	}
 }
 
+/* Is qc moving a big message: bytes of a message half received, or bytes waiting to be
+ * sent? (Its acknowledgments and data then go at once: a hush would stall the peer.) */
+static bool rc__qc_streaming(const rc__qconn *qc)
+{
+	for (const rc__qstrm *s = qc->streams; s != NULL; s = s->next)
+		if (s->unsent > 0 || s->in.len > 0 || s->in.nmark > 0)
+			return true;
+	return false;
+}
+
 void rc__qep_ring_due(rc__qep *ep)
 {
 	while (ep->due != NULL) {
@@ -144,7 +154,8 @@ void rc__qep_ring_due(rc__qep *ep)
 		if (!b->bell && (b->toward != NULL || b->fin)) {
 			b->bell = true;
 			rc__qbox_ring(p->fd);
-			p->qc->hush = true;
+			if (!rc__qc_streaming(p->qc))
+				p->qc->hush = true;
 		}
 		pthread_mutex_unlock(&b->mu);
 	}
