@@ -13,8 +13,8 @@
  *
  *   client  one pipe for the connection. A call the runtime writes goes on one of a pool of
  *           client-created bidirectional streams (?streams=N, default 4: the least busy, a
- *           new one while the pool is not full); replies come back on the stream the call
- *           took. Calls the server sends on streams it created (the back channel) go into
+ *           new one while the pool is not full; small calls handed over together 32 to a
+ *           stream); replies come back on the stream the call took. Calls the server sends on streams it created (the back channel) go into
  *           the pipe, and the runtime's replies to them back on the stream each came on.
  *   server  one pipe -- one server connection -- for each stream a client creates (the
  *           draft: an upper layer's "connection" is a stream); the listener's accept hands
@@ -196,10 +196,12 @@ static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const 
 		errno = EPIPE;
 		return RC_CANTSEND;
 	}
-	if ((c = calloc(1, sizeof(*c))) == NULL || (buf = malloc(total + 4)) == NULL) {
-		free(c);
+	/* one allocation: the chunk, its bytes behind it (it travels on to the stream whole) */
+	if ((c = malloc(sizeof(*c) + total + 4)) == NULL)
 		return RC_NOMEM;
-	}
+	buf = (unsigned char *)(c + 1);
+	c->next = NULL;
+	c->off = 0;
 	buf[0] = (unsigned char)(0x80 | total >> 24);
 	buf[1] = (unsigned char)(total >> 16);
 	buf[2] = (unsigned char)(total >> 8);
@@ -237,7 +239,6 @@ static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const 
 	}
 	pthread_mutex_unlock(&b->mu);
 	if (gone) {
-		free(buf);
 		free(c);
 		errno = EPIPE;
 		return RC_CANTSEND;

@@ -58,7 +58,9 @@
 #define RC__Q_TX_TURN ((size_t)256 << 10) /* bytes one connection sends in one turn */
 #define RC__Q_SCIDLEN 16
 #define RC__Q_MAXCIDS 8
-#define RC__Q_HUSH_MS 1           /* the longest a flush waits for the runtime to answer */
+#define RC__Q_STICK 32           /* small calls handed over together put on one stream */
+#define RC__Q_BIG ((size_t)64 << 10) /* a call this big (or a stream with this much unsent)
+                                        takes the least busy stream of its own */
 #define RC__Q_BACKMAP 64         /* a client's calls back awaiting its reply */
 
 /* Now, on the monotonic clock (ns): ngtcp2's timestamps. */
@@ -72,13 +74,22 @@ static inline uint64_t rc__q_now(void)
 
 /* ---- objects ------------------------------------------------------------------------------ */
 
-/* A piece of bytes queued to a stream or a pipe: off is its stream offset (streams). */
+/* A piece of bytes queued to a stream or a pipe: off is its stream offset (streams). p is an
+ * allocation of its own, or (a record from the runtime) the bytes right behind the chunk, in
+ * its allocation: rc__qchunk_free frees either. */
 typedef struct rc__qchunk {
 	struct rc__qchunk *next;
 	unsigned char *p;
 	size_t len;
 	uint64_t off;
 } rc__qchunk;
+
+static inline void rc__qchunk_free(rc__qchunk *c)
+{
+	if (c->p != (unsigned char *)(c + 1))
+		free(c->p);
+	free(c);
+}
 
 /* Who a connection's peer is (its verified certificate), shared by the transports of its
  * pipes: freed by the last release. */
@@ -102,10 +113,9 @@ enum { RC__QEV_UDP = 1, RC__QEV_WAKE, RC__QEV_PIPE };
 /*
  * What a pipe's two ends share: whole messages each way, in memory, under mu. A byte in the
  * socket pair between them says "look" -- to the runtime's end (its descriptor is the one its
- * loops poll) a byte is there while toward is not empty or the stream has ended (bell), rung once
- * the endpoint's turn that queued them is over (rc__qep_ring_due); to the endpoint's, one
- * is sent when attn goes true -- at a send without RC_TPF_MORE or a flush, so a batch of
- * records rings once. Held by both ends (refs); the last frees it.
+ * loops poll) a byte is there while toward is not empty or the stream has ended (bell); to the
+ * endpoint's, one is sent when attn goes true -- at a send without RC_TPF_MORE or a flush, so
+ * a batch of records rings once. Held by both ends (refs); the last frees it.
  *
  * Output is bounded (RC__Q_PIPE_HELD, RC__Q_FROM_HIGH): when the runtime's end finds the pipe
  * full (rc__qbox_full) it chokes the box -- fills its own end of the socket pair with filler
@@ -124,7 +134,8 @@ typedef struct rc__qbox {
 	size_t toward_bytes;
 	rc__qchunk *from, *from_tail;     /* from the runtime: one record each */
 	size_t from_bytes;
-	atomic_size_t from_seen; /* from_bytes, stored with it: read without the lock (outq) */
+	atomic_size_t from_seen; /* from_bytes, stored with it: read without the lock (outq; the
+	                            endpoint's look before a flush) */
 	size_t held;  /* bytes the endpoint took into streams' send queues, not yet acknowledged */
 	bool bell;    /* a byte waits at the runtime's end */
 	bool attn;    /* a byte waits at the endpoint's end */
@@ -157,6 +168,7 @@ struct rc__qpipe {
 	bool polled;      /* fd is polled for input (not while the box is choked) */
 	bool kick;        /* acknowledgments made room: take more from the box */
 	bool due;         /* on the endpoint's due list: its runtime end to be rung */
+	unsigned rung;    /* the endpoint's turn it was last rung in at once */
 	rc__qpipe *due_next;
 	rc__qpipe *next;
 };
@@ -201,8 +213,11 @@ struct rc__qconn {
 	unsigned nback;
 	unsigned round;
 	int64_t last_sent; /* the stream rc__qc_pick_write gave last */
+	rc__qstrm *stick;  /* client: the stream this take's small calls go on (rc__qc_pick_call) */
+	unsigned stick_left;
 	bool handshaken, dead, close_want;
-	bool hush;         /* its runtime ends were rung this turn: no flush until they answer */
+	bool rang;         /* its runtime ends were given messages this turn: what they have
+	                      answered meanwhile is taken before the flush (rc__qep_run) */
 	int close_how;
 	int64_t close_code;
 	rc__qconn *next;
@@ -235,7 +250,8 @@ struct rc__qep {
 	unsigned nconns;
 	uint64_t idle_ns;
 	rc__qconn *conns;
-	rc__qpipe *due;   /* pipes whose runtime ends this turn gave messages to, unrung */
+	unsigned turn;    /* the loop's turns, counted */
+	rc__qpipe *due;   /* pipes given messages this turn after they were rung in it */
 	rc__qpeer *who; /* client: its connection's, once the handshake is done (under mu) */
 	rc__qacc *acq, *acq_tail; /* server: under mu */
 	rc__quic_stats st;        /* under mu */
@@ -251,8 +267,8 @@ struct rc__qep {
 void rc__q_count(rc__qep *ep, uint64_t *ctr);
 /* A pipe ends (its runtime end closed, or its connection gone): its streams forget it. */
 void rc__qpipe_kill(rc__qpipe *p);
-/* Ring the runtime ends of the pipes this turn gave messages to (ep->due), once each: at the
- * end of the endpoint's turn, before its dead pipes are freed. */
+/* Ring the runtime ends of the pipes given messages this turn after they were rung in it
+ * (ep->due), once each: at the end of the turn's events, before any pipe is freed. */
 void rc__qep_ring_due(rc__qep *ep);
 /* Free a dead pipe (rc__qpipe_kill first). */
 void rc__qpipe_free(rc__qpipe *p);

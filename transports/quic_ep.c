@@ -497,27 +497,20 @@ static void *rc__qep_run(void *arg)
 		int tmo = -1, n;
 		bool more = false;
 
-		bool hushed = false;
-
-		/* the runtime ends given messages last turn rung first (the due list names no freed
-		 * pipe: the reap ran before that turn's events) */
-		rc__qep_ring_due(ep);
 		for (rc__qconn *qc = ep->conns; qc != NULL; qc = qc->next) {
-			for (rc__qpipe *p = qc->pipes; p != NULL; p = p->next)
-				if (p->kick && !p->dead) {
-					rc__qpipe_take(p); /* acknowledgments made room */
-					more |= p->kick;
-				}
-			(void)rc__qc_expire(qc, now);
-			if (qc->hush && !qc->close_want) {
-				/* its runtime ends were just given messages: what they answer is taken
-				 * next turn, and the acknowledgment due now leaves with it, not in a
-				 * packet of its own (unless they are slower than RC__Q_HUSH_MS) */
-				qc->hush = false;
-				hushed = true;
-			} else {
-				more |= rc__qc_flush(qc);
+			for (rc__qpipe *p = qc->pipes; p != NULL; p = p->next) {
+				/* acknowledgments made room; or the runtime was given messages this
+				 * turn and has answered already (another core, or it ran when rung):
+				 * the answers leave with the acknowledgment due, in one packet */
+				if (p->dead || !(p->kick || (qc->rang && atomic_load_explicit(
+				                                 &p->box->from_seen, memory_order_relaxed) > 0)))
+					continue;
+				rc__qpipe_take(p);
+				more |= p->kick;
 			}
+			qc->rang = false;
+			(void)rc__qc_expire(qc, now);
+			more |= rc__qc_flush(qc);
 		}
 		rc__qep_reap(ep);
 		if (ep->held != told) {
@@ -533,11 +526,10 @@ static void *rc__qep_run(void *arg)
 		}
 		if (next != UINT64_MAX)
 			tmo = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
-		if (hushed && tmo >= 0 && tmo < RC__Q_HUSH_MS)
-			tmo = RC__Q_HUSH_MS;
 		if (more)
 			tmo = 0;
 		n = epoll_wait(ep->epfd, evs, 64, tmo);
+		ep->turn++;
 		for (int i = 0; i < n; i++) {
 			int *tag = evs[i].data.ptr;
 			if (*tag == RC__QEV_UDP) {
@@ -552,6 +544,7 @@ static void *rc__qep_run(void *arg)
 				rc__qpipe_read(ep, p, evs[i].events);
 			}
 		}
+		rc__qep_ring_due(ep);
 	}
 	for (rc__qconn *qc = ep->conns; qc != NULL; qc = qc->next)
 		if (!qc->dead)

@@ -42,8 +42,7 @@ static void rc__qchunks_free(rc__qchunk *c)
 {
 	while (c != NULL) {
 		rc__qchunk *n = c->next;
-		free(c->p);
-		free(c);
+		rc__qchunk_free(c);
 		c = n;
 	}
 }
@@ -94,14 +93,18 @@ void rc__qpipe_free(rc__qpipe *p)
 	free(p);
 }
 
-/* Queue msg[0..len) (taken: freed with the chunk) to the runtime; the bell, if it is not
- * rung, rings at the end of the endpoint's turn (rc__qep_ring_due): every message one turn
- * read goes to the runtime with one wake-up, not one each. */
+/* Queue msg[0..len) (taken: freed with the chunk) to the runtime, and ring if it was not: the
+ * first time in a turn of the endpoint's loop at once (a small message read beside a big one's
+ * packets does not wait for all of them), after that at the end of the turn's events
+ * (rc__qep_ring_due) -- a runtime that runs when rung and takes each message as it comes
+ * would otherwise be rung, and switched to, once a message. Its connection then looks at its
+ * pipes before it flushes (rang). */
 static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 {
+	rc__qep *ep = p != NULL ? p->qc->ep : NULL;
 	rc__qchunk *c;
 	rc__qbox *b;
-	bool due;
+	bool later = false;
 
 	if (p == NULL || p->dead || (c = calloc(1, sizeof(*c))) == NULL) {
 		free(msg);
@@ -117,24 +120,20 @@ static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 		b->toward = c;
 	b->toward_tail = c;
 	b->toward_bytes += len;
-	due = !b->bell;
+	if (!b->bell && p->rung != ep->turn) {
+		b->bell = true;
+		rc__qbox_ring(p->fd);
+		p->rung = ep->turn;
+	} else if (!b->bell) {
+		later = true;
+	}
 	pthread_mutex_unlock(&b->mu);
-	if (due && !p->due) {
-		rc__qep *ep = p->qc->ep;
+	if (later && !p->due) {
 		p->due = true;
 		p->due_next = ep->due;
 		ep->due = p;
 	}
-}
-
-/* Is qc moving a big message: bytes of a message half received, or bytes waiting to be
- * sent? (Its acknowledgments and data then go at once: a hush would stall the peer.) */
-static bool rc__qc_streaming(const rc__qconn *qc)
-{
-	for (const rc__qstrm *s = qc->streams; s != NULL; s = s->next)
-		if (s->unsent > 0 || s->in.len > 0 || s->in.nmark > 0)
-			return true;
-	return false;
+	p->qc->rang = true;
 }
 
 void rc__qep_ring_due(rc__qep *ep)
@@ -149,13 +148,11 @@ void rc__qep_ring_due(rc__qep *ep)
 		if (p->dead)
 			continue;
 		pthread_mutex_lock(&b->mu);
-		/* (the runtime may have taken them all meanwhile, unrung: then no byte, which
-		 * would stay unread) */
-		if (!b->bell && (b->toward != NULL || b->fin)) {
+		/* (the runtime may have taken them all meanwhile, unrung: then no byte -- it
+		 * would stay unread with nothing behind it) */
+		if (!b->bell && b->toward != NULL) {
 			b->bell = true;
 			rc__qbox_ring(p->fd);
-			if (!rc__qc_streaming(p->qc))
-				p->qc->hush = true;
 		}
 		pthread_mutex_unlock(&b->mu);
 	}
@@ -206,17 +203,16 @@ void rc__qstrm_free(rc__qstrm *s)
 	free(s);
 }
 
-/* Queue msg[0..len) (taken) on stream s: the bytes queued (len), or 0 (dropped). */
-static size_t rc__qstrm_put(rc__qstrm *s, unsigned char *msg, size_t len)
+/* Queue chunk c (taken) on stream s: the bytes queued (its len), or 0 (dropped). */
+static size_t rc__qstrm_put(rc__qstrm *s, rc__qchunk *c)
 {
-	rc__qchunk *c;
+	size_t len = c->len;
 
-	if (s == NULL || s->gone || s->fin_want || (c = calloc(1, sizeof(*c))) == NULL) {
-		free(msg);
+	if (s == NULL || s->gone || s->fin_want) {
+		rc__qchunk_free(c);
 		return 0;
 	}
-	c->p = msg;
-	c->len = len;
+	c->next = NULL;
 	c->off = s->end;
 	s->end += len;
 	s->unsent += len;
@@ -292,12 +288,22 @@ void rc__qc_close(rc__qconn *qc, int how, int64_t code)
 	}
 }
 
-/* A client's stream for its next call: the least busy of the pool, or a new one while the
- * pool is not full and every open one has calls out. */
-static rc__qstrm *rc__qc_pick_call(rc__qconn *qc)
+/* A client's stream for its next call of len bytes: the least busy of the pool, or a new one
+ * while the pool is not full and every open one has calls out. Small calls the runtime handed
+ * over together (one take) go RC__Q_STICK at a time on one stream -- a burst of pipelined
+ * calls on a few streams, not spread one by one over all: the server then has a few
+ * connections to read and answer, not one for each stream -- while a call that comes alone
+ * (or a big one) takes the least busy. */
+static rc__qstrm *rc__qc_pick_call(rc__qconn *qc, size_t len)
 {
-	rc__qstrm *best = NULL;
+	rc__qstrm *best = NULL, *st = qc->stick;
 	int64_t id;
+
+	if (st != NULL && qc->stick_left > 0 && len < RC__Q_BIG && !st->gone && !st->fin_want &&
+	    st->unsent < RC__Q_BIG) {
+		qc->stick_left--;
+		return st;
+	}
 
 	for (rc__qstrm *s = qc->streams; s != NULL; s = s->next) {
 		if (!s->local || s->gone || s->fin_want)
@@ -311,13 +317,15 @@ static rc__qstrm *rc__qc_pick_call(rc__qconn *qc)
 		if (s != NULL)
 			best = s;
 	}
+	qc->stick = len < RC__Q_BIG ? best : NULL;
+	qc->stick_left = RC__Q_STICK - 1;
 	return best;
 }
 
-/* A whole message msg[0..len) of type `type` and XID xid came from pipe p: send it on the
- * stream the draft says. The bytes queued (len), or 0 (dropped: nowhere to go). */
-static size_t rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigned char *msg,
-                              size_t len)
+/* A whole message -- chunk c (taken), record marked -- of type `type` and XID xid came from
+ * pipe p: send it on the stream the draft says. The bytes queued, or 0 (dropped: nowhere to
+ * go). */
+static size_t rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, rc__qchunk *c)
 {
 	rc__qconn *qc = p->qc;
 	rc__qstrm *s = NULL;
@@ -328,7 +336,7 @@ static size_t rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigne
 			p->back = rc__qstrm_new(qc, id, p, true);
 		s = p->back;
 	} else if (type == 0) {
-		s = rc__qc_pick_call(qc);
+		s = rc__qc_pick_call(qc, c->len);
 	} else if (type == 1 && qc->ep->server) {
 		s = p->home;
 	} else if (type == 1) { /* a client's reply to a call back: where the call came from */
@@ -344,7 +352,7 @@ static size_t rc__qpipe_route(rc__qpipe *p, uint32_t type, uint32_t xid, unsigne
 	}
 	if (s != NULL && type == 0)
 		s->calls++;
-	return rc__qstrm_put(s, msg, len); /* (s NULL: dropped -- nowhere to go) */
+	return rc__qstrm_put(s, c); /* (s NULL: dropped -- nowhere to go) */
 }
 
 /* A whole message came on stream s: check its direction, pass it to the pipe. */
@@ -424,6 +432,7 @@ void rc__qpipe_take(rc__qpipe *p)
 	bool eof = false, on;
 
 	p->kick = false;
+	p->qc->stick = NULL; /* (a burst is what one take brings) */
 	pthread_mutex_lock(&b->mu);
 	c = b->from;
 	while (b->from != NULL && (b->spread || b->held + took < RC__Q_PIPE_HELD)) {
@@ -447,13 +456,13 @@ void rc__qpipe_take(rc__qpipe *p)
 			const unsigned char *h = c->p + 4;
 			uint32_t xid = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 			uint32_t type = (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
-			queued += rc__qpipe_route(p, type, xid, c->p, c->len);
+			queued += rc__qpipe_route(p, type, xid, c);
 		} else {
-			free(c->p);
+			rc__qchunk_free(c);
 		}
-		free(c);
 		c = next;
 	}
+	p->qc->stick = NULL;
 	pthread_mutex_lock(&b->mu);
 	b->held += queued;
 	if (b->choked && !rc__qbox_full(b)) {

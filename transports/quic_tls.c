@@ -243,8 +243,7 @@ static int rc__q_acked(ngtcp2_conn *conn, int64_t id, uint64_t off, uint64_t len
 		if (s->sq == NULL)
 			s->sq_tail = NULL;
 		freed += c->len;
-		free(c->p);
-		free(c);
+		rc__qchunk_free(c);
 	}
 	if (freed > 0)
 		rc__qstrm_acked(s, freed); /* its pipe has room: the loop takes more */

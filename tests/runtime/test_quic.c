@@ -84,6 +84,7 @@ static void quic_pipelined(void **state)
 	rc_async *h[64];
 	int64_t args[64], res[64];
 	rc__quic_stats st;
+	uint64_t n4;
 	char q[600];
 	(void)state;
 	qw_start(&s, &C_MT);
@@ -107,7 +108,10 @@ static void quic_pipelined(void **state)
 	}
 	st = qw_stats(&s);
 	assert_int_equal(st.conns, 1);
-	assert_int_equal(st.streams, 4);
+	/* spread over the pool: small calls handed over together go RC__Q_STICK (32) to a
+	 * stream, so 64 take two streams at least, and never more than the pool's four */
+	assert_in_range(st.streams, 2, 4);
+	n4 = st.streams;
 	rc_client_destroy(c);
 
 	snprintf(q, sizeof(q), "streams=1&ca=%s&name=localhost", P("ca.pem"));
@@ -116,7 +120,7 @@ static void quic_pipelined(void **state)
 	rc_client_destroy(c);
 	st = qw_stats(&s);
 	assert_int_equal(st.conns, 2);
-	assert_int_equal(st.streams, 5);
+	assert_int_equal(st.streams, n4 + 1);
 	/* a bad pool size is refused, and says why */
 	{
 		rc_error e;
