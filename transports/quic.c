@@ -14,8 +14,9 @@
  *   client  one pipe for the connection. A call the runtime writes goes on one of a pool of
  *           client-created bidirectional streams (?streams=N, default 4: the least busy, a
  *           new one while the pool is not full; small calls handed over together 32 to a
- *           stream); replies come back on the stream the call took. Calls the server sends on streams it created (the back channel) go into
- *           the pipe, and the runtime's replies to them back on the stream each came on.
+ *           stream); replies come back on the stream the call took. Calls the server sends
+ *           on streams it created (the back channel) go into the pipe, and the runtime's
+ *           replies to them back on the stream each came on.
  *   server  one pipe -- one server connection -- for each stream a client creates (the
  *           draft: an upper layer's "connection" is a stream); the listener's accept hands
  *           them out. Replies go back on that stream; calls back (rc_svc_req_backchannel)
