@@ -178,6 +178,17 @@ static rc_status rc__qtp_recv(rc_tp *tp, void **msg, size_t *len, rc_peer *from,
 	}
 }
 
+/* The endpoint is told of every record queued so far (under the box's lock): whether a byte
+ * must be sent to its end for that (none waits there yet). */
+static bool rc__qtp_attn(rc__qtp *q)
+{
+	bool ring = !q->box->attn;
+
+	q->box->attn = true;
+	atomic_store_explicit(&q->unrung, 0, memory_order_relaxed);
+	return ring;
+}
+
 /* One record -- msg[0..len) with the pieces seg[0..n) at their offsets -- to the endpoint. */
 static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const rc__gseg *seg,
                                unsigned n, unsigned flags)
@@ -234,9 +245,7 @@ static rc_status rc__qtp_sendv(rc_tp *tp, unsigned char *msg, size_t len, const 
 		ring = false; /* gathered: the next send or flush rings */
 		atomic_fetch_add_explicit(&q->unrung, c->len, memory_order_relaxed);
 	} else {
-		ring = !b->attn;
-		b->attn = true;
-		atomic_store_explicit(&q->unrung, 0, memory_order_relaxed);
+		ring = rc__qtp_attn(q);
 	}
 	pthread_mutex_unlock(&b->mu);
 	if (gone) {
@@ -258,9 +267,7 @@ static void rc__qtp_ring(rc__qtp *q)
 	if (atomic_load_explicit(&q->unrung, memory_order_relaxed) == 0)
 		return;
 	pthread_mutex_lock(&b->mu);
-	atomic_store_explicit(&q->unrung, 0, memory_order_relaxed);
-	ring = !b->attn && !b->gone;
-	b->attn = true;
+	ring = rc__qtp_attn(q) && !b->gone;
 	pthread_mutex_unlock(&b->mu);
 	if (ring)
 		rc__qbox_ring(q->tp.fd);

@@ -93,6 +93,15 @@ void rc__qpipe_free(rc__qpipe *p)
 	free(p);
 }
 
+/* Ring p's runtime end unless a byte already waits there (under the box's lock). */
+static void rc__qpipe_bell(rc__qpipe *p)
+{
+	if (!p->box->bell) {
+		p->box->bell = true;
+		rc__qbox_ring(p->fd);
+	}
+}
+
 /* Queue msg[0..len) (taken: freed with the chunk) to the runtime, and ring if it was not: the
  * first time in a turn of the endpoint's loop at once (a small message read beside a big one's
  * packets does not wait for all of them), after that at the end of the turn's events
@@ -121,8 +130,7 @@ static void rc__qpipe_put(rc__qpipe *p, unsigned char *msg, size_t len)
 	b->toward_tail = c;
 	b->toward_bytes += len;
 	if (!b->bell && p->rung != ep->turn) {
-		b->bell = true;
-		rc__qbox_ring(p->fd);
+		rc__qpipe_bell(p);
 		p->rung = ep->turn;
 	} else if (!b->bell) {
 		later = true;
@@ -150,10 +158,8 @@ void rc__qep_ring_due(rc__qep *ep)
 		pthread_mutex_lock(&b->mu);
 		/* (the runtime may have taken them all meanwhile, unrung: then no byte -- it
 		 * would stay unread with nothing behind it) */
-		if (!b->bell && b->toward != NULL) {
-			b->bell = true;
-			rc__qbox_ring(p->fd);
-		}
+		if (b->toward != NULL)
+			rc__qpipe_bell(p);
 		pthread_mutex_unlock(&b->mu);
 	}
 }
@@ -166,10 +172,7 @@ void rc__qpipe_fin(rc__qpipe *p)
 
 	pthread_mutex_lock(&b->mu);
 	b->fin = true;
-	if (!b->bell) {
-		b->bell = true;
-		rc__qbox_ring(p->fd);
-	}
+	rc__qpipe_bell(p);
 	pthread_mutex_unlock(&b->mu);
 }
 
@@ -432,7 +435,6 @@ void rc__qpipe_take(rc__qpipe *p)
 	bool eof = false, on;
 
 	p->kick = false;
-	p->qc->stick = NULL; /* (a burst is what one take brings) */
 	pthread_mutex_lock(&b->mu);
 	c = b->from;
 	while (b->from != NULL && (b->spread || b->held + took < RC__Q_PIPE_HELD)) {
@@ -462,7 +464,7 @@ void rc__qpipe_take(rc__qpipe *p)
 		}
 		c = next;
 	}
-	p->qc->stick = NULL;
+	p->qc->stick = NULL; /* (a burst is what one take brings; and no stream is kept past it) */
 	pthread_mutex_lock(&b->mu);
 	b->held += queued;
 	if (b->choked && !rc__qbox_full(b)) {
